@@ -1,0 +1,16 @@
+DROP TABLE delivery_log;
+DROP TABLE email_bounces;
+DROP TABLE nt_job;
+DROP TABLE nt_queue;
+DROP TABLE nt_requests;
+DROP TABLE subscription_runs;
+DROP TABLE subscriptions;
+DROP TABLE modification_values;
+DROP TABLE modifications;
+DROP TABLE collection_items;
+DROP TABLE items;
+DROP TABLE collections;
+DROP TABLE contact_points;
+DROP TABLE memberships;
+DROP TABLE users;
+DROP TABLE parties;

@@ -1,0 +1,380 @@
+//! The command line (clap). Thin: each command parses its arguments, calls
+//! one library function and prints the result. Bad input gives a one-line
+//! error on stderr and exit code 2 (clap's own usage errors too).
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::{bench, demo, ingest, items, modlog, parties, subscriptions, validate};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "digestd",
+    version,
+    about = "Hourly, daily and weekly digests in each user's timezone, by email, XMPP and SMS"
+)]
+pub struct Cli {
+    /// Settings file (default: config/digestd.toml when present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Database URL: sqlite://PATH or postgres://… (overrides config and DIGESTD_DATABASE_URL).
+    #[arg(long, global = true, value_name = "URL")]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create the database (if needed) and apply migrations.
+    Init,
+    /// Users: people with a timezone and contact points.
+    #[command(subcommand)]
+    User(UserCmd),
+    /// Groups of users and groups.
+    #[command(subcommand)]
+    Group(GroupCmd),
+    /// Collections of items.
+    #[command(subcommand)]
+    Collection(CollectionCmd),
+    /// Items.
+    #[command(subcommand)]
+    Item(ItemCmd),
+    /// Record modifications: JSON lines on stdin, all validated before any is written.
+    Record,
+    /// Subscribe a user or group to digests of a collection (or all).
+    Subscribe(SubscribeArgs),
+    /// Delete modifications older than a duration.
+    Purge {
+        /// e.g. 90d, 12h, 2w.
+        #[arg(long, value_name = "DURATION")]
+        older_than: String,
+    },
+    /// Build a small demo world in SQLite and print what it holds.
+    Demo,
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserCmd {
+    /// Add a user.
+    Add {
+        name: String,
+        /// IANA timezone, e.g. Europe/Paris.
+        #[arg(long)]
+        tz: String,
+        #[arg(long)]
+        email: Option<String>,
+        #[arg(long)]
+        xmpp: Option<String>,
+        /// E.164, e.g. +14155550123.
+        #[arg(long)]
+        phone: Option<String>,
+        /// mon..sun (default mon).
+        #[arg(long)]
+        week_start: Option<String>,
+        /// 0-23 (default 8).
+        #[arg(long, allow_negative_numbers = true)]
+        daily_hour: Option<i64>,
+        /// e.g. en-US (default).
+        #[arg(long)]
+        locale: Option<String>,
+    },
+    /// List users.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GroupCmd {
+    /// Add a group.
+    Add {
+        name: String,
+        /// The group's own address (used when a request is not expanded).
+        #[arg(long)]
+        email: Option<String>,
+    },
+    /// Put a user or group into a group.
+    AddMember { group: String, member: String },
+    /// The users in a group, recursively.
+    Expand {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CollectionCmd {
+    /// Add a collection; prints its UUID as the last line.
+    Add { name: String },
+    /// List collections.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ItemCmd {
+    /// Upsert one item (JSON on stdin) and record its diff.
+    Put,
+}
+
+#[derive(Args, Debug)]
+pub struct SubscribeArgs {
+    /// A user or group name.
+    pub party: String,
+    /// hourly, daily or weekly.
+    #[arg(long)]
+    pub frequency: String,
+    /// modification or forward.
+    #[arg(long)]
+    pub kind: String,
+    /// One collection's UUID.
+    #[arg(long, conflicts_with = "all", required_unless_present = "all")]
+    pub collection: Option<String>,
+    /// Every collection.
+    #[arg(long)]
+    pub all: bool,
+    /// Comma-separated: email, xmpp, sms (default email).
+    #[arg(long, value_delimiter = ',')]
+    pub channel: Vec<String>,
+    /// Local hour 0-23 (default: the user's daily hour).
+    #[arg(long, allow_negative_numbers = true)]
+    pub hour: Option<i64>,
+    /// Local day mon..sun for weekly (default: the user's first day of week).
+    #[arg(long)]
+    pub day: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCmd {
+    /// Record modifications through the real `record` path beside the raw load floor.
+    Ingest(bench::IngestArgs),
+}
+
+/// Parses the process arguments, runs, prints errors; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = e.exit_code();
+            let _ = e.print();
+            return code;
+        }
+    };
+    match run(cli, &SystemClock) {
+        Ok(()) => 0,
+        Err(e) => {
+            let msg = e.to_string().replace(['\r', '\n'], " ");
+            eprintln!("digestd: {msg}");
+            e.exit_code()
+        }
+    }
+}
+
+fn init_tracing(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Runs one parsed command with the given clock.
+pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
+    let mut cfg = Config::load(cli.config.as_deref(), std::env::vars())?;
+    if let Some(url) = &cli.db {
+        crate::db::DbUrl::parse(url)?;
+        cfg.database.url = url.clone();
+    }
+    init_tracing(&cfg.log.level);
+    let out = &mut std::io::stdout().lock();
+    match cli.command {
+        Command::Demo => return demo::run(&cfg, cli.db.is_some(), out),
+        Command::Bench(BenchCmd::Ingest(args)) => {
+            return bench::ingest(&args, cli.db.as_deref(), out)
+        }
+        _ => {}
+    }
+    // Validate what needs no database before opening (and creating) it.
+    let cutoff = match &cli.command {
+        Command::Purge { older_than } => Some(clock.now() - validate::duration(older_than)?),
+        _ => None,
+    };
+    let stdin_text = match &cli.command {
+        Command::Item(ItemCmd::Put) => Some(read_stdin_limited(1 << 20)?),
+        _ => None,
+    };
+    let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
+    let mut conn = db.conn()?;
+    let now = clock.now();
+    match cli.command {
+        Command::Init => {
+            writeln!(out, "database ready: {}", cfg.database.url)?;
+        }
+        Command::User(UserCmd::Add {
+            name,
+            tz,
+            email,
+            xmpp,
+            phone,
+            week_start,
+            daily_hour,
+            locale,
+        }) => {
+            let id = parties::create_user(
+                &mut conn,
+                now,
+                &parties::NewUser {
+                    name,
+                    timezone: tz,
+                    email,
+                    xmpp,
+                    phone,
+                    week_start,
+                    daily_hour,
+                    locale,
+                },
+            )?;
+            writeln!(out, "{id}")?;
+        }
+        Command::User(UserCmd::List { json }) => {
+            let users = parties::list_users(&mut conn)?;
+            print_users(out, &users, json)?;
+        }
+        Command::Group(GroupCmd::Add { name, email }) => {
+            let id = parties::create_group(&mut conn, now, &name, email.as_deref())?;
+            writeln!(out, "{id}")?;
+        }
+        Command::Group(GroupCmd::AddMember { group, member }) => {
+            parties::add_member(&mut conn, &group, &member)?;
+            writeln!(out, "{member} is in {group}")?;
+        }
+        Command::Group(GroupCmd::Expand { name, json }) => {
+            let (id, _) = parties::find(&mut conn, &name)?;
+            let users = parties::expand(&mut conn, id)?;
+            print_users(out, &users, json)?;
+        }
+        Command::Collection(CollectionCmd::Add { name }) => {
+            let c = items::create_collection(&mut conn, now, &name, None)?;
+            writeln!(out, "{}", c.uuid)?;
+        }
+        Command::Collection(CollectionCmd::List { json }) => {
+            let cs = items::list_collections(&mut conn)?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string(&cs).expect("serialisable"))?;
+            } else {
+                for c in cs {
+                    writeln!(out, "{}  {}", c.uuid, c.name)?;
+                }
+            }
+        }
+        Command::Item(ItemCmd::Put) => {
+            let text = stdin_text.unwrap_or_default();
+            let input: items::ItemInput = serde_json::from_str(&text)
+                .map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
+            let outcome = items::put_item(&mut conn, now, &input)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&outcome).expect("serialisable")
+            )?;
+        }
+        Command::Record => {
+            let mods = ingest::parse_all(&mut conn, std::io::stdin().lock())?;
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(mods.len() as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            let n = ingest::write_batched(&mut conn, &mods, cfg.record.batch_size, &mut |done| {
+                bar.set_position(done as u64)
+            })?;
+            bar.finish_and_clear();
+            writeln!(out, "{n}")?;
+        }
+        Command::Subscribe(a) => {
+            let id = subscriptions::subscribe(
+                &mut conn,
+                now,
+                &subscriptions::SubscribeRequest {
+                    party: a.party,
+                    frequency: a.frequency,
+                    kind: a.kind,
+                    collection: if a.all { None } else { a.collection },
+                    channels: a.channel,
+                    hour: a.hour,
+                    day: a.day,
+                },
+            )?;
+            writeln!(out, "{id}")?;
+        }
+        Command::Purge { .. } => {
+            let cutoff = cutoff.expect("computed above");
+            let p = modlog::purge(&mut conn, cutoff)?;
+            writeln!(
+                out,
+                "purged {} modifications and {} values older than {}",
+                p.modifications,
+                p.values,
+                cutoff.to_rfc3339()
+            )?;
+        }
+        Command::Demo | Command::Bench(_) => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
+fn read_stdin_limited(limit: usize) -> Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!("reading JSON from stdin (end with Ctrl-D)");
+    }
+    let mut buf = Vec::new();
+    stdin.lock().take(limit as u64 + 1).read_to_end(&mut buf)?;
+    if buf.len() > limit {
+        return Err(Error::invalid(format!(
+            "input is larger than {limit} bytes"
+        )));
+    }
+    String::from_utf8(buf).map_err(|_| Error::invalid("input is not valid UTF-8"))
+}
+
+fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Result<()> {
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(users).expect("serialisable")
+        )?;
+        return Ok(());
+    }
+    for u in users {
+        writeln!(
+            out,
+            "{:<16} {:<24} week starts {} daily {:02}:00  {}",
+            u.username,
+            u.timezone,
+            u.week_start,
+            u.daily_hour,
+            [&u.email, &u.xmpp, &u.phone]
+                .iter()
+                .filter_map(|a| a.as_deref())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! Typed settings: built-in defaults, then the TOML file, then
+//! `DIGESTD_<SECTION>__<KEY>` environment variables, then CLI flags.
+//! `config/digestd.toml` lists every setting with its default.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The default database: an SQLite file under `./data/`.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/digestd.db";
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub database: DatabaseConfig,
+    pub record: RecordConfig,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    pub url: String,
+    pub pool_size: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecordConfig {
+    pub batch_size: usize,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    pub level: String,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig {
+            url: DEFAULT_DATABASE_URL.into(),
+            pool_size: 4,
+        }
+    }
+}
+
+impl Default for RecordConfig {
+    fn default() -> Self {
+        RecordConfig { batch_size: 10_000 }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            level: "warn".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads `file` (which must exist when given), or `config/digestd.toml`
+    /// when it exists, then applies the environment `env`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self> {
+        let mut table = match file {
+            Some(p) => read_table(p)?,
+            None if Path::new("config/digestd.toml").exists() => {
+                read_table(Path::new("config/digestd.toml"))?
+            }
+            None => toml::Table::new(),
+        };
+        for (key, val) in env {
+            let Some(rest) = key.strip_prefix("DIGESTD_") else {
+                continue;
+            };
+            let (section, name) = if rest == "DATABASE_URL" {
+                ("database".to_string(), "url".to_string())
+            } else if let Some((s, n)) = rest.split_once("__") {
+                (s.to_ascii_lowercase(), n.to_ascii_lowercase())
+            } else {
+                continue;
+            };
+            let sec = table
+                .entry(section.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(sec) = sec else {
+                return Err(Error::invalid(format!(
+                    "config: [{section}] is not a table"
+                )));
+            };
+            sec.insert(name, env_value(&val));
+        }
+        let cfg: Config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::invalid(format!("config: {}", e.message())))?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<()> {
+        crate::db::DbUrl::parse(&self.database.url)?;
+        if self.database.pool_size == 0 || self.database.pool_size > 256 {
+            return Err(Error::invalid("config: database.pool_size must be 1-256"));
+        }
+        if self.record.batch_size == 0 {
+            return Err(Error::invalid(
+                "config: record.batch_size must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn read_table(path: &Path) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid(format!("config {}: {e}", path.display())))?;
+    text.parse::<toml::Table>()
+        .map_err(|e| Error::invalid(format!("config {}: {}", path.display(), e.message())))
+}
+
+/// An environment value typed as TOML would type it: integers, floats and
+/// booleans as such, anything else as a string.
+fn env_value(v: &str) -> toml::Value {
+    if let Ok(i) = v.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(b) = v.parse::<bool>() {
+        toml::Value::Boolean(b)
+    } else if let Ok(f) = v.parse::<f64>() {
+        toml::Value::Float(f)
+    } else {
+        toml::Value::String(v.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn shipped_file_is_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/digestd.toml");
+        assert_eq!(
+            Config::load(Some(&path), env(&[])).unwrap(),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn environment_overrides_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[database]\npool_size = 2\n[record]\nbatch_size = 5\n").unwrap();
+        let cfg = Config::load(
+            Some(&p),
+            env(&[
+                ("DIGESTD_DATABASE__POOL_SIZE", "9"),
+                ("DIGESTD_DATABASE_URL", "postgres://root@127.0.0.1/test"),
+                ("DIGESTD_TEST_DATABASE_URL", "ignored"),
+                ("OTHER", "x"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(cfg.database.pool_size, 9);
+        assert_eq!(cfg.database.url, "postgres://root@127.0.0.1/test");
+        assert_eq!(cfg.record.batch_size, 5);
+    }
+
+    #[test]
+    fn hostile_config_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        for bad in [
+            "[database]\nurl = \"mysql://x\"\n",
+            "[database]\npool_size = 0\n",
+            "[nope]\nx = 1\n",
+            "[database]\nunknown = 1\n",
+            "not toml at all [",
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");
+        }
+        assert!(Config::load(Some(&dir.path().join("missing.toml")), env(&[])).is_err());
+        assert!(Config::load(None, env(&[("DIGESTD_RECORD__BATCH_SIZE", "lots")])).is_err());
+    }
+}

@@ -1,0 +1,223 @@
+//! Storage: one connection type that is either SQLite or PostgreSQL, an r2d2
+//! pool over it, and the migrations embedded per back end.
+//!
+//! The back end is chosen from the URL scheme (`sqlite://…` or
+//! `postgres://…`), never by trying each in turn. Every query in the library
+//! goes through [`DbConn`]; the few bulk paths that must be back-end specific
+//! (COPY on PostgreSQL) match on it explicitly.
+
+pub mod schema;
+
+use std::time::Duration;
+
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ManageConnection, Pool, PooledConnection};
+use diesel::sqlite::SqliteConnection;
+use diesel::Connection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::error::{Error, Result};
+
+/// The migrations for each back end, compiled into the binary.
+pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+/// See [`SQLITE_MIGRATIONS`].
+pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+
+/// How long SQLite waits for another writer before giving up.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 10_000;
+
+/// A connection to either back end; all library queries take `&mut DbConn`.
+#[derive(diesel::MultiConnection)]
+pub enum DbConn {
+    Sqlite(SqliteConnection),
+    Postgres(PgConnection),
+}
+
+/// Which back end a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A parsed database URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbUrl {
+    pub backend: Backend,
+    /// What the driver is given: a file path for SQLite, the URL for PostgreSQL.
+    pub target: String,
+}
+
+impl DbUrl {
+    /// Parses `sqlite://PATH`, `sqlite:PATH`, `postgres://…` or `postgresql://…`.
+    pub fn parse(url: &str) -> Result<Self> {
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            if path.is_empty() {
+                return Err(Error::invalid("database URL: sqlite URL has no path"));
+            }
+            return Ok(DbUrl {
+                backend: Backend::Sqlite,
+                target: path.to_string(),
+            });
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DbUrl {
+                backend: Backend::Postgres,
+                target: url.to_string(),
+            });
+        }
+        Err(Error::invalid(format!(
+            "database URL must start with sqlite:// or postgres://, got {url:?}"
+        )))
+    }
+
+    /// Opens one connection, with the SQLite pragmas set.
+    pub fn connect(&self) -> Result<DbConn> {
+        match self.backend {
+            Backend::Sqlite => {
+                if self.target != ":memory:" {
+                    if let Some(dir) = std::path::Path::new(&self.target).parent() {
+                        if !dir.as_os_str().is_empty() {
+                            std::fs::create_dir_all(dir).map_err(|e| {
+                                Error::Storage(format!("cannot create {}: {e}", dir.display()))
+                            })?;
+                        }
+                    }
+                }
+                let mut conn = SqliteConnection::establish(&self.target)
+                    .map_err(|e| Error::Storage(format!("sqlite {}: {e}", self.target)))?;
+                conn.batch_execute(&format!(
+                    "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};
+                     PRAGMA journal_mode = WAL;
+                     PRAGMA synchronous = NORMAL;
+                     PRAGMA foreign_keys = ON;"
+                ))?;
+                Ok(DbConn::Sqlite(conn))
+            }
+            Backend::Postgres => {
+                let conn = PgConnection::establish(&self.target)
+                    .map_err(|e| Error::Storage(format!("postgres: {e}")))?;
+                Ok(DbConn::Postgres(conn))
+            }
+        }
+    }
+}
+
+impl DbConn {
+    pub fn backend(&self) -> Backend {
+        match self {
+            DbConn::Sqlite(_) => Backend::Sqlite,
+            DbConn::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Applies every pending migration of this back end.
+    pub fn migrate(&mut self) -> Result<usize> {
+        let applied = match self {
+            DbConn::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),
+            DbConn::Postgres(c) => c
+                .run_pending_migrations(POSTGRES_MIGRATIONS)
+                .map(|v| v.len()),
+        }
+        .map_err(|e| Error::Storage(format!("migration failed: {e}")))?;
+        Ok(applied)
+    }
+
+    /// Runs `f` in a write transaction. On SQLite this is `BEGIN IMMEDIATE`,
+    /// so two writers queue on the busy timeout instead of failing on the
+    /// read-to-write lock upgrade; on PostgreSQL an ordinary transaction.
+    /// Nested `transaction` calls inside `f` become savepoints.
+    pub fn write_tx<T, F>(&mut self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T>,
+    {
+        match self {
+            DbConn::Sqlite(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?;
+            }
+            DbConn::Postgres(c) => AnsiTransactionManager::begin_transaction(c)?,
+        }
+        let out = f(self);
+        let end = match (&out, &mut *self) {
+            (Ok(_), DbConn::Sqlite(c)) => AnsiTransactionManager::commit_transaction(c),
+            (Ok(_), DbConn::Postgres(c)) => AnsiTransactionManager::commit_transaction(c),
+            (Err(_), DbConn::Sqlite(c)) => AnsiTransactionManager::rollback_transaction(c),
+            (Err(_), DbConn::Postgres(c)) => AnsiTransactionManager::rollback_transaction(c),
+        };
+        match (out, end) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(e.into()),
+        }
+    }
+}
+
+/// r2d2 manager that connects by URL scheme and sets the SQLite pragmas.
+#[derive(Debug, Clone)]
+pub struct Manager {
+    url: DbUrl,
+}
+
+impl ManageConnection for Manager {
+    type Connection = DbConn;
+    type Error = Error;
+
+    fn connect(&self) -> std::result::Result<DbConn, Error> {
+        self.url.connect()
+    }
+
+    fn is_valid(&self, conn: &mut DbConn) -> std::result::Result<(), Error> {
+        conn.batch_execute("SELECT 1").map_err(Error::from)
+    }
+
+    fn has_broken(&self, _conn: &mut DbConn) -> bool {
+        false
+    }
+}
+
+/// The shared handle: a pool of connections to one database.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<Manager>,
+    url: DbUrl,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("url", &self.url.backend)
+            .finish()
+    }
+}
+
+impl Db {
+    /// Opens a pool (`max_size` connections) and applies pending migrations.
+    pub fn open(url: &str, max_size: u32) -> Result<Self> {
+        let url = DbUrl::parse(url)?;
+        // Fail fast with the driver's own message rather than r2d2's timeout.
+        let mut first = url.connect()?;
+        first.migrate()?;
+        drop(first);
+        let pool = Pool::builder()
+            .max_size(max_size.max(1))
+            .connection_timeout(Duration::from_secs(30))
+            .build(Manager { url: url.clone() })
+            .map_err(|e| Error::Storage(format!("connection pool: {e}")))?;
+        Ok(Db { pool, url })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.url.backend
+    }
+
+    /// Takes a connection from the pool.
+    pub fn conn(&self) -> Result<PooledConnection<Manager>> {
+        self.pool
+            .get()
+            .map_err(|e| Error::Storage(format!("connection pool: {e}")))
+    }
+}

@@ -1,0 +1,227 @@
+//! Table definitions shared by both back ends (kept in step with
+//! `migrations/sqlite` and `migrations/postgres`; the column types are the
+//! ones both back ends map the same way).
+
+diesel::table! {
+    parties (id) {
+        id -> BigInt,
+        kind -> Text,
+        name -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    users (party_id) {
+        party_id -> BigInt,
+        timezone -> Text,
+        week_start -> Integer,
+        daily_hour -> Integer,
+        locale -> Text,
+        subscriber_code -> Text,
+    }
+}
+
+diesel::table! {
+    memberships (group_id, member_id) {
+        group_id -> BigInt,
+        member_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    contact_points (id) {
+        id -> BigInt,
+        party_id -> BigInt,
+        channel -> Text,
+        address -> Text,
+        verified -> Bool,
+        disabled -> Bool,
+        bounce_count -> Integer,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    collections (id) {
+        id -> BigInt,
+        uuid -> Text,
+        name -> Text,
+        owner_id -> Nullable<BigInt>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    items (id) {
+        id -> BigInt,
+        uuid -> Text,
+        kind -> Text,
+        title -> Text,
+        start_at -> Nullable<Timestamp>,
+        reminder_at -> Nullable<Timestamp>,
+        rrule -> Nullable<Text>,
+        timezone -> Nullable<Text>,
+        deleted -> Bool,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    collection_items (collection_id, item_id) {
+        collection_id -> BigInt,
+        item_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    modifications (id) {
+        id -> BigInt,
+        tx_id -> Text,
+        occurred_at -> Timestamp,
+        collection_id -> BigInt,
+        item_uuid -> Text,
+        actor_id -> Nullable<BigInt>,
+        action -> Text,
+        item_kind -> Text,
+        item_title -> Text,
+    }
+}
+
+diesel::table! {
+    modification_values (modification_id, attribute) {
+        modification_id -> BigInt,
+        attribute -> Text,
+        old_value -> Nullable<Text>,
+        new_value -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    subscriptions (id) {
+        id -> BigInt,
+        party_id -> BigInt,
+        collection_id -> Nullable<BigInt>,
+        kind -> Text,
+        frequency -> Text,
+        day_of_week -> Nullable<Integer>,
+        hour_of_day -> Nullable<Integer>,
+        channels -> Text,
+        paused -> Bool,
+        include_own -> Bool,
+        send_empty -> Bool,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    subscription_runs (id) {
+        id -> BigInt,
+        subscription_id -> BigInt,
+        period -> Text,
+        scheduled_at -> Timestamp,
+        window_start -> Timestamp,
+        window_end -> Timestamp,
+        ran_at -> Timestamp,
+        request_id -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    nt_requests (request_id) {
+        request_id -> BigInt,
+        party_to -> BigInt,
+        expand_group -> Bool,
+        party_from -> BigInt,
+        message -> Text,
+        message_html -> Nullable<Text>,
+        subject -> Text,
+        channels -> Text,
+        request_date -> Timestamp,
+        fulfill_date -> Nullable<Timestamp>,
+        status -> Text,
+        max_retries -> Integer,
+    }
+}
+
+diesel::table! {
+    nt_queue (request_id, party_to, channel) {
+        request_id -> BigInt,
+        party_to -> BigInt,
+        channel -> Text,
+        address -> Nullable<Text>,
+        smtp_reply_code -> Nullable<Integer>,
+        smtp_reply_message -> Nullable<Text>,
+        retry_count -> Integer,
+        is_successful -> Bool,
+        gave_up -> Bool,
+        next_attempt_at -> Timestamp,
+        last_attempt_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    nt_job (job_name) {
+        job_name -> Text,
+        owner -> Nullable<Text>,
+        lease_expires_at -> Nullable<Timestamp>,
+        last_run_date -> Nullable<Timestamp>,
+        run_count -> BigInt,
+    }
+}
+
+diesel::table! {
+    email_bounces (id) {
+        id -> BigInt,
+        contact_point_id -> BigInt,
+        received_at -> Timestamp,
+        hard -> Bool,
+        status_code -> Nullable<Text>,
+        diagnostic -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    delivery_log (id) {
+        id -> BigInt,
+        request_id -> BigInt,
+        party_to -> BigInt,
+        channel -> Text,
+        address -> Nullable<Text>,
+        attempted_at -> Timestamp,
+        outcome -> Text,
+        reply_code -> Nullable<Integer>,
+        reply_message -> Nullable<Text>,
+        remote_id -> Nullable<Text>,
+    }
+}
+
+diesel::joinable!(users -> parties (party_id));
+diesel::joinable!(contact_points -> parties (party_id));
+diesel::joinable!(collection_items -> collections (collection_id));
+diesel::joinable!(collection_items -> items (item_id));
+diesel::joinable!(modifications -> collections (collection_id));
+diesel::joinable!(modification_values -> modifications (modification_id));
+diesel::joinable!(subscriptions -> parties (party_id));
+diesel::joinable!(subscription_runs -> subscriptions (subscription_id));
+diesel::joinable!(nt_queue -> nt_requests (request_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    parties,
+    users,
+    memberships,
+    contact_points,
+    collections,
+    items,
+    collection_items,
+    modifications,
+    modification_values,
+    subscriptions,
+    subscription_runs,
+    nt_requests,
+    nt_queue,
+    nt_job,
+    email_bounces,
+    delivery_log,
+);

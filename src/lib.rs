@@ -1,0 +1,35 @@
+//! digestd: a multi-channel digest scheduler.
+//!
+//! Other systems tell digestd what changed ([`ingest`], [`items`] →
+//! [`modlog`]); people subscribe to collections ([`parties`],
+//! [`subscriptions`]); every hour one job picks the digests that are due in
+//! each user's own timezone and delivers them.
+//!
+//! Where things live:
+//! - [`db`]: the connection type (SQLite | PostgreSQL), the pool, migrations, the schema.
+//! - [`parties`]: users, groups, membership, expansion, contact points.
+//! - [`items`]: collections and items; item upserts record their diff.
+//! - [`modlog`]: the modification log and its values; bulk writes; purge.
+//! - [`ingest`]: JSON-lines input for `digestd record`.
+//! - [`subscriptions`]: the subscription table and its validation.
+//! - [`validate`]: every input validator.
+//! - [`config`], [`clock`], [`error`], [`ids`]: settings, injected time, the error policy, typed ids.
+//! - [`cli`], [`demo`], [`bench`]: the command line and what it runs.
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod demo;
+pub mod error;
+pub mod ids;
+pub mod ingest;
+pub mod items;
+pub mod modlog;
+pub mod parties;
+pub mod subscriptions;
+pub mod validate;
+
+pub use error::{Error, Result};

@@ -1,0 +1,339 @@
+//! The modification log (Cosmo proposal): one row per modification and one
+//! row per changed attribute with its old and new value. Writes go through
+//! [`record`], which is also the bulk path (`digestd record`, item diffs);
+//! reads through [`find_in_window`]; old rows leave through [`purge`].
+//!
+//! Owns `modifications` and `modification_values`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::BigInt;
+use serde::Serialize;
+
+use crate::db::schema::{modification_values, modifications};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, ModificationId, PartyId};
+
+/// What happened to an item, as the Cosmo proposal lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Added,
+    Removed,
+    Deleted,
+    Edited,
+    Now,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Created => "created",
+            Action::Added => "added",
+            Action::Removed => "removed",
+            Action::Deleted => "deleted",
+            Action::Edited => "edited",
+            Action::Now => "now",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "created" => Action::Created,
+            "added" => Action::Added,
+            "removed" => Action::Removed,
+            "deleted" => Action::Deleted,
+            "edited" => Action::Edited,
+            "now" => Action::Now,
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown action {other:?}: use created, added, removed, deleted, edited or now"
+                )))
+            }
+        })
+    }
+}
+
+/// One changed attribute.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub attribute: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// A modification to write; validated by the caller (see `ingest`, `items`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewModification {
+    pub tx_id: String,
+    pub occurred_at: DateTime<Utc>,
+    pub collection: CollectionId,
+    pub item_uuid: String,
+    pub actor: Option<PartyId>,
+    pub action: Action,
+    pub item_kind: String,
+    pub item_title: String,
+    pub changes: Vec<Change>,
+}
+
+/// A stored modification with its values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Modification {
+    pub id: ModificationId,
+    pub tx_id: String,
+    pub occurred_at: DateTime<Utc>,
+    pub collection: CollectionId,
+    pub item_uuid: String,
+    pub actor: Option<PartyId>,
+    pub action: String,
+    pub item_kind: String,
+    pub item_title: String,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = modifications, treat_none_as_default_value = false)]
+struct ModRow<'a> {
+    id: i64,
+    tx_id: &'a str,
+    occurred_at: NaiveDateTime,
+    collection_id: i64,
+    item_uuid: &'a str,
+    actor_id: Option<i64>,
+    action: &'a str,
+    item_kind: &'a str,
+    item_title: &'a str,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = modification_values, treat_none_as_default_value = false)]
+struct ValueRow<'a> {
+    modification_id: i64,
+    attribute: &'a str,
+    old_value: Option<&'a str>,
+    new_value: Option<&'a str>,
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// Takes `n` fresh modification ids. Must run inside the write transaction:
+/// on SQLite the transaction's write lock makes `max + 1..` safe; on
+/// PostgreSQL the identity sequence hands them out, so concurrent writers
+/// never collide.
+fn reserve_ids(conn: &mut DbConn, n: usize) -> Result<Vec<i64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    match conn {
+        DbConn::Sqlite(c) => {
+            let top: IdRow = diesel::sql_query(
+                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'modifications'), 0), \
+                        COALESCE((SELECT MAX(id) FROM modifications), 0)) AS id",
+            )
+            .get_result(c)?;
+            Ok((top.id + 1..=top.id + n as i64).collect())
+        }
+        DbConn::Postgres(c) => {
+            let rows: Vec<IdRow> = diesel::sql_query(
+                "SELECT nextval(pg_get_serial_sequence('modifications', 'id')) AS id \
+                 FROM generate_series(1, $1)",
+            )
+            .bind::<BigInt, _>(n as i64)
+            .load(c)?;
+            Ok(rows.into_iter().map(|r| r.id).collect())
+        }
+    }
+}
+
+/// Writes modifications and their values in one transaction: all or none.
+/// This is the bulk path: COPY on PostgreSQL, one cached prepared INSERT per
+/// row on SQLite (the fastest way into SQLite from one writer).
+pub fn record(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
+    conn.write_tx(|c| record_in_tx(c, mods))
+}
+
+/// [`record`] for a caller that already holds the write transaction.
+pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
+    let ids = reserve_ids(conn, mods.len())?;
+    let rows: Vec<ModRow> = mods
+        .iter()
+        .zip(&ids)
+        .map(|(m, id)| ModRow {
+            id: *id,
+            tx_id: &m.tx_id,
+            occurred_at: m.occurred_at.naive_utc(),
+            collection_id: m.collection.0,
+            item_uuid: &m.item_uuid,
+            actor_id: m.actor.map(|a| a.0),
+            action: m.action.as_str(),
+            item_kind: &m.item_kind,
+            item_title: &m.item_title,
+        })
+        .collect();
+    let values: Vec<ValueRow> = mods
+        .iter()
+        .zip(&ids)
+        .flat_map(|(m, id)| {
+            m.changes.iter().map(move |ch| ValueRow {
+                modification_id: *id,
+                attribute: &ch.attribute,
+                old_value: ch.old.as_deref(),
+                new_value: ch.new.as_deref(),
+            })
+        })
+        .collect();
+    match conn {
+        DbConn::Sqlite(c) => {
+            for r in &rows {
+                diesel::insert_into(modifications::table)
+                    .values(r)
+                    .execute(c)?;
+            }
+            for v in &values {
+                diesel::insert_into(modification_values::table)
+                    .values(v)
+                    .execute(c)?;
+            }
+        }
+        DbConn::Postgres(c) => {
+            diesel::copy_from(modifications::table)
+                .from_insertable(&rows)
+                .execute(c)?;
+            if !values.is_empty() {
+                diesel::copy_from(modification_values::table)
+                    .from_insertable(&values)
+                    .execute(c)?;
+            }
+        }
+    }
+    Ok(ids.into_iter().map(ModificationId).collect())
+}
+
+/// Modifications of the given collections (all collections when `None`)
+/// with `start <= occurred_at < end`, ordered by item then time, each with
+/// its values.
+pub fn find_in_window(
+    conn: &mut DbConn,
+    collections: Option<&[CollectionId]>,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Result<Vec<Modification>> {
+    type Row = (
+        i64,
+        String,
+        NaiveDateTime,
+        i64,
+        String,
+        Option<i64>,
+        String,
+        String,
+        String,
+    );
+    let mut q = modifications::table
+        .filter(modifications::occurred_at.ge(start.naive_utc()))
+        .filter(modifications::occurred_at.lt(end.naive_utc()))
+        .select((
+            modifications::id,
+            modifications::tx_id,
+            modifications::occurred_at,
+            modifications::collection_id,
+            modifications::item_uuid,
+            modifications::actor_id,
+            modifications::action,
+            modifications::item_kind,
+            modifications::item_title,
+        ))
+        .order((
+            modifications::item_uuid.asc(),
+            modifications::occurred_at.asc(),
+            modifications::id.asc(),
+        ))
+        .into_boxed();
+    if let Some(cs) = collections {
+        let ids: Vec<i64> = cs.iter().map(|c| c.0).collect();
+        q = q.filter(modifications::collection_id.eq_any(ids));
+    }
+    let rows: Vec<Row> = q.load(conn)?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let mut changes: BTreeMap<i64, Vec<Change>> = BTreeMap::new();
+    for chunk in ids.chunks(10_000) {
+        let vals: Vec<(i64, String, Option<String>, Option<String>)> = modification_values::table
+            .filter(modification_values::modification_id.eq_any(chunk))
+            .select((
+                modification_values::modification_id,
+                modification_values::attribute,
+                modification_values::old_value,
+                modification_values::new_value,
+            ))
+            .order((
+                modification_values::modification_id,
+                modification_values::attribute,
+            ))
+            .load(conn)?;
+        for (id, attribute, old, new) in vals {
+            changes.entry(id).or_default().push(Change {
+                attribute,
+                old,
+                new,
+            });
+        }
+    }
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, tx_id, at, coll, item_uuid, actor, action, item_kind, item_title)| Modification {
+                id: ModificationId(id),
+                tx_id,
+                occurred_at: at.and_utc(),
+                collection: CollectionId(coll),
+                item_uuid,
+                actor: actor.map(PartyId),
+                action,
+                item_kind,
+                item_title,
+                changes: changes.remove(&id).unwrap_or_default(),
+            },
+        )
+        .collect())
+}
+
+/// How many rows a purge removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Purged {
+    pub modifications: usize,
+    pub values: usize,
+}
+
+/// Deletes modifications (and their values) that occurred before `cutoff`.
+pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
+    let cutoff = cutoff.naive_utc();
+    conn.write_tx(|c| {
+        let old = modifications::table
+            .filter(modifications::occurred_at.lt(cutoff))
+            .select(modifications::id);
+        let values = diesel::delete(
+            modification_values::table.filter(modification_values::modification_id.eq_any(old)),
+        )
+        .execute(c)?;
+        let modifications =
+            diesel::delete(modifications::table.filter(modifications::occurred_at.lt(cutoff)))
+                .execute(c)?;
+        Ok(Purged {
+            modifications,
+            values,
+        })
+    })
+}
+
+/// Number of stored modifications (for `demo`, tests and benchmarks).
+pub fn count(conn: &mut DbConn) -> Result<i64> {
+    Ok(modifications::table.count().get_result(conn)?)
+}

@@ -1,0 +1,237 @@
+//! Subscriptions: who wants which digest (modification or forward) of which
+//! collection (or all), how often, at which local hour and day, on which
+//! channels. Validated here, before anything is written.
+//!
+//! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+
+use crate::db::schema::{subscriptions, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::items;
+use crate::parties::{self, Channel};
+use crate::validate;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Frequency {
+    Hourly,
+    Daily,
+    Weekly,
+}
+
+impl Frequency {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "hourly" => Ok(Frequency::Hourly),
+            "daily" => Ok(Frequency::Daily),
+            "weekly" => Ok(Frequency::Weekly),
+            o => Err(Error::invalid(format!(
+                "invalid frequency {o:?}: use hourly, daily or weekly"
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Frequency::Hourly => "hourly",
+            Frequency::Daily => "daily",
+            Frequency::Weekly => "weekly",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// What is coming up in the next period (`findItemsInRange`).
+    Forward,
+    /// What changed since the last digest (`findModifiedItems`).
+    Modification,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "forward" => Ok(Kind::Forward),
+            "modification" => Ok(Kind::Modification),
+            o => Err(Error::invalid(format!(
+                "invalid kind {o:?}: use modification or forward"
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Forward => "forward",
+            Kind::Modification => "modification",
+        }
+    }
+}
+
+/// What `digestd subscribe` takes, unvalidated.
+#[derive(Debug, Clone, Default)]
+pub struct SubscribeRequest {
+    pub party: String,
+    pub frequency: String,
+    pub kind: String,
+    /// A collection UUID, or `None` for all collections.
+    pub collection: Option<String>,
+    /// Default: `["email"]`.
+    pub channels: Vec<String>,
+    pub hour: Option<i64>,
+    pub day: Option<String>,
+}
+
+/// A stored subscription.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Subscription {
+    pub id: SubscriptionId,
+    pub party: PartyId,
+    pub collection: Option<CollectionId>,
+    pub kind: String,
+    pub frequency: String,
+    pub day_of_week: Option<i32>,
+    pub hour_of_day: Option<i32>,
+    pub channels: Vec<String>,
+    pub paused: bool,
+}
+
+/// Validates and stores a subscription. Hour and day default from the
+/// user's preferences (daily hour, first day of week); a group has no
+/// preferences, so it defaults to 08:00 on Monday.
+pub fn subscribe(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    req: &SubscribeRequest,
+) -> Result<SubscriptionId> {
+    let frequency = Frequency::parse(&req.frequency)?;
+    let kind = Kind::parse(&req.kind)?;
+    let mut channels: Vec<Channel> = if req.channels.is_empty() {
+        vec![Channel::Email]
+    } else {
+        req.channels
+            .iter()
+            .map(|c| Channel::parse(c))
+            .collect::<Result<_>>()?
+    };
+    channels.sort();
+    channels.dedup();
+    let hour = req.hour.map(validate::hour).transpose()?;
+    let day = req.day.as_deref().map(validate::weekday).transpose()?;
+    match frequency {
+        Frequency::Hourly if hour.is_some() || day.is_some() => {
+            return Err(Error::invalid(
+                "an hourly subscription takes neither --hour nor --day",
+            ))
+        }
+        Frequency::Daily if day.is_some() => {
+            return Err(Error::invalid(
+                "a daily subscription takes --hour, not --day",
+            ))
+        }
+        _ => {}
+    }
+    let (party, party_kind) = parties::find(conn, &req.party)?;
+    let collection = match &req.collection {
+        Some(u) => Some(items::find_collection(conn, u)?.id),
+        None => None,
+    };
+    let prefs: Option<(i32, i32)> = users::table
+        .filter(users::party_id.eq(party.0))
+        .select((users::week_start, users::daily_hour))
+        .first(conn)
+        .optional()?;
+    let (week_start, daily_hour) = prefs.unwrap_or((0, 8));
+    if party_kind == "user" {
+        let have = parties::contact_points(conn, party)?;
+        for ch in &channels {
+            if !have
+                .iter()
+                .any(|cp| cp.channel == ch.as_str() && !cp.disabled)
+            {
+                return Err(Error::invalid(format!(
+                    "{} has no {} address: add one before subscribing on that channel",
+                    req.party,
+                    ch.as_str()
+                )));
+            }
+        }
+    }
+    let (hour, day) = match frequency {
+        Frequency::Hourly => (None, None),
+        Frequency::Daily => (Some(hour.map_or(daily_hour, i32::from)), None),
+        Frequency::Weekly => (
+            Some(hour.map_or(daily_hour, i32::from)),
+            Some(day.map_or(week_start, i32::from)),
+        ),
+    };
+    let channel_list = channels
+        .iter()
+        .map(|c| c.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let id = conn.write_tx(|c| {
+        Ok(diesel::insert_into(subscriptions::table)
+            .values((
+                subscriptions::party_id.eq(party.0),
+                subscriptions::collection_id.eq(collection.map(|c| c.0)),
+                subscriptions::kind.eq(kind.as_str()),
+                subscriptions::frequency.eq(frequency.as_str()),
+                subscriptions::day_of_week.eq(day),
+                subscriptions::hour_of_day.eq(hour),
+                subscriptions::channels.eq(&channel_list),
+                subscriptions::created_at.eq(now.naive_utc()),
+            ))
+            .returning(subscriptions::id)
+            .get_result::<i64>(c)?)
+    })?;
+    Ok(SubscriptionId(id))
+}
+
+/// All subscriptions, by id.
+pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
+    type Row = (
+        i64,
+        i64,
+        Option<i64>,
+        String,
+        String,
+        Option<i32>,
+        Option<i32>,
+        String,
+        bool,
+    );
+    let rows: Vec<Row> = subscriptions::table
+        .select((
+            subscriptions::id,
+            subscriptions::party_id,
+            subscriptions::collection_id,
+            subscriptions::kind,
+            subscriptions::frequency,
+            subscriptions::day_of_week,
+            subscriptions::hour_of_day,
+            subscriptions::channels,
+            subscriptions::paused,
+        ))
+        .order(subscriptions::id.asc())
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, party, coll, kind, frequency, day, hour, channels, paused)| Subscription {
+                id: SubscriptionId(id),
+                party: PartyId(party),
+                collection: coll.map(CollectionId),
+                kind,
+                frequency,
+                day_of_week: day,
+                hour_of_day: hour,
+                channels: channels.split(',').map(str::to_string).collect(),
+                paused,
+            },
+        )
+        .collect())
+}

@@ -1,0 +1,368 @@
+//! Validators for everything a person or another system hands us. Each
+//! returns the normalised value or an [`Error::Invalid`] with a one-line
+//! message naming the field; none of them touches storage.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use crate::error::{Error, Result};
+
+/// Longest name (user, group) we accept.
+const MAX_NAME: usize = 64;
+/// Longest free text (titles, collection names) we accept, in bytes.
+pub const MAX_TEXT: usize = 1000;
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control())
+}
+
+/// An IANA timezone name, as chrono-tz knows it (`Europe/Paris`, `UTC`).
+pub fn timezone(s: &str) -> Result<Tz> {
+    if s.is_empty() || s.len() > 64 || has_control(s) {
+        return Err(Error::invalid(format!("invalid timezone {s:?}")));
+    }
+    s.parse::<Tz>()
+        .map_err(|_| Error::invalid(format!("unknown IANA timezone {s:?}")))
+}
+
+/// A user or group name: 1–64 of `A-Z a-z 0-9 . _ -`, not starting with `-`.
+pub fn name(what: &str, s: &str) -> Result<String> {
+    let ok = !s.is_empty()
+        && s.len() <= MAX_NAME
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(Error::invalid(format!(
+            "invalid {what} name {s:?}: use 1-{MAX_NAME} letters, digits, '.', '_' or '-'"
+        )))
+    }
+}
+
+/// Free text that ends up in a subject or a title: non-empty after trimming,
+/// at most [`MAX_TEXT`] bytes, no control characters (so no CR/LF that could
+/// break out of a header).
+pub fn text(what: &str, s: &str) -> Result<String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(Error::invalid(format!("{what} is empty")));
+    }
+    if t.len() > MAX_TEXT {
+        return Err(Error::invalid(format!(
+            "{what} is longer than {MAX_TEXT} bytes"
+        )));
+    }
+    if has_control(t) {
+        return Err(Error::invalid(format!(
+            "{what} contains a control character (CR, LF, tab, …)"
+        )));
+    }
+    Ok(t.to_string())
+}
+
+fn is_atext(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~".contains(&b)
+}
+
+fn is_dns_label(l: &str) -> bool {
+    !l.is_empty()
+        && l.len() <= 63
+        && !l.starts_with('-')
+        && !l.ends_with('-')
+        && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// An email address as an RFC 5321 mailbox: a dot-atom local part (≤ 64
+/// octets) `@` a DNS domain (≤ 255 octets, at least two labels, or
+/// `localhost`), 254 octets in all. Quoted local parts, address literals
+/// and non-ASCII (SMTPUTF8) addresses are refused: they are legal but we
+/// cannot promise every relay takes them. The domain is lower-cased.
+pub fn email(s: &str) -> Result<String> {
+    let bad = |why: &str| {
+        Err(Error::invalid(format!(
+            "invalid email address {s:?}: {why}"
+        )))
+    };
+    if s.contains(['\r', '\n']) || has_control(s) {
+        return bad("contains a control character");
+    }
+    if !s.is_ascii() {
+        return bad("non-ASCII addresses are not supported");
+    }
+    if s.len() > 254 {
+        return bad("longer than 254 octets");
+    }
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return bad("no '@'");
+    };
+    if local.is_empty() || local.len() > 64 {
+        return bad("local part must be 1-64 octets");
+    }
+    if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
+        return bad("misplaced '.' in local part");
+    }
+    if !local.bytes().all(|b| b == b'.' || is_atext(b)) {
+        return bad("local part has a character that needs quoting");
+    }
+    let domain = domain.to_ascii_lowercase();
+    let labels: Vec<&str> = domain.split('.').collect();
+    if !labels.iter().all(|l| is_dns_label(l)) {
+        return bad("domain is not a valid host name");
+    }
+    if labels.len() < 2 && domain != "localhost" {
+        return bad("domain needs a dot (e.g. example.com)");
+    }
+    Ok(format!("{local}@{domain}"))
+}
+
+/// An XMPP address for a person: a bare JID `node@domain` (no resource),
+/// checked and normalised by the `jid` crate.
+pub fn jid(s: &str) -> Result<String> {
+    if s.contains(['\r', '\n']) || has_control(s) || s.trim() != s {
+        return Err(Error::invalid(format!(
+            "invalid JID {s:?}: contains white space or a control character"
+        )));
+    }
+    let j = jid::BareJid::new(s).map_err(|e| Error::invalid(format!("invalid JID {s:?}: {e}")))?;
+    if j.node().is_none() {
+        return Err(Error::invalid(format!(
+            "invalid JID {s:?}: needs a local part (user@domain)"
+        )));
+    }
+    Ok(j.to_string())
+}
+
+/// A phone number in E.164: `+`, a leading digit 1–9, 8 to 15 digits in all.
+pub fn phone(s: &str) -> Result<String> {
+    let digits = s.strip_prefix('+').unwrap_or("");
+    let ok = (8..=15).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0');
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(Error::invalid(format!(
+            "invalid phone number {s:?}: use E.164, e.g. +14155550123"
+        )))
+    }
+}
+
+/// A day of the week: `mon`..`sun` or the full English name, any case.
+/// Returns 0 for Monday up to 6 for Sunday.
+pub fn weekday(s: &str) -> Result<u8> {
+    const DAYS: [&str; 7] = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    let l = s.to_ascii_lowercase();
+    DAYS.iter()
+        .position(|d| l.len() >= 3 && d.starts_with(&l))
+        .map(|i| i as u8)
+        .ok_or_else(|| Error::invalid(format!("invalid day {s:?}: use mon..sun")))
+}
+
+/// The short name for a weekday number (0 = mon).
+pub fn weekday_name(d: u8) -> &'static str {
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][(d % 7) as usize]
+}
+
+/// An hour of the day, 0–23.
+pub fn hour(h: i64) -> Result<u8> {
+    if (0..=23).contains(&h) {
+        Ok(h as u8)
+    } else {
+        Err(Error::invalid(format!("invalid hour {h}: use 0-23")))
+    }
+}
+
+/// A BCP 47-like locale tag: `en`, `en-US`, `pt-BR`, `zh-Hant-TW`.
+pub fn locale(s: &str) -> Result<String> {
+    let mut parts = s.split(['-', '_']);
+    let lang = parts.next().unwrap_or("");
+    let ok = s.len() <= 35
+        && (2..=3).contains(&lang.len())
+        && lang.bytes().all(|b| b.is_ascii_alphabetic())
+        && parts
+            .all(|p| (2..=8).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric()));
+    if ok {
+        Ok(s.replace('_', "-"))
+    } else {
+        Err(Error::invalid(format!(
+            "invalid locale {s:?}: use a tag like en-US"
+        )))
+    }
+}
+
+/// A UUID in any of its usual spellings; returned lower-case hyphenated.
+pub fn uuid(what: &str, s: &str) -> Result<String> {
+    uuid::Uuid::parse_str(s)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| Error::invalid(format!("invalid {what} UUID {s:?}")))
+}
+
+/// An RFC 3339 instant, converted to UTC and truncated to microseconds.
+pub fn instant(what: &str, s: &str) -> Result<DateTime<Utc>> {
+    use chrono::SubsecRound;
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc).trunc_subsecs(6))
+        .map_err(|_| Error::invalid(format!("invalid {what} {s:?}: use RFC 3339")))
+}
+
+/// A duration like `90d`, `12h`, `30m`, `45s` or `2w`.
+pub fn duration(s: &str) -> Result<chrono::Duration> {
+    let bad = || Error::invalid(format!("invalid duration {s:?}: use e.g. 90d, 12h, 30m"));
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    if n <= 0 || n > 100_000 {
+        return Err(bad());
+    }
+    Ok(match unit {
+        "s" => chrono::Duration::seconds(n),
+        "m" => chrono::Duration::minutes(n),
+        "h" => chrono::Duration::hours(n),
+        "d" => chrono::Duration::days(n),
+        "w" => chrono::Duration::weeks(n),
+        _ => return Err(bad()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timezones() {
+        assert_eq!(timezone("Asia/Kolkata").unwrap().name(), "Asia/Kolkata");
+        assert!(timezone("UTC").is_ok());
+        for bad in [
+            "",
+            "Mars/Olympus",
+            "Europe/Paris\n",
+            "../etc/passwd",
+            "EST5EDT\r\nX: y",
+        ] {
+            assert!(timezone(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn emails() {
+        assert_eq!(
+            email("Bob.Smith+tag@Example.COM").unwrap(),
+            "Bob.Smith+tag@example.com"
+        );
+        assert!(email("root@localhost").is_ok());
+        let long_local = format!("{}@example.com", "a".repeat(65));
+        let long_all = format!("{}@{}.com", "a".repeat(60), "b".repeat(200));
+        for bad in [
+            "",
+            "bob",
+            "bob@",
+            "@example.com",
+            "bob@example",
+            "bob@@example.com",
+            "bob@example.com\r\nBcc: all@example.com",
+            "bob@exa mple.com",
+            "bo b@example.com",
+            "\"bob\"@example.com",
+            ".bob@example.com",
+            "bob..x@example.com",
+            "bob@-example.com",
+            "bob@example..com",
+            "bob@[127.0.0.1]",
+            "bøb@example.com",
+            "bob@example.com\0",
+            long_local.as_str(),
+            long_all.as_str(),
+        ] {
+            assert!(email(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn jids() {
+        assert_eq!(jid("alice@localhost").unwrap(), "alice@localhost");
+        for bad in [
+            "",
+            "localhost",
+            "alice@localhost/phone",
+            "alice@",
+            "@localhost",
+            "alice@local host",
+            "alice@localhost\r\n",
+            " alice@localhost",
+        ] {
+            assert!(jid(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn phones() {
+        assert!(phone("+14155550123").is_ok());
+        assert!(phone("+33612345678").is_ok());
+        for bad in [
+            "",
+            "14155550123",
+            "+",
+            "+0123456789",
+            "+1234567",
+            "+1234567890123456",
+            "+1 415 555 0123",
+            "+1415555012a",
+            "+14155550123\n",
+        ] {
+            assert!(phone(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn days_hours_locales() {
+        assert_eq!(weekday("mon").unwrap(), 0);
+        assert_eq!(weekday("Sunday").unwrap(), 6);
+        assert_eq!(weekday("THU").unwrap(), 3);
+        for bad in ["", "m", "mo", "funday", "7", "sun\n"] {
+            assert!(weekday(bad).is_err(), "{bad:?}");
+        }
+        assert!(hour(0).is_ok() && hour(23).is_ok());
+        assert!(hour(24).is_err() && hour(-1).is_err());
+        assert_eq!(locale("en_GB").unwrap(), "en-GB");
+        assert!(locale("zh-Hant-TW").is_ok());
+        for bad in ["", "e", "english-language-tag-x", "en-US\r\n", "12-US"] {
+            assert!(locale(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn names_texts_durations() {
+        assert!(name("user", "alice.b-1_x").is_ok());
+        let too_long = "a".repeat(65);
+        for bad in [
+            "",
+            "-rf",
+            "a b",
+            "al/ice",
+            "al\nice",
+            "ålice",
+            too_long.as_str(),
+        ] {
+            assert!(name("user", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(text("title", "  Lunch  ").unwrap(), "Lunch");
+        assert!(text("title", "a\r\nBcc: x").is_err());
+        assert!(text("title", "   ").is_err());
+        assert!(text("title", &"x".repeat(MAX_TEXT + 1)).is_err());
+        assert_eq!(duration("90d").unwrap(), chrono::Duration::days(90));
+        for bad in ["", "d", "90", "0d", "-5d", "5y", "9999999999999d"] {
+            assert!(duration(bad).is_err(), "{bad:?}");
+        }
+        assert!(uuid("item", "not-a-uuid").is_err());
+        assert!(instant("at", "2026-13-01T00:00:00Z").is_err());
+    }
+}
