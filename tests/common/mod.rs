@@ -1,0 +1,109 @@
+//! Shared test support: a throwaway database per test on each back end.
+//!
+//! SQLite always; PostgreSQL when `DIGESTD_TEST_DATABASE_URL` is set, in a
+//! fresh database per test, dropped when the test ends. When the variable is
+//! set and the server is unreachable the test fails loudly.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use digestd::db::{Db, DbConn};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+pub struct TestDb {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    pg: Option<(String, String)>,
+}
+
+impl TestDb {
+    pub fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}/test.db", dir.path().display());
+        TestDb {
+            url,
+            _dir: Some(dir),
+            pg: None,
+        }
+    }
+
+    /// A fresh PostgreSQL database, or `None` when the suite is not asked
+    /// to run on PostgreSQL.
+    pub fn postgres() -> Option<Self> {
+        let base = std::env::var("DIGESTD_TEST_DATABASE_URL").ok()?;
+        let name = format!(
+            "digestd_t_{}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        let mut admin = PgConnection::establish(&base).unwrap_or_else(|e| {
+            panic!("DIGESTD_TEST_DATABASE_URL is set but PostgreSQL is unreachable: {e}")
+        });
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create test database");
+        let (prefix, _) = base.rsplit_once('/').expect("URL has a database");
+        Some(TestDb {
+            url: format!("{prefix}/{name}"),
+            _dir: None,
+            pg: Some((base, name)),
+        })
+    }
+
+    pub fn open(&self) -> Db {
+        Db::open(&self.url, 4).expect("open test database")
+    }
+
+    pub fn conn(&self) -> DbConn {
+        let mut c = digestd::db::DbUrl::parse(&self.url)
+            .unwrap()
+            .connect()
+            .unwrap();
+        c.migrate().unwrap();
+        c
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((base, name)) = &self.pg {
+            if let Ok(mut admin) = PgConnection::establish(base) {
+                let _ =
+                    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// Declares each listed `fn name(db: &TestDb)` as a test on SQLite and on
+/// PostgreSQL (the latter a no-op when DIGESTD_TEST_DATABASE_URL is unset).
+#[macro_export]
+macro_rules! backend_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $name() { super::$name(&$crate::common::TestDb::sqlite()); } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() {
+                match $crate::common::TestDb::postgres() {
+                    Some(db) => super::$name(&db),
+                    None => eprintln!("skipped: DIGESTD_TEST_DATABASE_URL is not set"),
+                }
+            } )*
+        }
+    };
+}
+
+pub fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
