@@ -3,10 +3,12 @@
 //!
 //! `bench ingest` feeds N generated JSON lines through the real `record`
 //! path (parse, validate, resolve, batched transactions) and, in the same
-//! run, loads the same rows into the same table the fastest raw way the
-//! back end has: one prepared INSERT in one transaction on SQLite, text
-//! COPY on PostgreSQL. The raw load runs twice (before and after) and the
-//! faster run is the floor.
+//! run, loads the same rows into the same table the fastest raw ways the
+//! back end has: on SQLite one prepared INSERT in one transaction, and rows
+//! generated inside the engine (no client at all); on PostgreSQL text COPY.
+//! Each raw load runs before and after the record run. The goal compares
+//! against the fastest prepared-INSERT / COPY run; the in-engine load is
+//! printed beside it for information.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -15,7 +17,6 @@ use chrono::{DateTime, TimeZone, Utc};
 use clap::Args;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamp};
 
 use crate::db::{Backend, Db, DbConn, DbUrl};
 use crate::error::{Error, Result};
@@ -114,28 +115,86 @@ fn raw_rows(n: usize, base: DateTime<Utc>) -> Vec<RawRow> {
         .collect()
 }
 
-fn raw_load(conn: &mut DbConn, rows: &[RawRow], coll: i64, actor: i64) -> Result<Duration> {
+#[derive(Insertable)]
+#[diesel(table_name = crate::db::schema::modifications, treat_none_as_default_value = false)]
+struct RawInsert<'a> {
+    tx_id: &'a str,
+    occurred_at: chrono::NaiveDateTime,
+    collection_id: i64,
+    item_uuid: &'a str,
+    actor_id: Option<i64>,
+    action: &'a str,
+    item_kind: &'a str,
+    item_title: &'a str,
+}
+
+/// The raw loads each back end offers, fastest first in spirit; the bench
+/// runs every one and takes the fastest as the floor.
+#[derive(Debug, Clone, Copy)]
+enum Floor {
+    /// SQLite: one prepared INSERT (cached by type), one transaction.
+    PreparedInsert,
+    /// SQLite: the engine generates the rows itself (INSERT … SELECT over a
+    /// recursive CTE): no client work at all, only the table and indexes.
+    InEngine,
+    /// PostgreSQL: COPY in text format, one statement.
+    CopyText,
+}
+
+impl Floor {
+    fn for_backend(b: Backend) -> &'static [Floor] {
+        match b {
+            Backend::Sqlite => &[Floor::PreparedInsert, Floor::InEngine],
+            Backend::Postgres => &[Floor::CopyText],
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            Floor::PreparedInsert => "sqlite: one prepared INSERT, one transaction",
+            Floor::InEngine => "sqlite: INSERT ... SELECT generated in the engine",
+            Floor::CopyText => "postgres: COPY, text format",
+        }
+    }
+}
+
+fn raw_load(
+    conn: &mut DbConn,
+    how: Floor,
+    rows: &[RawRow],
+    coll: i64,
+    actor: i64,
+) -> Result<Duration> {
     let t = Instant::now();
-    match conn {
-        DbConn::Sqlite(c) => {
+    match (conn, how) {
+        (DbConn::Sqlite(c), Floor::PreparedInsert) => {
             c.batch_execute("BEGIN IMMEDIATE")?;
             for r in rows {
-                diesel::sql_query(
-                    "INSERT INTO modifications (tx_id, occurred_at, collection_id, item_uuid, actor_id, action, item_kind, item_title) \
-                     VALUES (?, ?, ?, ?, ?, ?, 'event', ?)",
-                )
-                .bind::<Text, _>(&r.tx_id)
-                .bind::<Timestamp, _>(r.at)
-                .bind::<BigInt, _>(coll)
-                .bind::<Text, _>(&r.item_uuid)
-                .bind::<BigInt, _>(actor)
-                .bind::<Text, _>(r.action)
-                .bind::<Text, _>(&r.title)
-                .execute(c)?;
+                diesel::insert_into(crate::db::schema::modifications::table)
+                    .values(RawInsert {
+                        tx_id: &r.tx_id,
+                        occurred_at: r.at,
+                        collection_id: coll,
+                        item_uuid: &r.item_uuid,
+                        actor_id: Some(actor),
+                        action: r.action,
+                        item_kind: "event",
+                        item_title: &r.title,
+                    })
+                    .execute(c)?;
             }
             c.batch_execute("COMMIT")?;
         }
-        DbConn::Postgres(c) => {
+        (DbConn::Sqlite(c), Floor::InEngine) => {
+            c.batch_execute(&format!(
+                "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {last}) \
+                 INSERT INTO modifications (tx_id, occurred_at, collection_id, item_uuid, actor_id, action, item_kind, item_title) \
+                 SELECT 'raw:' || i, strftime('%Y-%m-%d %H:%M:%f', '2026-01-01', '+' || (i / 4) || ' seconds'), {coll}, \
+                        printf('00000000-0000-0000-0000-%012d', i % 50000), {actor}, 'edited', 'event', 'Item number ' || (i % 50000) \
+                 FROM s",
+                last = rows.len() - 1
+            ))?;
+        }
+        (DbConn::Postgres(c), _) => {
             use crate::db::schema::modifications as m;
             diesel::copy_from(m::table)
                 .from_raw_data(
@@ -168,6 +227,7 @@ fn raw_load(conn: &mut DbConn, rows: &[RawRow], coll: i64, actor: i64) -> Result
                 .with_format(diesel::pg::CopyFormat::Text)
                 .execute(c)?;
         }
+        (DbConn::Sqlite(_), Floor::CopyText) => unreachable!("COPY is PostgreSQL only"),
     }
     Ok(t.elapsed())
 }
@@ -202,18 +262,19 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     let coll = items::create_collection(&mut conn, base, "Bench", Some(actor))?;
     let input = generate(args.rows, args.changes, &coll.uuid, base);
     let raw = raw_rows(args.rows, base);
-    let backend = match db.backend() {
-        Backend::Sqlite => "sqlite (one prepared INSERT, one transaction)",
-        Backend::Postgres => "postgres (COPY, text format)",
-    };
     writeln!(
         out,
         "bench ingest: {} modifications, {} changed attributes each, batches of {}",
         args.rows, args.changes, args.batch
     )?;
 
-    let raw1 = raw_load(&mut conn, &raw, coll.id.0, actor.0)?;
-    clear(&mut conn)?;
+    // Floors before and after the record run; the fastest run is the floor.
+    let floors = Floor::for_backend(db.backend());
+    let mut runs: Vec<(Floor, Duration)> = Vec::new();
+    for how in floors {
+        runs.push((*how, raw_load(&mut conn, *how, &raw, coll.id.0, actor.0)?));
+        clear(&mut conn)?;
+    }
     let t = Instant::now();
     let mods = ingest::parse_all(&mut conn, &input[..])?;
     let parsed = t.elapsed();
@@ -221,32 +282,56 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     let real = t.elapsed();
     drop(mods);
     clear(&mut conn)?;
-    let raw2 = raw_load(&mut conn, &raw, coll.id.0, actor.0)?;
-    clear(&mut conn)?;
-    let floor = raw1.min(raw2);
+    for how in floors {
+        runs.push((*how, raw_load(&mut conn, *how, &raw, coll.id.0, actor.0)?));
+        clear(&mut conn)?;
+    }
+    // Leave the database as it was found, so the bench can run again.
+    conn.batch_execute("DELETE FROM collections; DELETE FROM users; DELETE FROM contact_points; DELETE FROM parties;")?;
 
+    for (how, d) in &runs {
+        writeln!(
+            out,
+            "floor run   {:<52} {:>7.2} s {:>10.0} rows/s",
+            how.label(),
+            d.as_secs_f64(),
+            rate(args.rows, *d)
+        )?;
+    }
+    // The goal is set against the floor the issue names (prepared INSERT on
+    // SQLite, COPY on PostgreSQL); the in-engine load is shown beside it as
+    // the absolute limit of the table and its indexes.
+    let best_of = |want: fn(Floor) -> bool| {
+        runs.iter()
+            .filter(|(f, _)| want(*f))
+            .map(|(f, d)| (*f, *d))
+            .min_by_key(|(_, d)| *d)
+    };
+    let (best, floor) = best_of(|f| !matches!(f, Floor::InEngine)).expect("a goal floor ran");
     let floor_rate = rate(args.rows, floor);
     let real_rate = rate(n, real);
     writeln!(
         out,
-        "floor  {backend}: {:>8.2} s  {:>10.0} rows/s  (runs: {:.2} s, {:.2} s)",
+        "floor       {:<52} {:>7.2} s {:>10.0} rows/s",
+        best.label(),
         floor.as_secs_f64(),
-        floor_rate,
-        raw1.as_secs_f64(),
-        raw2.as_secs_f64()
+        floor_rate
     )?;
     writeln!(
         out,
-        "record (parse+validate {:.2} s, write {:.2} s):    {:>8.2} s  {:>10.0} rows/s",
-        parsed.as_secs_f64(),
-        (real - parsed).as_secs_f64(),
+        "record      {:<52} {:>7.2} s {:>10.0} rows/s",
+        format!(
+            "parse+validate {:.2} s, write {:.2} s",
+            parsed.as_secs_f64(),
+            (real - parsed).as_secs_f64()
+        ),
         real.as_secs_f64(),
         real_rate
     )?;
     if args.changes > 0 {
         writeln!(
             out,
-            "record wrote {} value rows as well ({:.0} rows/s over both tables)",
+            "record also wrote {} value rows ({:.0} rows/s over both tables)",
             n * args.changes,
             rate(n * (1 + args.changes), real)
         )?;
@@ -256,5 +341,12 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
         "ratio record/floor: {:.2} (goal >= 0.50)",
         real_rate / floor_rate
     )?;
+    if let Some((_, engine)) = best_of(|f| matches!(f, Floor::InEngine)) {
+        writeln!(
+            out,
+            "ratio record/in-engine load: {:.2} (for information)",
+            real_rate / rate(args.rows, engine)
+        )?;
+    }
     Ok(())
 }
