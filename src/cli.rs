@@ -177,7 +177,7 @@ pub fn main() -> i32 {
     match run(cli, &SystemClock) {
         Ok(()) => 0,
         Err(e) => {
-            let msg = e.to_string().replace(['\r', '\n'], " ");
+            let msg = validate::escape_for_line(&e.to_string());
             eprintln!("digestd: {msg}");
             e.exit_code()
         }

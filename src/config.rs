@@ -108,6 +108,12 @@ impl Config {
         if self.database.pool_size == 0 || self.database.pool_size > 256 {
             return Err(Error::invalid("config: database.pool_size must be 1-256"));
         }
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
+            return Err(Error::invalid(format!(
+                "config: log.level {:?}: {e}",
+                self.log.level
+            )));
+        }
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -188,6 +194,7 @@ mod tests {
             "[nope]\nx = 1\n",
             "[database]\nunknown = 1\n",
             "not toml at all [",
+            "[log]\nlevel = \"[[[bad\"\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

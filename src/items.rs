@@ -297,15 +297,7 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                     ))
                     .returning(items::id)
                     .get_result(c)?;
-                all_changes = new_state
-                    .iter()
-                    .filter(|(_, val)| val.is_some())
-                    .map(|(k, val)| Change {
-                        attribute: k.to_string(),
-                        old: None,
-                        new: val.clone(),
-                    })
-                    .collect();
+                all_changes = creation_changes(&new_state);
                 for coll in wanted.values() {
                     link(c, *coll, id)?;
                     mods.push(modification(
@@ -347,6 +339,36 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                                 &v.kind,
                             ));
                         }
+                    }
+                } else if deleted {
+                    // Put after delete: the item comes back, recorded as created
+                    // again in the collections it now belongs to.
+                    diesel::update(items::table.find(id))
+                        .set((
+                            items::kind.eq(&v.kind),
+                            items::title.eq(&v.title),
+                            items::start_at.eq(v.start),
+                            items::reminder_at.eq(v.reminder),
+                            items::rrule.eq(&v.rrule),
+                            items::timezone.eq(&v.tz),
+                            items::deleted.eq(false),
+                            items::updated_at.eq(at),
+                        ))
+                        .execute(c)?;
+                    diesel::delete(
+                        collection_items::table.filter(collection_items::item_id.eq(id)),
+                    )
+                    .execute(c)?;
+                    all_changes = creation_changes(&new_state);
+                    for coll in wanted.values() {
+                        link(c, *coll, id)?;
+                        mods.push(modification(
+                            *coll,
+                            Action::Created,
+                            all_changes.clone(),
+                            &v.title,
+                            &v.kind,
+                        ));
                     }
                 } else {
                     all_changes = old_state
@@ -419,6 +441,19 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
             changes: all_changes,
         })
     })
+}
+
+/// The values of a newly created item: every attribute that has a value.
+fn creation_changes(state: &State) -> Vec<Change> {
+    state
+        .iter()
+        .filter(|(_, val)| val.is_some())
+        .map(|(k, val)| Change {
+            attribute: k.to_string(),
+            old: None,
+            new: val.clone(),
+        })
+        .collect()
 }
 
 fn link(c: &mut DbConn, coll: CollectionId, item: i64) -> Result<()> {

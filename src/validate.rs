@@ -12,8 +12,30 @@ const MAX_NAME: usize = 64;
 /// Longest free text (titles, collection names) we accept, in bytes.
 pub const MAX_TEXT: usize = 1000;
 
+/// Control characters, line/paragraph separators and bidirectional
+/// overrides: anything that could break a header or a line, or make text
+/// display differently from what it is.
+fn is_hostile_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 fn has_control(s: &str) -> bool {
-    s.chars().any(|c| c.is_control())
+    s.chars().any(is_hostile_char)
+}
+
+/// `s` with every hostile character escaped, for one-line error messages.
+pub fn escape_for_line(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let esc: Vec<char> = if is_hostile_char(c) {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect()
 }
 
 /// An IANA timezone name, as chrono-tz knows it (`Europe/Paris`, `UTC`).
@@ -356,6 +378,18 @@ mod tests {
         }
         assert_eq!(text("title", "  Lunch  ").unwrap(), "Lunch");
         assert!(text("title", "a\r\nBcc: x").is_err());
+        for bad in [
+            "a\u{2028}b",
+            "evil\u{202E}txt.exe",
+            "x\u{0085}y",
+            "bell\u{7}",
+        ] {
+            assert!(text("title", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            escape_for_line("a\u{1b}[2J\u{2028}b\tc"),
+            "a\\u{1b}[2J\\u{2028}b\\tc"
+        );
         assert!(text("title", "   ").is_err());
         assert!(text("title", &"x".repeat(MAX_TEXT + 1)).is_err());
         assert_eq!(duration("90d").unwrap(), chrono::Duration::days(90));

@@ -364,6 +364,16 @@ fn item_put_records_diffs(db: &TestDb) {
         ["deleted"]
     );
 
+    // Put again after the delete: it comes back, recorded as created.
+    let mut back = relocated.clone();
+    back.at = Some("2026-11-21T09:00:00Z".into());
+    let revived = items::put_item(&mut c, now, &back).unwrap();
+    assert_eq!(revived.actions, ["created"]);
+    assert!(revived
+        .changes
+        .iter()
+        .all(|ch| ch.old.is_none() && ch.new.is_some()));
+
     // The log tells the whole story per collection, with values.
     let w0 = at("2026-11-20T00:00:00Z");
     let w1 = at("2026-11-21T00:00:00Z");

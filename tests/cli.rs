@@ -1,0 +1,1733 @@
+//! Black-box tests of the `digestd` binary: every test runs the real
+//! executable against a throwaway SQLite database in its own temporary
+//! directory (also its working directory, so nothing lands in the repo).
+//!
+//! Bad input must give exit code 2 and write nothing: hostile cases compare
+//! the row count of every table the command could touch before and after.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use digestd::db::schema;
+use serde_json::{json, Value};
+
+// ---------------------------------------------------------------- helpers
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// A temporary directory holding an empty config file and the database.
+struct Env {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    db_path: PathBuf,
+    url: String,
+}
+
+impl Env {
+    /// A fresh directory; the database does not exist yet.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("digestd.toml");
+        std::fs::write(&config, "").expect("write empty config");
+        let db_path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", db_path.display());
+        Env {
+            dir,
+            config,
+            db_path,
+            url,
+        }
+    }
+
+    /// A fresh directory with an initialised database.
+    fn init() -> Self {
+        let env = Env::new();
+        let out = env.ok(&["init"]);
+        assert!(out.starts_with("database ready"), "{out}");
+        env
+    }
+
+    /// Runs `digestd` with exactly `args` (no --config/--db added).
+    fn run_raw<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_digestd"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("DIGESTD_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env_remove("RUST_LOG");
+        let mut child = cmd.spawn().expect("spawn digestd");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let input = stdin.to_vec();
+        // A writer thread, so a child that stops reading (input too large)
+        // cannot deadlock us; its EPIPE is expected and ignored.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait digestd");
+        writer.join().expect("stdin writer");
+        Out {
+            code: out.status.code().expect("exited normally, not by a signal"),
+            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs `digestd --config <empty> --db <url> args…` with `stdin`.
+    fn run_in<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+        let mut all: Vec<&OsStr> = vec![
+            OsStr::new("--config"),
+            self.config.as_os_str(),
+            OsStr::new("--db"),
+            OsStr::new(&self.url),
+        ];
+        all.extend(args.iter().map(AsRef::as_ref));
+        self.run_raw(&all, stdin)
+    }
+
+    fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {
+        self.run_in(args, b"")
+    }
+
+    /// Runs and requires success with a clean stderr; returns stdout.
+    fn ok<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        self.ok_in(args, b"")
+    }
+
+    fn ok_in<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> String {
+        let out = self.run_in(args, stdin);
+        assert_eq!(out.code, 0, "{:?} failed: {out:?}", os_args(args));
+        assert_eq!(out.stderr, "", "{:?} wrote to stderr", os_args(args));
+        out.stdout
+    }
+
+    /// Row counts of every table a command could write.
+    fn snapshot(&self) -> BTreeMap<&'static str, i64> {
+        assert!(self.db_path.exists(), "snapshot needs an existing database");
+        let path = self.db_path.to_str().expect("UTF-8 path");
+        let c = &mut SqliteConnection::establish(path).expect("open the test database");
+        let n = |r: QueryResult<i64>| r.expect("count rows");
+        BTreeMap::from([
+            ("parties", n(schema::parties::table.count().get_result(c))),
+            ("users", n(schema::users::table.count().get_result(c))),
+            (
+                "contact_points",
+                n(schema::contact_points::table.count().get_result(c)),
+            ),
+            (
+                "memberships",
+                n(schema::memberships::table.count().get_result(c)),
+            ),
+            (
+                "collections",
+                n(schema::collections::table.count().get_result(c)),
+            ),
+            ("items", n(schema::items::table.count().get_result(c))),
+            (
+                "collection_items",
+                n(schema::collection_items::table.count().get_result(c)),
+            ),
+            (
+                "modifications",
+                n(schema::modifications::table.count().get_result(c)),
+            ),
+            (
+                "modification_values",
+                n(schema::modification_values::table.count().get_result(c)),
+            ),
+            (
+                "subscriptions",
+                n(schema::subscriptions::table.count().get_result(c)),
+            ),
+        ])
+    }
+
+    fn count(&self, table: &str) -> i64 {
+        self.snapshot()[table]
+    }
+
+    /// Runs a command that must be refused with exit 2, a single
+    /// `digestd: …` line containing `needle`, and no row written.
+    fn refused<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8], needle: &str) -> Out {
+        let before = self.snapshot();
+        let out = self.run_in(args, stdin);
+        assert_refused(&out, needle, &os_args(args));
+        assert_eq!(
+            self.snapshot(),
+            before,
+            "{:?} was refused but wrote rows",
+            os_args(args)
+        );
+        out
+    }
+
+    /// Like [`Env::refused`], for clap's own usage errors (multi-line).
+    fn usage_error<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {
+        let before = self.snapshot();
+        let out = self.run(args);
+        assert_usage_error(&out, &os_args(args));
+        assert_eq!(self.snapshot(), before, "{:?} wrote rows", os_args(args));
+        out
+    }
+
+    fn add_user(&self, name: &str, extra: &[&str]) {
+        let mut args = vec!["user", "add", name, "--tz", "UTC"];
+        args.extend_from_slice(extra);
+        let out = self.ok(&args);
+        assert_integer_last_line(&out);
+    }
+
+    fn add_group(&self, name: &str) {
+        assert_integer_last_line(&self.ok(&["group", "add", name]));
+    }
+
+    fn add_member(&self, group: &str, member: &str) {
+        let out = self.ok(&["group", "add-member", group, member]);
+        assert_eq!(out.trim(), format!("{member} is in {group}"));
+    }
+
+    fn add_collection(&self, name: &str) -> String {
+        let out = self.ok(&["collection", "add", name]);
+        let uuid = out.lines().last().expect("a line").to_string();
+        assert_uuid_shape(&uuid);
+        uuid
+    }
+
+    fn users_json(&self, args: &[&str]) -> Vec<Value> {
+        let out = self.ok(args);
+        match serde_json::from_str::<Value>(&out).expect("valid JSON") {
+            Value::Array(v) => v,
+            other => panic!("expected a JSON array, got {other}"),
+        }
+    }
+
+    fn usernames(&self, args: &[&str]) -> Vec<String> {
+        self.users_json(args)
+            .iter()
+            .map(|u| u["username"].as_str().expect("username").to_string())
+            .collect()
+    }
+}
+
+fn os_args<S: AsRef<OsStr>>(args: &[S]) -> Vec<String> {
+    args.iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Exit 2, nothing on stdout, and exactly one `digestd: …` line on stderr
+/// that mentions `needle` and carries no control or line-separator
+/// character that a terminal or a log reader would act on.
+fn assert_refused(out: &Out, needle: &str, what: &[String]) {
+    assert_eq!(out.code, 2, "{what:?}: want exit 2, got {out:?}");
+    assert_eq!(out.stdout, "", "{what:?}: stdout should be empty");
+    let Some(line) = out.stderr.strip_suffix('\n') else {
+        panic!("{what:?}: stderr should be one newline-terminated line: {out:?}");
+    };
+    assert!(
+        !line.contains('\n'),
+        "{what:?}: stderr has more than one line: {:?}",
+        out.stderr
+    );
+    assert!(
+        !line
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')),
+        "{what:?}: stderr carries a raw control/line-separator character: {line:?}"
+    );
+    assert!(
+        line.starts_with("digestd: "),
+        "{what:?}: error should start with 'digestd: ': {line:?}"
+    );
+    assert!(
+        line.contains(needle),
+        "{what:?}: error should mention {needle:?}: {line:?}"
+    );
+}
+
+/// clap's usage errors: exit 2, nothing on stdout, `error: …` on stderr.
+fn assert_usage_error(out: &Out, what: &[String]) {
+    assert_eq!(out.code, 2, "{what:?}: want exit 2, got {out:?}");
+    assert_eq!(out.stdout, "", "{what:?}: stdout should be empty");
+    assert!(
+        out.stderr.starts_with("error: "),
+        "{what:?}: want a clap usage error: {:?}",
+        out.stderr
+    );
+}
+
+fn assert_integer_last_line(out: &str) -> i64 {
+    let last = out.lines().last().expect("output has a line");
+    last.parse::<i64>()
+        .unwrap_or_else(|_| panic!("last line should be an integer id: {out:?}"))
+}
+
+fn assert_uuid_shape(s: &str) {
+    assert_eq!(s.len(), 36, "{s:?} is not a UUID");
+    for (i, c) in s.chars().enumerate() {
+        if [8, 13, 18, 23].contains(&i) {
+            assert_eq!(c, '-', "{s:?}: want '-' at {i}");
+        } else {
+            assert!(
+                c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+                "{s:?}: want lower-case hex at {i}"
+            );
+        }
+    }
+}
+
+const ITEM_A: &str = "11111111-1111-4111-8111-111111111111";
+const ITEM_B: &str = "22222222-2222-4222-8222-222222222222";
+const NO_SUCH_COLLECTION: &str = "99999999-9999-4999-8999-999999999999";
+
+/// One good `record` line as a JSON value, to be edited by tests.
+fn mod_line(collection: &str, item: &str, action: &str, at: &str) -> Value {
+    json!({
+        "collection": collection,
+        "item": item,
+        "actor": "alice",
+        "action": action,
+        "at": at,
+        "title": "Team lunch",
+        "kind": "event",
+        "changes": [{"attribute": "title", "old": "Lunch", "new": "Team lunch"}],
+    })
+}
+
+fn lines(values: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in values {
+        out.extend_from_slice(v.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// An initialised database with user `alice` (email only) and one collection.
+fn world() -> (Env, String) {
+    let env = Env::init();
+    env.add_user("alice", &["--email", "alice@example.com"]);
+    let c = env.add_collection("Calendar");
+    (env, c)
+}
+
+fn item_json(collection: &str, title: &str) -> Value {
+    json!({
+        "uuid": ITEM_A,
+        "collection": collection,
+        "kind": "event",
+        "title": title,
+        "start": "2026-03-01T12:00:00Z",
+        "actor": "alice",
+    })
+}
+
+// ------------------------------------------------------------------- help
+
+#[test]
+fn help_works_for_the_top_level_and_every_subcommand() {
+    let env = Env::new();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["init"],
+        &["user", "add"],
+        &["user", "list"],
+        &["group", "add"],
+        &["group", "add-member"],
+        &["group", "expand"],
+        &["collection", "add"],
+        &["item", "put"],
+        &["record"],
+        &["subscribe"],
+        &["purge"],
+        &["demo"],
+        &["bench", "ingest"],
+    ];
+    for path in cases {
+        let mut args = path.to_vec();
+        args.push("--help");
+        let out = env.run_raw(&args, b"");
+        assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        assert_eq!(out.stderr, "", "{args:?}");
+        let usage = format!("Usage: digestd {}", path.join(" "));
+        assert!(
+            out.stdout.contains(usage.trim_end()),
+            "{args:?}: want {usage:?} in {}",
+            out.stdout
+        );
+    }
+    let top = env.run_raw(&["--help"], b"").stdout;
+    for cmd in [
+        "init",
+        "user",
+        "group",
+        "collection",
+        "item",
+        "record",
+        "subscribe",
+        "purge",
+        "demo",
+        "bench",
+    ] {
+        assert!(top.contains(&format!("  {cmd} ")), "--help lists {cmd}");
+    }
+    assert!(!env.db_path.exists(), "--help must not create a database");
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = Env::new().run_raw(&["--version"], b"");
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("digestd {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+// ------------------------------------------------------------ happy paths
+
+#[test]
+fn init_creates_the_database_and_can_run_twice() {
+    let env = Env::new();
+    assert!(!env.db_path.exists());
+    let out = env.ok(&["init"]);
+    assert_eq!(out, format!("database ready: {}\n", env.url));
+    assert!(env.db_path.exists());
+    assert_eq!(env.ok(&["init"]), out, "init is idempotent");
+    assert!(
+        env.snapshot().values().all(|n| *n == 0),
+        "init adds no rows"
+    );
+    assert!(
+        !env.dir.path().join("data").exists(),
+        "the default database must not be touched"
+    );
+}
+
+#[test]
+fn user_list_json_is_an_empty_array_on_a_fresh_database() {
+    let env = Env::init();
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_then_list_json_shows_every_field_normalised() {
+    let env = Env::init();
+    let out = env.ok(&[
+        "user",
+        "add",
+        "alice",
+        "--tz",
+        "Europe/Paris",
+        "--email",
+        "Alice.B+tag@Example.COM",
+        "--xmpp",
+        "alice@Localhost",
+        "--phone",
+        "+14155550123",
+        "--week-start",
+        "sunday",
+        "--daily-hour",
+        "7",
+        "--locale",
+        "fr_FR",
+    ]);
+    let id = assert_integer_last_line(&out);
+    env.add_user("bob", &[]);
+    let users = env.users_json(&["user", "list", "--json"]);
+    assert_eq!(users.len(), 2);
+    let alice = &users[0];
+    assert_eq!(alice["id"], json!(id));
+    assert_eq!(alice["username"], "alice");
+    assert_eq!(alice["timezone"], "Europe/Paris");
+    assert_eq!(
+        alice["email"], "Alice.B+tag@example.com",
+        "domain lower-cased"
+    );
+    assert_eq!(alice["xmpp"], "alice@localhost");
+    assert_eq!(alice["phone"], "+14155550123");
+    assert_eq!(alice["week_start"], "sun");
+    assert_eq!(alice["daily_hour"], 7);
+    assert_eq!(alice["locale"], "fr-FR");
+    let bob = &users[1];
+    assert_eq!(bob["username"], "bob");
+    assert_eq!(bob["timezone"], "UTC");
+    assert_eq!(bob["week_start"], "mon", "default week start");
+    assert_eq!(bob["daily_hour"], 8, "default daily hour");
+    assert_eq!(bob["locale"], "en-US", "default locale");
+    assert_eq!(bob["email"], Value::Null);
+    assert_eq!(bob["xmpp"], Value::Null);
+    assert_eq!(bob["phone"], Value::Null);
+    assert_eq!(env.count("contact_points"), 3);
+}
+
+#[test]
+fn nested_groups_expand_to_each_user_once() {
+    let env = Env::init();
+    for u in ["alice", "bob", "carol", "dave"] {
+        env.add_user(u, &[]);
+    }
+    for g in ["team", "devs", "ops"] {
+        env.add_group(g);
+    }
+    env.add_member("devs", "alice");
+    env.add_member("devs", "bob");
+    env.add_member("ops", "bob");
+    env.add_member("ops", "carol");
+    env.add_member("team", "devs");
+    env.add_member("team", "ops");
+    env.add_member("team", "alice"); // reachable directly and through devs
+    env.add_member("team", "alice"); // adding twice is harmless
+    assert_eq!(env.count("memberships"), 7);
+
+    let team = env.users_json(&["group", "expand", "team", "--json"]);
+    let names: Vec<&str> = team
+        .iter()
+        .map(|u| u["username"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alice", "bob", "carol"], "each user once, by name");
+    assert_eq!(team[0]["timezone"], "UTC", "full user objects");
+    assert_eq!(
+        env.usernames(&["group", "expand", "devs", "--json"]),
+        ["alice", "bob"]
+    );
+    assert_eq!(
+        env.usernames(&["group", "expand", "ops", "--json"]),
+        ["bob", "carol"]
+    );
+    assert_eq!(
+        env.usernames(&["group", "expand", "dave", "--json"]),
+        ["dave"],
+        "a user expands to itself"
+    );
+    // Groups are not users.
+    assert_eq!(
+        env.usernames(&["user", "list", "--json"]),
+        ["alice", "bob", "carol", "dave"]
+    );
+}
+
+#[test]
+fn group_add_with_its_own_email_prints_an_id() {
+    let env = Env::init();
+    let out = env.ok(&["group", "add", "staff", "--email", "staff@Example.org"]);
+    assert_integer_last_line(&out);
+    assert_eq!(env.count("parties"), 1);
+    assert_eq!(env.count("contact_points"), 1);
+    assert_eq!(env.count("users"), 0);
+}
+
+#[test]
+fn collection_add_prints_a_fresh_uuid() {
+    let env = Env::init();
+    let a = env.add_collection("Calendar");
+    let b = env.add_collection("Calendar");
+    assert_ne!(a, b, "each collection gets its own UUID");
+    assert_eq!(env.count("collections"), 2);
+    let listed = env.ok(&["collection", "list"]);
+    assert!(listed.contains(&a) && listed.contains(&b), "{listed}");
+}
+
+#[test]
+fn subscribe_prints_integer_ids() {
+    let (env, c) = world();
+    env.add_user(
+        "bob",
+        &["--xmpp", "bob@localhost", "--phone", "+33612345678"],
+    );
+    env.add_group("team");
+    let mut ids = Vec::new();
+    for args in [
+        vec![
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "modification",
+            "--collection",
+            c.as_str(),
+        ],
+        vec![
+            "alice",
+            "--frequency",
+            "weekly",
+            "--kind",
+            "forward",
+            "--all",
+            "--hour",
+            "6",
+            "--day",
+            "fri",
+        ],
+        vec![
+            "alice",
+            "--frequency",
+            "hourly",
+            "--kind",
+            "modification",
+            "--all",
+        ],
+        vec![
+            "bob",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--collection",
+            c.as_str(),
+            "--channel",
+            "xmpp,sms",
+            "--hour",
+            "0",
+        ],
+        vec![
+            "team",
+            "--frequency",
+            "weekly",
+            "--kind",
+            "modification",
+            "--all",
+        ],
+    ] {
+        let mut full = vec!["subscribe"];
+        full.extend(args);
+        ids.push(assert_integer_last_line(&env.ok(&full)));
+    }
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 5, "distinct ids: {ids:?}");
+    assert_eq!(env.count("subscriptions"), 5);
+}
+
+#[test]
+fn item_put_records_created_then_edited_then_nothing() {
+    let (env, c) = world();
+    let first = env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Lunch").to_string().as_bytes(),
+    );
+    let v: Value = serde_json::from_str(&first).expect("JSON outcome");
+    assert_eq!(v["uuid"], ITEM_A);
+    assert_eq!(v["actions"], json!(["created"]));
+    assert!(v["changes"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({"attribute": "title", "old": null, "new": "Lunch"})));
+    assert_eq!(env.count("items"), 1);
+    assert_eq!(env.count("collection_items"), 1);
+    assert_eq!(env.count("modifications"), 1);
+
+    let second = env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Team lunch").to_string().as_bytes(),
+    );
+    let v: Value = serde_json::from_str(&second).expect("JSON outcome");
+    assert_eq!(v["actions"], json!(["edited"]));
+    assert_eq!(
+        v["changes"],
+        json!([{"attribute": "title", "old": "Lunch", "new": "Team lunch"}])
+    );
+    assert_eq!(env.count("modifications"), 2);
+
+    let third = env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Team lunch").to_string().as_bytes(),
+    );
+    let v: Value = serde_json::from_str(&third).expect("JSON outcome");
+    assert_eq!(v["actions"], json!([]), "same state records nothing");
+    assert_eq!(env.count("modifications"), 2);
+    assert_eq!(env.count("items"), 1);
+}
+
+#[test]
+fn record_prints_the_count_and_stores_each_line() {
+    let (env, c) = world();
+    let mut crlf = lines(&[mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z")]);
+    crlf.insert(crlf.len() - 1, b'\r'); // a CRLF line is fine
+    let mut input = crlf;
+    input.extend(b"\n   \n"); // blank lines are skipped
+    input.extend(lines(&[
+        mod_line(&c, ITEM_A, "edited", "2026-01-01T10:00:00+02:00"),
+        mod_line(&c, ITEM_B, "now", "2026-01-02T00:00:00.123456789Z"),
+    ]));
+    assert_eq!(env.ok_in(&["record"], &input), "3\n");
+    assert_eq!(env.count("modifications"), 3);
+    assert_eq!(env.count("modification_values"), 3);
+    assert_eq!(env.ok_in(&["record"], b""), "0\n", "empty input records 0");
+    assert_eq!(env.count("modifications"), 3);
+}
+
+#[test]
+fn purge_deletes_only_older_modifications_and_prints_a_summary() {
+    let (env, c) = world();
+    let input = lines(&[
+        mod_line(&c, ITEM_A, "created", "2020-01-01T00:00:00Z"),
+        mod_line(&c, ITEM_A, "edited", "2020-01-02T00:00:00Z"),
+        mod_line(&c, ITEM_B, "created", "2999-01-01T00:00:00Z"),
+    ]);
+    assert_eq!(env.ok_in(&["record"], &input), "3\n");
+    let out = env.ok(&["purge", "--older-than", "90d"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.starts_with("purged 2 modifications and 2 values older than "),
+        "{out}"
+    );
+    assert_eq!(env.count("modifications"), 1);
+    assert_eq!(env.count("modification_values"), 1);
+    let again = env.ok(&["purge", "--older-than", "1w"]);
+    assert!(
+        again.starts_with("purged 0 modifications and 0 values"),
+        "{again}"
+    );
+}
+
+// ------------------------------------------------------ hostile: user add
+
+#[test]
+fn user_add_refuses_invalid_timezones() {
+    let env = Env::init();
+    for tz in ["Mars/Phobos", "", "Europe/Paris\r\nX: y", "../etc/passwd"] {
+        env.refused(&["user", "add", "bob", "--tz", tz], b"", "timezone");
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_invalid_emails() {
+    let env = Env::init();
+    let long = format!("{}@{}.com", "a".repeat(60), "b".repeat(235)); // 300 octets
+    assert_eq!(long.len(), 300);
+    for email in [
+        "alice.example.com",
+        "a@b.com\r\nBcc: x@y.com",
+        "a@b.com\nBcc: x@y.com",
+        "bøb@example.com",
+        "alice@exämple.com",
+        "\"alice\"@example.com",
+        "alice@example",
+        "alice@[127.0.0.1]",
+        "",
+        long.as_str(),
+    ] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--email", email],
+            b"",
+            "invalid email address",
+        );
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_invalid_jids() {
+    let env = Env::init();
+    for jid in [
+        "alice@localhost/res",
+        "@localhost",
+        "localhost",
+        " alice@localhost",
+        "alice@localhost\r\n",
+        "",
+    ] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--xmpp", jid],
+            b"",
+            "invalid JID",
+        );
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_invalid_phones() {
+    let env = Env::init();
+    for phone in [
+        "14155550123",
+        "+1415555012a",
+        "+1234567890123456", // 16 digits
+        "+0123456789",
+        "+1 415 555 0123",
+        "+",
+    ] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--phone", phone],
+            b"",
+            "invalid phone number",
+        );
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_with_one_bad_contact_writes_no_user_and_no_contact() {
+    let env = Env::init();
+    env.refused(
+        &[
+            "user",
+            "add",
+            "bob",
+            "--tz",
+            "UTC",
+            "--email",
+            "bob@example.com",
+            "--xmpp",
+            "bob@localhost",
+            "--phone",
+            "0612345678",
+        ],
+        b"",
+        "invalid phone number",
+    );
+    assert_eq!(env.count("contact_points"), 0);
+    assert_eq!(env.count("parties"), 0);
+}
+
+#[test]
+fn user_add_refuses_bad_week_start() {
+    let env = Env::init();
+    for day in ["funday", "m", "mo", "0", "", "sun\n"] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--week-start", day],
+            b"",
+            "invalid day",
+        );
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_daily_hour_out_of_range() {
+    let env = Env::init();
+    for hour in ["24", "-1", "100"] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--daily-hour", hour],
+            b"",
+            "invalid hour",
+        );
+    }
+    env.usage_error(&["user", "add", "bob", "--tz", "UTC", "--daily-hour", "7am"]);
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_bad_locales() {
+    let env = Env::init();
+    for locale in ["", "e", "english", "12-US", "en-US\r\n", "en-$$", "en US"] {
+        env.refused(
+            &["user", "add", "bob", "--tz", "UTC", "--locale", locale],
+            b"",
+            "invalid locale",
+        );
+    }
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_bad_names() {
+    let env = Env::init();
+    let long = "a".repeat(65);
+    for name in [
+        "-rf",
+        "a b",
+        "al/ice",
+        "ålice",
+        "al\nice",
+        "",
+        long.as_str(),
+    ] {
+        // After `--`, clap hands even "-rf" to our validator.
+        env.refused(
+            &["user", "add", "--tz", "UTC", "--", name],
+            b"",
+            "invalid user name",
+        );
+    }
+    // Without `--`, "-rf" is an unknown flag to clap.
+    env.usage_error(&["user", "add", "-rf", "--tz", "UTC"]);
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[cfg(unix)]
+#[test]
+fn user_add_refuses_a_non_utf8_argument() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::init();
+    let args: [&OsStr; 5] = [
+        OsStr::new("user"),
+        OsStr::new("add"),
+        OsStr::from_bytes(b"al\xffce"),
+        OsStr::new("--tz"),
+        OsStr::new("UTC"),
+    ];
+    env.usage_error(&args);
+    assert_eq!(env.ok(&["user", "list", "--json"]).trim(), "[]");
+}
+
+#[test]
+fn user_add_refuses_a_duplicate_name() {
+    let env = Env::init();
+    env.add_user("alice", &["--email", "alice@example.com"]);
+    env.add_group("staff");
+    env.refused(
+        &[
+            "user",
+            "add",
+            "alice",
+            "--tz",
+            "Asia/Tokyo",
+            "--phone",
+            "+14155550123",
+        ],
+        b"",
+        "already exists",
+    );
+    env.refused(
+        &["user", "add", "staff", "--tz", "UTC"],
+        b"",
+        "already exists",
+    );
+    let users = env.users_json(&["user", "list", "--json"]);
+    assert_eq!(users.len(), 1);
+    assert_eq!(users[0]["timezone"], "UTC", "the first alice is untouched");
+    assert_eq!(users[0]["phone"], Value::Null);
+}
+
+// ---------------------------------------------------------- hostile: groups
+
+#[test]
+fn group_add_refuses_bad_names_emails_and_duplicates() {
+    let env = Env::init();
+    env.add_user("alice", &[]);
+    env.refused(&["group", "add", "a b"], b"", "invalid group name");
+    env.refused(&["group", "add", "--", "-rf"], b"", "invalid group name");
+    env.refused(
+        &[
+            "group",
+            "add",
+            "staff",
+            "--email",
+            "staff@x.com\r\nBcc: y@z.com",
+        ],
+        b"",
+        "invalid email address",
+    );
+    env.refused(&["group", "add", "alice"], b"", "already exists");
+    env.add_group("staff"); // the refused "staff" left nothing behind
+}
+
+#[test]
+fn group_add_member_refuses_cycles() {
+    let env = Env::init();
+    env.add_user("alice", &[]);
+    for g in ["a", "b", "c"] {
+        env.add_group(g);
+    }
+    env.add_member("a", "alice");
+    env.add_member("a", "b");
+    env.add_member("b", "c");
+    env.refused(
+        &["group", "add-member", "a", "a"],
+        b"",
+        "cannot contain itself",
+    );
+    env.refused(&["group", "add-member", "b", "a"], b"", "cycle"); // a→b→a
+    env.refused(&["group", "add-member", "c", "a"], b"", "cycle"); // a→b→c→a
+    env.refused(&["group", "add-member", "c", "b"], b"", "cycle"); // b→c→b
+    assert_eq!(env.count("memberships"), 3);
+    for g in ["a", "b", "c"] {
+        // Expansion still terminates and is unchanged.
+        let want: &[&str] = if g == "a" { &["alice"] } else { &[] };
+        assert_eq!(env.usernames(&["group", "expand", g, "--json"]), want);
+    }
+}
+
+#[test]
+fn group_add_member_refuses_unknown_parties_and_user_as_group() {
+    let env = Env::init();
+    env.add_user("alice", &[]);
+    env.add_user("bob", &[]);
+    env.add_group("staff");
+    env.refused(
+        &["group", "add-member", "staff", "nobody"],
+        b"",
+        "no user or group named \"nobody\"",
+    );
+    env.refused(
+        &["group", "add-member", "nogroup", "alice"],
+        b"",
+        "no user or group named \"nogroup\"",
+    );
+    env.refused(
+        &["group", "add-member", "alice", "bob"],
+        b"",
+        "is a user, not a group",
+    );
+    assert_eq!(env.count("memberships"), 0);
+}
+
+#[test]
+fn group_expand_refuses_an_unknown_group() {
+    let env = Env::init();
+    env.refused(
+        &["group", "expand", "nobody", "--json"],
+        b"",
+        "no user or group named",
+    );
+}
+
+// ------------------------------------------------------ hostile: collections
+
+#[test]
+fn collection_add_refuses_control_characters_empty_and_long_names() {
+    let env = Env::init();
+    let long = "x".repeat(1001);
+    for (name, needle) in [
+        ("Calendar\r\nBcc: x@y.com", "control character"),
+        ("Cal\nendar", "control character"),
+        ("Cal\tendar", "control character"),
+        ("Cal\u{1b}[2Jendar", "control character"),
+        ("   ", "is empty"),
+        ("", "is empty"),
+        (long.as_str(), "longer than"),
+    ] {
+        env.refused(&["collection", "add", name], b"", needle);
+    }
+    assert_eq!(env.ok(&["collection", "list", "--json"]).trim(), "[]");
+}
+
+// ------------------------------------------------------ hostile: subscribe
+
+#[test]
+fn subscribe_refuses_bad_frequency_and_kind() {
+    let (env, c) = world();
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "minutely",
+            "--kind",
+            "forward",
+            "--all",
+        ],
+        b"",
+        "invalid frequency",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "Daily",
+            "--kind",
+            "forward",
+            "--all",
+        ],
+        b"",
+        "invalid frequency",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "digest",
+            "--collection",
+            &c,
+        ],
+        b"",
+        "invalid kind",
+    );
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscribe_refuses_day_on_daily_and_hour_or_day_on_hourly() {
+    let (env, c) = world();
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--all",
+            "--day",
+            "mon",
+        ],
+        b"",
+        "daily subscription takes --hour, not --day",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "hourly",
+            "--kind",
+            "modification",
+            "--collection",
+            &c,
+            "--hour",
+            "3",
+        ],
+        b"",
+        "hourly subscription",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "hourly",
+            "--kind",
+            "modification",
+            "--all",
+            "--day",
+            "tue",
+        ],
+        b"",
+        "hourly subscription",
+    );
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscribe_refuses_bad_hour_and_day() {
+    let (env, _c) = world();
+    for hour in ["24", "-1"] {
+        env.refused(
+            &[
+                "subscribe",
+                "alice",
+                "--frequency",
+                "daily",
+                "--kind",
+                "forward",
+                "--all",
+                "--hour",
+                hour,
+            ],
+            b"",
+            "invalid hour",
+        );
+    }
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "weekly",
+            "--kind",
+            "forward",
+            "--all",
+            "--day",
+            "funday",
+        ],
+        b"",
+        "invalid day",
+    );
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscribe_needs_exactly_one_of_collection_and_all() {
+    let (env, c) = world();
+    env.usage_error(&[
+        "subscribe",
+        "alice",
+        "--frequency",
+        "daily",
+        "--kind",
+        "forward",
+        "--collection",
+        &c,
+        "--all",
+    ]);
+    env.usage_error(&[
+        "subscribe",
+        "alice",
+        "--frequency",
+        "daily",
+        "--kind",
+        "forward",
+    ]);
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscribe_refuses_unknown_or_malformed_collection_and_unknown_party() {
+    let (env, c) = world();
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--collection",
+            NO_SUCH_COLLECTION,
+        ],
+        b"",
+        "no collection",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--collection",
+            "not-a-uuid",
+        ],
+        b"",
+        "invalid collection UUID",
+    );
+    env.refused(
+        &[
+            "subscribe",
+            "nobody",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--collection",
+            &c,
+        ],
+        b"",
+        "no user or group named",
+    );
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscribe_refuses_a_channel_the_user_has_no_address_for() {
+    let (env, _c) = world(); // alice has only an email address
+    env.add_user("bob", &[]); // bob has no address at all
+    for (party, channel, needle) in [
+        ("alice", "sms", "alice has no sms address"),
+        ("alice", "xmpp", "alice has no xmpp address"),
+        ("alice", "email,sms", "alice has no sms address"),
+        ("bob", "email", "bob has no email address"),
+        ("alice", "fax", "unknown channel"),
+    ] {
+        env.refused(
+            &[
+                "subscribe",
+                party,
+                "--frequency",
+                "daily",
+                "--kind",
+                "forward",
+                "--all",
+                "--channel",
+                channel,
+            ],
+            b"",
+            needle,
+        );
+    }
+    // bob's default channel is email, which he lacks.
+    env.refused(
+        &[
+            "subscribe",
+            "bob",
+            "--frequency",
+            "daily",
+            "--kind",
+            "forward",
+            "--all",
+        ],
+        b"",
+        "bob has no email address",
+    );
+    assert_eq!(env.count("subscriptions"), 0);
+}
+
+// ---------------------------------------------------------- hostile: purge
+
+#[test]
+fn purge_refuses_bad_durations_before_touching_the_database() {
+    let env = Env::new();
+    for d in ["0d", "abc", "5y", "90", "d", "", "100001d", "-5d", "1.5d"] {
+        let arg = format!("--older-than={d}");
+        let out = env.run(&["purge", arg.as_str()]);
+        assert_refused(&out, "invalid duration", std::slice::from_ref(&arg));
+    }
+    assert!(
+        !env.db_path.exists(),
+        "a refused purge must not create the database"
+    );
+}
+
+#[test]
+fn purge_with_a_bad_duration_deletes_nothing() {
+    let (env, c) = world();
+    let input = lines(&[mod_line(&c, ITEM_A, "created", "2020-01-01T00:00:00Z")]);
+    assert_eq!(env.ok_in(&["record"], &input), "1\n");
+    for d in ["0d", "abc", "5y"] {
+        env.refused(&["purge", "--older-than", d], b"", "invalid duration");
+    }
+    assert_eq!(env.count("modifications"), 1);
+}
+
+// ------------------------------------------------- hostile: --db, --config
+
+#[test]
+fn db_url_must_be_sqlite_or_postgres() {
+    let env = Env::new();
+    for url in ["mysql://x", "sqlite://", "t.db", ""] {
+        let out = env.run_raw(
+            &[
+                "--config",
+                env.config.to_str().unwrap(),
+                "--db",
+                url,
+                "init",
+            ],
+            b"",
+        );
+        assert_refused(&out, "database URL", &[url.to_string()]);
+    }
+    let entries: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, [OsStr::new("digestd.toml")], "nothing was created");
+}
+
+#[test]
+fn bad_config_files_are_refused() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    let cases: &[(&str, Option<&str>, &str)] = &[
+        ("missing.toml", None, "config"),
+        ("garbage.toml", Some("not toml at all ["), "config"),
+        (
+            "section.toml",
+            Some("[nope]\nx = 1\n"),
+            "config: unknown field",
+        ),
+        (
+            "key.toml",
+            Some("[database]\nunknown = 1\n"),
+            "config: unknown field",
+        ),
+        (
+            "pool.toml",
+            Some("[database]\npool_size = 0\n"),
+            "pool_size",
+        ),
+        (
+            "batch.toml",
+            Some("[record]\nbatch_size = 0\n"),
+            "batch_size",
+        ),
+        (
+            "url.toml",
+            Some("[database]\nurl = \"mysql://x\"\n"),
+            "database URL",
+        ),
+        (
+            "type.toml",
+            Some("[database]\npool_size = \"four\"\n"),
+            "config",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = dir.join(name);
+        if let Some(t) = text {
+            std::fs::write(&path, t).unwrap();
+        }
+        let out = env.run_raw(
+            &["--config", path.to_str().unwrap(), "--db", &env.url, "init"],
+            b"",
+        );
+        assert_refused(&out, needle, &[name.to_string()]);
+    }
+    // A directory is not a config file either.
+    let out = env.run_raw(
+        &["--config", dir.to_str().unwrap(), "--db", &env.url, "init"],
+        b"",
+    );
+    assert_refused(&out, "config", &["<dir>".to_string()]);
+    assert!(
+        !env.db_path.exists(),
+        "a refused config must not create the database"
+    );
+    assert!(!dir.join("data").exists());
+}
+
+#[test]
+fn bad_config_log_level_is_refused() {
+    let env = Env::new();
+    let path = env.dir.path().join("log.toml");
+    std::fs::write(&path, "[log]\nlevel = \"[[[bad\"\n").unwrap();
+    let out = env.run_raw(
+        &["--config", path.to_str().unwrap(), "--db", &env.url, "init"],
+        b"",
+    );
+    assert_refused(&out, "config", &["log.toml".to_string()]);
+    assert!(!env.db_path.exists());
+}
+
+// --------------------------------------------------------- hostile: record
+
+#[test]
+fn record_is_all_or_nothing_and_names_every_bad_line() {
+    let (env, c) = world();
+    let input = lines(&[
+        mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z"),
+        mod_line(&c, ITEM_A, "exploded", "2026-01-01T10:00:00Z"),
+        mod_line(&c, ITEM_B, "created", "2026-01-01T11:00:00Z"),
+        mod_line(&c, ITEM_B, "edited", "yesterday"),
+        mod_line(&c, ITEM_B, "now", "2026-01-01T12:00:00Z"),
+    ]);
+    let out = env.refused(&["record"], &input, "nothing was written");
+    assert!(out.stderr.contains("2 of 5 lines"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("line 2: unknown action"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("line 4: invalid at"), "{}", out.stderr);
+    for good in ["line 1:", "line 3:", "line 5:"] {
+        assert!(!out.stderr.contains(good), "{good} is fine: {}", out.stderr);
+    }
+    assert_eq!(env.count("modifications"), 0);
+    assert_eq!(env.count("modification_values"), 0);
+}
+
+#[test]
+fn record_refuses_non_utf8_bytes_on_a_line() {
+    let (env, c) = world();
+    let mut input = lines(&[mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z")]);
+    let second = mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z").to_string();
+    let at = second.find("Team").expect("title in line");
+    input.extend_from_slice(&second.as_bytes()[..at]);
+    input.extend_from_slice(b"\xff\xfe\xc3"); // invalid UTF-8 inside the title
+    input.extend_from_slice(&second.as_bytes()[at..]);
+    input.push(b'\n');
+    let out = env.refused(&["record"], &input, "line 2: not valid UTF-8");
+    assert!(!out.stderr.contains("line 1"), "{}", out.stderr);
+}
+
+#[test]
+fn record_refuses_a_line_over_one_mebibyte() {
+    let (env, c) = world();
+    let mut big = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    big["title"] = json!("x".repeat((1 << 20) + 10));
+    let mut input = lines(&[mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z")]);
+    input.extend(lines(&[big]));
+    assert!(input.len() > 1 << 20);
+    env.refused(&["record"], &input, "line 2: longer than 1048576 bytes");
+}
+
+#[test]
+fn record_refuses_an_unknown_field() {
+    let (env, c) = world();
+    let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    line["priority"] = json!("high");
+    env.refused(&["record"], &lines(&[line]), "unknown field");
+    let mut change = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    change["changes"][0]["was"] = json!("x");
+    env.refused(&["record"], &lines(&[change]), "unknown field");
+}
+
+#[test]
+fn record_refuses_a_duplicated_attribute() {
+    let (env, c) = world();
+    let mut twice = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
+    twice["changes"] = json!([
+        {"attribute": "title", "old": "a", "new": "b"},
+        {"attribute": "title", "old": "b", "new": "c"},
+    ]);
+    env.refused(&["record"], &lines(&[twice]), "changed twice");
+    let mut padded = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
+    padded["changes"] = json!([
+        {"attribute": "title", "old": "a", "new": "b"},
+        {"attribute": " title ", "old": "b", "new": "c"},
+    ]);
+    env.refused(&["record"], &lines(&[padded]), "changed twice");
+}
+
+#[test]
+fn record_refuses_an_unknown_actor() {
+    let (env, c) = world();
+    let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    line["actor"] = json!("mallory");
+    let good = mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z");
+    env.refused(
+        &["record"],
+        &lines(&[good, line]),
+        "line 2: no user or group named \"mallory\"",
+    );
+}
+
+#[test]
+fn record_refuses_an_unknown_or_malformed_collection() {
+    let (env, c) = world();
+    let good = mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z");
+    let unknown = mod_line(
+        NO_SUCH_COLLECTION,
+        ITEM_A,
+        "created",
+        "2026-01-01T09:00:00Z",
+    );
+    env.refused(
+        &["record"],
+        &lines(&[unknown, good.clone()]),
+        &format!("line 1: no collection {NO_SUCH_COLLECTION}"),
+    );
+    let malformed = mod_line("calendar", ITEM_A, "created", "2026-01-01T09:00:00Z");
+    env.refused(
+        &["record"],
+        &lines(&[good, malformed]),
+        "line 2: invalid collection UUID",
+    );
+}
+
+#[test]
+fn record_refuses_other_hostile_lines() {
+    let (env, c) = world();
+    let base = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v = base.clone();
+        f(&mut v);
+        lines(&[v])
+    };
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"{\"collection\":".to_vec(), "bad JSON"),
+        (b"[1,2,3]\n".to_vec(), "bad JSON"),
+        (
+            edit(&|v| v["title"] = json!("a\r\nBcc: x@y.com")),
+            "title contains a control",
+        ),
+        (edit(&|v| v["kind"] = json!("")), "kind is empty"),
+        (
+            edit(&|v| v["item"] = json!("not-a-uuid")),
+            "invalid item UUID",
+        ),
+        (
+            edit(&|v| v["at"] = json!("2026-13-01T00:00:00Z")),
+            "invalid at",
+        ),
+        (edit(&|v| v["changes"] = Value::Null), "bad JSON"),
+        (
+            edit(&|v| v["changes"][0]["new"] = json!("v".repeat(64 * 1024 + 1))),
+            "longer than 65536 bytes",
+        ),
+        (
+            edit(&|v| {
+                v.as_object_mut().unwrap().remove("actor");
+            }),
+            "missing field",
+        ),
+    ];
+    for (input, needle) in cases {
+        env.refused(&["record"], &input, needle);
+    }
+}
+
+#[test]
+fn record_after_refusals_stores_exactly_the_good_lines() {
+    let (env, c) = world();
+    let bad = lines(&[
+        mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z"),
+        mod_line(&c, ITEM_A, "bogus", "2026-01-01T09:00:00Z"),
+    ]);
+    env.refused(&["record"], &bad, "line 2");
+    let good = lines(&[
+        mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z"),
+        mod_line(&c, ITEM_A, "edited", "2026-01-01T10:00:00Z"),
+        mod_line(&c, ITEM_B, "created", "2026-01-01T11:00:00Z"),
+        mod_line(&c, ITEM_B, "deleted", "2026-01-01T12:00:00Z"),
+    ]);
+    assert_eq!(env.ok_in(&["record"], &good), "4\n");
+    assert_eq!(env.count("modifications"), 4);
+    assert_eq!(env.count("modification_values"), 4);
+    env.refused(&["record"], &bad, "line 2");
+    assert_eq!(env.count("modifications"), 4);
+}
+
+// ------------------------------------------------------- hostile: item put
+
+#[test]
+fn item_put_refuses_non_utf8_stdin() {
+    let (env, c) = world();
+    let mut input = item_json(&c, "Lunch").to_string().into_bytes();
+    input.extend_from_slice(b"\xff\xfe");
+    env.refused(&["item", "put"], &input, "not valid UTF-8");
+    assert_eq!(env.count("items"), 0);
+}
+
+#[test]
+fn item_put_refuses_more_than_one_mebibyte() {
+    let (env, c) = world();
+    let mut input = item_json(&c, "Lunch").to_string().into_bytes();
+    input.resize((1 << 20) + 1, b' '); // trailing white space is still too much
+    env.refused(&["item", "put"], &input, "larger than 1048576 bytes");
+    let big = item_json(&c, &"x".repeat(2 << 20)).to_string();
+    env.refused(
+        &["item", "put"],
+        big.as_bytes(),
+        "larger than 1048576 bytes",
+    );
+    assert_eq!(env.count("items"), 0);
+}
+
+#[test]
+fn item_put_refuses_malformed_json_and_unknown_fields() {
+    let (env, c) = world();
+    env.refused(&["item", "put"], b"", "bad JSON");
+    env.refused(&["item", "put"], b"{\"uuid\":", "bad JSON");
+    env.refused(&["item", "put"], b"[]", "bad JSON");
+    let two = format!("{0}\n{0}", item_json(&c, "Lunch"));
+    env.refused(&["item", "put"], two.as_bytes(), "bad JSON");
+    let mut extra = item_json(&c, "Lunch");
+    extra["owner"] = json!("root");
+    env.refused(
+        &["item", "put"],
+        extra.to_string().as_bytes(),
+        "unknown field",
+    );
+    assert_eq!(env.count("items"), 0);
+}
+
+#[test]
+fn item_put_refuses_a_title_with_cr_lf() {
+    let (env, c) = world();
+    for title in ["Lunch\r\nBcc: x@y.com", "Lun\nch", "\u{7}"] {
+        let input = item_json(&c, title).to_string();
+        env.refused(&["item", "put"], input.as_bytes(), "title");
+    }
+    assert_eq!(env.count("items"), 0);
+}
+
+#[test]
+fn item_put_refuses_an_unknown_collection_or_actor() {
+    let (env, c) = world();
+    let input = item_json(NO_SUCH_COLLECTION, "Lunch").to_string();
+    env.refused(&["item", "put"], input.as_bytes(), "no collection");
+    let mut both = item_json(&c, "Lunch");
+    both["collections"] = json!([NO_SUCH_COLLECTION]);
+    env.refused(
+        &["item", "put"],
+        both.to_string().as_bytes(),
+        "no collection",
+    );
+    let mut actor = item_json(&c, "Lunch");
+    actor["actor"] = json!("mallory");
+    env.refused(
+        &["item", "put"],
+        actor.to_string().as_bytes(),
+        "no user or group named",
+    );
+    assert_eq!(env.count("items"), 0);
+    assert_eq!(env.count("modifications"), 0);
+}
+
+#[test]
+fn item_put_refuses_other_hostile_fields() {
+    let (env, c) = world();
+    let base = item_json(&c, "Lunch");
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("uuid", json!("not-a-uuid"), "invalid item UUID"),
+        ("collection", json!("calendar"), "invalid collection UUID"),
+        ("start", json!("tomorrow"), "invalid start"),
+        ("tz", json!("Mars/Phobos"), "timezone"),
+        ("rrule", json!("BYDAY=MO"), "needs FREQ="),
+        (
+            "rrule",
+            json!("FREQ=DAILY\r\nX: y"),
+            "rrule contains a control",
+        ),
+        ("kind", json!("   "), "kind is empty"),
+    ];
+    for (field, value, needle) in cases {
+        let mut v = base.clone();
+        v[field] = value;
+        env.refused(&["item", "put"], v.to_string().as_bytes(), needle);
+    }
+    let mut none = base.clone();
+    none.as_object_mut().unwrap().remove("collection");
+    env.refused(
+        &["item", "put"],
+        none.to_string().as_bytes(),
+        "needs \"collection\"",
+    );
+    let mut delete_unknown = base.clone();
+    delete_unknown["deleted"] = json!(true);
+    env.refused(
+        &["item", "put"],
+        delete_unknown.to_string().as_bytes(),
+        "cannot delete unknown item",
+    );
+    assert_eq!(env.count("items"), 0);
+}
+
+#[test]
+fn item_put_refusal_leaves_an_existing_item_unchanged() {
+    let (env, c) = world();
+    env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Lunch").to_string().as_bytes(),
+    );
+    let before = env.snapshot();
+    let mut bad = item_json(&c, "Dinner");
+    bad["collections"] = json!([NO_SUCH_COLLECTION]);
+    env.refused(
+        &["item", "put"],
+        bad.to_string().as_bytes(),
+        "no collection",
+    );
+    assert_eq!(env.snapshot(), before);
+    // The stored title is still "Lunch": putting it again changes nothing.
+    let out = env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Lunch").to_string().as_bytes(),
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["actions"], json!([]), "{out}");
+}
+
+// ------------------------------------------- hostile: error message hygiene
+
+#[test]
+fn error_messages_never_echo_raw_control_characters() {
+    let (env, c) = world();
+    let hostile = "x\u{b}y\u{c}z\u{1b}[2J\u{85}w\u{2028}v";
+    let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+    line[hostile] = json!(1);
+    env.refused(&["record"], &lines(&[line]), "unknown field");
+    let mut item = item_json(&c, "Lunch");
+    item[hostile] = json!(1);
+    env.refused(
+        &["item", "put"],
+        item.to_string().as_bytes(),
+        "unknown field",
+    );
+}
