@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::{bench, demo, ingest, items, modlog, parties, subscriptions, validate};
+use crate::ids::SubscriptionId;
+use crate::{bench, demo, ingest, items, modlog, parties, schedule, subscriptions, validate};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -26,6 +27,10 @@ pub struct Cli {
     /// Database URL: sqlite://PATH or postgres://… (overrides config and DIGESTD_DATABASE_URL).
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
+    /// Pretend the current time is this instant (RFC 3339): for tests, demos
+    /// and simulation. Everything that would read the clock reads this.
+    #[arg(long, global = true, value_name = "RFC3339")]
+    pub now: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -50,6 +55,41 @@ pub enum Command {
     Record,
     /// Subscribe a user or group to digests of a collection (or all).
     Subscribe(SubscribeArgs),
+    /// One tick at an instant: record the runs that are due and print them as JSON lines.
+    Tick {
+        /// The tick's instant (RFC 3339).
+        #[arg(long)]
+        at: String,
+    },
+    /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
+    Simulate {
+        /// First tick (RFC 3339, inclusive).
+        #[arg(long)]
+        from: String,
+        /// End (RFC 3339, exclusive).
+        #[arg(long)]
+        to: String,
+        /// Interval between ticks, e.g. 1h, 15m.
+        #[arg(long, default_value = "1h")]
+        every: String,
+    },
+    /// The 168-bucket week grid: digests per local and server-time hour of one week.
+    Grid {
+        /// Only this user's subscriptions.
+        #[arg(long)]
+        user: Option<String>,
+        /// Also write an SVG heat map here.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// Any instant in the week to show (RFC 3339; default: this week).
+        #[arg(long)]
+        week: Option<String>,
+    },
+    /// The daemon: tick on the [schedule] cron expression until SIGTERM or ctrl-c.
+    Serve,
+    /// Pause, resume or list subscriptions.
+    #[command(subcommand)]
+    Subscription(SubscriptionCmd),
     /// Delete modifications older than a duration.
     Purge {
         /// e.g. 90d, 12h, 2w.
@@ -89,6 +129,31 @@ pub enum UserCmd {
         locale: Option<String>,
     },
     /// List users.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a user's preferences (their subscriptions are rescheduled).
+    Set {
+        name: String,
+        #[arg(long)]
+        tz: Option<String>,
+        #[arg(long)]
+        week_start: Option<String>,
+        #[arg(long, allow_negative_numbers = true)]
+        daily_hour: Option<i64>,
+        #[arg(long)]
+        locale: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SubscriptionCmd {
+    /// Stop a subscription's digests.
+    Pause { id: i64 },
+    /// Resume a paused subscription from now on (no burst for the paused time).
+    Resume { id: i64 },
+    /// List subscriptions.
     List {
         #[arg(long)]
         json: bool,
@@ -174,7 +239,12 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match run(cli, &SystemClock) {
+    let result = match cli.now.as_deref().map(|t| validate::instant("--now", t)) {
+        None => run(cli, &SystemClock),
+        Some(Ok(t)) => run(cli, &FixedClock::new(t)),
+        Some(Err(e)) => Err(e),
+    };
+    match result {
         Ok(()) => 0,
         Err(e) => {
             let msg = validate::escape_for_line(&e.to_string());
@@ -212,6 +282,27 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     // Validate what needs no database before opening (and creating) it.
     let cutoff = match &cli.command {
         Command::Purge { older_than } => Some(clock.now() - validate::duration(older_than)?),
+        _ => None,
+    };
+    let instants = match &cli.command {
+        Command::Tick { at } => Some((validate::instant("--at", at)?, None)),
+        Command::Simulate { from, to, every } => {
+            let (f, t) = (
+                validate::instant("--from", from)?,
+                validate::instant("--to", to)?,
+            );
+            let step = validate::duration(every)?;
+            if t <= f {
+                return Err(Error::invalid("--to must be after --from"));
+            }
+            if (t - f).num_seconds() / step.num_seconds() > 2_000_000 {
+                return Err(Error::invalid(
+                    "simulate: more than 2,000,000 ticks; use a larger --every",
+                ));
+            }
+            Some((f, Some((t, step))))
+        }
+        Command::Grid { week: Some(w), .. } => Some((validate::instant("--week", w)?, None)),
         _ => None,
     };
     let stdin_text = match &cli.command {
@@ -321,6 +412,127 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             )?;
             writeln!(out, "{id}")?;
         }
+        Command::User(UserCmd::Set {
+            name,
+            tz,
+            week_start,
+            daily_hour,
+            locale,
+        }) => {
+            parties::update_user(
+                &mut conn,
+                &name,
+                &parties::UserChanges {
+                    timezone: tz,
+                    week_start,
+                    daily_hour,
+                    locale,
+                },
+            )?;
+            writeln!(out, "updated {name}")?;
+        }
+        Command::Subscription(SubscriptionCmd::Pause { id }) => {
+            subscriptions::pause(&mut conn, SubscriptionId(id))?;
+            writeln!(out, "paused {id}")?;
+        }
+        Command::Subscription(SubscriptionCmd::Resume { id }) => {
+            subscriptions::resume(&mut conn, SubscriptionId(id), now)?;
+            writeln!(out, "resumed {id}")?;
+        }
+        Command::Subscription(SubscriptionCmd::List { json }) => {
+            let subs = subscriptions::list(&mut conn)?;
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string(&subs).expect("serialisable")
+                )?;
+            } else {
+                for s in subs {
+                    writeln!(
+                        out,
+                        "#{} party {} {} {} hour {:?} day {:?} via {}{}",
+                        s.id,
+                        s.party,
+                        s.frequency,
+                        s.kind,
+                        s.hour_of_day,
+                        s.day_of_week,
+                        s.channels.join(","),
+                        if s.paused { " (paused)" } else { "" }
+                    )?;
+                }
+            }
+        }
+        Command::Tick { .. } | Command::Simulate { .. } => {
+            let (from, range) = instants.expect("validated above");
+            let owner = schedule::lease::owner_name();
+            let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+            let mut tick_at = |c: &mut crate::db::DbConn, t| -> Result<()> {
+                let runs =
+                    schedule::run_tick(c, t, &owner, lease_for, &mut schedule::tick::Discard)?
+                        .ok_or_else(|| {
+                            Error::conflict(format!("another process holds the tick lease at {t}"))
+                        })?;
+                for r in &runs {
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string(&r.line()).expect("serialisable")
+                    )?;
+                }
+                Ok(())
+            };
+            match range {
+                // `tick` records its runs.
+                None => tick_at(&mut conn, from)?,
+                // `simulate` is a what-if: every tick runs for real inside one
+                // transaction that is rolled back, so the database is unchanged.
+                Some((to, step)) => conn.rolled_back(|c| {
+                    let mut t = from;
+                    while t < to {
+                        tick_at(c, t)?;
+                        t += step;
+                    }
+                    Ok(())
+                })?,
+            }
+        }
+        Command::Grid { user, svg, .. } => {
+            let week = instants.map_or(now, |(w, _)| w);
+            let party = user
+                .as_deref()
+                .map(|u| parties::find(&mut conn, u))
+                .transpose()?
+                .map(|(id, _)| id);
+            let (local, server) = schedule::grid::build(&mut conn, week, party)?;
+            let start = schedule::grid::week_start_utc(week);
+            let scope = user
+                .as_deref()
+                .map_or("all users".to_string(), |u| format!("user {u}"));
+            writeln!(
+                out,
+                "{}",
+                local.to_text(&format!(
+                    "digests in the week of {} ({scope}), by local time",
+                    start.format("%Y-%m-%d")
+                ))
+            )?;
+            writeln!(
+                out,
+                "{}",
+                server.to_text("the same digests by server time (UTC)")
+            )?;
+            if let Some(path) = svg {
+                let title = format!(
+                    "digestd: digests in the week of {} ({scope}), server time (UTC)",
+                    start.format("%Y-%m-%d")
+                );
+                std::fs::write(&path, server.to_svg(&title))?;
+                writeln!(out, "wrote {}", path.display())?;
+            }
+        }
+        Command::Serve => unreachable!("handled above"),
         Command::Purge { .. } => {
             let cutoff = cutoff.expect("computed above");
             let p = modlog::purge(&mut conn, cutoff)?;

@@ -15,6 +15,7 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/digestd.db";
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub database: DatabaseConfig,
+    pub schedule: ScheduleConfig,
     pub record: RecordConfig,
     pub log: LogConfig,
 }
@@ -24,6 +25,44 @@ pub struct Config {
 pub struct DatabaseConfig {
     pub url: String,
     pub pool_size: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScheduleConfig {
+    pub tick: String,
+    pub lease_seconds: u32,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        ScheduleConfig {
+            tick: "0 0 * * * *".into(),
+            lease_seconds: 600,
+        }
+    }
+}
+
+impl ScheduleConfig {
+    /// The tick schedule, parsed (and so validated).
+    pub fn cron(&self) -> Result<cron::Schedule> {
+        parse_cron(&self.tick)
+    }
+}
+
+/// A cron expression with seconds (6 or 7 fields), as the `cron` crate reads it.
+pub fn parse_cron(expr: &str) -> Result<cron::Schedule> {
+    use std::str::FromStr;
+    if expr.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid(format!(
+            "schedule.tick {expr:?}: control character"
+        )));
+    }
+    cron::Schedule::from_str(expr).map_err(|e| {
+        Error::invalid(format!(
+            "schedule.tick {expr:?}: {e} (use 6 fields: sec min hour day month weekday, e.g. \"0 0 * * * *\")"
+        ))
+    })
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -114,6 +153,12 @@ impl Config {
                 self.log.level
             )));
         }
+        self.schedule.cron()?;
+        if self.schedule.lease_seconds < 10 {
+            return Err(Error::invalid(
+                "config: schedule.lease_seconds must be at least 10",
+            ));
+        }
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -195,6 +240,12 @@ mod tests {
             "[database]\nunknown = 1\n",
             "not toml at all [",
             "[log]\nlevel = \"[[[bad\"\n",
+            "[schedule]\ntick = \"0 * * * *\"\n",
+            "[schedule]\ntick = \"61 0 * * * *\"\n",
+            "[schedule]\ntick = \"0 0 25 * * *\"\n",
+            "[schedule]\ntick = \"every hour\"\n",
+            "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
+            "[schedule]\nlease_seconds = 1\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

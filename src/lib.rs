@@ -12,8 +12,10 @@
 //! - [`modlog`]: the modification log and its values; bulk writes; purge.
 //! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`subscriptions`]: the subscription table and its validation.
+//! - [`schedule`]: local periods, the week grid, the tick, the lease.
 //! - [`validate`]: every input validator.
 //! - [`config`], [`clock`], [`error`], [`ids`]: settings, injected time, the error policy, typed ids.
+//! - [`serve`]: the daemon loop (cron-driven ticks, graceful shutdown).
 //! - [`cli`], [`demo`], [`bench`]: the command line and what it runs.
 #![forbid(unsafe_code)]
 
@@ -29,6 +31,8 @@ pub mod ingest;
 pub mod items;
 pub mod modlog;
 pub mod parties;
+pub mod schedule;
+pub mod serve;
 pub mod subscriptions;
 pub mod validate;
 

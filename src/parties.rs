@@ -370,3 +370,53 @@ pub fn ids_by_name(conn: &mut DbConn, names: &[&str]) -> Result<BTreeMap<String,
     }
     Ok(out)
 }
+
+/// What `user set` may change.
+#[derive(Debug, Clone, Default)]
+pub struct UserChanges {
+    pub timezone: Option<String>,
+    pub week_start: Option<String>,
+    pub daily_hour: Option<i64>,
+    pub locale: Option<String>,
+}
+
+/// Changes a user's preferences and reschedules their subscriptions in the
+/// same transaction, so a new timezone neither loses nor doubles a period.
+pub fn update_user(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<PartyId> {
+    let tz = ch.timezone.as_deref().map(validate::timezone).transpose()?;
+    let ws = ch
+        .week_start
+        .as_deref()
+        .map(validate::weekday)
+        .transpose()?;
+    let dh = ch.daily_hour.map(validate::hour).transpose()?;
+    let locale = ch.locale.as_deref().map(validate::locale).transpose()?;
+    conn.write_tx(|c| {
+        let (id, kind) = find(c, name)?;
+        if kind != "user" {
+            return Err(Error::invalid(format!("{name:?} is a group, not a user")));
+        }
+        if let Some(tz) = tz {
+            diesel::update(users::table.find(id.0))
+                .set(users::timezone.eq(tz.name()))
+                .execute(c)?;
+        }
+        if let Some(ws) = ws {
+            diesel::update(users::table.find(id.0))
+                .set(users::week_start.eq(i32::from(ws)))
+                .execute(c)?;
+        }
+        if let Some(dh) = dh {
+            diesel::update(users::table.find(id.0))
+                .set(users::daily_hour.eq(i32::from(dh)))
+                .execute(c)?;
+        }
+        if let Some(l) = &locale {
+            diesel::update(users::table.find(id.0))
+                .set(users::locale.eq(l))
+                .execute(c)?;
+        }
+        crate::schedule::tick::reschedule_party(c, id)?;
+        Ok(id)
+    })
+}

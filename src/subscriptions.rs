@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::items;
 use crate::parties::{self, Channel};
+use crate::schedule;
 use crate::validate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -139,12 +140,12 @@ pub fn subscribe(
         Some(u) => Some(items::find_collection(conn, u)?.id),
         None => None,
     };
-    let prefs: Option<(i32, i32)> = users::table
+    let prefs: Option<(String, i32, i32)> = users::table
         .filter(users::party_id.eq(party.0))
-        .select((users::week_start, users::daily_hour))
+        .select((users::timezone, users::week_start, users::daily_hour))
         .first(conn)
         .optional()?;
-    let (week_start, daily_hour) = prefs.unwrap_or((0, 8));
+    let (week_start, daily_hour) = prefs.as_ref().map_or((0, 8), |p| (p.1, p.2));
     if party_kind == "user" {
         let have = parties::contact_points(conn, party)?;
         for ch in &channels {
@@ -168,6 +169,13 @@ pub fn subscribe(
             Some(day.map_or(week_start, i32::from)),
         ),
     };
+    let rule = schedule::tick::rule_for(
+        frequency,
+        hour,
+        day,
+        prefs.as_ref().map(|p| (p.0.as_str(), p.1)),
+    )?;
+    let next_due = schedule::tick::first_due(&rule, now);
     let channel_list = channels
         .iter()
         .map(|c| c.as_str())
@@ -184,6 +192,8 @@ pub fn subscribe(
                 subscriptions::hour_of_day.eq(hour),
                 subscriptions::channels.eq(&channel_list),
                 subscriptions::created_at.eq(now.naive_utc()),
+                subscriptions::active_since.eq(now.naive_utc()),
+                subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
             ))
             .returning(subscriptions::id)
             .get_result::<i64>(c)?)
@@ -234,4 +244,38 @@ pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
             },
         )
         .collect())
+}
+
+/// Pauses a subscription: it gets nothing until resumed.
+pub fn pause(conn: &mut DbConn, id: SubscriptionId) -> Result<()> {
+    conn.write_tx(|c| {
+        let n = diesel::update(subscriptions::table.find(id.0))
+            .set(subscriptions::paused.eq(true))
+            .execute(c)?;
+        if n == 0 {
+            return Err(Error::not_found(format!("no subscription {id}")));
+        }
+        Ok(())
+    })
+}
+
+/// Resumes a paused subscription at `now`. No burst: its first digest is
+/// its first period at or after `now`, and a modification window starts at
+/// `now`, so what changed while it was paused is not sent.
+pub fn resume(conn: &mut DbConn, id: SubscriptionId, now: DateTime<Utc>) -> Result<()> {
+    conn.write_tx(|c| {
+        let paused: bool = subscriptions::table
+            .find(id.0)
+            .select(subscriptions::paused)
+            .first(c)
+            .optional()?
+            .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
+        if !paused {
+            return Ok(());
+        }
+        diesel::update(subscriptions::table.find(id.0))
+            .set(subscriptions::paused.eq(false))
+            .execute(c)?;
+        schedule::tick::reschedule(c, id, Some(now))
+    })
 }

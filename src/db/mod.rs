@@ -130,29 +130,75 @@ impl DbConn {
     /// Runs `f` in a write transaction. On SQLite this is `BEGIN IMMEDIATE`,
     /// so two writers queue on the busy timeout instead of failing on the
     /// read-to-write lock upgrade; on PostgreSQL an ordinary transaction.
-    /// Nested `transaction` calls inside `f` become savepoints.
+    /// Inside another transaction it is a savepoint.
     pub fn write_tx<T, F>(&mut self, f: F) -> Result<T>
     where
         F: FnOnce(&mut DbConn) -> Result<T>,
     {
-        match self {
-            DbConn::Sqlite(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?;
-            }
-            DbConn::Postgres(c) => AnsiTransactionManager::begin_transaction(c)?,
-        }
+        self.begin()?;
         let out = f(self);
-        let end = match (&out, &mut *self) {
-            (Ok(_), DbConn::Sqlite(c)) => AnsiTransactionManager::commit_transaction(c),
-            (Ok(_), DbConn::Postgres(c)) => AnsiTransactionManager::commit_transaction(c),
-            (Err(_), DbConn::Sqlite(c)) => AnsiTransactionManager::rollback_transaction(c),
-            (Err(_), DbConn::Postgres(c)) => AnsiTransactionManager::rollback_transaction(c),
+        let end = if out.is_ok() {
+            self.commit()
+        } else {
+            self.rollback()
         };
         match (out, end) {
             (Ok(v), Ok(())) => Ok(v),
             (Err(e), _) => Err(e),
-            (Ok(_), Err(e)) => Err(e.into()),
+            (Ok(_), Err(e)) => Err(e),
         }
+    }
+
+    /// Runs `f` in a transaction that is always rolled back: a what-if
+    /// (`digestd simulate`) that leaves the database as it was.
+    pub fn rolled_back<T, F>(&mut self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T>,
+    {
+        self.begin()?;
+        let out = f(self);
+        self.rollback()?;
+        out
+    }
+
+    fn depth(&mut self) -> Result<u32> {
+        let status = match self {
+            DbConn::Sqlite(c) => {
+                AnsiTransactionManager::transaction_manager_status_mut(c).transaction_depth()
+            }
+            DbConn::Postgres(c) => {
+                AnsiTransactionManager::transaction_manager_status_mut(c).transaction_depth()
+            }
+        };
+        Ok(status?.map_or(0, |d| d.get()))
+    }
+
+    fn begin(&mut self) -> Result<()> {
+        let outer = self.depth()? == 0;
+        match self {
+            DbConn::Sqlite(c) if outer => {
+                AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?
+            }
+            DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::begin_transaction(c)?,
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        match self {
+            DbConn::Sqlite(c) => AnsiTransactionManager::commit_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::commit_transaction(c)?,
+        }
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        match self {
+            DbConn::Sqlite(c) => AnsiTransactionManager::rollback_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::rollback_transaction(c)?,
+        }
+        Ok(())
     }
 }
 

@@ -112,6 +112,11 @@ diesel::table! {
         include_own -> Bool,
         send_empty -> Bool,
         created_at -> Timestamp,
+        active_since -> Timestamp,
+        next_due_at -> Nullable<Timestamp>,
+        last_scheduled_at -> Nullable<Timestamp>,
+        last_period -> Nullable<Text>,
+        last_window_end -> Nullable<Timestamp>,
     }
 }
 

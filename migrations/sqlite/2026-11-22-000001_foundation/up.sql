@@ -104,9 +104,18 @@ CREATE TABLE subscriptions (
     paused         BOOLEAN NOT NULL DEFAULT 0,
     include_own    BOOLEAN NOT NULL DEFAULT 0,
     send_empty     BOOLEAN NOT NULL DEFAULT 0,
-    created_at     TIMESTAMP NOT NULL
+    created_at     TIMESTAMP NOT NULL,
+    -- Scheduler state (owned by schedule::tick): periods scheduled before
+    -- active_since (creation or last resume) are never delivered; next_due_at
+    -- is the next scheduled instant not yet run: the index a tick reads.
+    active_since       TIMESTAMP NOT NULL,
+    next_due_at        TIMESTAMP,
+    last_scheduled_at  TIMESTAMP,
+    last_period        TEXT,
+    last_window_end    TIMESTAMP
 );
 CREATE INDEX subscriptions_party ON subscriptions (party_id);
+CREATE INDEX subscriptions_due ON subscriptions (next_due_at);
 
 CREATE TABLE subscription_runs (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -1,0 +1,42 @@
+//! The scheduler: local periods ([`period`]), the 168-bucket week grid
+//! ([`grid`]), the tick that finds and claims due runs ([`tick`]), and the
+//! lease that keeps two processes from running the same job ([`lease`]).
+//!
+//! Owns `subscription_runs`, the scheduler columns of `subscriptions`
+//! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_window_end`)
+//! and `nt_job`.
+
+pub mod grid;
+pub mod lease;
+pub mod period;
+pub mod tick;
+
+pub use period::{Period, Rule};
+pub use tick::{tick, DueRun, HandOff};
+
+use chrono::{DateTime, Utc};
+
+use crate::db::DbConn;
+use crate::error::Result;
+
+/// The lease name of the tick job in `nt_job`.
+pub const TICK_JOB: &str = "tick";
+
+/// One tick under the lease: `None` when another process holds it (that
+/// process is running this tick), else the runs recorded.
+pub fn run_tick(
+    conn: &mut DbConn,
+    at: DateTime<Utc>,
+    owner: &str,
+    lease_for: chrono::Duration,
+    sink: &mut dyn HandOff,
+) -> Result<Option<Vec<DueRun>>> {
+    if !lease::acquire(conn, TICK_JOB, owner, at, lease_for)? {
+        return Ok(None);
+    }
+    let result = tick(conn, at, sink);
+    // Release even when the tick failed, so the next tick need not wait for
+    // the lease to expire; what was not committed is still due.
+    lease::release(conn, TICK_JOB, owner, at)?;
+    result.map(Some)
+}

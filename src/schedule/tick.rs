@@ -1,0 +1,396 @@
+//! One tick: every (subscription, period) whose scheduled instant has come
+//! and that has no run yet gets exactly one run, recorded in the same
+//! transaction that hands it on.
+//!
+//! The index a tick reads is `subscriptions.next_due_at`, the next
+//! scheduled instant each subscription has not run yet: a range scan
+//! `next_due_at <= tick` touches only the due subscriptions, so the cost
+//! of a tick follows the number due, not the number that exist.
+//!
+//! Per due subscription, with `P` the latest period scheduled at or before
+//! the tick:
+//! - `P` gets a run when it is scheduled after the last run's period and
+//!   not before `active_since` (creation or resume). Missed periods after
+//!   downtime therefore collapse into one run, the latest.
+//! - Windows chain: a modification window runs from the end of the last
+//!   window (or `active_since`) to the tick; a forward window from there to
+//!   the next period's scheduled instant.
+//! - `next_due_at` moves to the first period after the tick.
+//! - The run's unique key `(subscription_id, period)` is the last guard
+//!   against a double: a second insert fails and rolls the chunk back.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono_tz::Tz;
+use diesel::prelude::*;
+use serde::Serialize;
+
+use super::period::{Period, Rule};
+use crate::db::schema::{parties, subscription_runs, subscriptions, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
+use crate::subscriptions::{Frequency, Kind};
+
+/// Subscriptions claimed per transaction.
+pub const CHUNK: i64 = 5_000;
+
+/// A run the tick found due and recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DueRun {
+    pub subscription: SubscriptionId,
+    pub party: PartyId,
+    pub party_name: String,
+    pub tz: Tz,
+    pub frequency: Frequency,
+    pub kind: Kind,
+    pub collection: Option<CollectionId>,
+    pub channels: String,
+    pub include_own: bool,
+    pub send_empty: bool,
+    pub period: Period,
+    pub tick: DateTime<Utc>,
+    pub window_start: DateTime<Utc>,
+    pub window_end: DateTime<Utc>,
+}
+
+/// One JSON line of `digestd tick` / `digestd simulate`.
+#[derive(Debug, Serialize)]
+pub struct RunLine<'a> {
+    pub subscription: SubscriptionId,
+    pub party: &'a str,
+    pub tz: &'a str,
+    pub frequency: Frequency,
+    pub kind: Kind,
+    pub period: &'a str,
+    pub scheduled_local: String,
+    pub scheduled_utc: String,
+    pub tick_utc: String,
+    pub window_start: String,
+    pub window_end: String,
+}
+
+fn rfc3339<T: chrono::TimeZone>(t: &DateTime<T>) -> String
+where
+    T::Offset: std::fmt::Display,
+{
+    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+impl DueRun {
+    pub fn line(&self) -> RunLine<'_> {
+        RunLine {
+            subscription: self.subscription,
+            party: &self.party_name,
+            tz: self.tz.name(),
+            frequency: self.frequency,
+            kind: self.kind,
+            period: &self.period.key,
+            scheduled_local: rfc3339(&self.period.scheduled_local(self.tz)),
+            scheduled_utc: rfc3339(&self.period.scheduled),
+            tick_utc: rfc3339(&self.tick),
+            window_start: rfc3339(&self.window_start),
+            window_end: rfc3339(&self.window_end),
+        }
+    }
+}
+
+/// Where a due run goes, inside the tick's transaction: digest composition
+/// (the next layer) implements it; an error rolls the chunk back, so a run
+/// is never recorded without its hand-off nor handed off without its run.
+pub trait HandOff {
+    fn hand_off(&mut self, conn: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>>;
+}
+
+/// Hands nothing on (simulation, `digestd tick` before delivery exists).
+#[derive(Debug, Default)]
+pub struct Discard;
+
+impl HandOff for Discard {
+    fn hand_off(&mut self, _: &mut DbConn, _: &DueRun) -> Result<Option<RequestId>> {
+        Ok(None)
+    }
+}
+
+type Candidate = (
+    (
+        i64,
+        i64,
+        Option<i64>,
+        String,
+        String,
+        Option<i32>,
+        Option<i32>,
+        String,
+        bool,
+        bool,
+    ),
+    (
+        NaiveDateTime,
+        Option<NaiveDateTime>,
+        Option<String>,
+        Option<NaiveDateTime>,
+    ),
+    String,
+    Option<(String, i32)>,
+);
+
+/// The rule of a subscription: its user's zone and week, or UTC and
+/// Monday for a group (which has no preferences of its own).
+pub fn rule_for(
+    frequency: Frequency,
+    hour: Option<i32>,
+    day: Option<i32>,
+    user: Option<(&str, i32)>,
+) -> Result<Rule> {
+    let (tz, week_start) = match user {
+        Some((tz, ws)) => (
+            tz.parse::<Tz>()
+                .map_err(|_| Error::Storage(format!("stored timezone {tz:?} is unknown")))?,
+            ws as u8,
+        ),
+        None => (Tz::UTC, 0),
+    };
+    Ok(Rule {
+        tz,
+        frequency,
+        hour: hour.unwrap_or(0) as u8,
+        day: day.unwrap_or(0) as u8,
+        week_start,
+    })
+}
+
+/// Runs one tick at `at`: claims every due run, hands each on, and returns
+/// them. Works in chunks of [`CHUNK`] subscriptions, each its own
+/// transaction; a crash between chunks leaves the rest due for the next tick.
+pub fn tick(conn: &mut DbConn, at: DateTime<Utc>, sink: &mut dyn HandOff) -> Result<Vec<DueRun>> {
+    let mut out = Vec::new();
+    loop {
+        let n = conn.write_tx(|c| claim_chunk(c, at, sink, &mut out))?;
+        if n < CHUNK as usize {
+            return Ok(out);
+        }
+    }
+}
+
+fn claim_chunk(
+    c: &mut DbConn,
+    at: DateTime<Utc>,
+    sink: &mut dyn HandOff,
+    out: &mut Vec<DueRun>,
+) -> Result<usize> {
+    let at_n = at.naive_utc();
+    let rows: Vec<Candidate> = subscriptions::table
+        .inner_join(parties::table)
+        .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .filter(subscriptions::next_due_at.le(at_n))
+        .filter(subscriptions::paused.eq(false))
+        .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
+        .limit(CHUNK)
+        .select((
+            (
+                subscriptions::id,
+                subscriptions::party_id,
+                subscriptions::collection_id,
+                subscriptions::kind,
+                subscriptions::frequency,
+                subscriptions::hour_of_day,
+                subscriptions::day_of_week,
+                subscriptions::channels,
+                subscriptions::include_own,
+                subscriptions::send_empty,
+            ),
+            (
+                subscriptions::active_since,
+                subscriptions::last_scheduled_at,
+                subscriptions::last_period,
+                subscriptions::last_window_end,
+            ),
+            parties::name,
+            (users::timezone, users::week_start).nullable(),
+        ))
+        .load(c)?;
+    let n = rows.len();
+    for (
+        (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
+        (active, last_sched, last_key, last_end),
+        name,
+        user,
+    ) in rows
+    {
+        let frequency = crate::subscriptions::Frequency::parse(&freq)?;
+        let kind = crate::subscriptions::Kind::parse(&kind)?;
+        let rule = rule_for(
+            frequency,
+            hour,
+            day,
+            user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+        )?;
+        let p = rule.latest_at_or_before(at);
+        let next = rule.first_after(at);
+        let active = active.and_utc();
+        let eligible =
+            p.scheduled >= active && is_after_last(&rule, &p, last_sched, last_key.as_deref());
+        let mut update_last = None;
+        if eligible {
+            let chained = last_end.map(|e| e.and_utc()).unwrap_or(match kind {
+                Kind::Modification => active,
+                Kind::Forward => p.scheduled,
+            });
+            let window_start = chained.max(active);
+            let window_end = match kind {
+                Kind::Modification => at,
+                Kind::Forward => next.scheduled,
+            };
+            let run = DueRun {
+                subscription: SubscriptionId(id),
+                party: PartyId(party),
+                party_name: name,
+                tz: rule.tz,
+                frequency,
+                kind,
+                collection: coll.map(CollectionId),
+                channels,
+                include_own,
+                send_empty,
+                period: p,
+                tick: at,
+                window_start: window_start.min(window_end),
+                window_end,
+            };
+            let request = sink.hand_off(c, &run)?;
+            diesel::insert_into(subscription_runs::table)
+                .values((
+                    subscription_runs::subscription_id.eq(id),
+                    subscription_runs::period.eq(&run.period.key),
+                    subscription_runs::scheduled_at.eq(run.period.scheduled.naive_utc()),
+                    subscription_runs::window_start.eq(run.window_start.naive_utc()),
+                    subscription_runs::window_end.eq(run.window_end.naive_utc()),
+                    subscription_runs::ran_at.eq(at_n),
+                    subscription_runs::request_id.eq(request.map(|r| r.0)),
+                ))
+                .execute(c)?;
+            update_last = Some((
+                run.period.scheduled.naive_utc(),
+                run.period.key.clone(),
+                run.window_end.naive_utc(),
+            ));
+            out.push(run);
+        }
+        let target = subscriptions::table.find(id);
+        match update_last {
+            Some((sched, key, end)) => diesel::update(target)
+                .set((
+                    subscriptions::next_due_at.eq(next.scheduled.naive_utc()),
+                    subscriptions::last_scheduled_at.eq(sched),
+                    subscriptions::last_period.eq(key),
+                    subscriptions::last_window_end.eq(end),
+                ))
+                .execute(c)?,
+            None => diesel::update(target)
+                .set(subscriptions::next_due_at.eq(next.scheduled.naive_utc()))
+                .execute(c)?,
+        };
+    }
+    Ok(n)
+}
+
+/// Whether period `p` comes after the last period run. For daily and
+/// weekly the local date decides as well as the instant: after a user moves
+/// from Tokyo to New York, New York's "2026-11-22" comes after Tokyo's
+/// "2026-11-22" in time, but it is the same local day and must not be sent
+/// twice. (Daily keys are dates, weekly keys `week-` + a date, so they
+/// compare as strings.)
+fn is_after_last(
+    rule: &Rule,
+    p: &Period,
+    last_sched: Option<NaiveDateTime>,
+    last_key: Option<&str>,
+) -> bool {
+    let later = last_sched.is_none_or(|l| p.scheduled > l.and_utc());
+    let new_day = match (rule.frequency, last_key) {
+        (Frequency::Hourly, _) | (_, None) => true,
+        (_, Some(k)) => p.key.as_str() > k,
+    };
+    later && new_day
+}
+
+/// The first instant a subscription becomes due, for one that is active
+/// from `since` and has never run: its first period scheduled at or after
+/// `since`.
+pub fn first_due(rule: &Rule, since: DateTime<Utc>) -> DateTime<Utc> {
+    rule.first_after(since - chrono::Duration::microseconds(1))
+        .scheduled
+}
+
+/// Recomputes `next_due_at` for the subscriptions of `party` (after its
+/// timezone or week changed): the first period of the new rule after the
+/// last one run, or at or after `active_since` when none ran. Call it in
+/// the transaction that changed the preferences.
+pub fn reschedule_party(c: &mut DbConn, party: PartyId) -> Result<usize> {
+    let ids: Vec<i64> = subscriptions::table
+        .filter(subscriptions::party_id.eq(party.0))
+        .select(subscriptions::id)
+        .load(c)?;
+    for id in &ids {
+        reschedule(c, SubscriptionId(*id), None)?;
+    }
+    Ok(ids.len())
+}
+
+/// Recomputes `next_due_at` of one subscription; with `resume_at`, it also
+/// becomes active from that instant (no burst for the paused time: periods
+/// and changes before it are not delivered).
+pub fn reschedule(
+    c: &mut DbConn,
+    id: SubscriptionId,
+    resume_at: Option<DateTime<Utc>>,
+) -> Result<()> {
+    type Row = (
+        String,
+        Option<i32>,
+        Option<i32>,
+        NaiveDateTime,
+        Option<NaiveDateTime>,
+        Option<String>,
+        Option<(String, i32)>,
+    );
+    let (freq, hour, day, active, last, last_key, user): Row = subscriptions::table
+        .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .filter(subscriptions::id.eq(id.0))
+        .select((
+            subscriptions::frequency,
+            subscriptions::hour_of_day,
+            subscriptions::day_of_week,
+            subscriptions::active_since,
+            subscriptions::last_scheduled_at,
+            subscriptions::last_period,
+            (users::timezone, users::week_start).nullable(),
+        ))
+        .first(c)
+        .optional()?
+        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
+    let rule = rule_for(
+        Frequency::parse(&freq)?,
+        hour,
+        day,
+        user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+    )?;
+    let active = resume_at.unwrap_or(active.and_utc());
+    let next = match last.map(|l| l.and_utc()) {
+        Some(l) if l >= active => {
+            let mut p = rule.first_after(l);
+            while !is_after_last(&rule, &p, last, last_key.as_deref()) {
+                p = rule.first_after(p.scheduled);
+            }
+            p.scheduled
+        }
+        _ => first_due(&rule, active),
+    };
+    diesel::update(subscriptions::table.find(id.0))
+        .set((
+            subscriptions::active_since.eq(active.naive_utc()),
+            subscriptions::next_due_at.eq(Some(next.naive_utc())),
+        ))
+        .execute(c)?;
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `digestd serve`: the daemon. A plain loop — sleep until the next instant
+//! of the `[schedule] tick` cron expression (UTC), tick, repeat — with a
+//! shutdown future beside it: SIGTERM or ctrl-c lets the tick in flight
+//! finish (it runs to completion on a blocking thread) and then exits.
+//! On start it ticks once at once, so periods that came due while nothing
+//! ran are delivered without waiting for the next scheduled instant.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::schedule;
+
+/// Runs the daemon until SIGTERM or ctrl-c.
+pub fn run(cfg: &Config, clock: &dyn Clock) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(serve(cfg, clock, shutdown_signal()))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// The loop, with the shutdown future passed in (tests pass their own).
+pub async fn serve(
+    cfg: &Config,
+    clock: &dyn Clock,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let schedule = cfg.schedule.cron()?;
+    let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
+    let owner = schedule::lease::owner_name();
+    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+    tokio::pin!(shutdown);
+    tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
+    let mut at = clock.now();
+    loop {
+        // The tick runs to completion even if shutdown arrives meanwhile.
+        let (db2, owner2) = (db.clone(), owner.clone());
+        let done = tokio::task::spawn_blocking(move || -> Result<Option<usize>> {
+            let mut conn = db2.conn()?;
+            Ok(schedule::run_tick(
+                &mut conn,
+                at,
+                &owner2,
+                lease_for,
+                &mut schedule::tick::Discard,
+            )?
+            .map(|r| r.len()))
+        })
+        .await
+        .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
+        match done {
+            Ok(Some(n)) => tracing::info!(%at, runs = n, "tick"),
+            Ok(None) => tracing::info!(%at, "tick skipped: another process holds the lease"),
+            Err(e) => {
+                tracing::error!(%at, error = %e, "tick failed; what it did not commit stays due")
+            }
+        }
+        let next: DateTime<Utc> = schedule
+            .after(&clock.now())
+            .next()
+            .ok_or_else(|| Error::invalid("schedule.tick has no future instant"))?;
+        let wait = (next - clock.now()).to_std().unwrap_or_default();
+        tokio::select! {
+            _ = &mut shutdown => {
+                tracing::info!("shutting down");
+                return Ok(());
+            }
+            _ = tokio::time::sleep(wait) => {}
+        }
+        at = next;
+    }
+}
