@@ -277,6 +277,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Bench(BenchCmd::Ingest(args)) => {
             return bench::ingest(&args, cli.db.as_deref(), out)
         }
+        Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }
     // Validate what needs no database before opening (and creating) it.

@@ -1,0 +1,285 @@
+//! The daemon and the scheduler's command line, as a user runs them: the
+//! real binary, a real SQLite file, real signals.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use diesel::prelude::*;
+use digestd::db::schema::{subscription_runs, subscriptions};
+
+fn digestd(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .current_dir(dir)
+        .args(["--db", "sqlite://t.db"])
+        .args(args)
+        .env_remove("DIGESTD_DATABASE_URL")
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn runs(dir: &std::path::Path) -> i64 {
+    let mut c = digestd::db::DbUrl::parse(&format!("sqlite://{}/t.db", dir.display()))
+        .unwrap()
+        .connect()
+        .unwrap();
+    subscription_runs::table.count().get_result(&mut c).unwrap()
+}
+
+fn world(dir: &std::path::Path, now: &str) {
+    ok(&digestd(
+        dir,
+        &[
+            "--now",
+            now,
+            "user",
+            "add",
+            "kiri",
+            "--tz",
+            "Pacific/Chatham",
+            "--email",
+            "kiri@example.com",
+        ],
+    ));
+    ok(&digestd(
+        dir,
+        &[
+            "--now",
+            now,
+            "subscribe",
+            "kiri",
+            "--frequency",
+            "hourly",
+            "--kind",
+            "modification",
+            "--all",
+        ],
+    ));
+}
+
+#[test]
+fn serve_catches_up_at_start_and_finishes_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    // Subscribed three hours ago (the test reads the wall clock, as serve does).
+    let three_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
+    world(dir.path(), &three_hours_ago);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .current_dir(dir.path())
+        .args(["--db", "sqlite://t.db", "serve"])
+        .env_remove("DIGESTD_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The start-up tick delivers the missed hours as one run.
+    let started = Instant::now();
+    while runs(dir.path()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no start-up tick"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "clean exit on SIGTERM");
+    assert_eq!(runs(dir.path()), 1, "three missed hours, one digest");
+}
+
+#[test]
+fn simulate_is_a_what_if_and_tick_records() {
+    let dir = tempfile::tempdir().unwrap();
+    world(dir.path(), "2026-03-01T00:00:00Z");
+    let args = [
+        "simulate",
+        "--from",
+        "2026-04-04T00:00:00Z",
+        "--to",
+        "2026-04-06T00:00:00Z",
+        "--every",
+        "15m",
+    ];
+    let first = ok(&digestd(dir.path(), &args));
+    // Chatham (+12:45/+13:45) leaves DST on 2026-04-05 at 03:45 local: a 25-hour day.
+    assert_eq!(first.lines().count(), 24 + 25, "{first}");
+    let line: serde_json::Value = serde_json::from_str(first.lines().nth(1).unwrap()).unwrap();
+    for field in [
+        "subscription",
+        "party",
+        "tz",
+        "frequency",
+        "period",
+        "scheduled_local",
+        "scheduled_utc",
+        "tick_utc",
+        "window_start",
+        "window_end",
+    ] {
+        assert!(!line[field].is_null(), "missing {field}: {line}");
+    }
+    assert_eq!(line["tz"], "Pacific/Chatham");
+    assert_eq!(runs(dir.path()), 0, "simulate writes nothing");
+    assert_eq!(
+        ok(&digestd(dir.path(), &args)),
+        first,
+        "and so repeats itself"
+    );
+    let t = ok(&digestd(
+        dir.path(),
+        &["tick", "--at", "2026-04-04T00:00:00Z"],
+    ));
+    assert_eq!(t.lines().count(), 1, "one catch-up run for March");
+    assert_eq!(runs(dir.path()), 1);
+    assert_eq!(
+        ok(&digestd(
+            dir.path(),
+            &["tick", "--at", "2026-04-04T00:00:00Z"]
+        )),
+        ""
+    );
+}
+
+#[test]
+fn grid_prints_both_views_and_an_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    world(dir.path(), "2026-03-01T00:00:00Z");
+    let out = ok(&digestd(
+        dir.path(),
+        &[
+            "grid",
+            "--user",
+            "kiri",
+            "--week",
+            "2026-06-10T00:00:00Z",
+            "--svg",
+            "g.svg",
+        ],
+    ));
+    assert!(
+        out.contains("by local time") && out.contains("server time (UTC)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("of 168 digests"),
+        "hourly: every bucket once: {out}"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("g.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.ends_with("</svg>") && svg.matches("<rect").count() > 168
+    );
+}
+
+#[test]
+fn hostile_scheduler_input_exits_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    world(dir.path(), "2026-03-01T00:00:00Z");
+    let snapshot = || {
+        let mut c = digestd::db::DbUrl::parse(&format!("sqlite://{}/t.db", dir.path().display()))
+            .unwrap()
+            .connect()
+            .unwrap();
+        let subs: Vec<(bool, Option<chrono::NaiveDateTime>)> = subscriptions::table
+            .select((subscriptions::paused, subscriptions::next_due_at))
+            .load(&mut c)
+            .unwrap();
+        (subs, runs(dir.path()))
+    };
+    let before = snapshot();
+    for args in [
+        &["tick", "--at", "yesterday"][..],
+        &["tick", "--at", "2026-13-01T00:00:00Z"],
+        &[
+            "simulate",
+            "--from",
+            "2026-04-02T00:00:00Z",
+            "--to",
+            "2026-04-01T00:00:00Z",
+        ],
+        &[
+            "simulate",
+            "--from",
+            "2026-04-01T00:00:00Z",
+            "--to",
+            "2026-04-02T00:00:00Z",
+            "--every",
+            "0m",
+        ],
+        &[
+            "simulate",
+            "--from",
+            "2026-04-01T00:00:00Z",
+            "--to",
+            "2026-04-02T00:00:00Z",
+            "--every",
+            "5y",
+        ],
+        &[
+            "simulate",
+            "--from",
+            "2026-04-01T00:00:00Z",
+            "--to",
+            "2026-04-02T00:00:00Z",
+            "--every",
+            "abc",
+        ],
+        &[
+            "simulate",
+            "--from",
+            "2000-01-01T00:00:00Z",
+            "--to",
+            "2099-01-01T00:00:00Z",
+            "--every",
+            "1s",
+        ],
+        &["--now", "noon", "tick", "--at", "2026-04-01T00:00:00Z"],
+        &["grid", "--week", "next week"],
+        &["grid", "--user", "nobody"],
+        &["user", "set", "kiri", "--tz", "Europe/Atlantis"],
+        &["user", "set", "kiri", "--tz", "UTC\r\nX: y"],
+        &["user", "set", "kiri", "--week-start", "someday"],
+        &["user", "set", "nobody", "--tz", "UTC"],
+        &["subscription", "pause", "999"],
+        &["subscription", "resume", "999"],
+    ] {
+        let out = digestd(dir.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(snapshot(), before, "{args:?} wrote something");
+    }
+    // A bad cron expression in the config is refused before anything runs.
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "[schedule]\ntick = \"0 * * * *\"\n",
+    )
+    .unwrap();
+    let out = digestd(
+        dir.path(),
+        &["--config", "c.toml", "tick", "--at", "2026-04-01T00:00:00Z"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schedule.tick"));
+    assert_eq!(snapshot(), before);
+}
