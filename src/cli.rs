@@ -227,6 +227,8 @@ pub struct SubscribeArgs {
 pub enum BenchCmd {
     /// Record modifications through the real `record` path beside the raw load floor.
     Ingest(bench::IngestArgs),
+    /// Find and claim the due runs at several instants beside the fetch-only floor.
+    Tick(bench::TickArgs),
 }
 
 /// Parses the process arguments, runs, prints errors; returns the exit code.
@@ -277,6 +279,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Bench(BenchCmd::Ingest(args)) => {
             return bench::ingest(&args, cli.db.as_deref(), out)
         }
+        Command::Bench(BenchCmd::Tick(args)) => return bench::tick(&args, cli.db.as_deref(), out),
         Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }

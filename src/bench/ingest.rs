@@ -1,6 +1,3 @@
-//! `digestd bench …`: performance measured beside a floor taken in the same
-//! run on the same database, because these machines are shared and noisy.
-//!
 //! `bench ingest` feeds N generated JSON lines through the real `record`
 //! path (parse, validate, resolve, batched transactions) and, in the same
 //! run, loads the same rows into the same table the fastest raw ways the
@@ -18,7 +15,8 @@ use clap::Args;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 
-use crate::db::{Backend, Db, DbConn, DbUrl};
+use super::{open_empty, rate};
+use crate::db::{Backend, DbConn};
 use crate::error::{Error, Result};
 use crate::{ingest, items, parties};
 
@@ -37,33 +35,6 @@ pub struct IngestArgs {
 
 /// Where `bench ingest` runs when no --db is given (recreated each run).
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-ingest.db";
-
-fn rate(n: usize, d: Duration) -> f64 {
-    n as f64 / d.as_secs_f64()
-}
-
-/// The bench database: the given URL (which must hold no parties), or a
-/// fresh SQLite file.
-fn open_empty(url: Option<&str>) -> Result<Db> {
-    let url = match url {
-        Some(u) => u.to_string(),
-        None => {
-            let path = DbUrl::parse(DEFAULT_BENCH_DB)?.target;
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{path}{suffix}"));
-            }
-            DEFAULT_BENCH_DB.to_string()
-        }
-    };
-    let db = Db::open(&url, 2)?;
-    let mut c = db.conn()?;
-    if !parties::list_users(&mut c)?.is_empty() || crate::modlog::count(&mut c)? > 0 {
-        return Err(Error::invalid(
-            "bench needs an empty database (it deletes what it loads)",
-        ));
-    }
-    Ok(db)
-}
 
 fn generate(n: usize, changes: usize, collection: &str, base: DateTime<Utc>) -> Vec<u8> {
     const ACTIONS: [&str; 4] = ["edited", "edited", "created", "now"];
@@ -247,7 +218,7 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     if args.rows == 0 {
         return Err(Error::invalid("--rows must be at least 1"));
     }
-    let db = open_empty(url)?;
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let mut conn = db.conn()?;
     let base = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let actor = parties::create_user(

@@ -1,0 +1,382 @@
+//! `digestd bench tick`: how long a tick takes to find and claim its due
+//! runs, beside the floor — the best hand-written query that only fetches
+//! the same due rows — at several instants; then again with ten times as
+//! many subscriptions that are not due, to show the cost follows the due
+//! count.
+//!
+//! The world is loaded through a bulk path of its own (COPY / prepared
+//! INSERTs): building a million users through `user add` would measure the
+//! CLI, not the tick. Every subscription's scheduler state comes from the
+//! same `Rule` the product uses.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+use clap::Args;
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+
+use super::{open_empty, peak_rss_mib};
+use crate::db::schema::{parties, subscriptions, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::schedule::tick::{first_due, rule_for, tick as run_tick, Discard};
+use crate::subscriptions::Frequency;
+
+#[derive(Args, Debug, Clone)]
+pub struct TickArgs {
+    /// Subscriptions in the world (one user each, over every zone).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub subs: usize,
+    /// Then grow the subscriptions that are not due this many times over.
+    #[arg(long, default_value_t = 10)]
+    pub idle_factor: usize,
+}
+
+const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-tick.db";
+
+#[derive(Insertable)]
+#[diesel(table_name = parties, treat_none_as_default_value = false)]
+struct PartyRow {
+    id: i64,
+    kind: &'static str,
+    name: String,
+    created_at: NaiveDateTime,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = users, treat_none_as_default_value = false)]
+struct UserRow {
+    party_id: i64,
+    timezone: &'static str,
+    week_start: i32,
+    daily_hour: i32,
+    locale: &'static str,
+    subscriber_code: String,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = subscriptions, treat_none_as_default_value = false)]
+struct SubRow {
+    id: i64,
+    party_id: i64,
+    collection_id: Option<i64>,
+    kind: &'static str,
+    frequency: &'static str,
+    day_of_week: Option<i32>,
+    hour_of_day: Option<i32>,
+    channels: &'static str,
+    paused: bool,
+    include_own: bool,
+    send_empty: bool,
+    created_at: NaiveDateTime,
+    active_since: NaiveDateTime,
+    next_due_at: Option<NaiveDateTime>,
+    last_scheduled_at: Option<NaiveDateTime>,
+    last_period: Option<String>,
+    last_window_end: Option<NaiveDateTime>,
+}
+
+/// A cheap deterministic hash, to spread hours without a RNG.
+fn mix(i: usize) -> usize {
+    let mut x = i as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) as usize
+}
+
+/// 70% daily, 20% weekly, 10% hourly; half of the hours at 08:00 local.
+fn sub_row(
+    i: usize,
+    id: i64,
+    party: i64,
+    tz: &str,
+    week_start: i32,
+    t0: DateTime<Utc>,
+    idle_until: Option<DateTime<Utc>>,
+) -> Result<SubRow> {
+    let h = mix(i);
+    let (frequency, freq) = match h % 10 {
+        0..=6 => ("daily", Frequency::Daily),
+        7 | 8 => ("weekly", Frequency::Weekly),
+        _ => ("hourly", Frequency::Hourly),
+    };
+    let hour = if (h >> 8) % 2 == 0 {
+        8
+    } else {
+        ((h >> 16) % 24) as i32
+    };
+    let (hour, day) = match freq {
+        Frequency::Hourly => (None, None),
+        Frequency::Daily => (Some(hour), None),
+        Frequency::Weekly => (Some(hour), Some(((h >> 24) % 7) as i32)),
+    };
+    let next = match idle_until {
+        Some(t) => t,
+        None => first_due(&rule_for(freq, hour, day, Some((tz, week_start)))?, t0),
+    };
+    let t0n = t0.naive_utc();
+    Ok(SubRow {
+        id,
+        party_id: party,
+        collection_id: None,
+        kind: "modification",
+        frequency,
+        day_of_week: day,
+        hour_of_day: hour,
+        channels: "email",
+        paused: false,
+        include_own: false,
+        send_empty: false,
+        created_at: t0n,
+        active_since: t0n,
+        next_due_at: Some(next.naive_utc()),
+        last_scheduled_at: None,
+        last_period: None,
+        last_window_end: None,
+    })
+}
+
+const BATCH: usize = 50_000;
+
+macro_rules! bulk_insert {
+    ($conn:expr, $table:expr, $rows:expr) => {{
+        let rows = $rows;
+        match $conn {
+            DbConn::Sqlite(c) => {
+                c.batch_execute("BEGIN IMMEDIATE")?;
+                for r in &rows {
+                    diesel::insert_into($table).values(r).execute(c)?;
+                }
+                c.batch_execute("COMMIT")?;
+            }
+            DbConn::Postgres(c) => {
+                diesel::copy_from($table)
+                    .from_insertable(&rows)
+                    .execute(c)?;
+            }
+        }
+    }};
+}
+
+fn build_world(c: &mut DbConn, n: usize, t0: DateTime<Utc>) -> Result<()> {
+    let zones = chrono_tz::TZ_VARIANTS;
+    let t0n = t0.naive_utc();
+    for start in (0..n).step_by(BATCH) {
+        let range = start..(start + BATCH).min(n);
+        let ps: Vec<PartyRow> = range
+            .clone()
+            .map(|i| PartyRow {
+                id: i as i64 + 1,
+                kind: "user",
+                name: format!("b{i:07}"),
+                created_at: t0n,
+            })
+            .collect();
+        bulk_insert!(c, parties::table, ps);
+        let us: Vec<UserRow> = range
+            .clone()
+            .map(|i| UserRow {
+                party_id: i as i64 + 1,
+                timezone: zones[i % zones.len()].name(),
+                week_start: (i % 7) as i32,
+                daily_hour: 8,
+                locale: "en-US",
+                subscriber_code: format!("{i:064x}"),
+            })
+            .collect();
+        bulk_insert!(c, users::table, us);
+        let ss = range
+            .map(|i| {
+                sub_row(
+                    i,
+                    i as i64 + 1,
+                    i as i64 + 1,
+                    zones[i % zones.len()].name(),
+                    (i % 7) as i32,
+                    t0,
+                    None,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        bulk_insert!(c, subscriptions::table, ss);
+    }
+    Ok(())
+}
+
+/// Adds `extra` subscriptions that are not due before `idle_until`.
+fn add_idle(
+    c: &mut DbConn,
+    n: usize,
+    extra: usize,
+    t0: DateTime<Utc>,
+    idle_until: DateTime<Utc>,
+) -> Result<()> {
+    for start in (0..extra).step_by(BATCH) {
+        let ss = (start..(start + BATCH).min(extra))
+            .map(|k| {
+                sub_row(
+                    k,
+                    (n + k) as i64 + 1,
+                    (k % n) as i64 + 1,
+                    "UTC",
+                    0,
+                    t0,
+                    Some(idle_until),
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        bulk_insert!(c, subscriptions::table, ss);
+    }
+    if let DbConn::Postgres(pg) = c {
+        pg.batch_execute("ANALYZE subscriptions; ANALYZE users; ANALYZE parties;")?;
+    }
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+#[allow(dead_code)]
+struct FloorRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    frequency: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Integer>)]
+    hour_of_day: Option<i32>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Integer>)]
+    day_of_week: Option<i32>,
+    #[diesel(sql_type = diesel::sql_types::Timestamp)]
+    active_since: NaiveDateTime,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    timezone: Option<String>,
+}
+
+/// The floor: fetch the due rows and the columns a tick needs, nothing more.
+fn floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<(usize, Duration)> {
+    let sql = |p: &str| {
+        format!(
+            "SELECT s.id, s.frequency, s.hour_of_day, s.day_of_week, s.active_since, p.name, u.timezone \
+             FROM subscriptions s JOIN parties p ON p.id = s.party_id LEFT JOIN users u ON u.party_id = s.party_id \
+             WHERE s.next_due_at <= {p} AND NOT s.paused"
+        )
+    };
+    let t = Instant::now();
+    let rows: Vec<FloorRow> = match c {
+        DbConn::Sqlite(s) => diesel::sql_query(sql("?"))
+            .bind::<diesel::sql_types::Timestamp, _>(at.naive_utc())
+            .load(s)?,
+        DbConn::Postgres(p) => diesel::sql_query(sql("$1"))
+            .bind::<diesel::sql_types::Timestamp, _>(at.naive_utc())
+            .load(p)?,
+    };
+    Ok((rows.len(), t.elapsed()))
+}
+
+/// Puts every subscription back to "never ran" so the same instants can be
+/// replayed: its next due instant becomes its first run's scheduled instant.
+fn reset(c: &mut DbConn) -> Result<()> {
+    c.batch_execute(
+        "UPDATE subscriptions SET next_due_at = COALESCE((SELECT MIN(r.scheduled_at) FROM subscription_runs r \
+             WHERE r.subscription_id = subscriptions.id), next_due_at), \
+             last_scheduled_at = NULL, last_period = NULL, last_window_end = NULL \
+         WHERE EXISTS (SELECT 1 FROM subscription_runs r WHERE r.subscription_id = subscriptions.id); \
+         DELETE FROM subscription_runs;",
+    )?;
+    Ok(())
+}
+
+fn round(
+    c: &mut DbConn,
+    label: &str,
+    instants: &[DateTime<Utc>],
+    out: &mut dyn Write,
+) -> Result<Vec<f64>> {
+    writeln!(out, "{label}")?;
+    writeln!(
+        out,
+        "  tick instant           due      floor (fetch)   tick (find+claim)   ratio   peak RSS"
+    )?;
+    let mut times = vec![];
+    for at in instants {
+        let (due, f) = floor(c, *at)?;
+        let t = Instant::now();
+        let runs = run_tick(c, *at, &mut Discard)?;
+        let d = t.elapsed();
+        if runs.len() != due {
+            return Err(Error::Storage(format!(
+                "tick claimed {} runs but {due} rows were due",
+                runs.len()
+            )));
+        }
+        times.push(d.as_secs_f64());
+        writeln!(
+            out,
+            "  {}  {:>8}  {:>10.3} s    {:>10.3} s        {:>6.1}x  {:>6.0} MiB",
+            at.format("%Y-%m-%d %H:%M"),
+            due,
+            f.as_secs_f64(),
+            d.as_secs_f64(),
+            d.as_secs_f64() / f.as_secs_f64(),
+            peak_rss_mib().unwrap_or(f64::NAN)
+        )?;
+    }
+    Ok(times)
+}
+
+/// `digestd bench tick`.
+pub fn tick(args: &TickArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    if args.subs == 0 || args.idle_factor == 0 {
+        return Err(Error::invalid(
+            "--subs and --idle-factor must be at least 1",
+        ));
+    }
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let mut c = db.conn()?;
+    let t0 = Utc.with_ymd_and_hms(2026, 11, 16, 0, 0, 0).unwrap();
+    let instants: Vec<DateTime<Utc>> = [6, 12, 18, 24, 30]
+        .iter()
+        .map(|h| t0 + chrono::Duration::hours(*h))
+        .collect();
+    let t = Instant::now();
+    build_world(&mut c, args.subs, t0)?;
+    if let DbConn::Postgres(pg) = &mut *c {
+        pg.batch_execute("ANALYZE subscriptions; ANALYZE users; ANALYZE parties;")?;
+    }
+    writeln!(out, "bench tick: {} subscriptions over {} zones (70% daily, 20% weekly, 10% hourly; half at 08:00 local), loaded in {:.1} s", args.subs, chrono_tz::TZ_VARIANTS.len(), t.elapsed().as_secs_f64())?;
+    let base = round(&mut c, "round 1", &instants, out)?;
+    reset(&mut c)?;
+    let extra = args.subs * (args.idle_factor - 1);
+    let t = Instant::now();
+    add_idle(
+        &mut c,
+        args.subs,
+        extra,
+        t0,
+        t0 + chrono::Duration::days(400),
+    )?;
+    writeln!(
+        out,
+        "added {extra} subscriptions that are not due ({:.1} s); same instants again",
+        t.elapsed().as_secs_f64()
+    )?;
+    let grown = round(
+        &mut c,
+        &format!(
+            "round 2: {}x the subscriptions that are not due",
+            args.idle_factor
+        ),
+        &instants,
+        out,
+    )?;
+    let (a, b): (f64, f64) = (base.iter().sum(), grown.iter().sum());
+    writeln!(
+        out,
+        "total tick time: {a:.3} s, then {b:.3} s with {}x idle: {:+.0}% (goal within ±20%)",
+        args.idle_factor,
+        (b / a - 1.0) * 100.0
+    )?;
+    Ok(())
+}
