@@ -453,18 +453,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                 )?;
             } else {
                 for s in subs {
-                    writeln!(
-                        out,
-                        "#{} party {} {} {} hour {:?} day {:?} via {}{}",
-                        s.id,
-                        s.party,
-                        s.frequency,
-                        s.kind,
-                        s.hour_of_day,
-                        s.day_of_week,
-                        s.channels.join(","),
-                        if s.paused { " (paused)" } else { "" }
-                    )?;
+                    writeln!(out, "{s}")?;
                 }
             }
         }

@@ -30,10 +30,7 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     let url = if explicit_db {
         cfg.database.url.clone()
     } else {
-        let path = DbUrl::parse(DEMO_DB)?.target;
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
+        DbUrl::parse(DEMO_DB)?.remove_sqlite_files();
         DEMO_DB.to_string()
     };
     let db = Db::open(&url, 2)?;
@@ -204,17 +201,7 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(out, "\nsubscriptions")?;
     for s in subscriptions::list(&mut c)? {
-        writeln!(
-            out,
-            "  #{} party {} {} {} hour {:?} day {:?} via {}",
-            s.id,
-            s.party,
-            s.frequency,
-            s.kind,
-            s.hour_of_day,
-            s.day_of_week,
-            s.channels.join(",")
-        )?;
+        writeln!(out, "  {s}")?;
     }
     writeln!(
         out,

@@ -343,18 +343,7 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                 } else if deleted {
                     // Put after delete: the item comes back, recorded as created
                     // again in the collections it now belongs to.
-                    diesel::update(items::table.find(id))
-                        .set((
-                            items::kind.eq(&v.kind),
-                            items::title.eq(&v.title),
-                            items::start_at.eq(v.start),
-                            items::reminder_at.eq(v.reminder),
-                            items::rrule.eq(&v.rrule),
-                            items::timezone.eq(&v.tz),
-                            items::deleted.eq(false),
-                            items::updated_at.eq(at),
-                        ))
-                        .execute(c)?;
+                    write_state(c, id, &v, at)?;
                     diesel::delete(
                         collection_items::table.filter(collection_items::item_id.eq(id)),
                     )
@@ -380,18 +369,7 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                             new: new_state.get(k).cloned().flatten(),
                         })
                         .collect();
-                    diesel::update(items::table.find(id))
-                        .set((
-                            items::kind.eq(&v.kind),
-                            items::title.eq(&v.title),
-                            items::start_at.eq(v.start),
-                            items::reminder_at.eq(v.reminder),
-                            items::rrule.eq(&v.rrule),
-                            items::timezone.eq(&v.tz),
-                            items::deleted.eq(false),
-                            items::updated_at.eq(at),
-                        ))
-                        .execute(c)?;
+                    write_state(c, id, &v, at)?;
                     let target: BTreeSet<i64> = wanted.values().map(|c| c.0).collect();
                     for coll in target.difference(&current) {
                         link(c, CollectionId(*coll), id)?;
@@ -441,6 +419,23 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
             changes: all_changes,
         })
     })
+}
+
+/// Overwrites a stored item with the validated new state (not deleted).
+fn write_state(c: &mut DbConn, id: i64, v: &Valid, at: NaiveDateTime) -> Result<()> {
+    diesel::update(items::table.find(id))
+        .set((
+            items::kind.eq(&v.kind),
+            items::title.eq(&v.title),
+            items::start_at.eq(v.start),
+            items::reminder_at.eq(v.reminder),
+            items::rrule.eq(&v.rrule),
+            items::timezone.eq(&v.tz),
+            items::deleted.eq(false),
+            items::updated_at.eq(at),
+        ))
+        .execute(c)?;
+    Ok(())
 }
 
 /// The values of a newly created item: every attribute that has a value.

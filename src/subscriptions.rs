@@ -100,6 +100,31 @@ pub struct Subscription {
     pub paused: bool,
 }
 
+impl std::fmt::Display for Subscription {
+    /// `#3 party 7 weekly modification, Mon 08:00 local, via email (paused)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{} party {} {} {}",
+            self.id, self.party, self.frequency, self.kind
+        )?;
+        match (self.day_of_week, self.hour_of_day) {
+            (Some(d), Some(h)) => write!(
+                f,
+                ", {} {h:02}:00 local",
+                crate::validate::weekday_name(d as u8)
+            )?,
+            (None, Some(h)) => write!(f, ", {h:02}:00 local")?,
+            _ => {}
+        }
+        write!(f, ", via {}", self.channels.join(","))?;
+        if self.paused {
+            write!(f, " (paused)")?;
+        }
+        Ok(())
+    }
+}
+
 /// Validates and stores a subscription. Hour and day default from the
 /// user's preferences (daily hour, first day of week); a group has no
 /// preferences, so it defaults to 08:00 on Monday.

@@ -23,10 +23,7 @@ fn open_empty(url: Option<&str>, default: &str) -> Result<Db> {
     let url = match url {
         Some(u) => u.to_string(),
         None => {
-            let path = DbUrl::parse(default)?.target;
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{path}{suffix}"));
-            }
+            DbUrl::parse(default)?.remove_sqlite_files();
             default.to_string()
         }
     };

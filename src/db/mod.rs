@@ -75,6 +75,16 @@ impl DbUrl {
         )))
     }
 
+    /// For SQLite: deletes the database file and its WAL and shared-memory
+    /// files, so the next open starts empty (demo and bench databases).
+    pub fn remove_sqlite_files(&self) {
+        if self.backend == Backend::Sqlite {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", self.target));
+            }
+        }
+    }
+
     /// Opens one connection, with the SQLite pragmas set.
     pub fn connect(&self) -> Result<DbConn> {
         match self.backend {
