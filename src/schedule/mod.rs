@@ -6,6 +6,7 @@
 //! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_window_end`)
 //! and `nt_job`.
 
+mod claim;
 pub mod grid;
 pub mod lease;
 pub mod period;

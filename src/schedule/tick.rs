@@ -24,8 +24,9 @@ use chrono_tz::Tz;
 use diesel::prelude::*;
 use serde::Serialize;
 
+use super::claim::RunRow;
 use super::period::{Period, Rule};
-use crate::db::schema::{parties, subscription_runs, subscriptions, users};
+use crate::db::schema::{parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
@@ -210,6 +211,8 @@ fn claim_chunk(
         ))
         .load(c)?;
     let n = rows.len();
+    let mut runs = Vec::with_capacity(n);
+    let mut nexts = Vec::with_capacity(n);
     for (
         (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
         (active, last_sched, last_key, last_end),
@@ -230,7 +233,6 @@ fn claim_chunk(
         let active = active.and_utc();
         let eligible =
             p.scheduled >= active && is_after_last(&rule, &p, last_sched, last_key.as_deref());
-        let mut update_last = None;
         if eligible {
             let chained = last_end.map(|e| e.and_utc()).unwrap_or(match kind {
                 Kind::Modification => active,
@@ -258,39 +260,20 @@ fn claim_chunk(
                 window_end,
             };
             let request = sink.hand_off(c, &run)?;
-            diesel::insert_into(subscription_runs::table)
-                .values((
-                    subscription_runs::subscription_id.eq(id),
-                    subscription_runs::period.eq(&run.period.key),
-                    subscription_runs::scheduled_at.eq(run.period.scheduled.naive_utc()),
-                    subscription_runs::window_start.eq(run.window_start.naive_utc()),
-                    subscription_runs::window_end.eq(run.window_end.naive_utc()),
-                    subscription_runs::ran_at.eq(at_n),
-                    subscription_runs::request_id.eq(request.map(|r| r.0)),
-                ))
-                .execute(c)?;
-            update_last = Some((
-                run.period.scheduled.naive_utc(),
-                run.period.key.clone(),
-                run.window_end.naive_utc(),
-            ));
+            runs.push(RunRow {
+                subscription_id: id,
+                period: run.period.key.clone(),
+                scheduled_at: run.period.scheduled.naive_utc(),
+                window_start: run.window_start.naive_utc(),
+                window_end: run.window_end.naive_utc(),
+                ran_at: at_n,
+                request_id: request.map(|r| r.0),
+            });
             out.push(run);
         }
-        let target = subscriptions::table.find(id);
-        match update_last {
-            Some((sched, key, end)) => diesel::update(target)
-                .set((
-                    subscriptions::next_due_at.eq(next.scheduled.naive_utc()),
-                    subscriptions::last_scheduled_at.eq(sched),
-                    subscriptions::last_period.eq(key),
-                    subscriptions::last_window_end.eq(end),
-                ))
-                .execute(c)?,
-            None => diesel::update(target)
-                .set(subscriptions::next_due_at.eq(next.scheduled.naive_utc()))
-                .execute(c)?,
-        };
+        nexts.push((id, next.scheduled.naive_utc()));
     }
+    super::claim::write(c, &runs, &nexts)?;
     Ok(n)
 }
 

@@ -1,0 +1,98 @@
+//! Writing a chunk of claims: the new runs and every claimed
+//! subscription's new `next_due_at` (and, for those that ran, the last
+//! period, its instant and the window's end, which are the run's own).
+//!
+//! Set-based on PostgreSQL — one multi-row INSERT and one `UPDATE … FROM
+//! unnest(…)` per chunk, not two round trips per subscription — and one
+//! cached prepared statement per row on SQLite, where there is no round
+//! trip to save. Same transaction as the rest of the tick either way.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
+
+use crate::db::schema::{subscription_runs, subscriptions};
+use crate::db::DbConn;
+use crate::error::Result;
+
+/// A run to insert.
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = subscription_runs, treat_none_as_default_value = false)]
+pub struct RunRow {
+    pub subscription_id: i64,
+    pub period: String,
+    pub scheduled_at: NaiveDateTime,
+    pub window_start: NaiveDateTime,
+    pub window_end: NaiveDateTime,
+    pub ran_at: NaiveDateTime,
+    pub request_id: Option<i64>,
+}
+
+/// PostgreSQL allows 65,535 bind parameters per statement; a run has 7.
+const PG_ROWS_PER_INSERT: usize = 9_000;
+
+/// Inserts `runs` and moves each `(subscription, next_due_at)` on.
+pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) -> Result<()> {
+    match c {
+        DbConn::Sqlite(c) => {
+            let ran: HashMap<i64, &RunRow> = runs.iter().map(|r| (r.subscription_id, r)).collect();
+            for r in runs {
+                diesel::insert_into(subscription_runs::table)
+                    .values(r)
+                    .execute(c)?;
+            }
+            for (id, next) in nexts {
+                let target = subscriptions::table.find(id);
+                match ran.get(id) {
+                    Some(r) => diesel::update(target)
+                        .set((
+                            subscriptions::next_due_at.eq(next),
+                            subscriptions::last_scheduled_at.eq(r.scheduled_at),
+                            subscriptions::last_period.eq(&r.period),
+                            subscriptions::last_window_end.eq(r.window_end),
+                        ))
+                        .execute(c)?,
+                    None => diesel::update(target)
+                        .set(subscriptions::next_due_at.eq(next))
+                        .execute(c)?,
+                };
+            }
+        }
+        DbConn::Postgres(c) => {
+            for chunk in runs.chunks(PG_ROWS_PER_INSERT) {
+                diesel::insert_into(subscription_runs::table)
+                    .values(chunk)
+                    .execute(c)?;
+            }
+            let mut last: HashMap<i64, &RunRow> =
+                runs.iter().map(|r| (r.subscription_id, r)).collect();
+            let (mut ids, mut next, mut sched, mut key, mut wend) =
+                (vec![], vec![], vec![], vec![], vec![]);
+            for (id, n) in nexts {
+                let r = last.remove(id);
+                ids.push(*id);
+                next.push(*n);
+                sched.push(r.map(|r| r.scheduled_at));
+                key.push(r.map(|r| r.period.clone()));
+                wend.push(r.map(|r| r.window_end));
+            }
+            diesel::sql_query(
+                "UPDATE subscriptions AS s SET next_due_at = v.next, \
+                     last_scheduled_at = COALESCE(v.sched, s.last_scheduled_at), \
+                     last_period = COALESCE(v.key, s.last_period), \
+                     last_window_end = COALESCE(v.wend, s.last_window_end) \
+                 FROM unnest($1, $2, $3, $4, $5) AS v(id, next, sched, key, wend) \
+                 WHERE s.id = v.id",
+            )
+            .bind::<Array<BigInt>, _>(ids)
+            .bind::<Array<Timestamp>, _>(next)
+            .bind::<Array<Nullable<Timestamp>>, _>(sched)
+            .bind::<Array<Nullable<Text>>, _>(key)
+            .bind::<Array<Nullable<Timestamp>>, _>(wend)
+            .execute(c)?;
+        }
+    }
+    Ok(())
+}
