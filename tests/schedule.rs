@@ -133,6 +133,31 @@ fn pause_gets_nothing_and_resume_has_no_burst(db: &TestDb) {
         .is_bad_input());
 }
 
+fn two_periods_in_one_tick_interval_each_get_a_run(db: &TestDb) {
+    // Pacific/Chatham springs from 02:45 to 03:45 (+12:45 → +13:45) on
+    // 2026-09-27: local 02:00 starts at 13:15Z and 03:45 at 14:00Z, so the
+    // 14:00Z tick sees two hourly periods. Both are sent, windows chained.
+    let mut c = db.conn();
+    let t0 = at("2026-09-26T12:00:00Z");
+    user(&mut c, "kiri", "Pacific/Chatham", t0);
+    sub(&mut c, "kiri", "hourly", None, t0);
+    let runs = ticks(&mut c, "2026-09-26T13:00:00Z", "2026-09-26T15:00:00Z");
+    let keys: Vec<&str> = runs.iter().map(|r| r.period.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "2026-09-27T01:00+12:45",
+            "2026-09-27T02:00+12:45",
+            "2026-09-27T03:45+13:45"
+        ]
+    );
+    assert_eq!(runs[1].tick, at("2026-09-26T14:00:00Z"));
+    assert_eq!(runs[2].tick, at("2026-09-26T14:00:00Z"));
+    for w in runs.windows(2) {
+        assert_eq!(w[1].window_start, w[0].window_end);
+    }
+}
+
 fn created_mid_period_gets_no_earlier_period(db: &TestDb) {
     let mut c = db.conn();
     let t0 = at("2026-11-02T00:00:00Z");
@@ -409,6 +434,7 @@ backend_tests!(
     downtime_collapses_missed_periods_into_one,
     pause_gets_nothing_and_resume_has_no_burst,
     created_mid_period_gets_no_earlier_period,
+    two_periods_in_one_tick_interval_each_get_a_run,
     timezone_change_between_ticks_neither_loses_nor_doubles,
     racing_threads_without_the_lease_never_double,
     racing_processes_share_one_tick,

@@ -7,11 +7,14 @@
 //! `next_due_at <= tick` touches only the due subscriptions, so the cost
 //! of a tick follows the number due, not the number that exist.
 //!
-//! Per due subscription, with `P` the latest period scheduled at or before
-//! the tick:
-//! - `P` gets a run when it is scheduled after the last run's period and
-//!   not before `active_since` (creation or resume). Missed periods after
-//!   downtime therefore collapse into one run, the latest.
+//! Per due subscription, the tick considers the latest period scheduled at
+//! or before it and every earlier period of the last hour (two only when a
+//! 30- or 45-minute DST gap ends inside the hour):
+//! - each gets a run when it is scheduled after the last run's period (for
+//!   daily and weekly, also on a later local date) and not before
+//!   `active_since`. Periods older than an hour were missed (downtime): they
+//!   get no run of their own, so missed periods collapse into one digest
+//!   whose window covers them.
 //! - Windows chain: a modification window runs from the end of the last
 //!   window (or `active_since`) to the tick; a forward window from there to
 //!   the next period's scheduled instant.
@@ -228,35 +231,37 @@ fn claim_chunk(
             day,
             user.as_ref().map(|(t, w)| (t.as_str(), *w)),
         )?;
-        let p = rule.latest_at_or_before(at);
         let next = rule.first_after(at);
         let active = active.and_utc();
-        let eligible =
-            p.scheduled >= active && is_after_last(&rule, &p, last_sched, last_key.as_deref());
-        if eligible {
-            let chained = last_end.map(|e| e.and_utc()).unwrap_or(match kind {
+        let (mut last_sched, mut last_key) = (last_sched, last_key);
+        let mut chained = last_end.map(|e| e.and_utc());
+        for p in periods_to_run(&rule, at) {
+            if p.scheduled < active || !is_after_last(&rule, &p, last_sched, last_key.as_deref()) {
+                continue;
+            }
+            let window_start = chained.unwrap_or(match kind {
                 Kind::Modification => active,
                 Kind::Forward => p.scheduled,
             });
-            let window_start = chained.max(active);
             let window_end = match kind {
                 Kind::Modification => at,
-                Kind::Forward => next.scheduled,
+                Kind::Forward => rule.first_after(p.scheduled).scheduled,
             };
+            let window_start = window_start.max(active).min(window_end);
             let run = DueRun {
                 subscription: SubscriptionId(id),
                 party: PartyId(party),
-                party_name: name,
+                party_name: name.clone(),
                 tz: rule.tz,
                 frequency,
                 kind,
                 collection: coll.map(CollectionId),
-                channels,
+                channels: channels.clone(),
                 include_own,
                 send_empty,
                 period: p,
                 tick: at,
-                window_start: window_start.min(window_end),
+                window_start,
                 window_end,
             };
             let request = sink.hand_off(c, &run)?;
@@ -269,12 +274,34 @@ fn claim_chunk(
                 ran_at: at_n,
                 request_id: request.map(|r| r.0),
             });
+            last_sched = Some(run.period.scheduled.naive_utc());
+            last_key = Some(run.period.key.clone());
+            chained = Some(run.window_end);
             out.push(run);
         }
         nexts.push((id, next.scheduled.naive_utc()));
     }
     super::claim::write(c, &runs, &nexts)?;
     Ok(n)
+}
+
+/// The periods a tick at `at` considers: the latest period scheduled at or
+/// before `at`, and every earlier one of the last hour. Normally that is one
+/// period; two when a 30- or 45-minute DST gap ends inside the hour
+/// (Australia/Lord_Howe, Pacific/Chatham), and each gets its own run.
+/// Periods older than an hour were missed (downtime, a paused or late
+/// tick): they get no run of their own, the window of the next run covers
+/// them, so missed periods collapse into one digest instead of a burst.
+fn periods_to_run(rule: &Rule, at: DateTime<Utc>) -> Vec<Period> {
+    let horizon = at - chrono::Duration::hours(1);
+    let mut v = vec![rule.latest_at_or_before(at)];
+    loop {
+        let earlier = rule.latest_at_or_before(v[0].scheduled - chrono::Duration::microseconds(1));
+        if earlier.scheduled <= horizon {
+            return v;
+        }
+        v.insert(0, earlier);
+    }
 }
 
 /// Whether period `p` comes after the last period run. For daily and
