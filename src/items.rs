@@ -273,6 +273,10 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                     changes,
                 }
             };
+        // An item (new, or back after a delete) recorded as created in a collection.
+        let created = |coll: CollectionId, changes: &[Change]| {
+            modification(coll, Action::Created, changes.to_vec(), &v.title, &v.kind)
+        };
         let mut mods = Vec::new();
         let mut all_changes = Vec::new();
         let item_id = match stored {
@@ -300,13 +304,7 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                 all_changes = creation_changes(&new_state);
                 for coll in wanted.values() {
                     link(c, *coll, id)?;
-                    mods.push(modification(
-                        *coll,
-                        Action::Created,
-                        all_changes.clone(),
-                        &v.title,
-                        &v.kind,
-                    ));
+                    mods.push(created(*coll, &all_changes));
                 }
                 id
             }
@@ -351,13 +349,7 @@ pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Res
                     all_changes = creation_changes(&new_state);
                     for coll in wanted.values() {
                         link(c, *coll, id)?;
-                        mods.push(modification(
-                            *coll,
-                            Action::Created,
-                            all_changes.clone(),
-                            &v.title,
-                            &v.kind,
-                        ));
+                        mods.push(created(*coll, &all_changes));
                     }
                 } else {
                     all_changes = old_state
