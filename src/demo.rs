@@ -205,8 +205,49 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(
         out,
-        "\n{} modifications in the log. Digests arrive with the scheduler (next issues).",
+        "\n{} modifications in the log.",
         modlog::count(&mut c)?
+    )?;
+
+    // A week of hourly ticks through the real scheduler, as a what-if.
+    let runs = c.rolled_back(|c| {
+        let mut all = Vec::new();
+        for h in 0..7 * 24 {
+            all.extend(crate::schedule::tick(
+                c,
+                start + Duration::hours(h),
+                &mut crate::schedule::tick::Discard,
+            )?);
+        }
+        Ok(all)
+    })?;
+    writeln!(
+        out,
+        "\na week of hourly ticks from {} (simulated, nothing kept): {} digests due",
+        start.format("%Y-%m-%d"),
+        runs.len()
+    )?;
+    let mut per: std::collections::BTreeMap<(String, String), (usize, String, String)> =
+        Default::default();
+    for r in &runs {
+        let e = per
+            .entry((
+                r.party_name.clone(),
+                format!("{} {}", r.frequency.as_str(), r.kind.as_str()),
+            ))
+            .or_insert((0, r.period.key.clone(), String::new()));
+        e.0 += 1;
+        e.2 = r.period.key.clone();
+    }
+    for ((party, what), (n, first, last)) in per {
+        writeln!(
+            out,
+            "  {party:<9} {what:<22} {n:>4} digests, periods {first} .. {last}"
+        )?;
+    }
+    writeln!(
+        out,
+        "\nComposing and delivering the digests is the next step (see the issues)."
     )?;
     Ok(())
 }
