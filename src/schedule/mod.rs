@@ -3,8 +3,8 @@
 //! lease that keeps two processes from running the same job ([`lease`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
-//! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_window_end`)
-//! and `nt_job`.
+//! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_period`,
+//! `last_window_end`) and `nt_job`.
 
 mod claim;
 pub mod grid;

@@ -223,8 +223,8 @@ fn claim_chunk(
         user,
     ) in rows
     {
-        let frequency = crate::subscriptions::Frequency::parse(&freq)?;
-        let kind = crate::subscriptions::Kind::parse(&kind)?;
+        let frequency = Frequency::parse(&freq)?;
+        let kind = Kind::parse(&kind)?;
         let rule = rule_for(
             frequency,
             hour,
