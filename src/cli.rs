@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::config::Config;
 use crate::db::Db;
+use crate::deliver::outbox::{self, Outbox};
+use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::ids::SubscriptionId;
 use crate::{bench, demo, ingest, items, modlog, parties, schedule, subscriptions, validate};
@@ -61,6 +63,9 @@ pub enum Command {
         #[arg(long)]
         at: String,
     },
+    /// The nt queue: expand pending requests, deliver what is due, settle statuses.
+    #[command(subcommand)]
+    Queue(QueueCmd),
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate {
         /// First tick (RFC 3339, inclusive).
@@ -148,6 +153,16 @@ pub enum UserCmd {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum QueueCmd {
+    /// One pass at an instant (default now): expansion, delivery, status update.
+    Run {
+        /// The pass's instant (RFC 3339).
+        #[arg(long)]
+        at: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum SubscriptionCmd {
     /// Stop a subscription's digests.
     Pause { id: i64 },
@@ -221,6 +236,12 @@ pub struct SubscribeArgs {
     /// Local day mon..sun for weekly (default: the user's first day of week).
     #[arg(long)]
     pub day: Option<String>,
+    /// Include the subscriber's own changes (left out by default).
+    #[arg(long)]
+    pub include_own: bool,
+    /// Send a digest even when nothing changed (not sent by default; the run is recorded either way).
+    #[arg(long)]
+    pub send_empty: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -229,6 +250,8 @@ pub enum BenchCmd {
     Ingest(bench::IngestArgs),
     /// Find and claim the due runs at several instants beside the fetch-only floor.
     Tick(bench::TickArgs),
+    /// Compose and render the digests due at one tick, beside the plan and the full tick.
+    Compose(bench::ComposeArgs),
 }
 
 /// Parses the process arguments, runs, prints errors; returns the exit code.
@@ -280,6 +303,9 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             return bench::ingest(&args, cli.db.as_deref(), out)
         }
         Command::Bench(BenchCmd::Tick(args)) => return bench::tick(&args, cli.db.as_deref(), out),
+        Command::Bench(BenchCmd::Compose(args)) => {
+            return bench::compose(&args, cli.db.as_deref(), out)
+        }
         Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }
@@ -307,6 +333,9 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             Some((f, Some((t, step))))
         }
         Command::Grid { week: Some(w), .. } => Some((validate::instant("--week", w)?, None)),
+        Command::Queue(QueueCmd::Run { at: Some(a) }) => {
+            Some((validate::instant("--at", a)?, None))
+        }
         _ => None,
     };
     let stdin_text = match &cli.command {
@@ -412,6 +441,8 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                     channels: a.channel,
                     hour: a.hour,
                     day: a.day,
+                    include_own: a.include_own,
+                    send_empty: a.send_empty,
                 },
             )?;
             writeln!(out, "{id}")?;
@@ -461,12 +492,19 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let (from, range) = instants.expect("validated above");
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+            // `tick` composes and posts each digest; `simulate` delivers nothing.
+            let mut composer = match range {
+                None => Some(Composer::new(&cfg.digest, &cfg.email)?),
+                Some(_) => None,
+            };
             let mut tick_at = |c: &mut crate::db::DbConn, t| -> Result<()> {
-                let runs =
-                    schedule::run_tick(c, t, &owner, lease_for, &mut schedule::tick::Discard)?
-                        .ok_or_else(|| {
-                            Error::conflict(format!("another process holds the tick lease at {t}"))
-                        })?;
+                let sink: &mut dyn schedule::HandOff = match composer.as_mut() {
+                    Some(cmp) => cmp,
+                    None => &mut schedule::tick::Discard,
+                };
+                let runs = schedule::run_tick(c, t, &owner, lease_for, sink)?.ok_or_else(|| {
+                    Error::conflict(format!("another process holds the tick lease at {t}"))
+                })?;
                 for r in &runs {
                     writeln!(
                         out,
@@ -490,6 +528,17 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                     Ok(())
                 })?,
             }
+        }
+        Command::Queue(QueueCmd::Run { .. }) => {
+            let at = instants.map_or(now, |(a, _)| a);
+            let outbox = Outbox::new(&cfg.email)?;
+            let owner = schedule::lease::owner_name();
+            let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+            let report =
+                outbox::run_queue(&mut conn, &outbox, at, &owner, lease_for)?.ok_or_else(|| {
+                    Error::conflict(format!("another process holds the queue lease at {at}"))
+                })?;
+            writeln!(out, "{report}")?;
         }
         Command::Grid { user, svg, .. } => {
             let week = instants.map_or(now, |(w, _)| w);

@@ -18,6 +18,51 @@ pub struct Config {
     pub schedule: ScheduleConfig,
     pub record: RecordConfig,
     pub log: LogConfig,
+    pub digest: DigestConfig,
+    pub email: EmailConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DigestConfig {
+    /// Items shown in one digest; the rest become "and N more".
+    pub max_items: usize,
+    /// SMS segments one digest may take.
+    pub sms_segments: usize,
+    /// Where digestd's pages are served: manage, unsubscribe, full digest.
+    pub base_url: String,
+}
+
+impl Default for DigestConfig {
+    fn default() -> Self {
+        DigestConfig {
+            max_items: 50,
+            sms_segments: 3,
+            base_url: "http://localhost:8080".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmailConfig {
+    /// How email leaves: `dir` writes one .eml file per message.
+    pub transport: String,
+    /// The `dir` transport's directory (other channels go to its xmpp/ and
+    /// sms/ subdirectories until their listeners exist).
+    pub dir: String,
+    /// The sender of every message, "Name <address>".
+    pub from: String,
+}
+
+impl Default for EmailConfig {
+    fn default() -> Self {
+        EmailConfig {
+            transport: "dir".into(),
+            dir: "outbox".into(),
+            from: "digestd <digestd@localhost>".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -159,11 +204,47 @@ impl Config {
                 "config: schedule.lease_seconds must be at least 10",
             ));
         }
+        self.check_digest()?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
             ));
         }
+        Ok(())
+    }
+}
+
+impl Config {
+    fn check_digest(&self) -> Result<()> {
+        let d = &self.digest;
+        if !(1..=10_000).contains(&d.max_items) {
+            return Err(Error::invalid("config: digest.max_items must be 1-10000"));
+        }
+        if !(1..=10).contains(&d.sms_segments) {
+            return Err(Error::invalid("config: digest.sms_segments must be 1-10"));
+        }
+        let u = &d.base_url;
+        let scheme_ok = u.starts_with("http://") || u.starts_with("https://");
+        if !scheme_ok
+            || u.len() > 200
+            || u.chars()
+                .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '<' | '>' | '"'))
+        {
+            return Err(Error::invalid(format!(
+                "config: digest.base_url {u:?}: use an http:// or https:// URL without spaces"
+            )));
+        }
+        let e = &self.email;
+        if e.transport != "dir" {
+            return Err(Error::invalid(format!(
+                "config: email.transport {:?}: only \"dir\" exists so far",
+                e.transport
+            )));
+        }
+        if e.dir.is_empty() || e.dir.chars().any(char::is_control) {
+            return Err(Error::invalid("config: email.dir must be a path"));
+        }
+        crate::deliver::message::parse_from(&e.from)?;
         Ok(())
     }
 }
@@ -246,6 +327,15 @@ mod tests {
             "[schedule]\ntick = \"every hour\"\n",
             "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
             "[schedule]\nlease_seconds = 1\n",
+            "[digest]\nmax_items = 0\n",
+            "[digest]\nsms_segments = 11\n",
+            "[digest]\nbase_url = \"ftp://x\"\n",
+            "[digest]\nbase_url = \"http://a b\"\n",
+            "[digest]\nbase_url = \"http://a\\r\\nX-Evil: 1\"\n",
+            "[email]\ntransport = \"carrier-pigeon\"\n",
+            "[email]\nfrom = \"not an address\"\n",
+            "[email]\nfrom = \"a <b@c>\\r\\nBcc: x@y\"\n",
+            "[email]\ndir = \"\"\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

@@ -146,13 +146,17 @@ fn rfc3339(t: NaiveDateTime) -> String {
     t.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-fn validate_rrule(r: &str) -> Result<String> {
+/// A recurrence rule is checked against the item's own start and zone, the
+/// way the forward digest will expand it.
+fn validate_rrule(r: &str, start: Option<NaiveDateTime>, tz: Option<&str>) -> Result<String> {
     let r = validate::text("rrule", r)?;
-    let body = r.strip_prefix("RRULE:").unwrap_or(&r);
-    if !body.split(';').any(|p| p.starts_with("FREQ=")) {
-        return Err(Error::invalid(format!("invalid rrule {r:?}: needs FREQ=")));
-    }
-    Ok(body.to_string())
+    let start = start.ok_or_else(|| Error::invalid("an item with an rrule needs a start"))?;
+    let tz = tz
+        .map(validate::timezone)
+        .transpose()?
+        .unwrap_or(chrono_tz::Tz::UTC);
+    crate::digest::recur::validate(&r, start.and_utc(), tz)
+        .map_err(|e| Error::invalid(format!("invalid rrule {r:?}: {e}")))
 }
 
 /// Validated item state and its collections.
@@ -199,14 +203,19 @@ fn validate_input(input: &ItemInput, now: DateTime<Utc>) -> Result<Valid> {
             .map(|s| validate::instant(what, s).map(|t| t.naive_utc()))
             .transpose()
     };
+    let start = time("start", &input.start)?;
     Ok(Valid {
         uuid,
         collections,
         kind: validate::text("kind", &input.kind)?,
         title: validate::text("title", &input.title)?,
-        start: time("start", &input.start)?,
+        start,
         reminder: time("reminder", &input.reminder)?,
-        rrule: input.rrule.as_deref().map(validate_rrule).transpose()?,
+        rrule: input
+            .rrule
+            .as_deref()
+            .map(|r| validate_rrule(r, start, input.tz.as_deref()))
+            .transpose()?,
         tz: input
             .tz
             .as_deref()

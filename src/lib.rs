@@ -13,6 +13,8 @@
 //! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`subscriptions`]: the subscription table and its validation.
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
+//! - [`digest`]: composing and rendering a due run, posted as an nt request.
+//! - [`deliver`]: the nt queue pass and its transports (so far `dir`).
 //! - [`validate`]: every input validator.
 //! - [`config`], [`clock`], [`error`], [`ids`]: settings, injected time, the error policy, typed ids.
 //! - [`serve`]: the daemon loop (cron-driven ticks, graceful shutdown).
@@ -24,7 +26,9 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod deliver;
 pub mod demo;
+pub mod digest;
 pub mod error;
 pub mod ids;
 pub mod ingest;

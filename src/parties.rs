@@ -106,9 +106,20 @@ pub fn new_subscriber_code() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The system party's name (it sends digests with no single actor) is not
+/// for people or groups.
+fn not_reserved(name: String) -> Result<String> {
+    if name.eq_ignore_ascii_case(crate::digest::post::SYSTEM_PARTY) {
+        return Err(Error::invalid(format!(
+            "the name {name:?} is reserved for digestd itself"
+        )));
+    }
+    Ok(name)
+}
+
 /// Creates a user with its contact points. Validates everything first.
 pub fn create_user(conn: &mut DbConn, now: DateTime<Utc>, new: &NewUser) -> Result<PartyId> {
-    let name = validate::name("user", &new.name)?;
+    let name = not_reserved(validate::name("user", &new.name)?)?;
     let tz = validate::timezone(&new.timezone)?;
     let week_start = match &new.week_start {
         Some(d) => validate::weekday(d)?,
@@ -154,7 +165,7 @@ pub fn create_group(
     name: &str,
     email: Option<&str>,
 ) -> Result<PartyId> {
-    let name = validate::name("group", name)?;
+    let name = not_reserved(validate::name("group", name)?)?;
     let email = email.map(validate::email).transpose()?;
     let now = now.naive_utc();
     conn.write_tx(|c| {
@@ -356,6 +367,16 @@ pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPo
         ))
         .order(contact_points::channel.asc())
         .load(conn)?)
+}
+
+/// A party's name.
+pub fn name_of(conn: &mut DbConn, party: PartyId) -> Result<String> {
+    parties::table
+        .find(party.0)
+        .select(parties::name)
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| Error::not_found(format!("no party with id {party}")))
 }
 
 /// Party ids by name, for resolving many names at once (e.g. `record`).

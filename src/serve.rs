@@ -4,6 +4,8 @@
 //! finish (it runs to completion on a blocking thread) and then exits.
 //! On start it ticks once at once, so periods that came due while nothing
 //! ran are delivered without waiting for the next scheduled instant.
+//! Each tick composes and posts the due digests, then one queue pass
+//! delivers what is pending.
 
 use std::future::Future;
 
@@ -12,6 +14,8 @@ use chrono::{DateTime, Utc};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
+use crate::deliver::outbox::{self, Outbox};
+use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::schedule;
 
@@ -39,6 +43,30 @@ async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
+/// One tick (digests composed and posted) and one queue pass (delivered),
+/// each under its own lease.
+pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
+    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+    let mut conn = db.conn()?;
+    let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
+    match schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer)? {
+        Some(runs) => tracing::info!(
+            %at,
+            runs = runs.len(),
+            posted = composer.posted,
+            empty = composer.empty,
+            "tick"
+        ),
+        None => tracing::info!(%at, "tick skipped: another process holds the lease"),
+    }
+    let outbox = Outbox::new(&cfg.email)?;
+    match outbox::run_queue(&mut conn, &outbox, at, owner, lease_for)? {
+        Some(report) => tracing::info!(%at, "queue: {report}"),
+        None => tracing::info!(%at, "queue pass skipped: another process holds the lease"),
+    }
+    Ok(())
+}
+
 /// The loop, with the shutdown future passed in (tests pass their own).
 pub async fn serve(
     cfg: &Config,
@@ -48,32 +76,18 @@ pub async fn serve(
     let schedule = cfg.schedule.cron()?;
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let owner = schedule::lease::owner_name();
-    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
     tokio::pin!(shutdown);
     tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
     let mut at = clock.now();
     loop {
-        // The tick runs to completion even if shutdown arrives meanwhile.
-        let (db2, owner2) = (db.clone(), owner.clone());
-        let done = tokio::task::spawn_blocking(move || -> Result<Option<usize>> {
-            let mut conn = db2.conn()?;
-            Ok(schedule::run_tick(
-                &mut conn,
-                at,
-                &owner2,
-                lease_for,
-                &mut schedule::tick::Discard,
-            )?
-            .map(|r| r.len()))
-        })
-        .await
-        .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
-        match done {
-            Ok(Some(n)) => tracing::info!(%at, runs = n, "tick"),
-            Ok(None) => tracing::info!(%at, "tick skipped: another process holds the lease"),
-            Err(e) => {
-                tracing::error!(%at, error = %e, "tick failed; what it did not commit stays due")
-            }
+        // The tick and the queue pass run to completion even if shutdown
+        // arrives meanwhile.
+        let (db2, owner2, cfg2) = (db.clone(), owner.clone(), cfg.clone());
+        let done = tokio::task::spawn_blocking(move || tick_and_deliver(&db2, &cfg2, &owner2, at))
+            .await
+            .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
+        if let Err(e) = done {
+            tracing::error!(%at, error = %e, "tick failed; what it did not commit stays due");
         }
         let next: DateTime<Utc> = schedule
             .after(&clock.now())

@@ -84,6 +84,10 @@ pub struct SubscribeRequest {
     pub channels: Vec<String>,
     pub hour: Option<i64>,
     pub day: Option<String>,
+    /// Show the subscriber's own changes too (left out by default).
+    pub include_own: bool,
+    /// Post a digest even when it holds nothing (not by default).
+    pub send_empty: bool,
 }
 
 /// A stored subscription.
@@ -216,6 +220,8 @@ pub fn subscribe(
                 subscriptions::day_of_week.eq(day),
                 subscriptions::hour_of_day.eq(hour),
                 subscriptions::channels.eq(&channel_list),
+                subscriptions::include_own.eq(req.include_own),
+                subscriptions::send_empty.eq(req.send_empty),
                 subscriptions::created_at.eq(now.naive_utc()),
                 subscriptions::active_since.eq(now.naive_utc()),
                 subscriptions::next_due_at.eq(Some(next_due.naive_utc())),

@@ -124,7 +124,14 @@ impl Env {
         let c = &mut SqliteConnection::establish(path).expect("open the test database");
         let n = |r: QueryResult<i64>| r.expect("count rows");
         BTreeMap::from([
-            ("parties", n(schema::parties::table.count().get_result(c))),
+            // Besides the system party the digests migration creates.
+            (
+                "parties",
+                n(schema::parties::table
+                    .filter(schema::parties::name.ne("digestd"))
+                    .count()
+                    .get_result(c)),
+            ),
             ("users", n(schema::users::table.count().get_result(c))),
             (
                 "contact_points",
@@ -858,6 +865,12 @@ fn user_add_refuses_bad_names() {
             b"",
             "invalid user name",
         );
+    }
+    for reserved in [
+        &["user", "add", "--tz", "UTC", "DigestD"][..],
+        &["group", "add", "digestd"],
+    ] {
+        env.refused(reserved, b"", "is reserved for digestd itself");
     }
     // Without `--`, "-rf" is an unknown flag to clap.
     env.usage_error(&["user", "add", "-rf", "--tz", "UTC"]);
@@ -1659,7 +1672,18 @@ fn item_put_refuses_other_hostile_fields() {
         ("collection", json!("calendar"), "invalid collection UUID"),
         ("start", json!("tomorrow"), "invalid start"),
         ("tz", json!("Mars/Phobos"), "timezone"),
-        ("rrule", json!("BYDAY=MO"), "needs FREQ="),
+        ("rrule", json!("BYDAY=MO"), "invalid rrule"),
+        ("rrule", json!("FREQ=SOMETIMES"), "invalid rrule"),
+        (
+            "rrule",
+            json!("FREQ=DAILY;INTERVAL=0"),
+            "INTERVAL must be at least 1",
+        ),
+        (
+            "rrule",
+            json!("FREQ=MONTHLY;BYMONTHDAY=40"),
+            "invalid rrule",
+        ),
         (
             "rrule",
             json!("FREQ=DAILY\r\nX: y"),

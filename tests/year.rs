@@ -532,6 +532,7 @@ fn year(db: &TestDb) {
                         channels: vec![],
                         hour,
                         day,
+                        ..Default::default()
                     },
                 )?;
                 ids.insert(id.0, k);

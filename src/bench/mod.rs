@@ -1,9 +1,11 @@
 //! `digestd bench …`: performance measured beside a floor taken in the same
 //! run on the same database, because these machines are shared and noisy.
 
+mod compose;
 mod ingest;
 mod tick;
 
+pub use compose::{compose, ComposeArgs};
 pub use ingest::{ingest, IngestArgs};
 pub use tick::{tick, TickArgs};
 

@@ -147,6 +147,12 @@ diesel::table! {
         fulfill_date -> Nullable<Timestamp>,
         status -> Text,
         max_retries -> Integer,
+        kind -> Text,
+        subscription_id -> Nullable<BigInt>,
+        period -> Nullable<Text>,
+        message_chat -> Nullable<Text>,
+        message_sms -> Nullable<Text>,
+        unsubscribe_url -> Nullable<Text>,
     }
 }
 

@@ -96,3 +96,32 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
     }
     Ok(())
 }
+
+/// A recorded run, as reports read it.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
+pub struct RunRecord {
+    pub subscription_id: i64,
+    pub period: String,
+    pub scheduled_at: NaiveDateTime,
+    pub window_start: NaiveDateTime,
+    pub window_end: NaiveDateTime,
+    pub request_id: Option<i64>,
+}
+
+/// Every recorded run, by subscription and period.
+pub fn list(c: &mut DbConn) -> Result<Vec<RunRecord>> {
+    Ok(subscription_runs::table
+        .select((
+            subscription_runs::subscription_id,
+            subscription_runs::period,
+            subscription_runs::scheduled_at,
+            subscription_runs::window_start,
+            subscription_runs::window_end,
+            subscription_runs::request_id,
+        ))
+        .order((
+            subscription_runs::subscription_id.asc(),
+            subscription_runs::scheduled_at.asc(),
+        ))
+        .load(c)?)
+}

@@ -12,6 +12,7 @@ pub mod lease;
 pub mod period;
 pub mod tick;
 
+pub use claim::{list as list_runs, RunRecord};
 pub use period::{Period, Rule};
 pub use tick::{tick, DueRun, HandOff};
 

@@ -102,6 +102,12 @@ impl DueRun {
 /// (the next layer) implements it; an error rolls the chunk back, so a run
 /// is never recorded without its hand-off nor handed off without its run.
 pub trait HandOff {
+    /// Called once per chunk with every run about to be handed on, so an
+    /// implementation can load what they share in one query.
+    fn prepare(&mut self, _conn: &mut DbConn, _runs: &[DueRun]) -> Result<()> {
+        Ok(())
+    }
+
     fn hand_off(&mut self, conn: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>>;
 }
 
@@ -214,6 +220,7 @@ fn claim_chunk(
         ))
         .load(c)?;
     let n = rows.len();
+    let mut due = Vec::with_capacity(n);
     let mut runs = Vec::with_capacity(n);
     let mut nexts = Vec::with_capacity(n);
     for (
@@ -264,22 +271,26 @@ fn claim_chunk(
                 window_start,
                 window_end,
             };
-            let request = sink.hand_off(c, &run)?;
-            runs.push(RunRow {
-                subscription_id: id,
-                period: run.period.key.clone(),
-                scheduled_at: run.period.scheduled.naive_utc(),
-                window_start: run.window_start.naive_utc(),
-                window_end: run.window_end.naive_utc(),
-                ran_at: at_n,
-                request_id: request.map(|r| r.0),
-            });
             last_sched = Some(run.period.scheduled.naive_utc());
             last_key = Some(run.period.key.clone());
             chained = Some(run.window_end);
-            out.push(run);
+            due.push(run);
         }
         nexts.push((id, next.scheduled.naive_utc()));
+    }
+    sink.prepare(c, &due)?;
+    for run in due {
+        let request = sink.hand_off(c, &run)?;
+        runs.push(RunRow {
+            subscription_id: run.subscription.0,
+            period: run.period.key.clone(),
+            scheduled_at: run.period.scheduled.naive_utc(),
+            window_start: run.window_start.naive_utc(),
+            window_end: run.window_end.naive_utc(),
+            ran_at: at_n,
+            request_id: request.map(|r| r.0),
+        });
+        out.push(run);
     }
     super::claim::write(c, &runs, &nexts)?;
     Ok(n)

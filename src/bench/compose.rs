@@ -1,0 +1,307 @@
+//! `digestd bench compose`: digests composed and rendered per second, on
+//! one core (digestd composes on the tick's one thread), with 100,000
+//! subscribers and a modification log of 10,000,000 rows.
+//!
+//! The world is generated inside the database engine (a recursive CTE on
+//! SQLite, `generate_series` on PostgreSQL): the log spans `--days` days
+//! before the tick, spread over `--collections` collections of `--items`
+//! items each, every modification by a random user, one changed attribute
+//! each. Every subscriber follows one collection daily, at the local hour
+//! that falls on the same UTC tick in six zones (UTC, Paris, New York,
+//! Kolkata at +5:30, Sydney, Tokyo), with locales of both clock
+//! conventions; each window covers the last day.
+//!
+//! Measured in one run, each inside a transaction that is rolled back:
+//! - **plan**: the tick with nothing handed on (find and claim the runs);
+//! - **compose**: every run of the plan composed and rendered for all
+//!   channels (email text and HTML, XMPP, SMS), caches cold — the goal's
+//!   figure;
+//! - **tick**: the whole tick with the real hand-off (plan, compose, render
+//!   and post each digest as an nt request);
+//! - **window reads**, for information: the log of every collection's window
+//!   read once, the least any composition must do.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeZone, Utc};
+use clap::Args;
+use diesel::connection::SimpleConnection;
+
+use super::{open_empty, peak_rss_mib, rate};
+use crate::config::{DigestConfig, EmailConfig};
+use crate::db::{Backend, DbConn};
+use crate::digest::Composer;
+use crate::error::Result;
+use crate::ids::CollectionId;
+use crate::schedule::tick::{first_due, rule_for, tick, Discard};
+use crate::schedule::HandOff;
+use crate::subscriptions::Frequency;
+
+#[derive(Args, Debug, Clone)]
+pub struct ComposeArgs {
+    /// Subscribers (one daily subscription each).
+    #[arg(long, default_value_t = 100_000)]
+    pub subs: usize,
+    /// Rows in the modification log.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub mods: usize,
+    /// Collections the log and the subscriptions spread over.
+    #[arg(long, default_value_t = 100)]
+    pub collections: usize,
+    /// Items per collection.
+    #[arg(long, default_value_t = 500)]
+    pub items: usize,
+    /// Days the log spans.
+    #[arg(long, default_value_t = 100)]
+    pub days: usize,
+}
+
+const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-compose.db";
+
+/// (zone, locale, local hour that is due at the 09:00Z tick in November).
+const ZONES: [(&str, &str, i32); 6] = [
+    ("Etc/UTC", "en-GB", 9),
+    ("Europe/Paris", "fr-FR", 10),
+    ("America/New_York", "en-US", 4),
+    ("Asia/Kolkata", "en-IN", 14),
+    ("Australia/Sydney", "en-AU", 20),
+    ("Asia/Tokyo", "ja-JP", 18),
+];
+
+/// First party id of the generated users (the migrations create the
+/// system party).
+const PARTY0: usize = 1_000;
+
+struct Dialect(Backend);
+
+impl Dialect {
+    /// `FROM` a series of integers `i` in `[0, n)`.
+    fn series(&self, n: usize) -> String {
+        match self.0 {
+            Backend::Sqlite => format!(
+                "(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {}) SELECT i FROM s) AS n",
+                n.saturating_sub(1)
+            ),
+            Backend::Postgres => format!("generate_series(0, {}) AS n(i)", n as i64 - 1),
+        }
+    }
+
+    fn ts_lit(&self, t: DateTime<Utc>) -> String {
+        let s = t.format("%Y-%m-%d %H:%M:%S");
+        match self.0 {
+            Backend::Sqlite => format!("'{s}'"),
+            Backend::Postgres => format!("TIMESTAMP '{s}'"),
+        }
+    }
+
+    /// A timestamp `epoch_seconds` after the Unix epoch.
+    fn ts_at(&self, epoch_seconds: &str) -> String {
+        match self.0 {
+            Backend::Sqlite => format!("datetime({epoch_seconds}, 'unixepoch')"),
+            Backend::Postgres => format!("(to_timestamp({epoch_seconds}) AT TIME ZONE 'UTC')"),
+        }
+    }
+
+    fn uuid(&self, n: &str) -> String {
+        match self.0 {
+            Backend::Sqlite => format!("printf('00000000-0000-4000-8000-%012d', {n})"),
+            Backend::Postgres => {
+                format!("'00000000-0000-4000-8000-' || lpad(({n})::text, 12, '0')")
+            }
+        }
+    }
+}
+
+fn case(i: &str, arms: impl Iterator<Item = String>) -> String {
+    let arms: Vec<String> = arms
+        .enumerate()
+        .map(|(k, v)| format!("WHEN {k} THEN {v}"))
+        .collect();
+    format!("CASE {i} % {} {} END", ZONES.len(), arms.join(" "))
+}
+
+fn build_world(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) -> Result<()> {
+    let d = Dialect(c.backend());
+    let since = at - chrono::Duration::days(1);
+    let zone = case("i", ZONES.iter().map(|z| format!("'{}'", z.0)));
+    let locale = case("i", ZONES.iter().map(|z| format!("'{}'", z.1)));
+    let hour = case("i", ZONES.iter().map(|z| z.2.to_string()));
+    let mut next = Vec::new();
+    for (tz, _, h) in ZONES {
+        let rule = rule_for(Frequency::Daily, Some(h), None, Some((tz, 0)))?;
+        next.push(d.ts_lit(first_due(&rule, since)));
+    }
+    let next = case("i", next.into_iter());
+    let (t0, since_l) = (d.ts_lit(since), d.ts_lit(since));
+    let n = a.subs;
+    let mut sql = vec![
+        format!(
+            "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {}",
+            d.series(n)
+        ),
+        format!(
+            "INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
+             SELECT {PARTY0} + i, {zone}, 0, 8, {locale}, 'code' || i FROM {}",
+            d.series(n)
+        ),
+        format!(
+            "INSERT INTO collections (id, uuid, name, created_at) \
+             SELECT i + 1, {}, 'Collection ' || (i + 1), {t0} FROM {}",
+            d.uuid("900000000 + i"),
+            d.series(a.collections)
+        ),
+        format!(
+            "INSERT INTO subscriptions (id, party_id, collection_id, kind, frequency, day_of_week, hour_of_day, \
+             channels, paused, include_own, send_empty, created_at, active_since, next_due_at) \
+             SELECT i + 1, {PARTY0} + i, i % {nc} + 1, 'modification', 'daily', NULL, {hour}, 'email,xmpp,sms', \
+             false, false, false, {since_l}, {since_l}, {next} FROM {}",
+            d.series(n),
+            nc = a.collections
+        ),
+    ];
+    // The log: evenly spread over `days` up to the tick.
+    let span = (a.days * 86_400) as f64;
+    let step = span / a.mods as f64;
+    let start = (at.timestamp() as f64 - span) as i64;
+    let item = format!("(i / {nc}) % {ni}", nc = a.collections, ni = a.items);
+    sql.push(format!(
+        "INSERT INTO modifications (id, tx_id, occurred_at, collection_id, item_uuid, actor_id, action, item_kind, item_title) \
+         SELECT i + 1, 't' || i, {ts}, i % {nc} + 1, {uuid}, {PARTY0} + (i * 7919) % {n}, 'edited', 'event', 'Event ' || {item} FROM {series}",
+        ts = d.ts_at(&format!("{start} + CAST(i * {step} AS BIGINT)")),
+        nc = a.collections,
+        uuid = d.uuid(&format!("(i % {}) * 100000 + {item}", a.collections)),
+        series = d.series(a.mods),
+    ));
+    sql.push(
+        "INSERT INTO modification_values (modification_id, attribute, old_value, new_value) \
+         SELECT id, 'status', 'rev ' || id, 'rev ' || (id + 1) FROM modifications"
+            .into(),
+    );
+    sql.push("ANALYZE".into());
+    for s in sql {
+        c.batch_execute(&s)?;
+    }
+    Ok(())
+}
+
+/// Times `f`, returning its value.
+fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Duration)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((v, t.elapsed()))
+}
+
+pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let mut c = db.conn()?;
+    let at = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    let (_, load) = timed(|| build_world(&mut c, args, at))?;
+    writeln!(
+        out,
+        "bench compose on {:?}: {} subscribers (daily, one of {} collections each, 6 zones), \
+         {} modifications over {} days on {} items per collection; loaded in {:.1} s",
+        c.backend(),
+        args.subs,
+        args.collections,
+        args.mods,
+        args.days,
+        args.items,
+        load.as_secs_f64()
+    )?;
+    let digest = DigestConfig::default();
+    let email = EmailConfig::default();
+
+    // Window reads: each collection's last day, once.
+    let (rows, reads) = timed(|| {
+        let mut rows = 0;
+        for k in 1..=args.collections as i64 {
+            rows += crate::modlog::find_in_window(
+                &mut c,
+                Some(&[CollectionId(k)]),
+                at - chrono::Duration::days(1),
+                at,
+            )?
+            .len();
+        }
+        Ok(rows)
+    })?;
+
+    let ((runs, composed, bytes), plan, comp) = c.rolled_back(|c| {
+        let (runs, plan) = timed(|| tick(c, at, &mut Discard))?;
+        let mut composer = Composer::new(&digest, &email)?;
+        let ((n, bytes), comp) = timed(|| {
+            composer.prepare(c, &runs)?;
+            let (mut n, mut bytes) = (0usize, 0usize);
+            for r in &runs {
+                let (content, rendered) = composer.compose(c, r)?;
+                if !content.is_empty() {
+                    n += 1;
+                }
+                bytes += rendered.text.len()
+                    + rendered.html.len()
+                    + rendered.chat.len()
+                    + rendered.sms.len();
+            }
+            Ok((n, bytes))
+        })?;
+        Ok(((runs.len(), n, bytes), plan, comp))
+    })?;
+    let ((ticked, posted), full) = c.rolled_back(|c| {
+        let mut composer = Composer::new(&digest, &email)?;
+        let (runs, d) = timed(|| tick(c, at, &mut composer))?;
+        Ok(((runs.len(), composer.posted), d))
+    })?;
+
+    let line = |out: &mut dyn Write, what: &str, n: usize, d: Duration, unit: &str| {
+        writeln!(
+            out,
+            "{what:<58} {:>8.2} s {:>10.0} {unit}/s",
+            d.as_secs_f64(),
+            rate(n, d)
+        )
+    };
+    line(
+        out,
+        &format!("window reads ({rows} modifications, information)"),
+        rows,
+        reads,
+        "rows",
+    )?;
+    line(
+        out,
+        &format!("plan: find and claim {runs} due runs"),
+        runs,
+        plan,
+        "runs",
+    )?;
+    line(
+        out,
+        &format!("compose + render, all channels ({composed} non-empty)"),
+        runs,
+        comp,
+        "digests",
+    )?;
+    line(
+        out,
+        &format!("tick with the real hand-off ({ticked} runs, {posted} posted)"),
+        ticked,
+        full,
+        "digests",
+    )?;
+    writeln!(
+        out,
+        "average rendered size {} bytes per digest (text + HTML + XMPP + SMS)",
+        bytes / runs.max(1)
+    )?;
+    let goal = rate(runs, comp);
+    writeln!(
+        out,
+        "compose rate {goal:.0} digests/s on one core (goal >= 20000: {})",
+        if goal >= 20_000.0 { "met" } else { "not met" }
+    )?;
+    if let Some(m) = peak_rss_mib() {
+        writeln!(out, "peak memory {m:.0} MiB")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! Email messages: RFC 5322 with MIME multipart/alternative (text and
+//! HTML), built with lettre's builder, which encodes non-ASCII headers
+//! (RFC 2047) and bodies. Header values come from validated text and pass
+//! through [`one_line`] again here, so no value can start a header.
+
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+use lettre::Message;
+
+use crate::digest::render::one_line;
+use crate::error::{Error, Result};
+use crate::validate;
+
+/// The configured sender, "Name <address>" or a bare address.
+pub fn parse_from(s: &str) -> Result<Mailbox> {
+    let bad = |why: &str| Error::invalid(format!("config: email.from {s:?}: {why}"));
+    if s.chars().any(char::is_control) {
+        return Err(bad("control character"));
+    }
+    let m = Mailbox::from_str(s).map_err(|e| bad(&e.to_string()))?;
+    validate::email(m.email.as_ref()).map_err(|e| bad(&e.to_string()))?;
+    Ok(m)
+}
+
+/// One message to build.
+pub struct Email<'a> {
+    pub from: &'a Mailbox,
+    /// The actor shown as the sender's name, when there is one.
+    pub from_name: Option<&'a str>,
+    pub to_name: &'a str,
+    pub to_address: &'a str,
+    pub subject: &'a str,
+    pub text: &'a str,
+    pub html: Option<&'a str>,
+    pub date: DateTime<Utc>,
+    /// Without angle brackets: "digest.1000.7@localhost".
+    pub message_id: &'a str,
+    /// RFC 8058 one-click unsubscribe target.
+    pub unsubscribe: Option<&'a str>,
+}
+
+fn header(name: &'static str, value: String) -> HeaderValue {
+    HeaderValue::new(HeaderName::new_from_ascii_str(name), one_line(&value))
+}
+
+/// The message as the bytes of an RFC 5322 file (CRLF line ends).
+pub fn build(e: &Email) -> Result<Vec<u8>> {
+    let from = match e.from_name {
+        Some(n) => Mailbox::new(
+            Some(format!(
+                "{} via {}",
+                one_line(n),
+                e.from.name.as_deref().unwrap_or("digestd")
+            )),
+            e.from.email.clone(),
+        ),
+        None => e.from.clone(),
+    };
+    let to_addr = e
+        .to_address
+        .parse()
+        .map_err(|err| Error::invalid(format!("address {:?}: {err}", e.to_address)))?;
+    let mut b = Message::builder()
+        .from(from)
+        .to(Mailbox::new(Some(one_line(e.to_name)), to_addr))
+        .subject(one_line(e.subject))
+        .date(e.date.into())
+        .message_id(Some(format!("<{}>", one_line(e.message_id))))
+        .raw_header(header("Auto-Submitted", "auto-generated".into()));
+    if let Some(u) = e.unsubscribe {
+        b = b
+            .raw_header(header("List-Unsubscribe", format!("<{u}>")))
+            .raw_header(header(
+                "List-Unsubscribe-Post",
+                "List-Unsubscribe=One-Click".into(),
+            ));
+    }
+    let msg = match e.html {
+        Some(h) => b.multipart(MultiPart::alternative_plain_html(
+            e.text.to_string(),
+            h.to_string(),
+        )),
+        None => b.body(e.text.to_string()),
+    }
+    .map_err(|err| Error::invalid(format!("building a message: {err}")))?;
+    Ok(msg.formatted())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn email<'a>(from: &'a Mailbox, subject: &'a str, name: &'a str) -> Email<'a> {
+        Email {
+            from,
+            from_name: Some(name),
+            to_name: "Zoë",
+            to_address: "zoe@example.com",
+            subject,
+            text: "hello\n",
+            html: Some("<p>hello</p>"),
+            date: Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap(),
+            message_id: "digest.1000.7@localhost",
+            unsubscribe: Some("http://localhost:8080/u/abc/7"),
+        }
+    }
+
+    #[test]
+    fn headers_cannot_be_injected() {
+        let from = parse_from("digestd <digestd@localhost>").unwrap();
+        let bytes = build(&email(
+            &from,
+            "Hi\r\nBcc: evil@example.com",
+            "eve\r\nX-Evil: 1",
+        ))
+        .unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let headers = text.split("\r\n\r\n").next().unwrap();
+        assert!(!headers.lines().any(|l| l.starts_with("Bcc:")), "{headers}");
+        assert!(
+            !headers.lines().any(|l| l.starts_with("X-Evil:")),
+            "{headers}"
+        );
+        assert!(headers.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"));
+        assert!(headers.contains("Message-ID: <digest.1000.7@localhost>"));
+        assert!(headers.contains("Date: Mon, 23 Nov 2026 08:00:00 +0000"));
+        assert!(text.contains("multipart/alternative"));
+    }
+
+    #[test]
+    fn non_ascii_subject_is_encoded() {
+        let from = parse_from("digestd <digestd@localhost>").unwrap();
+        let bytes = build(&email(&from, "3 changes in Kalender — München", "zoë")).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let subject = text.lines().find(|l| l.starts_with("Subject:")).unwrap();
+        assert!(
+            subject.is_ascii() && subject.contains("=?utf-8?"),
+            "{subject}"
+        );
+    }
+
+    #[test]
+    fn bad_senders_are_refused() {
+        for bad in ["", "nobody", "a <b@c>\r\nBcc: x@y", "<@>", "x@-bad-"] {
+            assert!(parse_from(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_from("alerts@example.com").is_ok());
+    }
+}

@@ -1,0 +1,430 @@
+//! The hand-off from the tick: each due run is composed, rendered and
+//! posted as an nt request (status `pending`) inside the tick's own
+//! transaction, so a run is never recorded without its digest nor a digest
+//! posted without its run. An empty digest posts nothing unless the
+//! subscription asks for empty ones; the run is recorded either way, so the
+//! window chains.
+//!
+//! One [`Composer`] serves a whole tick and caches what many runs share:
+//! subscriptions due at the same instant in the same zone read the same
+//! window of the same collection, so the log is read once per (collection,
+//! window), not once per subscriber.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono_tz::Tz;
+use diesel::prelude::*;
+use lettre::message::Mailbox;
+
+use super::compose::{self, ItemChange, Upcoming};
+use super::render::{self, Content, Frame, Rendered};
+use super::words::Style;
+use crate::config::{DigestConfig, EmailConfig};
+use crate::db::schema::{collections, nt_requests, parties, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId, RequestId};
+use crate::modlog::{self, Modification};
+use crate::schedule::{DueRun, HandOff};
+use crate::subscriptions::Kind;
+
+/// The party that sends digests whose changes come from no single actor
+/// (created by the digests migration).
+pub const SYSTEM_PARTY: &str = "digestd";
+
+/// Windows kept in the cache before it is emptied.
+const CACHE_WINDOWS: usize = 4_096;
+
+/// Who a digest is for, as rendering needs it.
+#[derive(Debug, Clone)]
+pub struct Recipient {
+    pub name: String,
+    pub is_group: bool,
+    pub tz: Tz,
+    pub locale: String,
+    pub subscriber_code: Option<String>,
+}
+
+type Window = (Option<CollectionId>, DateTime<Utc>, DateTime<Utc>);
+
+/// One window of the log, read once: the modifications, their collapse for
+/// someone who made none of them, and who made them.
+struct WindowChanges {
+    mods: Vec<Modification>,
+    all: Rc<Vec<ItemChange>>,
+    actors: HashSet<PartyId>,
+}
+
+/// Composes and posts digests; implements [`HandOff`].
+pub struct Composer {
+    cfg: DigestConfig,
+    from: Mailbox,
+    system: Option<PartyId>,
+    recipients: HashMap<PartyId, Rc<Recipient>>,
+    names: HashMap<PartyId, String>,
+    collections: HashMap<CollectionId, String>,
+    changes: HashMap<Window, Rc<WindowChanges>>,
+    upcoming: HashMap<Window, Rc<Vec<Upcoming>>>,
+    /// Digests posted, and runs that were empty and posted nothing.
+    pub posted: usize,
+    pub empty: usize,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = nt_requests, treat_none_as_default_value = false)]
+struct NewRequest<'a> {
+    party_to: i64,
+    expand_group: bool,
+    party_from: i64,
+    message: &'a str,
+    message_html: Option<&'a str>,
+    subject: &'a str,
+    channels: &'a str,
+    request_date: NaiveDateTime,
+    status: &'a str,
+    max_retries: i32,
+    kind: &'a str,
+    subscription_id: Option<i64>,
+    period: Option<&'a str>,
+    message_chat: Option<&'a str>,
+    message_sms: Option<&'a str>,
+    unsubscribe_url: Option<&'a str>,
+}
+
+impl Composer {
+    pub fn new(digest: &DigestConfig, email: &EmailConfig) -> Result<Composer> {
+        Ok(Composer {
+            cfg: digest.clone(),
+            from: crate::deliver::message::parse_from(&email.from)?,
+            system: None,
+            recipients: HashMap::new(),
+            names: HashMap::new(),
+            collections: HashMap::new(),
+            changes: HashMap::new(),
+            upcoming: HashMap::new(),
+            posted: 0,
+            empty: 0,
+        })
+    }
+
+    /// The configured sender.
+    pub fn from(&self) -> &Mailbox {
+        &self.from
+    }
+
+    fn recipient(&mut self, c: &mut DbConn, party: PartyId) -> Result<Rc<Recipient>> {
+        if !self.recipients.contains_key(&party) {
+            self.load_recipients(c, &[party])?;
+        }
+        self.recipients
+            .get(&party)
+            .cloned()
+            .ok_or_else(|| Error::Storage(format!("party {party} is missing")))
+    }
+
+    /// Loads the recipients among `parties` not cached yet, in one query
+    /// per 10,000.
+    fn load_recipients(&mut self, c: &mut DbConn, parties_: &[PartyId]) -> Result<()> {
+        let mut want: Vec<i64> = parties_
+            .iter()
+            .filter(|p| !self.recipients.contains_key(p))
+            .map(|p| p.0)
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        type Row = (i64, String, String, Option<(String, String, String)>);
+        for chunk in want.chunks(10_000) {
+            let rows: Vec<Row> = parties::table
+                .left_join(users::table)
+                .filter(parties::id.eq_any(chunk))
+                .select((
+                    parties::id,
+                    parties::name,
+                    parties::kind,
+                    (users::timezone, users::locale, users::subscriber_code).nullable(),
+                ))
+                .load(c)?;
+            for (id, name, kind, user) in rows {
+                let r = match user {
+                    Some((tz, locale, code)) => Recipient {
+                        name,
+                        is_group: false,
+                        tz: tz.parse().map_err(|_| {
+                            Error::Storage(format!("stored timezone {tz:?} is unknown"))
+                        })?,
+                        locale,
+                        subscriber_code: Some(code),
+                    },
+                    // A group has no preferences: UTC, 24-hour.
+                    None => Recipient {
+                        name,
+                        is_group: kind == "group",
+                        tz: Tz::UTC,
+                        locale: "en-GB".into(),
+                        subscriber_code: None,
+                    },
+                };
+                self.recipients.insert(PartyId(id), Rc::new(r));
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the names among `ids` not cached yet, in one query.
+    fn load_names(&mut self, c: &mut DbConn, ids: &[PartyId]) -> Result<()> {
+        let mut want: Vec<i64> = ids
+            .iter()
+            .filter(|p| !self.names.contains_key(p))
+            .map(|p| p.0)
+            .collect();
+        if want.is_empty() {
+            return Ok(());
+        }
+        if self.names.len() > 200_000 {
+            self.names.clear();
+        }
+        want.sort_unstable();
+        want.dedup();
+        for chunk in want.chunks(10_000) {
+            let rows: Vec<(i64, String)> = parties::table
+                .filter(parties::id.eq_any(chunk))
+                .select((parties::id, parties::name))
+                .load(c)?;
+            self.names
+                .extend(rows.into_iter().map(|(i, n)| (PartyId(i), n)));
+        }
+        Ok(())
+    }
+
+    fn collection_name(&mut self, c: &mut DbConn, id: CollectionId) -> Result<String> {
+        if !self.collections.contains_key(&id) {
+            let rows: Vec<(i64, String)> = collections::table
+                .select((collections::id, collections::name))
+                .load(c)?;
+            self.collections
+                .extend(rows.into_iter().map(|(i, n)| (CollectionId(i), n)));
+        }
+        Ok(self
+            .collections
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("collection {id}")))
+    }
+
+    fn system_party(&mut self, c: &mut DbConn) -> Result<PartyId> {
+        if let Some(p) = self.system {
+            return Ok(p);
+        }
+        let id: i64 = parties::table
+            .filter(parties::name.eq(SYSTEM_PARTY))
+            .select(parties::id)
+            .first(c)
+            .optional()?
+            .ok_or_else(|| Error::Storage("the digestd system party is missing".into()))?;
+        self.system = Some(PartyId(id));
+        Ok(PartyId(id))
+    }
+
+    fn trim_caches(&mut self) {
+        if self.changes.len() > CACHE_WINDOWS {
+            self.changes.clear();
+        }
+        if self.upcoming.len() > CACHE_WINDOWS {
+            self.upcoming.clear();
+        }
+    }
+
+    /// The digest's content for `run`, read through the caches.
+    pub fn content(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Content> {
+        self.trim_caches();
+        let key = (run.collection, run.window_start, run.window_end);
+        let colls = run.collection.map(|c| [c]);
+        Ok(match run.kind {
+            Kind::Modification => {
+                let w = match self.changes.get(&key) {
+                    Some(w) => w.clone(),
+                    None => {
+                        let mods = modlog::find_in_window(
+                            c,
+                            colls.as_ref().map(|a| &a[..]),
+                            run.window_start,
+                            run.window_end,
+                        )?;
+                        let w = Rc::new(WindowChanges {
+                            all: Rc::new(compose::collapse(&mods, None)?),
+                            actors: mods.iter().filter_map(|m| m.actor).collect(),
+                            mods,
+                        });
+                        self.changes.insert(key, w.clone());
+                        w
+                    }
+                };
+                // Most subscribers made none of the window's changes: they
+                // share the one collapse; the others get their own.
+                match (!run.include_own).then_some(run.party) {
+                    Some(me) if w.actors.contains(&me) => {
+                        Content::Changes(Rc::new(compose::collapse(&w.mods, Some(me))?))
+                    }
+                    _ => Content::Changes(w.all.clone()),
+                }
+            }
+            Kind::Forward => {
+                let ups = match self.upcoming.get(&key) {
+                    Some(u) => u.clone(),
+                    None => {
+                        let u = Rc::new(compose::items_in_range(
+                            c,
+                            colls.as_ref().map(|a| &a[..]),
+                            run.window_start,
+                            run.window_end,
+                        )?);
+                        self.upcoming.insert(key, u.clone());
+                        u
+                    }
+                };
+                Content::Upcoming(ups)
+            }
+        })
+    }
+
+    /// Composes and renders `run`'s digest without posting it.
+    pub fn compose(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, Rendered)> {
+        let content = self.content(c, run)?;
+        let r = self.recipient(c, run.party)?;
+        // Resolve every name the rendering needs before borrowing them.
+        let mut colls = HashMap::new();
+        let mut ids: Vec<CollectionId> = run.collection.into_iter().collect();
+        let mut actors = Vec::new();
+        match &content {
+            Content::Changes(v) => {
+                for (i, ch) in v.iter().enumerate() {
+                    ids.push(ch.collection);
+                    // Names only for the lines shown.
+                    if i < self.cfg.max_items {
+                        actors.extend(ch.actors.iter().copied());
+                    }
+                }
+            }
+            Content::Upcoming(v) => ids.extend(v.iter().map(|u| u.collection)),
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let n = self.collection_name(c, id)?;
+            colls.insert(id, n);
+        }
+        self.load_names(c, &actors)?;
+        let mut names = HashMap::new();
+        for a in actors {
+            let n = self
+                .names
+                .get(&a)
+                .cloned()
+                .unwrap_or_else(|| format!("party {a}"));
+            names.insert(a, n);
+        }
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
+            Some(code) => (
+                format!("{base}/s/{code}"),
+                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
+            ),
+            None => (format!("{base}/groups/{}", r.name), None),
+        };
+        let full_url = format!("{base}/d/{}/{}", run.subscription, run.period.key);
+        let coll_name = |id: CollectionId| {
+            colls
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("collection {id}"))
+        };
+        let party_name = |p: PartyId| {
+            names
+                .get(&p)
+                .cloned()
+                .unwrap_or_else(|| format!("party {p}"))
+        };
+        let frame = Frame {
+            style: Style::new(r.tz, &r.locale),
+            kind: run.kind,
+            frequency: run.frequency,
+            window_start: run.window_start,
+            window_end: run.window_end,
+            collection: run.collection,
+            collection_name: &coll_name,
+            party_name: &party_name,
+            max_items: self.cfg.max_items,
+            sms_segments: self.cfg.sms_segments,
+            manage_url,
+            unsubscribe_url,
+            full_url,
+        };
+        let rendered = render::render(&content, &frame)?;
+        Ok((content, rendered))
+    }
+
+    /// The sender: the one actor behind every change, else the system.
+    fn sender(&mut self, c: &mut DbConn, content: &Content) -> Result<PartyId> {
+        if let Content::Changes(v) = content {
+            let mut it = v.iter().flat_map(|ch| ch.actors.iter());
+            if let Some(first) = it.next() {
+                if it.all(|a| a == first) && v.iter().all(|ch| !ch.actors.is_empty()) {
+                    return Ok(*first);
+                }
+            }
+        }
+        self.system_party(c)
+    }
+}
+
+impl HandOff for Composer {
+    fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<()> {
+        if self.recipients.len() > 200_000 {
+            self.recipients.clear();
+        }
+        let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
+        self.load_recipients(c, &parties_)
+    }
+
+    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {
+        let (content, r) = self.compose(c, run)?;
+        if content.is_empty() && !run.send_empty {
+            self.empty += 1;
+            return Ok(None);
+        }
+        let from = self.sender(c, &content)?;
+        let recipient = self.recipient(c, run.party)?;
+        let unsubscribe = recipient.subscriber_code.as_ref().map(|code| {
+            format!(
+                "{}/s/{code}/unsubscribe/{}",
+                self.cfg.base_url.trim_end_matches('/'),
+                run.subscription
+            )
+        });
+        let id: i64 = diesel::insert_into(nt_requests::table)
+            .values(&NewRequest {
+                party_to: run.party.0,
+                expand_group: recipient.is_group,
+                party_from: from.0,
+                message: &r.text,
+                message_html: Some(&r.html),
+                subject: &r.subject,
+                channels: &run.channels,
+                request_date: run.tick.naive_utc(),
+                status: "pending",
+                max_retries: 3,
+                kind: "digest",
+                subscription_id: Some(run.subscription.0),
+                period: Some(&run.period.key),
+                message_chat: Some(&r.chat),
+                message_sms: Some(&r.sms),
+                unsubscribe_url: unsubscribe.as_deref(),
+            })
+            .returning(nt_requests::request_id)
+            .get_result(c)?;
+        self.posted += 1;
+        Ok(Some(RequestId(id)))
+    }
+}

@@ -1,0 +1,260 @@
+//! Rendering a composed digest for each channel with askama templates from
+//! `templates/`: email text and HTML (the HTML template escapes every
+//! value), compact XMPP text, and an SMS summary fitted to a number of
+//! segments. A subject never holds a control character, so it cannot carry
+//! a header of its own.
+
+use std::rc::Rc;
+
+use askama::Template;
+use chrono::{DateTime, Utc};
+
+use super::compose::{ItemChange, Upcoming};
+use super::sms;
+use super::words::{self, Line, Style};
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId};
+use crate::subscriptions::{Frequency, Kind};
+
+/// What a digest holds.
+///
+/// Shared: subscribers of one collection due at one tick read one window,
+/// so their digests hold the same list.
+#[derive(Debug, Clone)]
+pub enum Content {
+    Changes(Rc<Vec<ItemChange>>),
+    Upcoming(Rc<Vec<Upcoming>>),
+}
+
+impl Content {
+    pub fn len(&self) -> usize {
+        match self {
+            Content::Changes(v) => v.len(),
+            Content::Upcoming(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn collection_of(&self, i: usize) -> CollectionId {
+        match self {
+            Content::Changes(v) => v[i].collection,
+            Content::Upcoming(v) => v[i].collection,
+        }
+    }
+}
+
+/// Everything rendering needs besides the content.
+pub struct Frame<'a> {
+    pub style: Style,
+    pub kind: Kind,
+    pub frequency: Frequency,
+    pub window_start: DateTime<Utc>,
+    pub window_end: DateTime<Utc>,
+    /// The subscription's own collection, or `None` for all of them.
+    pub collection: Option<CollectionId>,
+    pub collection_name: &'a dyn Fn(CollectionId) -> String,
+    pub party_name: &'a dyn Fn(PartyId) -> String,
+    /// Items shown at most; the rest become "and N more".
+    pub max_items: usize,
+    pub sms_segments: usize,
+    pub manage_url: String,
+    pub unsubscribe_url: Option<String>,
+    /// Where the whole digest can be read (the SMS and "N more" link).
+    pub full_url: String,
+}
+
+/// A digest rendered for every channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+    pub chat: String,
+    pub sms: String,
+}
+
+/// One collection's lines.
+pub struct Section {
+    pub name: String,
+    pub lines: Vec<Line>,
+}
+
+/// What the templates see.
+pub struct View {
+    pub subject: String,
+    pub heading: String,
+    pub sections: Vec<Section>,
+    pub more: usize,
+    pub tz_name: String,
+    pub manage_url: String,
+    pub unsubscribe_url: Option<String>,
+    pub full_url: String,
+}
+
+#[derive(Template)]
+#[template(path = "email/digest.txt")]
+struct EmailText<'a> {
+    d: &'a View,
+}
+
+#[derive(Template)]
+#[template(path = "email/digest.html")]
+struct EmailHtml<'a> {
+    d: &'a View,
+}
+
+#[derive(Template)]
+#[template(path = "xmpp/digest.txt")]
+struct Chat<'a> {
+    d: &'a View,
+}
+
+/// Any control character (CR, LF, TAB, …) becomes a space: subjects and
+/// headings are one line, whatever the stored text holds.
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Builds the view: sections per collection in order of first appearance,
+/// capped at `max_items` lines in all.
+pub fn view(content: &Content, f: &Frame) -> View {
+    let shown = content.len().min(f.max_items.max(1));
+    let mut sections: Vec<(CollectionId, Section)> = Vec::new();
+    let mut names_in_content = Vec::new();
+    for i in 0..content.len() {
+        let coll = content.collection_of(i);
+        let name = (f.collection_name)(coll);
+        if !names_in_content.contains(&name) {
+            names_in_content.push(name.clone());
+        }
+        if i >= shown {
+            continue;
+        }
+        let line = match content {
+            Content::Changes(v) => {
+                let names: Vec<String> = v[i].actors.iter().map(|p| (f.party_name)(*p)).collect();
+                words::change_line(&f.style, &v[i], &words::people(&names), &name)
+            }
+            Content::Upcoming(v) => words::upcoming_line(&f.style, &v[i]),
+        };
+        match sections.iter_mut().find(|(c, _)| *c == coll) {
+            Some((_, s)) => s.lines.push(line),
+            None => sections.push((
+                coll,
+                Section {
+                    name,
+                    lines: vec![line],
+                },
+            )),
+        }
+    }
+    let colls = match f.collection {
+        Some(c) => vec![(f.collection_name)(c)],
+        None => names_in_content,
+    };
+    let colls = words::collections_phrase(&colls);
+    let n = content.len();
+    let s = &f.style;
+    let subject = match f.kind {
+        Kind::Modification if n == 0 => format!(
+            "No changes in {colls} since {}",
+            s.since(f.window_start, f.window_end)
+        ),
+        Kind::Modification => format!(
+            "{} in {colls} since {}",
+            words::count(n, "change", "changes"),
+            s.since(f.window_start, f.window_end)
+        ),
+        Kind::Forward => {
+            let span = match f.frequency {
+                Frequency::Hourly => {
+                    format!("from {} {}", s.time(f.window_start), s.zone(f.window_start))
+                }
+                Frequency::Daily => format!(
+                    "in the day from {}, {} {}",
+                    s.date(f.window_start),
+                    s.time(f.window_start),
+                    s.zone(f.window_start)
+                ),
+                Frequency::Weekly => format!("in the week from {}", s.date(f.window_start)),
+            };
+            if n == 0 {
+                format!("Nothing coming up in {colls} {span}")
+            } else {
+                format!(
+                    "{} coming up in {colls} {span}",
+                    words::count(n, "item", "items")
+                )
+            }
+        }
+    };
+    let subject = one_line(&subject);
+    View {
+        heading: subject.clone(),
+        subject,
+        sections: sections.into_iter().map(|(_, s)| s).collect(),
+        more: n - shown,
+        tz_name: f.style.tz.name().to_string(),
+        manage_url: f.manage_url.clone(),
+        unsubscribe_url: f.unsubscribe_url.clone(),
+        full_url: f.full_url.clone(),
+    }
+}
+
+fn template_error(e: askama::Error) -> Error {
+    Error::Storage(format!("rendering a digest: {e}"))
+}
+
+/// The SMS body: the subject and the lines run together, fitted to
+/// `segments`; when cut, or when lines were left out by the cap, it ends
+/// with the link to the full digest.
+fn sms_body(v: &View, segments: usize) -> String {
+    let mut body = v.subject.clone();
+    let mut sep = ": ";
+    // Lines past what any message of `segments` can hold would be cut anyway.
+    let bound = sms::max_chars(segments);
+    let mut chars = body.chars().count();
+    let mut dropped = false;
+    'lines: for s in &v.sections {
+        for l in &s.lines {
+            if chars > bound {
+                dropped = true;
+                break 'lines;
+            }
+            let t = l.text();
+            chars += sep.len() + t.chars().count();
+            body.push_str(sep);
+            body.push_str(&t);
+            sep = "; ";
+        }
+    }
+    if v.more > 0 {
+        body.push_str(&format!("; and {} more", v.more));
+    }
+    let tail = format!(" {}", v.full_url);
+    if v.more == 0 && !dropped && sms::segments(&body) <= segments {
+        return body;
+    }
+    let whole = format!("{body}{tail}");
+    if sms::segments(&whole) <= segments {
+        return whole;
+    }
+    sms::fit(&body, segments, &tail)
+}
+
+/// Renders `content` for every channel.
+pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
+    let v = view(content, f);
+    Ok(Rendered {
+        text: EmailText { d: &v }.render().map_err(template_error)?,
+        html: EmailHtml { d: &v }.render().map_err(template_error)?,
+        chat: Chat { d: &v }.render().map_err(template_error)?,
+        sms: sms_body(&v, f.sms_segments),
+        subject: v.subject,
+    })
+}

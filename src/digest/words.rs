@@ -1,0 +1,330 @@
+//! The words of a digest: times in the recipient's zone and 12/24-hour
+//! convention, and one human sentence per change in the Cosmo style —
+//! "gr24 changed the start time of Janitor's Pipe Dream from 3:00 PM to
+//! 4:00 PM PST on Mon, Nov 23".
+//!
+//! A sentence is a [`Line`]: text before the item's title, the title, text
+//! after it, so the HTML template can set the title apart while every piece
+//! stays untrusted text that the template escapes.
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use super::compose::{AttrChange, ItemChange, Upcoming, When};
+use crate::modlog::Action;
+
+/// How the recipient reads times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    pub tz: Tz,
+    pub hour12: bool,
+    pub month_first: bool,
+}
+
+/// Locales whose convention is the 12-hour clock (language, or language and
+/// region). Everything else reads 24-hour.
+const HOUR12: [&str; 14] = [
+    "en", "en-US", "en-CA", "en-AU", "en-NZ", "en-IN", "en-PH", "es-US", "es-MX", "hi", "ar", "ko",
+    "zh-TW", "ur",
+];
+
+impl Style {
+    /// The style of a BCP 47 locale such as "en-US" or "de-DE".
+    pub fn new(tz: Tz, locale: &str) -> Style {
+        let lang = locale.split('-').next().unwrap_or("");
+        let hour12 = HOUR12.iter().any(|l| {
+            l.eq_ignore_ascii_case(locale) || (!l.contains('-') && l.eq_ignore_ascii_case(lang))
+        }) && !matches!(locale, "en-GB" | "en-IE" | "en-ZA");
+        let month_first = matches!(locale, "en-US" | "en" | "es-US" | "en-PH");
+        Style {
+            tz,
+            hour12,
+            month_first,
+        }
+    }
+
+    /// "3:00 PM" or "15:00".
+    pub fn time(&self, t: DateTime<Utc>) -> String {
+        let l = t.with_timezone(&self.tz);
+        if self.hour12 {
+            l.format("%-I:%M %p").to_string()
+        } else {
+            l.format("%H:%M").to_string()
+        }
+    }
+
+    /// The zone's abbreviation at `t`: "PST", "CET", or "+0545" where the
+    /// zone has none.
+    pub fn zone(&self, t: DateTime<Utc>) -> String {
+        t.with_timezone(&self.tz).format("%Z").to_string()
+    }
+
+    /// "Mon, Nov 23" or "Mon 23 Nov".
+    pub fn date(&self, t: DateTime<Utc>) -> String {
+        let l = t.with_timezone(&self.tz);
+        if self.month_first {
+            l.format("%a, %b %-d").to_string()
+        } else {
+            l.format("%a %-d %b").to_string()
+        }
+    }
+
+    /// "Mon, Nov 23, 3:00 PM PST" or "Mon 23 Nov, 15:00 CET".
+    pub fn when(&self, t: DateTime<Utc>) -> String {
+        format!("{}, {} {}", self.date(t), self.time(t), self.zone(t))
+    }
+
+    /// "Monday 9:00 AM" within the last six days of `until`, else the date.
+    pub fn since(&self, t: DateTime<Utc>, until: DateTime<Utc>) -> String {
+        if until - t < chrono::Duration::days(6) {
+            let l = t.with_timezone(&self.tz);
+            format!("{} {}", l.format("%A"), self.time(t))
+        } else {
+            self.date(t)
+        }
+    }
+
+    fn same_day(&self, a: DateTime<Utc>, b: DateTime<Utc>) -> bool {
+        let (a, b) = (a.with_timezone(&self.tz), b.with_timezone(&self.tz));
+        (a.year(), a.ordinal()) == (b.year(), b.ordinal())
+    }
+
+    /// "from 3:00 PM to 4:00 PM PST on Mon, Nov 23" when both are on the
+    /// same local day, else both in full.
+    pub fn from_to(&self, a: DateTime<Utc>, b: DateTime<Utc>) -> String {
+        if self.same_day(a, b) && self.zone(a) == self.zone(b) {
+            format!(
+                "from {} to {} {} on {}",
+                self.time(a),
+                self.time(b),
+                self.zone(b),
+                self.date(b)
+            )
+        } else {
+            format!("from {} to {}", self.when(a), self.when(b))
+        }
+    }
+}
+
+/// A sentence around an item's title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Line {
+    pub before: String,
+    pub title: String,
+    pub after: String,
+}
+
+impl Line {
+    pub fn text(&self) -> String {
+        format!("{}{}{}", self.before, self.title, self.after)
+    }
+}
+
+/// Longest value shown in a sentence, in characters.
+const MAX_VALUE_CHARS: usize = 80;
+
+/// A value cut to [`MAX_VALUE_CHARS`] characters (never inside one).
+pub fn clip(s: &str) -> String {
+    match s.char_indices().nth(MAX_VALUE_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// "alice", "alice and bruno", "alice, bruno and 2 others".
+pub fn people(names: &[String]) -> String {
+    match names {
+        [] => "Someone".into(),
+        [a] => a.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, rest @ ..] => format!(
+            "{a}, {b} and {} other{}",
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+fn attribute_name(a: &str) -> String {
+    match a {
+        "start" => "start time".into(),
+        "reminder" => "reminder".into(),
+        "rrule" => "recurrence".into(),
+        "kind" => "type".into(),
+        "body" => "text".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn instant(v: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(v)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn value(style: &Style, v: &str) -> String {
+    match instant(v) {
+        Some(t) => style.when(t),
+        None => format!("“{}”", clip(v)),
+    }
+}
+
+/// "from A to B", "to B", "from A to nothing".
+fn change_words(style: &Style, c: &AttrChange) -> String {
+    match (c.old.as_deref(), c.new.as_deref()) {
+        (Some(o), Some(n)) => match (instant(o), instant(n)) {
+            (Some(a), Some(b)) => style.from_to(a, b),
+            _ => format!("from {} to {}", value(style, o), value(style, n)),
+        },
+        (None, Some(n)) => format!("to {}", value(style, n)),
+        (Some(o), None) => format!("from {} to nothing", value(style, o)),
+        (None, None) => "to nothing".into(),
+    }
+}
+
+/// The sentence for one item's net change. `who` names the actors,
+/// `collection` the collection it belongs to.
+pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -> Line {
+    let title = clip(&c.title);
+    let kind = clip(&c.kind);
+    let (before, after) = match c.action {
+        Action::Created => {
+            let starts = c
+                .changes
+                .iter()
+                .find(|a| a.attribute == "start")
+                .and_then(|a| a.new.as_deref())
+                .and_then(instant)
+                .map(|t| format!(", starting {}", style.when(t)))
+                .unwrap_or_default();
+            (format!("{who} created the {kind} "), starts)
+        }
+        Action::Added => (format!("{who} added "), format!(" to {collection}")),
+        Action::Removed => (format!("{who} removed "), format!(" from {collection}")),
+        Action::Deleted => (format!("{who} deleted the {kind} "), String::new()),
+        Action::Now => (format!("{who} marked "), " as now".into()),
+        Action::Edited => {
+            let mut parts = c.changes.iter();
+            let first = parts.next();
+            let head = first
+                .map(|a| format!("{who} changed the {} of ", attribute_name(&a.attribute)))
+                .unwrap_or_else(|| format!("{who} changed "));
+            let mut tail = first
+                .map(|a| format!(" {}", change_words(style, a)))
+                .unwrap_or_default();
+            for a in parts {
+                tail.push_str(&format!(
+                    ", and the {} {}",
+                    attribute_name(&a.attribute),
+                    change_words(style, a)
+                ));
+            }
+            (head, tail)
+        }
+    };
+    Line {
+        before,
+        title,
+        after,
+    }
+}
+
+/// The line for an upcoming item: "Mon, Nov 23, 10:00 AM EST: " title
+/// " (reminder, repeats)".
+pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
+    let mut notes = Vec::new();
+    if u.what == When::Reminder {
+        notes.push("reminder");
+    }
+    if u.recurring {
+        notes.push("repeats");
+    }
+    Line {
+        before: format!("{}: ", style.when(u.at)),
+        title: clip(&u.title),
+        after: if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
+        },
+    }
+}
+
+/// "Calendar", "Calendar and Wiki", "3 collections".
+pub fn collections_phrase(names: &[String]) -> String {
+    match names {
+        [] => "your collections".into(),
+        [a] => a.clone(),
+        [a, b] => format!("{a} and {b}"),
+        more => format!("{} collections", more.len()),
+    }
+}
+
+/// "1 change", "3 changes".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{CollectionId, PartyId};
+    use chrono::TimeZone;
+
+    fn t(h: u32, m: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 23, h, m, 0).unwrap()
+    }
+
+    #[test]
+    fn times_follow_the_locale_and_zone() {
+        let us = Style::new(chrono_tz::America::Los_Angeles, "en-US");
+        assert_eq!(us.when(t(23, 0)), "Mon, Nov 23, 3:00 PM PST");
+        let de = Style::new(chrono_tz::Europe::Berlin, "de-DE");
+        assert_eq!(de.when(t(23, 0)), "Tue 24 Nov, 00:00 CET");
+        let gb = Style::new(chrono_tz::Europe::London, "en-GB");
+        assert_eq!(gb.time(t(15, 5)), "15:05");
+        let india = Style::new(chrono_tz::Asia::Kolkata, "en-IN");
+        assert_eq!(india.when(t(3, 30)), "Mon 23 Nov, 9:00 AM IST");
+    }
+
+    #[test]
+    fn the_cosmo_sentence() {
+        let us = Style::new(chrono_tz::America::Los_Angeles, "en-US");
+        let c = ItemChange {
+            item_uuid: "u".into(),
+            collection: CollectionId(1),
+            kind: "event".into(),
+            title: "Janitor's Pipe Dream".into(),
+            action: Action::Edited,
+            actors: vec![PartyId(3)],
+            first_at: t(1, 0),
+            last_at: t(1, 0),
+            changes: vec![AttrChange {
+                attribute: "start".into(),
+                old: Some("2026-11-23T23:00:00Z".into()),
+                new: Some("2026-11-24T00:00:00Z".into()),
+            }],
+        };
+        assert_eq!(
+            change_line(&us, &c, "gr24", "Calendar").text(),
+            "gr24 changed the start time of Janitor's Pipe Dream from 3:00 PM to 4:00 PM PST on Mon, Nov 23"
+        );
+    }
+
+    #[test]
+    fn people_and_clipping() {
+        let n = |v: &[&str]| people(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(n(&[]), "Someone");
+        assert_eq!(n(&["a", "b"]), "a and b");
+        assert_eq!(n(&["a", "b", "c"]), "a, b and 1 other");
+        let long = "é".repeat(100);
+        let c = clip(&long);
+        assert_eq!(c.chars().count(), MAX_VALUE_CHARS + 1);
+        assert!(c.ends_with('…'));
+    }
+}

@@ -1,0 +1,797 @@
+//! Digests end to end on each back end: the tick hands each due run to the
+//! real [`Composer`], which posts an nt request in the tick's transaction;
+//! the outbox pass writes it to disk. Expected texts are written out by
+//! hand from the scenario, not computed with the code under test.
+
+mod common;
+
+use chrono::{DateTime, Utc};
+use common::{at, TestDb};
+use diesel::prelude::*;
+use digestd::config::{DigestConfig, EmailConfig};
+use digestd::db::schema::{nt_queue, nt_requests, subscription_runs};
+use digestd::db::DbConn;
+use digestd::deliver::outbox::{self, Outbox};
+use digestd::digest::{sms, Composer};
+use digestd::ids::{PartyId, RequestId};
+use digestd::items::{self, ItemInput};
+use digestd::parties::{self, NewUser};
+use digestd::schedule::tick::tick;
+use digestd::schedule::{DueRun, HandOff};
+use digestd::subscriptions::{self, SubscribeRequest};
+
+const CREATED: &str = "2026-11-22T00:00:00Z";
+
+fn user(c: &mut DbConn, name: &str, tz: &str, locale: &str, phone: Option<&str>) -> PartyId {
+    parties::create_user(
+        c,
+        at("2026-11-01T00:00:00Z"),
+        &NewUser {
+            name: name.into(),
+            timezone: tz.into(),
+            email: Some(format!("{name}@example.com")),
+            phone: phone.map(String::from),
+            locale: Some(locale.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+fn item(uuid: u128, coll: &str, title: &str, start: &str, actor: &str, when: &str) -> ItemInput {
+    ItemInput {
+        uuid: uuid::Uuid::from_u128(uuid).to_string(),
+        collection: Some(coll.into()),
+        kind: "event".into(),
+        title: title.into(),
+        start: Some(start.into()),
+        actor: actor.into(),
+        at: Some(when.into()),
+        ..Default::default()
+    }
+}
+
+fn put(c: &mut DbConn, i: &ItemInput) {
+    items::put_item(c, at(i.at.as_deref().unwrap()), i).unwrap();
+}
+
+struct Req {
+    subject: String,
+    text: String,
+    html: String,
+    chat: String,
+    sms: String,
+    from: i64,
+    status: String,
+    period: String,
+}
+
+type ReqRow = (
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+    String,
+    Option<String>,
+);
+
+fn requests(c: &mut DbConn) -> Vec<Req> {
+    let rows: Vec<ReqRow> = nt_requests::table
+        .select((
+            nt_requests::subject,
+            nt_requests::message,
+            nt_requests::message_html,
+            nt_requests::message_chat,
+            nt_requests::message_sms,
+            nt_requests::party_from,
+            nt_requests::status,
+            nt_requests::period,
+        ))
+        .order(nt_requests::request_id.asc())
+        .load(c)
+        .unwrap();
+    rows.into_iter()
+        .map(
+            |(subject, text, html, chat, sms, from, status, period)| Req {
+                subject,
+                text,
+                html: html.unwrap_or_default(),
+                chat: chat.unwrap_or_default(),
+                sms: sms.unwrap_or_default(),
+                from,
+                status,
+                period: period.unwrap_or_default(),
+            },
+        )
+        .collect()
+}
+
+fn composer() -> Composer {
+    Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap()
+}
+
+fn subscribe(c: &mut DbConn, r: SubscribeRequest) {
+    subscriptions::subscribe(c, at(CREATED), &r).unwrap();
+}
+
+/// ann in Los Angeles follows a calendar that gr24 edits; 09:00 PST is 17:00Z.
+fn calendar_world(c: &mut DbConn) -> (String, PartyId) {
+    user(c, "ann", "America/Los_Angeles", "en-US", None);
+    let gr24 = user(c, "gr24", "Europe/Paris", "fr-FR", None);
+    let cal = items::create_collection(c, at("2026-11-01T00:00:00Z"), "Calendar", None)
+        .unwrap()
+        .uuid;
+    let before = "2026-11-21T12:00:00Z";
+    // 3:00 PM PST on Monday the 23rd.
+    put(
+        c,
+        &item(
+            1,
+            &cal,
+            "Janitor's Pipe Dream",
+            "2026-11-23T23:00:00Z",
+            "gr24",
+            before,
+        ),
+    );
+    put(
+        c,
+        &item(
+            2,
+            &cal,
+            "Budget sync",
+            "2026-11-24T18:00:00Z",
+            "gr24",
+            before,
+        ),
+    );
+    put(
+        c,
+        &item(
+            3,
+            &cal,
+            "Ann's own meeting",
+            "2026-11-25T18:00:00Z",
+            "ann",
+            before,
+        ),
+    );
+    put(
+        c,
+        &item(
+            4,
+            &cal,
+            "Old offsite",
+            "2026-11-26T18:00:00Z",
+            "gr24",
+            before,
+        ),
+    );
+    (cal, gr24)
+}
+
+fn calendar_week(c: &mut DbConn, cal: &str) {
+    // Moved to 4:00 PM PST.
+    put(
+        c,
+        &item(
+            1,
+            cal,
+            "Janitor's Pipe Dream",
+            "2026-11-24T00:00:00Z",
+            "gr24",
+            "2026-11-22T10:00:00Z",
+        ),
+    );
+    // Moved and moved back: nothing to report.
+    put(
+        c,
+        &item(
+            2,
+            cal,
+            "Budget sync",
+            "2026-11-24T19:00:00Z",
+            "gr24",
+            "2026-11-22T11:00:00Z",
+        ),
+    );
+    put(
+        c,
+        &item(
+            2,
+            cal,
+            "Budget sync",
+            "2026-11-24T18:00:00Z",
+            "gr24",
+            "2026-11-22T11:30:00Z",
+        ),
+    );
+    // ann's own change.
+    put(
+        c,
+        &item(
+            3,
+            cal,
+            "Ann's own meeting",
+            "2026-11-25T19:00:00Z",
+            "ann",
+            "2026-11-22T12:00:00Z",
+        ),
+    );
+    // Deleted.
+    put(
+        c,
+        &ItemInput {
+            deleted: true,
+            ..item(
+                4,
+                cal,
+                "Old offsite",
+                "2026-11-26T18:00:00Z",
+                "gr24",
+                "2026-11-22T13:00:00Z",
+            )
+        },
+    );
+    // Created and deleted inside the window: nothing to report.
+    put(
+        c,
+        &item(
+            5,
+            cal,
+            "Phantom",
+            "2026-11-27T18:00:00Z",
+            "gr24",
+            "2026-11-22T14:00:00Z",
+        ),
+    );
+    put(
+        c,
+        &ItemInput {
+            deleted: true,
+            ..item(
+                5,
+                cal,
+                "Phantom",
+                "2026-11-27T18:00:00Z",
+                "gr24",
+                "2026-11-22T14:10:00Z",
+            )
+        },
+    );
+}
+
+fn daily(party: &str, coll: &str) -> SubscribeRequest {
+    SubscribeRequest {
+        party: party.into(),
+        frequency: "daily".into(),
+        kind: "modification".into(),
+        collection: Some(coll.into()),
+        hour: Some(9),
+        ..Default::default()
+    }
+}
+
+fn modification_digest_collapses_the_window_and_leaves_out_own_changes(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, gr24) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    calendar_week(&mut c, &cal);
+    let mut comp = composer();
+    assert!(tick(&mut c, at("2026-11-22T16:00:00Z"), &mut comp)
+        .unwrap()
+        .is_empty());
+    let runs = tick(&mut c, at("2026-11-22T17:00:00Z"), &mut comp).unwrap();
+    assert_eq!(runs.len(), 1);
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    // The window began at the subscription, Saturday 4:00 PM in Los Angeles.
+    assert_eq!(r.subject, "2 changes in Calendar since Saturday 4:00 PM");
+    assert!(
+        r.text.contains(
+            "gr24 changed the start time of Janitor's Pipe Dream from 3:00 PM to 4:00 PM PST on Mon, Nov 23"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("gr24 deleted the event Old offsite"),
+        "{}",
+        r.text
+    );
+    for absent in ["Budget sync", "Ann's own meeting", "Phantom"] {
+        assert!(!r.text.contains(absent), "{absent} in {}", r.text);
+        assert!(!r.chat.contains(absent));
+    }
+    // Every change is gr24's, so the digest comes from gr24.
+    assert_eq!(
+        (r.from, r.status.as_str(), r.period.as_str()),
+        (gr24.0, "pending", "2026-11-22")
+    );
+    // The run points at its request.
+    let rid: Option<i64> = subscription_runs::table
+        .select(subscription_runs::request_id)
+        .first(&mut c)
+        .unwrap();
+    assert!(rid.is_some());
+}
+
+fn include_own_shows_the_subscribers_changes(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(
+        &mut c,
+        SubscribeRequest {
+            include_own: true,
+            ..daily("ann", &cal)
+        },
+    );
+    calendar_week(&mut c, &cal);
+    tick(&mut c, at("2026-11-22T17:00:00Z"), &mut composer()).unwrap();
+    let r = &requests(&mut c)[0];
+    assert_eq!(r.subject, "3 changes in Calendar since Saturday 4:00 PM");
+    assert!(
+        r.text.contains(
+            "ann changed the start time of Ann's own meeting from 10:00 AM to 11:00 AM PST"
+        ),
+        "{}",
+        r.text
+    );
+    // Two actors: the digest comes from the system party.
+    let system = parties::find(&mut c, "digestd").unwrap().0;
+    assert_eq!(r.from, system.0);
+}
+
+fn empty_digests_record_the_run_and_post_only_when_asked(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    user(&mut c, "bob", "America/Los_Angeles", "en-US", None);
+    subscribe(&mut c, daily("ann", &cal));
+    subscribe(
+        &mut c,
+        SubscribeRequest {
+            send_empty: true,
+            ..daily("bob", &cal)
+        },
+    );
+    let mut comp = composer();
+    let runs = tick(&mut c, at("2026-11-22T17:00:00Z"), &mut comp).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((comp.posted, comp.empty), (1, 1));
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(
+        reqs[0].subject,
+        "No changes in Calendar since Saturday 4:00 PM"
+    );
+    let recorded: i64 = subscription_runs::table.count().get_result(&mut c).unwrap();
+    assert_eq!(recorded, 2);
+    // The window chains from the empty run: the next day's digest starts at
+    // this tick, not at the subscription.
+    calendar_week_late(&mut c, &cal);
+    tick(&mut c, at("2026-11-23T17:00:00Z"), &mut comp).unwrap();
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1..]
+        .iter()
+        .all(|r| r.subject == "1 change in Calendar since Sunday 9:00 AM"));
+}
+
+fn calendar_week_late(c: &mut DbConn, cal: &str) {
+    put(
+        c,
+        &item(
+            2,
+            cal,
+            "Budget sync",
+            "2026-11-24T20:00:00Z",
+            "gr24",
+            "2026-11-23T09:00:00Z",
+        ),
+    );
+}
+
+/// Composes and posts, then fails as a crash would before the commit.
+struct CrashAfterPost(Composer);
+
+impl HandOff for CrashAfterPost {
+    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> digestd::Result<Option<RequestId>> {
+        let id = self.0.hand_off(c, run)?;
+        assert!(id.is_some(), "the digest was posted before the crash");
+        Err(digestd::Error::Storage(
+            "simulated crash after posting".into(),
+        ))
+    }
+}
+
+fn a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    calendar_week(&mut c, &cal);
+    let crashed = tick(
+        &mut c,
+        at("2026-11-22T17:00:00Z"),
+        &mut CrashAfterPost(composer()),
+    );
+    assert!(crashed.is_err());
+    assert_eq!(
+        requests(&mut c).len(),
+        0,
+        "the post rolled back with the run"
+    );
+    let recorded: i64 = subscription_runs::table.count().get_result(&mut c).unwrap();
+    assert_eq!(recorded, 0);
+    // The next tick (an hour late) delivers the same digest once.
+    let mut comp = composer();
+    assert_eq!(
+        tick(&mut c, at("2026-11-22T18:00:00Z"), &mut comp)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        tick(&mut c, at("2026-11-22T19:00:00Z"), &mut comp)
+            .unwrap()
+            .len(),
+        0
+    );
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(
+        reqs[0].subject,
+        "2 changes in Calendar since Saturday 4:00 PM"
+    );
+}
+
+fn forward_digest_expands_a_series_in_its_own_zone_across_dst(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "lena", "Europe/London", "en-GB", None);
+    let cal = items::create_collection(&mut c, at("2026-10-01T00:00:00Z"), "Calendar", None)
+        .unwrap()
+        .uuid;
+    // Mondays 09:00 in New York from 19 October (13:00Z while EDT).
+    put(
+        &mut c,
+        &ItemInput {
+            rrule: Some("FREQ=WEEKLY;BYDAY=MO".into()),
+            tz: Some("America/New_York".into()),
+            ..item(
+                1,
+                &cal,
+                "Standup",
+                "2026-10-19T13:00:00Z",
+                "lena",
+                "2026-10-01T00:00:00Z",
+            )
+        },
+    );
+    subscriptions::subscribe(
+        &mut c,
+        at("2026-10-20T00:00:00Z"),
+        &SubscribeRequest {
+            party: "lena".into(),
+            frequency: "daily".into(),
+            kind: "forward".into(),
+            collection: Some(cal.clone()),
+            hour: Some(7),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut comp = composer();
+    // London leaves BST on 25 October, New York leaves EDT on 1 November.
+    // Monday 26 Oct: 09:00 EDT = 13:00 GMT. Monday 2 Nov: 09:00 EST = 14:00 GMT.
+    let mut t = at("2026-10-20T00:00:00Z");
+    while t < at("2026-11-03T00:00:00Z") {
+        tick(&mut c, t, &mut comp).unwrap();
+        t += chrono::Duration::hours(1);
+    }
+    let reqs = requests(&mut c);
+    let mondays: Vec<&Req> = reqs
+        .iter()
+        .filter(|r| r.period == "2026-10-26" || r.period == "2026-11-02")
+        .collect();
+    assert_eq!(
+        mondays.len(),
+        2,
+        "{:?}",
+        reqs.iter().map(|r| &r.period).collect::<Vec<_>>()
+    );
+    assert!(
+        mondays[0]
+            .text
+            .contains("Mon 26 Oct, 13:00 GMT: Standup (repeats)"),
+        "{}",
+        mondays[0].text
+    );
+    assert!(
+        mondays[1]
+            .text
+            .contains("Mon 2 Nov, 14:00 GMT: Standup (repeats)"),
+        "{}",
+        mondays[1].text
+    );
+    // Only Mondays have the standup; other days are empty and not sent.
+    assert_eq!(reqs.len(), 2);
+}
+
+fn html_escapes_untrusted_text(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "ann", "America/Los_Angeles", "en-US", None);
+    user(&mut c, "eve", "Europe/Paris", "fr-FR", None);
+    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Q&A <team>", None)
+        .unwrap()
+        .uuid;
+    subscribe(&mut c, daily("ann", &cal));
+    let evil = "<script>alert('x')</script> & \"friends\"";
+    put(
+        &mut c,
+        &item(
+            9,
+            &cal,
+            evil,
+            "2026-11-23T23:00:00Z",
+            "eve",
+            "2026-11-22T10:00:00Z",
+        ),
+    );
+    tick(&mut c, at("2026-11-22T17:00:00Z"), &mut composer()).unwrap();
+    let r = &requests(&mut c)[0];
+    assert!(!r.html.contains("<script>"), "{}", r.html);
+    assert!(!r.html.contains("<team>"));
+    assert!(
+        r.html.contains(
+            "&#60;script&#62;alert(&#39;x&#39;)&#60;/script&#62; &#38; &#34;friends&#34;"
+        ),
+        "{}",
+        r.html
+    );
+    // Plain text keeps the title as it is.
+    assert!(r.text.contains(evil));
+    assert_eq!(r.subject, "1 change in Q&A <team> since Saturday 4:00 PM");
+}
+
+fn sms_fits_its_segments_with_non_gsm_text_and_links_the_rest(db: &TestDb) {
+    let mut c = db.conn();
+    user(
+        &mut c,
+        "ola",
+        "Europe/Warsaw",
+        "pl-PL",
+        Some("+48221234567"),
+    );
+    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Kalendarz", None)
+        .unwrap()
+        .uuid;
+    // ola's own changes: included through the setting.
+    subscribe(
+        &mut c,
+        SubscribeRequest {
+            channels: vec!["sms".into()],
+            include_own: true,
+            ..daily("ola", &cal)
+        },
+    );
+    for i in 0..12u128 {
+        let title = format!("Zażółć gęślą jaźń nr {i}");
+        put(
+            &mut c,
+            &item(
+                100 + i,
+                &cal,
+                &title,
+                "2026-11-23T10:00:00Z",
+                "ola",
+                "2026-11-22T01:00:00Z",
+            ),
+        );
+    }
+    let cfg = DigestConfig {
+        sms_segments: 2,
+        ..DigestConfig::default()
+    };
+    let mut comp = Composer::new(&cfg, &EmailConfig::default()).unwrap();
+    tick(&mut c, at("2026-11-22T08:00:00Z"), &mut comp).unwrap();
+    assert_eq!(comp.posted, 1);
+    let r = &requests(&mut c)[0];
+    // UCS-2 (ż is not GSM-7): two concatenated segments hold 134 UTF-16 units.
+    let units: usize = r.sms.encode_utf16().count();
+    assert!(units <= 134, "{units}: {}", r.sms);
+    assert!(units > 100, "it should use the room it has: {}", r.sms);
+    assert_eq!(sms::segments(&r.sms), 2);
+    assert!(
+        r.sms.starts_with("12 changes in Kalendarz since"),
+        "{}",
+        r.sms
+    );
+    assert!(r.sms.ends_with("/d/1/2026-11-22"), "{}", r.sms);
+    assert!(r.sms.contains("..."), "{}", r.sms);
+}
+
+fn the_cap_shows_max_items_and_counts_the_rest(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    for i in 0..5u128 {
+        put(
+            &mut c,
+            &item(
+                50 + i,
+                &cal,
+                &format!("Event {i}"),
+                "2026-11-28T18:00:00Z",
+                "gr24",
+                "2026-11-22T02:00:00Z",
+            ),
+        );
+    }
+    let cfg = DigestConfig {
+        max_items: 3,
+        ..DigestConfig::default()
+    };
+    let mut comp = Composer::new(&cfg, &EmailConfig::default()).unwrap();
+    tick(&mut c, at("2026-11-22T17:00:00Z"), &mut comp).unwrap();
+    let r = &requests(&mut c)[0];
+    assert_eq!(r.subject, "5 changes in Calendar since Saturday 4:00 PM");
+    assert_eq!(
+        r.text.matches("gr24 created the event").count(),
+        3,
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("... and 2 more: http://localhost:8080/d/1/2026-11-22"),
+        "{}",
+        r.text
+    );
+    assert!(r.html.contains("and 2 more"), "{}", r.html);
+}
+
+fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    // A group of ann (email only) and a user with an SMS number.
+    user(&mut c, "zoe", "Europe/Paris", "fr-FR", Some("+33612345678"));
+    parties::create_group(&mut c, at("2026-11-01T00:00:00Z"), "team", None).unwrap();
+    parties::add_member(&mut c, "team", "ann").unwrap();
+    parties::add_member(&mut c, "team", "zoe").unwrap();
+    subscribe(&mut c, daily("ann", &cal));
+    subscribe(
+        &mut c,
+        SubscribeRequest {
+            channels: vec!["email".into(), "sms".into()],
+            hour: Some(18),
+            ..daily("team", &cal)
+        },
+    );
+    calendar_week(&mut c, &cal);
+    let dir = tempfile::tempdir().unwrap();
+    let email = EmailConfig {
+        dir: dir.path().display().to_string(),
+        ..EmailConfig::default()
+    };
+    let ob = Outbox::new(&email).unwrap();
+    // A group's hours are UTC: the team's 18:00 is 18:00Z; ann's 09:00 is 17:00Z.
+    let mut t = at("2026-11-22T08:00:00Z");
+    let mut comp = composer();
+    while t <= at("2026-11-22T18:00:00Z") {
+        tick(&mut c, t, &mut comp).unwrap();
+        outbox::run_pass(&mut c, &ob, t).unwrap();
+        t += chrono::Duration::hours(1);
+    }
+    // A second pass finds nothing to do and writes nothing twice.
+    let again = outbox::run_pass(&mut c, &ob, t).unwrap();
+    assert_eq!(
+        (again.expanded, again.written.len(), again.finished),
+        (0, 0, 0)
+    );
+    let mut emls: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    emls.sort();
+    // ann's own digest, and the team's to ann and to zoe.
+    assert_eq!(emls.len(), 3, "{emls:?}");
+    let mut one_click = 0;
+    for p in &emls {
+        let raw = std::fs::read(p).unwrap();
+        assert!(
+            !raw.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r'),
+            "bare LF in {p:?}"
+        );
+        let m = mail_parser::MessageParser::default()
+            .parse(&raw)
+            .expect("parses");
+        assert!(m.subject().unwrap().contains("in Calendar since"));
+        assert!(m.date().is_some() && m.message_id().is_some());
+        assert_eq!(m.text_body_count(), 1);
+        assert!(m
+            .body_html(0)
+            .unwrap()
+            .contains("<strong>Janitor&#39;s Pipe Dream</strong>"));
+        assert!(m
+            .body_text(0)
+            .unwrap()
+            .contains("Janitor's Pipe Dream from"));
+        if m.header_raw("List-Unsubscribe-Post").is_some() {
+            one_click += 1;
+        }
+    }
+    // A user's own subscription has an RFC 8058 one-click unsubscribe; a
+    // group's, sent to its members, has none.
+    assert_eq!(one_click, 1);
+    let sms_files: Vec<_> = std::fs::read_dir(dir.path().join("sms"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(sms_files.len(), 1, "only zoe has a number");
+    // ann has no phone: her SMS row is given up, so the team's request is a
+    // partial failure; ann's own (the first, at 17:00Z) is sent.
+    let statuses: Vec<String> = nt_requests::table
+        .select(nt_requests::status)
+        .order(nt_requests::request_id.asc())
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(statuses, vec!["sent", "partial_failure"]);
+    let gave_up: Vec<(String, Option<String>)> = nt_queue::table
+        .filter(nt_queue::gave_up.eq(true))
+        .select((nt_queue::channel, nt_queue::smtp_reply_message))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(
+        gave_up,
+        vec![("sms".to_string(), Some("no sms address".to_string()))]
+    );
+}
+
+fn times(c: &mut DbConn) -> Vec<DateTime<Utc>> {
+    nt_requests::table
+        .select(nt_requests::request_date)
+        .load::<chrono::NaiveDateTime>(c)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.and_utc())
+        .collect()
+}
+
+fn a_second_digest_for_the_same_period_is_refused_by_the_database(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    calendar_week(&mut c, &cal);
+    tick(&mut c, at("2026-11-22T17:00:00Z"), &mut composer()).unwrap();
+    assert_eq!(times(&mut c), vec![at("2026-11-22T17:00:00Z")]);
+    // Copy the request as a buggy second poster would.
+    let dup = diesel::sql_query(
+        "INSERT INTO nt_requests (party_to, expand_group, party_from, message, subject, channels, \
+         request_date, status, max_retries, kind, subscription_id, period) \
+         SELECT party_to, expand_group, party_from, message, subject, channels, request_date, \
+         status, max_retries, kind, subscription_id, period FROM nt_requests",
+    )
+    .execute(&mut c);
+    assert!(
+        dup.is_err(),
+        "the unique (subscription, period) index holds"
+    );
+    assert_eq!(requests(&mut c).len(), 1);
+}
+
+backend_tests!(
+    modification_digest_collapses_the_window_and_leaves_out_own_changes,
+    include_own_shows_the_subscribers_changes,
+    empty_digests_record_the_run_and_post_only_when_asked,
+    a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,
+    forward_digest_expands_a_series_in_its_own_zone_across_dst,
+    html_escapes_untrusted_text,
+    sms_fits_its_segments_with_non_gsm_text_and_links_the_rest,
+    the_cap_shows_max_items_and_counts_the_rest,
+    the_outbox_writes_valid_mime_once_and_settles_statuses,
+    a_second_digest_for_the_same_period_is_refused_by_the_database,
+);
