@@ -1,29 +1,24 @@
-//! `digestd demo`: builds a small world (users in five timezones, nested
-//! groups, two collections, items, a week of modifications, subscriptions)
-//! through the real library calls, then prints what the database holds.
+//! `digestd demo`: builds a small world ([`world`]), then runs a week of
+//! hourly ticks through the daemon's own path — each tick composes and posts
+//! the due digests, then one queue pass writes them to the outbox (email as
+//! `.eml`, XMPP and SMS bodies as text files beside them) — and prints a
+//! summary: digests per subscription, per user and channel, and one digest.
 //! Without --db it uses a fresh SQLite file, `data/demo.db`.
 
+pub mod world;
+
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::Path;
 
 use chrono::{Duration, TimeZone, Utc};
 
 use crate::config::Config;
 use crate::db::{Db, DbUrl};
 use crate::error::{Error, Result};
-use crate::items::{self, ItemInput};
-use crate::modlog::{self, Action, Change, NewModification};
-use crate::parties::{self, NewUser};
-use crate::subscriptions::{self, SubscribeRequest};
+use crate::subscriptions;
 
 const DEMO_DB: &str = "sqlite://data/demo.db";
-
-const PEOPLE: [(&str, &str, &str, u8); 5] = [
-    ("alice", "America/New_York", "en-US", 8),
-    ("bruno", "Europe/Berlin", "de-DE", 7),
-    ("chitra", "Asia/Kolkata", "en-IN", 9),
-    ("dai", "Australia/Sydney", "en-AU", 8),
-    ("elena", "America/Santiago", "es-CL", 8),
-];
 
 /// Runs the demo. `explicit_db`: the user named a database with --db.
 pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
@@ -35,219 +30,223 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     };
     let db = Db::open(&url, 2)?;
     let mut c = db.conn()?;
-    if !parties::list_users(&mut c)?.is_empty() {
+    if !crate::parties::list_users(&mut c)?.is_empty() {
         return Err(Error::invalid("demo needs an empty database"));
     }
+    let outbox = Path::new(&cfg.email.dir);
+    let stale = clear_outbox(outbox)?;
     // A fixed week, so every run tells the same story.
     let start = Utc.with_ymd_and_hms(2026, 11, 16, 0, 0, 0).unwrap();
+    // To Monday noon UTC, so every zone's Monday weekly digest is in.
+    let end = start + Duration::days(7) + Duration::hours(12);
+    world::build(&mut c, start)?;
+    writeln!(out, "digestd demo: {url}")?;
+    writeln!(
+        out,
+        "5 users (New York, Berlin, Kolkata +5:30, Sydney, Santiago), groups planners ⊂ everyone,"
+    )?;
+    writeln!(
+        out,
+        "collections Team calendar and Wiki, {} modifications, {} subscriptions.\n",
+        crate::modlog::count(&mut c)?,
+        subscriptions::list(&mut c)?.len()
+    )?;
 
-    for (name, tz, locale, hour) in PEOPLE {
-        parties::create_user(
-            &mut c,
-            start,
-            &NewUser {
-                name: name.into(),
-                timezone: tz.into(),
-                email: Some(format!("{name}@example.com")),
-                xmpp: Some(format!("{name}@localhost")),
-                phone: None,
-                week_start: Some(
-                    if tz.starts_with("America") {
-                        "sun"
-                    } else {
-                        "mon"
-                    }
-                    .into(),
-                ),
-                daily_hour: Some(i64::from(hour)),
-                locale: Some(locale.into()),
-            },
-        )?;
+    let mut run_cfg = cfg.clone();
+    run_cfg.database.url = url.clone();
+    let owner = crate::schedule::lease::owner_name();
+    let mut t = start;
+    while t <= end {
+        crate::serve::tick_and_deliver(&db, &run_cfg, &owner, t)?;
+        t += Duration::hours(1);
     }
-    parties::create_group(&mut c, start, "planners", Some("planners@example.com"))?;
-    parties::create_group(&mut c, start, "everyone", None)?;
-    for m in ["alice", "bruno"] {
-        parties::add_member(&mut c, "planners", m)?;
-    }
-    for m in ["planners", "chitra", "dai", "elena"] {
-        parties::add_member(&mut c, "everyone", m)?;
-    }
-    let calendar = items::create_collection(&mut c, start, "Team calendar", None)?;
-    let wiki = items::create_collection(&mut c, start, "Wiki", None)?;
+    writeln!(
+        out,
+        "A week of hourly ticks, {} to {} UTC, each a real tick and queue pass:\n",
+        start.format("%a %Y-%m-%d %H:%M"),
+        end.format("%a %Y-%m-%d %H:%M")
+    )?;
+    per_subscription(&mut c, out)?;
+    per_channel(&mut c, out)?;
+    let files = list_outbox(outbox)?;
+    writeln!(
+        out,
+        "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/{}.",
+        outbox.display(),
+        files.iter().filter(|f| f.0 == "email").count(),
+        files.iter().filter(|f| f.0 == "xmpp").count(),
+        files.iter().filter(|f| f.0 == "sms").count(),
+        if stale > 0 {
+            format!(" ({stale} files from an earlier demo removed first)")
+        } else {
+            String::new()
+        }
+    )?;
+    sample(&files, out)?;
+    Ok(())
+}
 
-    // Items through the diffing path: created, then edited.
-    let standup = uuid::Uuid::new_v4().to_string();
-    let mut put = ItemInput {
-        uuid: standup.clone(),
-        collection: Some(calendar.uuid.clone()),
-        kind: "event".into(),
-        title: "Weekly planning".into(),
-        start: Some("2026-11-23T15:00:00Z".into()),
-        rrule: Some("FREQ=WEEKLY;BYDAY=MO".into()),
-        tz: Some("America/New_York".into()),
-        actor: "alice".into(),
-        at: Some("2026-11-16T14:05:00Z".into()),
-        ..Default::default()
-    };
-    items::put_item(&mut c, start, &put)?;
-    put.start = Some("2026-11-23T16:00:00Z".into());
-    put.actor = "bruno".into();
-    put.at = Some("2026-11-17T09:30:00Z".into());
-    items::put_item(&mut c, start, &put)?;
-
-    // A week of wiki edits, as another system would report them.
-    let actors = parties::ids_by_name(&mut c, &["alice", "bruno", "chitra", "dai", "elena"])?;
-    let pages = [
-        "Onboarding",
-        "Release checklist",
-        "On-call rota",
-        "Style guide",
-    ];
-    let mut mods = Vec::new();
-    for h in (0..7 * 24).step_by(5) {
-        let who = PEOPLE[h % PEOPLE.len()].0;
-        let page = pages[h % pages.len()];
-        mods.push(NewModification {
-            tx_id: format!("demo:{h}"),
-            occurred_at: start + Duration::hours(h as i64) + Duration::minutes(17),
-            collection: wiki.id,
-            item_uuid: uuid::Uuid::from_u128(h as u128 % 4 + 1).to_string(),
-            actor: actors.get(who).copied(),
-            action: Action::Edited,
-            item_kind: "page".into(),
-            item_title: page.into(),
-            changes: vec![Change {
-                attribute: "body".into(),
-                old: Some(format!("revision {h}")),
-                new: Some(format!("revision {}", h + 5)),
-            }],
-        });
-    }
-    modlog::record(&mut c, &mods)?;
-
-    for (party, freq, kind, coll) in [
-        ("alice", "daily", "modification", Some(&wiki.uuid)),
-        ("bruno", "weekly", "modification", None),
-        ("chitra", "daily", "forward", Some(&calendar.uuid)),
-        ("dai", "hourly", "modification", Some(&calendar.uuid)),
-        ("everyone", "weekly", "forward", Some(&calendar.uuid)),
-    ] {
-        subscriptions::subscribe(
-            &mut c,
-            start,
-            &SubscribeRequest {
-                party: party.into(),
-                frequency: freq.into(),
-                kind: kind.into(),
-                collection: coll.cloned(),
-                channels: vec!["email".into()],
-                ..Default::default()
-            },
-        )?;
-    }
-
-    writeln!(out, "digestd demo: {url}\n")?;
-    writeln!(out, "users")?;
-    for u in parties::list_users(&mut c)? {
-        writeln!(
-            out,
-            "  {:<8} {:<20} {:<6} week starts {} daily {:02}:00  {}",
-            u.username,
-            u.timezone,
-            u.locale,
-            u.week_start,
-            u.daily_hour,
-            u.email.unwrap_or_default()
-        )?;
-    }
-    let (everyone, _) = parties::find(&mut c, "everyone")?;
-    let names: Vec<String> = parties::expand(&mut c, everyone)?
+fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
+    let names: BTreeMap<i64, String> = crate::parties::list_users(c)?
         .into_iter()
-        .map(|u| u.username)
+        .map(|u| (u.id.0, u.username))
         .collect();
+    let colls: BTreeMap<i64, String> = crate::items::list_collections(c)?
+        .into_iter()
+        .map(|k| (k.id.0, k.name))
+        .collect();
+    let runs = crate::schedule::list_runs(c)?;
     writeln!(
         out,
-        "\ngroup everyone (contains planners) expands to: {}",
-        names.join(", ")
+        "  {:<9} {:<48} {:>4} {:>5} {:>5}  periods",
+        "who", "subscription", "runs", "sent", "empty"
     )?;
-    writeln!(out, "\ncollections")?;
-    for coll in items::list_collections(&mut c)? {
-        let n = modlog::find_in_window(&mut c, Some(&[coll.id]), start, start + Duration::days(8))?
-            .len();
+    for s in subscriptions::list(c)? {
+        let mine: Vec<_> = runs
+            .iter()
+            .filter(|r| r.subscription_id == s.id.0)
+            .collect();
+        let sent = mine.iter().filter(|r| r.request_id.is_some()).count();
+        let who = match names.get(&s.party.0) {
+            Some(n) => n.clone(),
+            None => crate::parties::name_of(c, s.party)?,
+        };
+        let coll = s
+            .collection
+            .and_then(|k| colls.get(&k.0).cloned())
+            .unwrap_or_else(|| "all".into());
+        let what = format!("{} {} {}", s.frequency, s.kind, coll);
+        let periods = match (mine.first(), mine.last()) {
+            (Some(a), Some(b)) if mine.len() > 1 => format!("{} .. {}", a.period, b.period),
+            (Some(a), _) => a.period.clone(),
+            _ => "-".into(),
+        };
         writeln!(
             out,
-            "  {}  {:<14} {n} modifications this week",
-            coll.uuid, coll.name
-        )?;
-    }
-    let edits = modlog::find_in_window(
-        &mut c,
-        Some(&[calendar.id]),
-        start,
-        start + Duration::days(8),
-    )?;
-    for m in edits.iter().filter(|m| m.action == "edited") {
-        for ch in &m.changes {
-            writeln!(
-                out,
-                "    {} {}: {} {} -> {}",
-                m.occurred_at.format("%a %H:%M UTC"),
-                m.item_title,
-                ch.attribute,
-                ch.old.as_deref().unwrap_or("-"),
-                ch.new.as_deref().unwrap_or("-")
-            )?;
-        }
-    }
-    writeln!(out, "\nsubscriptions")?;
-    for s in subscriptions::list(&mut c)? {
-        writeln!(out, "  {s}")?;
-    }
-    writeln!(
-        out,
-        "\n{} modifications in the log.",
-        modlog::count(&mut c)?
-    )?;
-
-    // A week of hourly ticks through the real scheduler, as a what-if.
-    let runs = c.rolled_back(|c| {
-        let mut all = Vec::new();
-        for h in 0..7 * 24 {
-            all.extend(crate::schedule::tick(
-                c,
-                start + Duration::hours(h),
-                &mut crate::schedule::tick::Discard,
-            )?);
-        }
-        Ok(all)
-    })?;
-    writeln!(
-        out,
-        "\na week of hourly ticks from {} (simulated, nothing kept): {} digests due",
-        start.format("%Y-%m-%d"),
-        runs.len()
-    )?;
-    let mut per: std::collections::BTreeMap<(String, String), (usize, String, String)> =
-        Default::default();
-    for r in &runs {
-        let e = per
-            .entry((
-                r.party_name.clone(),
-                format!("{} {}", r.frequency.as_str(), r.kind.as_str()),
-            ))
-            .or_insert((0, r.period.key.clone(), String::new()));
-        e.0 += 1;
-        e.2 = r.period.key.clone();
-    }
-    for ((party, what), (n, first, last)) in per {
-        writeln!(
-            out,
-            "  {party:<9} {what:<22} {n:>4} digests, periods {first} .. {last}"
+            "  {who:<9} {:<48} {:>4} {sent:>5} {:>5}  {periods}",
+            format!("{what} → {}", s.channels.join(",")),
+            mine.len(),
+            mine.len() - sent
         )?;
     }
     writeln!(
         out,
-        "\nComposing and delivering the digests is the next step (see the issues)."
+        "  (empty: the run is recorded so the window chains, nothing is sent;\n   elena's calendar digest asks for empty ones too)"
     )?;
     Ok(())
+}
+
+fn per_channel(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
+    let got = crate::deliver::outbox::delivered(c)?;
+    writeln!(out, "\n  digests delivered    email  xmpp   sms")?;
+    let mut users: Vec<&String> = got.keys().map(|(u, _)| u).collect();
+    users.dedup();
+    for u in users {
+        let n = |ch: &str| got.get(&(u.clone(), ch.to_string())).copied().unwrap_or(0);
+        writeln!(
+            out,
+            "  {u:<18} {:>7} {:>5} {:>5}",
+            n("email"),
+            n("xmpp"),
+            n("sms")
+        )?;
+    }
+    Ok(())
+}
+
+/// Outbox files by channel, named `NNNNNNNN-party.eml|txt`.
+fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
+    let mut out = Vec::new();
+    for (ch, sub, ext) in [
+        ("email", "", "eml"),
+        ("xmpp", "xmpp", "txt"),
+        ("sms", "sms", "txt"),
+    ] {
+        let d = dir.join(sub);
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let ours = name.len() > 9
+                && name[..8].bytes().all(|b| b.is_ascii_digit())
+                && name.as_bytes()[8] == b'-'
+                && p.extension().and_then(|x| x.to_str()) == Some(ext);
+            if ours {
+                out.push((ch, p));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Removes the files an earlier demo wrote (only names of its own shape).
+fn clear_outbox(dir: &Path) -> Result<usize> {
+    let files = list_outbox(dir)?;
+    for (_, p) in &files {
+        std::fs::remove_file(p)
+            .map_err(|e| Error::Storage(format!("outbox {}: {e}", p.display())))?;
+    }
+    Ok(files.len())
+}
+
+/// Prints the text part of the richest email, and one SMS.
+fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<()> {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let richest = files
+        .iter()
+        .filter(|f| f.0 == "email")
+        .max_by_key(|f| read(&f.1).len());
+    if let Some((_, p)) = richest {
+        let msg = read(p);
+        let subject = msg
+            .lines()
+            .find(|l| l.starts_with("Subject:"))
+            .unwrap_or("");
+        writeln!(out, "\nOne of them, {} ({subject}):\n", p.display())?;
+        // The first text/plain part, decoded if lettre quoted it.
+        let text = msg
+            .split("Content-Type: text/plain; charset=utf-8")
+            .nth(1)
+            .and_then(|rest| rest.split_once("\r\n\r\n").map(|(_, body)| body))
+            .and_then(|body| body.split("\r\n--").next())
+            .unwrap_or("");
+        let text = if msg.contains("Content-Transfer-Encoding: quoted-printable") {
+            unquote(text)
+        } else {
+            text.replace("\r\n", "\n")
+        };
+        for l in text.lines() {
+            writeln!(out, "    {l}")?;
+        }
+    }
+    if let Some((_, p)) = files.iter().find(|f| f.0 == "sms") {
+        writeln!(out, "\nAn SMS, {}:\n", p.display())?;
+        for l in read(p).lines() {
+            writeln!(out, "    {l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Quoted-printable to text, for showing a message on the terminal.
+fn unquote(s: &str) -> String {
+    let joined = s.replace("=\r\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'=' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).replace("\r\n", "\n")
 }
