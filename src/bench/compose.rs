@@ -83,7 +83,7 @@ impl Dialect {
                 "(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {}) SELECT i FROM s) AS n",
                 n.saturating_sub(1)
             ),
-            Backend::Postgres => format!("generate_series(0, {}) AS n(i)", n as i64 - 1),
+            Backend::Postgres => format!("generate_series(0::bigint, {}::bigint) AS n(i)", n as i64 - 1),
         }
     }
 
@@ -227,13 +227,15 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         Ok(rows)
     })?;
 
-    let ((runs, composed, bytes), plan, comp) = c.rolled_back(|c| {
-        let (runs, plan) = timed(|| tick(c, at, &mut Discard))?;
+    // Compose every run of the plan, caches cold; `share` as in production
+    // or every body built from scratch.
+    let compose_all = |c: &mut DbConn, runs: &[crate::schedule::DueRun], share: bool| {
         let mut composer = Composer::new(&digest, &email)?;
-        let ((n, bytes), comp) = timed(|| {
-            composer.prepare(c, &runs)?;
+        composer.share_bodies = share;
+        timed(|| {
+            composer.prepare(c, runs)?;
             let (mut n, mut bytes) = (0usize, 0usize);
-            for r in &runs {
+            for r in runs {
                 let (content, rendered) = composer.compose(c, r)?;
                 if !content.is_empty() {
                     n += 1;
@@ -244,8 +246,13 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
                     + rendered.sms.len();
             }
             Ok((n, bytes))
-        })?;
-        Ok(((runs.len(), n, bytes), plan, comp))
+        })
+    };
+    let ((runs, composed, bytes), plan, comp, unshared) = c.rolled_back(|c| {
+        let (runs, plan) = timed(|| tick(c, at, &mut Discard))?;
+        let ((n, bytes), comp) = compose_all(c, &runs, true)?;
+        let (_, unshared) = compose_all(c, &runs, false)?;
+        Ok(((runs.len(), n, bytes), plan, comp, unshared))
     })?;
     let ((ticked, posted), full) = c.rolled_back(|c| {
         let mut composer = Composer::new(&digest, &email)?;
@@ -280,6 +287,13 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         &format!("compose + render, all channels ({composed} non-empty)"),
         runs,
         comp,
+        "digests",
+    )?;
+    line(
+        out,
+        "compose + render, every body from scratch (no sharing)",
+        runs,
+        unshared,
         "digests",
     )?;
     line(

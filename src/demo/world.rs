@@ -295,7 +295,15 @@ fn subscribe_all(
 ) -> Result<()> {
     let (cal, wiki) = (Some(cal.uuid.clone()), Some(wiki.uuid.clone()));
     // (who, frequency, kind, collection, channels, include_own, send_empty)
-    type Sub<'a> = (&'a str, &'a str, &'a str, &'a Option<String>, &'a [&'a str], bool, bool);
+    type Sub<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a Option<String>,
+        &'a [&'a str],
+        bool,
+        bool,
+    );
     let subs: [Sub; 10] = [
         (
             "alice",

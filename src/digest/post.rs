@@ -49,6 +49,17 @@ pub struct Recipient {
 
 type Window = (Option<CollectionId>, DateTime<Utc>, DateTime<Utc>);
 
+/// (shared content, style, collection, window, kind, frequency).
+type BodyKey = (
+    usize,
+    Style,
+    Option<CollectionId>,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    &'static str,
+    &'static str,
+);
+
 /// One window of the log, read once: the modifications, their collapse for
 /// someone who made none of them, and who made them.
 struct WindowChanges {
@@ -66,7 +77,14 @@ pub struct Composer {
     names: HashMap<PartyId, String>,
     collections: HashMap<CollectionId, String>,
     changes: HashMap<Window, Rc<WindowChanges>>,
+    /// Bodies of shared content; the entry keeps its content alive, so the
+    /// address in the key cannot be reused while the entry exists.
+    bodies: HashMap<BodyKey, (Content, Rc<render::Body>)>,
     upcoming: HashMap<Window, Rc<Vec<Upcoming>>>,
+    /// Share one body among recipients of the same content and style (on by
+    /// default; the compose benchmark turns it off to show the cost of
+    /// rendering every digest from scratch).
+    pub share_bodies: bool,
     /// Digests posted, and runs that were empty and posted nothing.
     pub posted: usize,
     pub empty: usize,
@@ -103,6 +121,8 @@ impl Composer {
             names: HashMap::new(),
             collections: HashMap::new(),
             changes: HashMap::new(),
+            bodies: HashMap::new(),
+            share_bodies: true,
             upcoming: HashMap::new(),
             posted: 0,
             empty: 0,
@@ -195,6 +215,12 @@ impl Composer {
             self.names
                 .extend(rows.into_iter().map(|(i, n)| (PartyId(i), n)));
         }
+        // A party gone since (the log keeps its id) is named by id, once.
+        for id in want {
+            self.names
+                .entry(PartyId(id))
+                .or_insert_with(|| format!("party {id}"));
+        }
         Ok(())
     }
 
@@ -234,10 +260,14 @@ impl Composer {
         if self.upcoming.len() > CACHE_WINDOWS {
             self.upcoming.clear();
         }
+        if self.bodies.len() > CACHE_WINDOWS {
+            self.bodies.clear();
+        }
     }
 
-    /// The digest's content for `run`, read through the caches.
-    pub fn content(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Content> {
+    /// The digest's content for `run`, read through the caches, and whether
+    /// it is the shared list (not one collapsed for this recipient alone).
+    pub fn content(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, bool)> {
         self.trim_caches();
         let key = (run.collection, run.window_start, run.window_end);
         let colls = run.collection.map(|c| [c]);
@@ -264,10 +294,11 @@ impl Composer {
                 // Most subscribers made none of the window's changes: they
                 // share the one collapse; the others get their own.
                 match (!run.include_own).then_some(run.party) {
-                    Some(me) if w.actors.contains(&me) => {
-                        Content::Changes(Rc::new(compose::collapse(&w.mods, Some(me))?))
-                    }
-                    _ => Content::Changes(w.all.clone()),
+                    Some(me) if w.actors.contains(&me) => (
+                        Content::Changes(Rc::new(compose::collapse(&w.mods, Some(me))?)),
+                        false,
+                    ),
+                    _ => (Content::Changes(w.all.clone()), true),
                 }
             }
             Kind::Forward => {
@@ -284,20 +315,87 @@ impl Composer {
                         u
                     }
                 };
-                Content::Upcoming(ups)
+                (Content::Upcoming(ups), true)
             }
         })
     }
 
     /// Composes and renders `run`'s digest without posting it.
     pub fn compose(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, Rendered)> {
-        let content = self.content(c, run)?;
+        let (content, shared) = self.content(c, run)?;
         let r = self.recipient(c, run.party)?;
-        // Resolve every name the rendering needs before borrowing them.
+        let style = Style::new(r.tz, &r.locale);
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
+            Some(code) => (
+                format!("{base}/s/{code}"),
+                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
+            ),
+            None => (format!("{base}/groups/{}", r.name), None),
+        };
+        let full_url = format!("{base}/d/{}/{}", run.subscription, run.period.key);
+        // Recipients of the same shared content in the same style read the
+        // same body: build it once.
+        let key: BodyKey = (
+            content.ptr(),
+            style,
+            run.collection,
+            run.window_start,
+            run.window_end,
+            run.kind.as_str(),
+            run.frequency.as_str(),
+        );
+        let shared = shared && self.share_bodies;
+        let cached = if shared {
+            self.bodies.get(&key).map(|(_, b)| b.clone())
+        } else {
+            None
+        };
+        let body = match cached {
+            Some(b) => b,
+            None => {
+                let b = Rc::new(self.build_body(c, run, &content, style)?);
+                if shared {
+                    self.bodies.insert(key, (content.clone(), b.clone()));
+                }
+                b
+            }
+        };
+        // The body is built: rendering needs no names.
+        let no_coll = |_: CollectionId| String::new();
+        let no_party = |_: PartyId| String::new();
+        let frame = Frame {
+            style,
+            kind: run.kind,
+            frequency: run.frequency,
+            window_start: run.window_start,
+            window_end: run.window_end,
+            collection: run.collection,
+            collection_name: &no_coll,
+            party_name: &no_party,
+            max_items: self.cfg.max_items,
+            sms_segments: self.cfg.sms_segments,
+            manage_url,
+            unsubscribe_url,
+            full_url,
+        };
+        let rendered = render::render_body(&body, &frame)?;
+        Ok((content, rendered))
+    }
+
+    /// The subject and lines of `content` in `style`, with every name the
+    /// lines need resolved first.
+    fn build_body(
+        &mut self,
+        c: &mut DbConn,
+        run: &DueRun,
+        content: &Content,
+        style: Style,
+    ) -> Result<render::Body> {
         let mut colls = HashMap::new();
         let mut ids: Vec<CollectionId> = run.collection.into_iter().collect();
         let mut actors = Vec::new();
-        match &content {
+        match content {
             Content::Changes(v) => {
                 for (i, ch) in v.iter().enumerate() {
                     ids.push(ch.collection);
@@ -316,24 +414,7 @@ impl Composer {
             colls.insert(id, n);
         }
         self.load_names(c, &actors)?;
-        let mut names = HashMap::new();
-        for a in actors {
-            let n = self
-                .names
-                .get(&a)
-                .cloned()
-                .unwrap_or_else(|| format!("party {a}"));
-            names.insert(a, n);
-        }
-        let base = self.cfg.base_url.trim_end_matches('/');
-        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
-            Some(code) => (
-                format!("{base}/s/{code}"),
-                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
-            ),
-            None => (format!("{base}/groups/{}", r.name), None),
-        };
-        let full_url = format!("{base}/d/{}/{}", run.subscription, run.period.key);
+        let names = &self.names;
         let coll_name = |id: CollectionId| {
             colls
                 .get(&id)
@@ -347,7 +428,7 @@ impl Composer {
                 .unwrap_or_else(|| format!("party {p}"))
         };
         let frame = Frame {
-            style: Style::new(r.tz, &r.locale),
+            style,
             kind: run.kind,
             frequency: run.frequency,
             window_start: run.window_start,
@@ -357,12 +438,11 @@ impl Composer {
             party_name: &party_name,
             max_items: self.cfg.max_items,
             sms_segments: self.cfg.sms_segments,
-            manage_url,
-            unsubscribe_url,
-            full_url,
+            manage_url: String::new(),
+            unsubscribe_url: None,
+            full_url: String::new(),
         };
-        let rendered = render::render(&content, &frame)?;
-        Ok((content, rendered))
+        Ok(render::body(content, &frame))
     }
 
     /// The sender: the one actor behind every change, else the system.

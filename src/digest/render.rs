@@ -38,6 +38,14 @@ impl Content {
         self.len() == 0
     }
 
+    /// The address of the shared list, to key caches by.
+    pub fn ptr(&self) -> usize {
+        match self {
+            Content::Changes(v) => Rc::as_ptr(v) as usize,
+            Content::Upcoming(v) => Rc::as_ptr(v) as usize,
+        }
+    }
+
     fn collection_of(&self, i: usize) -> CollectionId {
         match self {
             Content::Changes(v) => v[i].collection,
@@ -82,34 +90,43 @@ pub struct Section {
     pub lines: Vec<Line>,
 }
 
-/// What the templates see.
-pub struct View {
+/// What every recipient of the same content in the same style reads: the
+/// subject and the lines. Built once and shared by such recipients.
+pub struct Body {
     pub subject: String,
-    pub heading: String,
     pub sections: Vec<Section>,
+    /// Items left out by the cap.
     pub more: usize,
-    pub tz_name: String,
-    pub manage_url: String,
-    pub unsubscribe_url: Option<String>,
-    pub full_url: String,
+}
+
+/// What the templates see: the body and the recipient's own links.
+pub struct View<'a> {
+    pub subject: &'a str,
+    pub heading: &'a str,
+    pub sections: &'a [Section],
+    pub more: usize,
+    pub tz_name: &'a str,
+    pub manage_url: &'a str,
+    pub unsubscribe_url: Option<&'a str>,
+    pub full_url: &'a str,
 }
 
 #[derive(Template)]
 #[template(path = "email/digest.txt")]
 struct EmailText<'a> {
-    d: &'a View,
+    d: &'a View<'a>,
 }
 
 #[derive(Template)]
 #[template(path = "email/digest.html")]
 struct EmailHtml<'a> {
-    d: &'a View,
+    d: &'a View<'a>,
 }
 
 #[derive(Template)]
 #[template(path = "xmpp/digest.txt")]
 struct Chat<'a> {
-    d: &'a View,
+    d: &'a View<'a>,
 }
 
 /// Any control character (CR, LF, TAB, …) becomes a space: subjects and
@@ -120,21 +137,21 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
-/// Builds the view: sections per collection in order of first appearance,
-/// capped at `max_items` lines in all.
-pub fn view(content: &Content, f: &Frame) -> View {
+/// Builds the body: sections per collection in order of first appearance,
+/// capped at `max_items` lines in all, and the subject.
+pub fn body(content: &Content, f: &Frame) -> Body {
     let shown = content.len().min(f.max_items.max(1));
     let mut sections: Vec<(CollectionId, Section)> = Vec::new();
-    let mut names_in_content = Vec::new();
+    let mut colls_in_content: Vec<CollectionId> = Vec::new();
     for i in 0..content.len() {
         let coll = content.collection_of(i);
-        let name = (f.collection_name)(coll);
-        if !names_in_content.contains(&name) {
-            names_in_content.push(name.clone());
+        if !colls_in_content.contains(&coll) {
+            colls_in_content.push(coll);
         }
         if i >= shown {
             continue;
         }
+        let name = (f.collection_name)(coll);
         let line = match content {
             Content::Changes(v) => {
                 let names: Vec<String> = v[i].actors.iter().map(|p| (f.party_name)(*p)).collect();
@@ -153,9 +170,12 @@ pub fn view(content: &Content, f: &Frame) -> View {
             )),
         }
     }
-    let colls = match f.collection {
+    let colls: Vec<String> = match f.collection {
         Some(c) => vec![(f.collection_name)(c)],
-        None => names_in_content,
+        None => colls_in_content
+            .into_iter()
+            .map(|c| (f.collection_name)(c))
+            .collect(),
     };
     let colls = words::collections_phrase(&colls);
     let n = content.len();
@@ -193,16 +213,24 @@ pub fn view(content: &Content, f: &Frame) -> View {
             }
         }
     };
-    let subject = one_line(&subject);
-    View {
-        heading: subject.clone(),
-        subject,
+    Body {
+        subject: one_line(&subject),
         sections: sections.into_iter().map(|(_, s)| s).collect(),
         more: n - shown,
-        tz_name: f.style.tz.name().to_string(),
-        manage_url: f.manage_url.clone(),
-        unsubscribe_url: f.unsubscribe_url.clone(),
-        full_url: f.full_url.clone(),
+    }
+}
+
+/// The view of `b` for the recipient framed by `f`.
+pub fn view<'a>(b: &'a Body, f: &'a Frame) -> View<'a> {
+    View {
+        subject: &b.subject,
+        heading: &b.subject,
+        sections: &b.sections,
+        more: b.more,
+        tz_name: f.style.tz.name(),
+        manage_url: &f.manage_url,
+        unsubscribe_url: f.unsubscribe_url.as_deref(),
+        full_url: &f.full_url,
     }
 }
 
@@ -214,13 +242,13 @@ fn template_error(e: askama::Error) -> Error {
 /// `segments`; when cut, or when lines were left out by the cap, it ends
 /// with the link to the full digest.
 fn sms_body(v: &View, segments: usize) -> String {
-    let mut body = v.subject.clone();
+    let mut body = v.subject.to_string();
     let mut sep = ": ";
     // Lines past what any message of `segments` can hold would be cut anyway.
     let bound = sms::max_chars(segments);
     let mut chars = body.chars().count();
     let mut dropped = false;
-    'lines: for s in &v.sections {
+    'lines: for s in v.sections {
         for l in &s.lines {
             if chars > bound {
                 dropped = true;
@@ -249,12 +277,17 @@ fn sms_body(v: &View, segments: usize) -> String {
 
 /// Renders `content` for every channel.
 pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
-    let v = view(content, f);
+    render_body(&body(content, f), f)
+}
+
+/// Renders a body built by [`body`] for the recipient framed by `f`.
+pub fn render_body(b: &Body, f: &Frame) -> Result<Rendered> {
+    let v = view(b, f);
     Ok(Rendered {
         text: EmailText { d: &v }.render().map_err(template_error)?,
         html: EmailHtml { d: &v }.render().map_err(template_error)?,
         chat: Chat { d: &v }.render().map_err(template_error)?,
         sms: sms_body(&v, f.sms_segments),
-        subject: v.subject,
+        subject: b.subject.clone(),
     })
 }

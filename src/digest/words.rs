@@ -15,7 +15,7 @@ use super::compose::{AttrChange, ItemChange, Upcoming, When};
 use crate::modlog::Action;
 
 /// How the recipient reads times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Style {
     pub tz: Tz,
     pub hour12: bool,
