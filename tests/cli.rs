@@ -1755,3 +1755,86 @@ fn error_messages_never_echo_raw_control_characters() {
         "unknown field",
     );
 }
+
+// ------------------------------------------------------- demo and benches
+
+#[test]
+fn demo_writes_a_week_of_real_digests_to_the_outbox() {
+    let env = Env::new();
+    let out = env.run_raw(&["demo"], b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    for needle in [
+        "A week of hourly ticks",
+        "digests delivered",
+        "One of them, outbox/",
+        "An SMS, outbox/sms/",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
+    }
+    let outbox = env.dir.path().join("outbox");
+    let emls: Vec<_> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    assert!(emls.len() >= 30, "{} .eml files", emls.len());
+    for p in &emls {
+        let raw = std::fs::read(p).unwrap();
+        let m = mail_parser::MessageParser::default()
+            .parse(&raw)
+            .expect("a parseable message");
+        assert!(m.subject().is_some_and(|s| !s.is_empty()), "{p:?}");
+        assert!(
+            m.body_text(0).is_some() && m.body_html(0).is_some(),
+            "{p:?}"
+        );
+    }
+    assert!(std::fs::read_dir(outbox.join("xmpp")).unwrap().count() > 0);
+    assert!(std::fs::read_dir(outbox.join("sms")).unwrap().count() > 0);
+    // A second run replaces the first one's files instead of adding to them.
+    let again = env.run_raw(&["demo"], b"");
+    assert_eq!(again.code, 0, "{again:?}");
+    let n = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert_eq!(n, emls.len());
+}
+
+#[test]
+fn benches_run_at_toy_sizes() {
+    let env = Env::new();
+    for (args, needle) in [
+        (
+            &["bench", "tick", "--subs", "300", "--idle-factor", "2"][..],
+            "total tick time",
+        ),
+        (
+            &[
+                "bench",
+                "compose",
+                "--subs",
+                "60",
+                "--mods",
+                "3000",
+                "--collections",
+                "3",
+                "--items",
+                "20",
+                "--days",
+                "3",
+            ][..],
+            "compose rate",
+        ),
+        (
+            &["bench", "ingest", "--rows", "2000", "--batch", "500"][..],
+            "ratio record/floor",
+        ),
+    ] {
+        let out = env.run_raw(args, b"");
+        assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        assert!(out.stdout.contains(needle), "{args:?}: {}", out.stdout);
+    }
+}

@@ -28,7 +28,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use clap::Args;
 use diesel::connection::SimpleConnection;
 
-use super::{open_empty, peak_rss_mib, rate};
+use super::{open_empty, peak_rss_mib, rate, PARTY0};
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::{Backend, DbConn};
 use crate::digest::Composer;
@@ -68,10 +68,6 @@ const ZONES: [(&str, &str, i32); 6] = [
     ("Australia/Sydney", "en-AU", 20),
     ("Asia/Tokyo", "ja-JP", 18),
 ];
-
-/// First party id of the generated users (the migrations create the
-/// system party).
-const PARTY0: usize = 1_000;
 
 struct Dialect(Backend);
 

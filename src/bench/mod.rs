@@ -14,6 +14,10 @@ use std::time::Duration;
 use crate::db::{Db, DbUrl};
 use crate::error::{Error, Result};
 
+/// First party id of the generated users: the migrations create the system
+/// party, so generated ids start clear of it.
+const PARTY0: i64 = 1_000;
+
 fn rate(n: usize, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64()
 }

@@ -17,7 +17,7 @@ use clap::Args;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 
-use super::{open_empty, peak_rss_mib};
+use super::{open_empty, peak_rss_mib, PARTY0};
 use crate::db::schema::{parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
@@ -168,7 +168,7 @@ fn build_world(c: &mut DbConn, n: usize, t0: DateTime<Utc>) -> Result<()> {
         let ps: Vec<PartyRow> = range
             .clone()
             .map(|i| PartyRow {
-                id: i as i64 + 1,
+                id: PARTY0 + i as i64,
                 kind: "user",
                 name: format!("b{i:07}"),
                 created_at: t0n,
@@ -178,7 +178,7 @@ fn build_world(c: &mut DbConn, n: usize, t0: DateTime<Utc>) -> Result<()> {
         let us: Vec<UserRow> = range
             .clone()
             .map(|i| UserRow {
-                party_id: i as i64 + 1,
+                party_id: PARTY0 + i as i64,
                 timezone: zones[i % zones.len()].name(),
                 week_start: (i % 7) as i32,
                 daily_hour: 8,
@@ -192,7 +192,7 @@ fn build_world(c: &mut DbConn, n: usize, t0: DateTime<Utc>) -> Result<()> {
                 sub_row(
                     i,
                     i as i64 + 1,
-                    i as i64 + 1,
+                    PARTY0 + i as i64,
                     zones[i % zones.len()].name(),
                     (i % 7) as i32,
                     t0,
@@ -219,7 +219,7 @@ fn add_idle(
                 sub_row(
                     k,
                     (n + k) as i64 + 1,
-                    (k % n) as i64 + 1,
+                    PARTY0 + (k % n) as i64,
                     "UTC",
                     0,
                     t0,
