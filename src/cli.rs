@@ -10,10 +10,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::config::Config;
 use crate::db::Db;
-use crate::deliver::outbox::{self, Outbox};
+use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
-use crate::ids::SubscriptionId;
+use crate::ids::{RequestId, SubscriptionId};
 use crate::{bench, demo, ingest, items, modlog, parties, schedule, subscriptions, validate};
 
 #[derive(Parser, Debug)]
@@ -66,6 +66,13 @@ pub enum Command {
     /// The nt queue: expand pending requests, deliver what is due, settle statuses.
     #[command(subcommand)]
     Queue(QueueCmd),
+    /// Post a notification; prints the request id as the last line.
+    Notify(NotifyArgs),
+    /// Cancel a pending or sending request: nothing more of it is sent.
+    Cancel { id: i64 },
+    /// Requests.
+    #[command(subcommand)]
+    Request(RequestCmd),
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate {
         /// First tick (RFC 3339, inclusive).
@@ -160,6 +167,45 @@ pub enum QueueCmd {
         #[arg(long)]
         at: Option<String>,
     },
+    /// Requests by status and queue rows by state.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RequestCmd {
+    /// One request and each recipient's delivery state.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct NotifyArgs {
+    /// The sender: a user or group name.
+    #[arg(long)]
+    pub from: String,
+    /// The recipient: a user or group name.
+    #[arg(long)]
+    pub to: String,
+    /// Send to every user inside the group (recursively) instead of the group's own address.
+    #[arg(long)]
+    pub expand_group: bool,
+    #[arg(long)]
+    pub subject: String,
+    /// The text; "-" reads it from stdin (UTF-8, at most 256 KiB).
+    #[arg(long)]
+    pub message: String,
+    /// Attempts before giving up (default: [email] max_retries).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_retries: Option<i64>,
+    /// Comma-separated: email, xmpp, sms (default email).
+    #[arg(long, value_delimiter = ',')]
+    pub channel: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -340,6 +386,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     };
     let stdin_text = match &cli.command {
         Command::Item(ItemCmd::Put) => Some(read_stdin_limited(1 << 20)?),
+        Command::Notify(a) if a.message == "-" => Some(read_stdin_limited(queue::MAX_MESSAGE)?),
         _ => None,
     };
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
@@ -531,14 +578,87 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         }
         Command::Queue(QueueCmd::Run { .. }) => {
             let at = instants.map_or(now, |(a, _)| a);
-            let outbox = Outbox::new(&cfg.email)?;
+            let mut delivery = Delivery::new(&cfg.email)?;
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-            let report =
-                outbox::run_queue(&mut conn, &outbox, at, &owner, lease_for)?.ok_or_else(|| {
+            let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?
+                .ok_or_else(|| {
                     Error::conflict(format!("another process holds the queue lease at {at}"))
                 })?;
             writeln!(out, "{report}")?;
+        }
+        Command::Queue(QueueCmd::Status { json }) => {
+            let s = queue::status(&mut conn)?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string(&s).expect("serialisable"))?;
+            } else {
+                for (status, n) in &s.requests {
+                    writeln!(out, "requests {status:<16} {n}")?;
+                }
+                writeln!(
+                    out,
+                    "queue rows: {} open, {} retrying, {} delivered, {} given up",
+                    s.rows_open, s.rows_retrying, s.rows_delivered, s.rows_given_up
+                )?;
+            }
+        }
+        Command::Notify(a) => {
+            let id = queue::post_request(
+                &mut conn,
+                &cfg.email,
+                &queue::NewNotification {
+                    from: a.from,
+                    to: a.to,
+                    expand_group: a.expand_group,
+                    subject: a.subject,
+                    message: match stdin_text {
+                        Some(t) => t,
+                        None => a.message,
+                    },
+                    max_retries: a.max_retries,
+                    channels: a.channel,
+                },
+                now,
+            )?;
+            writeln!(out, "{id}")?;
+        }
+        Command::Cancel { id } => {
+            queue::cancel_request(&mut conn, RequestId(id), now)?;
+            writeln!(out, "cancelled {id}")?;
+        }
+        Command::Request(RequestCmd::Show { id, json }) => {
+            let v = queue::show(&mut conn, RequestId(id))?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string(&v).expect("serialisable"))?;
+            } else {
+                writeln!(
+                    out,
+                    "request {} ({}): {} — {}",
+                    v.id, v.kind, v.status, v.subject
+                )?;
+                for r in &v.recipients {
+                    writeln!(
+                        out,
+                        "  {:<16} {:<5} {:<32} {} retries {} {}",
+                        r.party,
+                        r.channel,
+                        r.address.as_deref().unwrap_or("-"),
+                        if r.successful {
+                            "delivered"
+                        } else if r.gave_up {
+                            "given up"
+                        } else {
+                            "pending"
+                        },
+                        r.retry_count,
+                        match (r.reply_code, &r.reply_message) {
+                            (Some(c), Some(m)) => format!("{c} {m}"),
+                            (None, Some(m)) => m.clone(),
+                            _ => String::new(),
+                        }
+                    )?;
+                }
+            }
         }
         Command::Grid { user, svg, .. } => {
             let week = instants.map_or(now, |(w, _)| w);

@@ -46,13 +46,28 @@ impl Default for DigestConfig {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmailConfig {
-    /// How email leaves: `dir` writes one .eml file per message.
+    /// How email leaves: `dir` writes one .eml file per message, `smtp`
+    /// sends through `smtp_url`.
     pub transport: String,
     /// The `dir` transport's directory (other channels go to its xmpp/ and
     /// sms/ subdirectories until their listeners exist).
     pub dir: String,
-    /// The sender of every message, "Name <address>".
+    /// The sender of every message, "Name <address>"; also the envelope
+    /// sender, so bounces come back to digestd.
     pub from: String,
+    /// `smtp://host:port` (plain), `smtp://host:port?tls=required`
+    /// (STARTTLS), `smtps://host:port` (TLS); `user:password@` for AUTH.
+    pub smtp_url: String,
+    /// SMTP sessions used in parallel by one queue pass.
+    pub pool_size: u32,
+    /// Seconds before an SMTP command times out.
+    pub timeout_seconds: u64,
+    /// First retry after a transient failure; doubles per attempt.
+    pub retry_base_seconds: u64,
+    /// The longest wait between attempts.
+    pub retry_cap_seconds: u64,
+    /// Attempts before a message is given up (requests may set their own).
+    pub max_retries: u32,
 }
 
 impl Default for EmailConfig {
@@ -61,6 +76,12 @@ impl Default for EmailConfig {
             transport: "dir".into(),
             dir: "outbox".into(),
             from: "digestd <digestd@localhost>".into(),
+            smtp_url: String::new(),
+            pool_size: 4,
+            timeout_seconds: 30,
+            retry_base_seconds: 300,
+            retry_cap_seconds: 21_600,
+            max_retries: 3,
         }
     }
 }
@@ -77,6 +98,8 @@ pub struct DatabaseConfig {
 pub struct ScheduleConfig {
     pub tick: String,
     pub lease_seconds: u32,
+    /// `serve` runs the queue this often between ticks (retries, notices).
+    pub queue_seconds: u32,
 }
 
 impl Default for ScheduleConfig {
@@ -84,6 +107,7 @@ impl Default for ScheduleConfig {
         ScheduleConfig {
             tick: "0 0 * * * *".into(),
             lease_seconds: 600,
+            queue_seconds: 60,
         }
     }
 }
@@ -204,6 +228,11 @@ impl Config {
                 "config: schedule.lease_seconds must be at least 10",
             ));
         }
+        if !(1..=86_400).contains(&self.schedule.queue_seconds) {
+            return Err(Error::invalid(
+                "config: schedule.queue_seconds must be 1-86400",
+            ));
+        }
         self.check_digest()?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
@@ -235,11 +264,30 @@ impl Config {
             )));
         }
         let e = &self.email;
-        if e.transport != "dir" {
-            return Err(Error::invalid(format!(
-                "config: email.transport {:?}: only \"dir\" exists so far",
-                e.transport
-            )));
+        match e.transport.as_str() {
+            "dir" => {}
+            "smtp" => crate::deliver::smtp::check_url(&e.smtp_url)?,
+            other => {
+                return Err(Error::invalid(format!(
+                    "config: email.transport {other:?}: use \"dir\" or \"smtp\""
+                )))
+            }
+        }
+        if !(1..=64).contains(&e.pool_size) {
+            return Err(Error::invalid("config: email.pool_size must be 1-64"));
+        }
+        if !(1..=600).contains(&e.timeout_seconds) {
+            return Err(Error::invalid(
+                "config: email.timeout_seconds must be 1-600",
+            ));
+        }
+        if e.retry_base_seconds == 0 || e.retry_cap_seconds < e.retry_base_seconds {
+            return Err(Error::invalid(
+                "config: email.retry_base_seconds must be at least 1 and at most retry_cap_seconds",
+            ));
+        }
+        if !(1..=100).contains(&e.max_retries) {
+            return Err(Error::invalid("config: email.max_retries must be 1-100"));
         }
         if e.dir.is_empty() || e.dir.chars().any(char::is_control) {
             return Err(Error::invalid("config: email.dir must be a path"));
@@ -336,6 +384,14 @@ mod tests {
             "[email]\nfrom = \"not an address\"\n",
             "[email]\nfrom = \"a <b@c>\\r\\nBcc: x@y\"\n",
             "[email]\ndir = \"\"\n",
+            "[email]\ntransport = \"smtp\"\n",
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"http://mail:25\"\n",
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"smtp://mail:25\\r\\nX: y\"\n",
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"smtp://\"\n",
+            "[email]\npool_size = 0\n",
+            "[email]\nretry_base_seconds = 0\n",
+            "[email]\nretry_base_seconds = 100\nretry_cap_seconds = 10\n",
+            "[email]\nmax_retries = 0\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

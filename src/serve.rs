@@ -13,8 +13,8 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::db::Db;
-use crate::deliver::outbox::{self, Outbox};
+use crate::db::{Db, DbConn};
+use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::schedule;
@@ -59,8 +59,14 @@ pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -
         ),
         None => tracing::info!(%at, "tick skipped: another process holds the lease"),
     }
-    let outbox = Outbox::new(&cfg.email)?;
-    match outbox::run_queue(&mut conn, &outbox, at, owner, lease_for)? {
+    deliver(&mut conn, cfg, owner, at)
+}
+
+/// One queue pass under the queue lease.
+pub fn deliver(conn: &mut DbConn, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
+    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+    let mut delivery = Delivery::new(&cfg.email)?;
+    match queue::run_queue(conn, &mut delivery, at, owner, lease_for)? {
         Some(report) => tracing::info!(%at, "queue: {report}"),
         None => tracing::info!(%at, "queue pass skipped: another process holds the lease"),
     }
@@ -68,6 +74,8 @@ pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -
 }
 
 /// The loop, with the shutdown future passed in (tests pass their own).
+/// Ticks on the cron schedule; between ticks the queue runs every
+/// `schedule.queue_seconds`, so retries go out when they are due.
 pub async fn serve(
     cfg: &Config,
     clock: &dyn Clock,
@@ -76,24 +84,39 @@ pub async fn serve(
     let schedule = cfg.schedule.cron()?;
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let owner = schedule::lease::owner_name();
+    let every = chrono::Duration::seconds(i64::from(cfg.schedule.queue_seconds));
     tokio::pin!(shutdown);
     tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
     let mut at = clock.now();
+    let mut is_tick = true;
     loop {
         // The tick and the queue pass run to completion even if shutdown
         // arrives meanwhile.
         let (db2, owner2, cfg2) = (db.clone(), owner.clone(), cfg.clone());
-        let done = tokio::task::spawn_blocking(move || tick_and_deliver(&db2, &cfg2, &owner2, at))
-            .await
-            .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
+        let done = tokio::task::spawn_blocking(move || {
+            if is_tick {
+                tick_and_deliver(&db2, &cfg2, &owner2, at)
+            } else {
+                deliver(&mut *db2.conn()?, &cfg2, &owner2, at)
+            }
+        })
+        .await
+        .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
         if let Err(e) = done {
-            tracing::error!(%at, error = %e, "tick failed; what it did not commit stays due");
+            tracing::error!(%at, error = %e, "tick or queue pass failed; what it did not commit stays due");
         }
-        let next: DateTime<Utc> = schedule
-            .after(&clock.now())
+        let now = clock.now();
+        let next_tick: DateTime<Utc> = schedule
+            .after(&now)
             .next()
             .ok_or_else(|| Error::invalid("schedule.tick has no future instant"))?;
-        let wait = (next - clock.now()).to_std().unwrap_or_default();
+        let next_queue = now + every;
+        (at, is_tick) = if next_tick <= next_queue {
+            (next_tick, true)
+        } else {
+            (next_queue, false)
+        };
+        let wait = (at - clock.now()).to_std().unwrap_or_default();
         tokio::select! {
             _ = &mut shutdown => {
                 tracing::info!("shutting down");
@@ -101,6 +124,5 @@ pub async fn serve(
             }
             _ = tokio::time::sleep(wait) => {}
         }
-        at = next;
     }
 }

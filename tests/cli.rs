@@ -1838,3 +1838,197 @@ fn benches_run_at_toy_sizes() {
         assert!(out.stdout.contains(needle), "{args:?}: {}", out.stdout);
     }
 }
+
+// ------------------------------------------------------------ notify / queue
+
+fn notify_world() -> Env {
+    let env = Env::init();
+    env.ok(&[
+        "user",
+        "add",
+        "ops",
+        "--tz",
+        "UTC",
+        "--email",
+        "ops@example.com",
+    ]);
+    env.ok(&[
+        "user",
+        "add",
+        "ann",
+        "--tz",
+        "Europe/Paris",
+        "--email",
+        "ann@example.com",
+    ]);
+    env
+}
+
+#[test]
+fn notify_queue_run_and_request_show_follow_a_request() {
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Disk 91% full",
+        "--message",
+        "Clean up /var.\nThanks.",
+        "--max-retries",
+        "5",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert!(id.parse::<i64>().is_ok(), "{out}");
+    let show = |env: &Env| -> Value {
+        serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap()
+    };
+    assert_eq!(show(&env)["status"], "pending");
+    let pass = env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    assert!(pass.contains("delivered email 1"), "{pass}");
+    let v = show(&env);
+    assert_eq!(v["status"], "sent");
+    assert_eq!(v["recipients"][0]["party"], "ann");
+    assert_eq!(v["recipients"][0]["address"], "ann@example.com");
+    assert_eq!(v["recipients"][0]["successful"], true);
+    assert_eq!(v["recipients"][0]["retry_count"], 0);
+    let status: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
+    assert_eq!(status["requests"]["sent"], 1);
+    assert_eq!(status["rows_delivered"], 1);
+    // The dir transport wrote the message; its subject and body are intact.
+    let eml: Vec<_> = std::fs::read_dir(env.dir.path().join("outbox"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .collect();
+    assert_eq!(eml.len(), 1);
+    let raw = std::fs::read(eml[0].path()).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    assert_eq!(m.subject(), Some("Disk 91% full"));
+    let text = m.body_text(0).unwrap().replace("\r\n", "\n");
+    assert!(text.contains("Clean up /var.\nThanks."), "{text}");
+    // Sent requests cannot be cancelled.
+    env.refused(&["cancel", &id], b"", "already sent");
+}
+
+#[test]
+fn cancel_before_the_queue_runs_sends_nothing() {
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Oops",
+        "--message",
+        "ignore",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert_eq!(env.ok(&["cancel", &id]).trim(), format!("cancelled {id}"));
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    assert_eq!(v["status"], "cancelled");
+    assert!(!env.dir.path().join("outbox").exists());
+    env.refused(&["cancel", "999999"], b"", "no request 999999");
+    env.refused(&["request", "show", "999999"], b"", "no request 999999");
+}
+
+#[test]
+fn notify_refuses_hostile_input_and_writes_nothing() {
+    let env = notify_world();
+    let big = "x".repeat(256 * 1024 + 1);
+    let base = ["notify", "--from", "ops", "--to", "ann"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--subject", "Hi\r\nBcc: evil@example.com", "--message", "m"],
+            "control character",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "a\u{7}b"],
+            "control character",
+        ),
+        (
+            vec!["--subject", "   ", "--message", "m"],
+            "subject is empty",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "  "],
+            "message is empty",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--max-retries", "0"],
+            "use 1-100",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--channel", "pigeon"],
+            "unknown channel",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--expand-group"],
+            "is not a group",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(extra);
+        env.refused(&args, b"", needle);
+    }
+    let stdin = [
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "-",
+    ];
+    env.refused(&stdin, big.as_bytes(), "larger than");
+    env.refused(&stdin, b"caf\xe9", "not valid UTF-8");
+    env.refused(
+        &[
+            "notify",
+            "--from",
+            "mallory",
+            "--to",
+            "ann",
+            "--subject",
+            "s",
+            "--message",
+            "m",
+        ],
+        b"",
+        "no user or group named",
+    );
+    let status: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
+    assert_eq!(status["requests"], json!({}));
+}
+
+#[cfg(unix)]
+#[test]
+fn notify_refuses_a_non_utf8_message() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = notify_world();
+    let bad = OsStr::from_bytes(b"caf\xe9");
+    let args: Vec<&OsStr> = [
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+    ]
+    .iter()
+    .map(OsStr::new)
+    .chain([bad])
+    .collect();
+    let out = env.run(&args);
+    assert_eq!(out.code, 2, "{out:?}");
+}

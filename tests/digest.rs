@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};
 use digestd::db::schema::{nt_queue, nt_requests, subscription_runs};
 use digestd::db::DbConn;
-use digestd::deliver::outbox::{self, Outbox};
+use digestd::deliver::queue::{self, Delivery};
 use digestd::digest::{sms, Composer};
 use digestd::ids::{PartyId, RequestId};
 use digestd::items::{self, ItemInput};
@@ -675,17 +675,17 @@ fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
         dir: dir.path().display().to_string(),
         ..EmailConfig::default()
     };
-    let ob = Outbox::new(&email).unwrap();
+    let mut ob = Delivery::new(&email).unwrap();
     // A group's hours are UTC: the team's 18:00 is 18:00Z; ann's 09:00 is 17:00Z.
     let mut t = at("2026-11-22T08:00:00Z");
     let mut comp = composer();
     while t <= at("2026-11-22T18:00:00Z") {
         tick(&mut c, t, &mut comp).unwrap();
-        outbox::run_pass(&mut c, &ob, t).unwrap();
+        queue::run_pass(&mut c, &mut ob, t).unwrap();
         t += chrono::Duration::hours(1);
     }
     // A second pass finds nothing to do and writes nothing twice.
-    let again = outbox::run_pass(&mut c, &ob, t).unwrap();
+    let again = queue::run_pass(&mut c, &mut ob, t).unwrap();
     assert_eq!(
         (again.expanded, again.written.len(), again.finished),
         (0, 0, 0)

@@ -89,6 +89,72 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     Ok(msg.formatted())
 }
 
+/// One notification inside a batched message.
+pub struct Part<'a> {
+    pub subject: &'a str,
+    pub text: &'a str,
+    pub html: Option<&'a str>,
+    pub date: DateTime<Utc>,
+}
+
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Plain text as HTML: escaped, line breaks kept.
+pub fn text_to_html(text: &str) -> String {
+    format!(
+        "<div style=\"white-space:pre-wrap;font-family:sans-serif\">{}</div>",
+        escape_html(text)
+    )
+}
+
+/// The subject, text and HTML of one message holding `parts` (seed 000's
+/// batching: every pending notification from one sender to one recipient
+/// goes out as one message). One part keeps its own subject and bodies; several
+/// become sections headed "Message sent on … regarding …".
+pub fn combine(parts: &[Part]) -> (String, String, String) {
+    match parts {
+        [] => (String::new(), String::new(), String::new()),
+        [p] => (
+            p.subject.to_string(),
+            p.text.to_string(),
+            p.html.map_or_else(|| text_to_html(p.text), str::to_string),
+        ),
+        [first, ..] => {
+            let subject = format!("{} (and {} more)", first.subject, parts.len() - 1);
+            let mut text = String::new();
+            let mut html = String::from("<!DOCTYPE html><html><body>");
+            for p in parts {
+                let head = format!(
+                    "Message sent on {} regarding {}",
+                    p.date.format("%a, %d %b %Y %H:%M UTC"),
+                    p.subject
+                );
+                text.push_str(&format!("{head}\n\n{}\n\n", p.text.trim_end()));
+                html.push_str(&format!(
+                    "<h3 style=\"font-family:sans-serif\">{}</h3>{}<hr>",
+                    escape_html(&head),
+                    p.html.map_or_else(|| text_to_html(p.text), str::to_string)
+                ));
+            }
+            html.push_str("</body></html>");
+            (subject, text, html)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +207,38 @@ mod tests {
             subject.is_ascii() && subject.contains("=?utf-8?"),
             "{subject}"
         );
+    }
+
+    #[test]
+    fn several_parts_become_sections_and_html_is_escaped() {
+        let d = Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap();
+        let parts = [
+            Part {
+                subject: "Build <1> failed",
+                text: "red",
+                html: None,
+                date: d,
+            },
+            Part {
+                subject: "Build 2 passed",
+                text: "green",
+                html: None,
+                date: d,
+            },
+        ];
+        let (subject, text, html) = combine(&parts);
+        assert_eq!(subject, "Build <1> failed (and 1 more)");
+        assert!(text.starts_with(
+            "Message sent on Mon, 23 Nov 2026 08:00 UTC regarding Build <1> failed\n\nred\n\n"
+        ));
+        assert!(text.contains("regarding Build 2 passed\n\ngreen"));
+        assert!(
+            html.contains("regarding Build &lt;1&gt; failed</h3>"),
+            "{html}"
+        );
+        let (s1, t1, h1) = combine(&parts[..1]);
+        assert_eq!((s1.as_str(), t1.as_str()), ("Build <1> failed", "red"));
+        assert!(h1.contains(">red</div>"));
     }
 
     #[test]

@@ -1,10 +1,15 @@
 //! Delivery: nt requests become messages.
 //!
-//! - [`message`]: RFC 5322 / MIME email built with lettre;
-//! - [`outbox`]: one pass of the nt queue (expand pending requests into
-//!   queue rows, deliver the due rows, settle request statuses) with the
-//!   `dir` transport: each email an `.eml` file, each XMPP or SMS body a
-//!   text file beside them.
+//! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
+//!   per sender and recipient, retries with backoff), update, show, status;
+//! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
+//! - [`sink`]: the email transports behind one call, and delivery outcomes;
+//! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
+//! - [`outbox`]: the `dir` transport, and the sink for XMPP and SMS bodies
+//!   until their listeners exist.
 
 pub mod message;
 pub mod outbox;
+pub mod queue;
+pub mod sink;
+pub mod smtp;

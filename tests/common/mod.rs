@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod smtp;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use diesel::connection::SimpleConnection;

@@ -1,0 +1,433 @@
+//! The nt queue over real SMTP on loopback, on each back end: batching per
+//! sender and recipient, reply codes kept, transient failures retried with
+//! backoff, permanent ones given up, a connection cut in the middle of DATA,
+//! a server that is down and then back, cancel. The scripted server is in
+//! `common/smtp.rs`; Postfix's `smtp-sink` carries the volume test.
+
+mod common;
+
+use chrono::Duration;
+use common::smtp::{free_port, FaultSmtp};
+use common::{at, TestDb};
+use diesel::prelude::*;
+use digestd::config::EmailConfig;
+use digestd::db::schema::nt_queue;
+use digestd::db::DbConn;
+use digestd::deliver::queue::{self, Delivery, NewNotification};
+use digestd::ids::RequestId;
+use digestd::parties::{self, NewUser};
+
+const T0: &str = "2026-11-23T09:00:00Z";
+
+fn user(c: &mut DbConn, name: &str, email: &str) {
+    parties::create_user(
+        c,
+        at("2026-11-01T00:00:00Z"),
+        &NewUser {
+            name: name.into(),
+            timezone: "Europe/Paris".into(),
+            email: Some(email.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
+    queue::post_request(
+        c,
+        &EmailConfig::default(),
+        &NewNotification {
+            from: from.into(),
+            to: to.into(),
+            subject: subject.into(),
+            message: format!("Body of {subject}.\nSecond line."),
+            ..Default::default()
+        },
+        at(T0),
+    )
+    .unwrap()
+}
+
+fn smtp(url: &str) -> Delivery {
+    let dir = tempfile::tempdir().unwrap().keep();
+    Delivery::new(&EmailConfig {
+        transport: "smtp".into(),
+        smtp_url: url.into(),
+        dir: dir.display().to_string(),
+        timeout_seconds: 5,
+        ..EmailConfig::default()
+    })
+    .unwrap()
+}
+
+fn parse(data: &[u8]) -> mail_parser::Message<'_> {
+    mail_parser::MessageParser::default()
+        .parse(data)
+        .expect("valid message")
+}
+
+fn happy_path_batches_per_sender_and_recipient(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "ann", "ok.ann@example.com");
+    user(&mut c, "bob", "fwd.bob@example.com");
+    let a: Vec<RequestId> = (1..=3)
+        .map(|i| notify(&mut c, "sys", "ann", &format!("Build {i} finished")))
+        .collect();
+    let b = notify(&mut c, "sys", "bob", "Disk almost full");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(
+        (r.expanded, r.finished, r.gave_up, r.retrying),
+        (4, 4, 0, 0)
+    );
+    assert_eq!(
+        r.written.get("email"),
+        Some(&2),
+        "one message per recipient"
+    );
+    let got = server.received();
+    assert_eq!(got.len(), 2);
+    let to_ann = got.iter().find(|m| m.to == ["ok.ann@example.com"]).unwrap();
+    let m = parse(&to_ann.data);
+    assert_eq!(m.subject(), Some("Build 1 finished (and 2 more)"));
+    let text = m.body_text(0).unwrap();
+    for i in 1..=3 {
+        assert!(
+            text.contains(&format!("regarding Build {i} finished")),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        text.matches("Message sent on Mon, 23 Nov 2026 09:00 UTC")
+            .count(),
+        3
+    );
+    assert!(m
+        .body_html(0)
+        .unwrap()
+        .contains("regarding Build 2 finished</h3>"));
+    assert_eq!(to_ann.from, "digestd@localhost");
+    for id in a.iter().chain([&b]) {
+        let v = queue::show(&mut c, *id).unwrap();
+        assert_eq!(v.status, "sent", "{v:?}");
+        assert!(v
+            .recipients
+            .iter()
+            .all(|r| r.successful && r.retry_count == 0));
+    }
+    // A 251 (will forward) at RCPT is delivery; the code kept is the reply
+    // to the message itself.
+    let vb = queue::show(&mut c, b).unwrap();
+    assert_eq!(vb.recipients[0].reply_code, Some(250));
+    // A second pass sends nothing again.
+    let again = queue::run_pass(&mut c, &mut d, at(T0) + Duration::hours(1)).unwrap();
+    assert!(again.written.is_empty());
+    assert_eq!(server.received().len(), 2);
+}
+
+fn transient_failures_back_off_then_give_up_and_permanent_ones_stop_at_once(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "carl", "busy.carl@example.com");
+    user(&mut c, "dora", "gone.dora@example.com");
+    let rc = notify(&mut c, "sys", "carl", "Weekly report");
+    let rd = notify(&mut c, "sys", "dora", "Weekly report");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let t0 = at(T0);
+    queue::run_pass(&mut c, &mut d, t0).unwrap();
+    let carl = queue::show(&mut c, rc).unwrap();
+    let dora = queue::show(&mut c, rd).unwrap();
+    assert_eq!(
+        (carl.status.as_str(), dora.status.as_str()),
+        ("sending", "failed")
+    );
+    let (cr, dr) = (&carl.recipients[0], &dora.recipients[0]);
+    assert_eq!(
+        (cr.retry_count, cr.reply_code, cr.gave_up),
+        (1, Some(451), false)
+    );
+    assert!(
+        cr.reply_message
+            .as_deref()
+            .unwrap()
+            .contains("mailbox busy"),
+        "{cr:?}"
+    );
+    assert_eq!(
+        (dr.retry_count, dr.reply_code, dr.gave_up),
+        (1, Some(550), true)
+    );
+    let next = |c: &mut DbConn| -> chrono::DateTime<chrono::Utc> {
+        nt_queue::table
+            .filter(nt_queue::request_id.eq(rc.0))
+            .select(nt_queue::next_attempt_at)
+            .first::<chrono::NaiveDateTime>(c)
+            .unwrap()
+            .and_utc()
+    };
+    // Base 5 minutes, doubling: +5 min after the first failure.
+    assert_eq!(next(&mut c), t0 + Duration::minutes(5));
+    // Not due before then: nothing is attempted.
+    queue::run_pass(&mut c, &mut d, t0 + Duration::minutes(4)).unwrap();
+    assert_eq!(
+        queue::show(&mut c, rc).unwrap().recipients[0].retry_count,
+        1
+    );
+    queue::run_pass(&mut c, &mut d, t0 + Duration::minutes(5)).unwrap();
+    assert_eq!(
+        queue::show(&mut c, rc).unwrap().recipients[0].retry_count,
+        2
+    );
+    assert_eq!(next(&mut c), t0 + Duration::minutes(15));
+    // The third attempt is the last (max_retries 3): given up, request failed.
+    queue::run_pass(&mut c, &mut d, t0 + Duration::minutes(15)).unwrap();
+    let carl = queue::show(&mut c, rc).unwrap();
+    assert_eq!(carl.status, "failed");
+    assert_eq!(
+        (carl.recipients[0].retry_count, carl.recipients[0].gave_up),
+        (3, true)
+    );
+    assert!(server.received().is_empty());
+}
+
+fn a_cut_connection_is_retried_and_the_pass_goes_on(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "erin", "cut.erin@example.com");
+    user(&mut c, "finn", "ok.finn@example.com");
+    let re = notify(&mut c, "sys", "erin", "Release notes");
+    let rf = notify(&mut c, "sys", "finn", "Release notes");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let erin = queue::show(&mut c, re).unwrap();
+    let finn = queue::show(&mut c, rf).unwrap();
+    assert_eq!(
+        finn.status, "sent",
+        "finn's message went out on a new connection"
+    );
+    assert_eq!(erin.status, "sending");
+    assert_eq!(
+        (
+            erin.recipients[0].retry_count,
+            erin.recipients[0].reply_code
+        ),
+        (1, None)
+    );
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert_eq!(queue::show(&mut c, re).unwrap().status, "sent");
+    // Each delivered exactly once.
+    let got = server.received();
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        got.iter()
+            .filter(|m| m.to == ["cut.erin@example.com"])
+            .count(),
+        1
+    );
+}
+
+fn a_server_that_is_down_then_back_gets_the_message_once(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "gus", "ok.gus@example.com");
+    let r = notify(&mut c, "sys", "gus", "Outage report");
+    let port = free_port();
+    let mut d = smtp(&format!("smtp://127.0.0.1:{port}"));
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let v = queue::show(&mut c, r).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1)
+    );
+    assert_eq!(
+        v.recipients[0].reply_code, None,
+        "no reply from a closed port"
+    );
+    let server = FaultSmtp::start_on(port);
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    assert_eq!(server.received().len(), 1);
+}
+
+fn cancel_stops_what_was_not_sent(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "hal", "busy.hal@example.com");
+    user(&mut c, "ivy", "ok.ivy@example.com");
+    let rh = notify(&mut c, "sys", "hal", "Maintenance");
+    let ri = notify(&mut c, "sys", "ivy", "Maintenance");
+    queue::cancel_request(&mut c, ri, at(T0)).unwrap();
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    // hal's failed once; cancel it while it waits for its retry.
+    queue::cancel_request(&mut c, rh, at(T0)).unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::hours(1)).unwrap();
+    assert!(server.received().is_empty());
+    assert_eq!(queue::show(&mut c, rh).unwrap().status, "cancelled");
+    assert_eq!(queue::show(&mut c, ri).unwrap().status, "cancelled");
+    assert!(
+        queue::cancel_request(&mut c, ri, at(T0)).is_err(),
+        "only once"
+    );
+}
+
+fn groups_expand_to_each_user_once_or_go_to_the_group_address(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "jo", "ok.jo@example.com");
+    user(&mut c, "kim", "ok.kim@example.com");
+    parties::create_group(&mut c, at(T0), "ops", Some("ok.ops@example.com")).unwrap();
+    parties::create_group(&mut c, at(T0), "oncall", None).unwrap();
+    parties::add_member(&mut c, "ops", "jo").unwrap();
+    parties::add_member(&mut c, "ops", "oncall").unwrap();
+    parties::add_member(&mut c, "oncall", "jo").unwrap();
+    parties::add_member(&mut c, "oncall", "kim").unwrap();
+    let cfg = EmailConfig::default();
+    let post = |c: &mut DbConn, expand: bool| {
+        queue::post_request(
+            c,
+            &cfg,
+            &NewNotification {
+                from: "sys".into(),
+                to: "ops".into(),
+                expand_group: expand,
+                subject: "Incident".into(),
+                message: "Resolved.".into(),
+                ..Default::default()
+            },
+            at(T0),
+        )
+        .unwrap()
+    };
+    let expanded = post(&mut c, true);
+    let whole = post(&mut c, false);
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let names = |v: &queue::RequestView| -> Vec<String> {
+        v.recipients.iter().map(|r| r.party.clone()).collect()
+    };
+    assert_eq!(
+        names(&queue::show(&mut c, expanded).unwrap()),
+        ["jo", "kim"]
+    );
+    assert_eq!(names(&queue::show(&mut c, whole).unwrap()), ["ops"]);
+    let mut to: Vec<String> = server.received().into_iter().flat_map(|m| m.to).collect();
+    to.sort();
+    assert_eq!(
+        to,
+        [
+            "ok.jo@example.com",
+            "ok.kim@example.com",
+            "ok.ops@example.com"
+        ]
+    );
+}
+
+/// Postfix's smtp-sink on a loopback port, dumping every message to a file.
+struct Sink {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Sink {
+    fn start() -> Option<Sink> {
+        let bin = ["/usr/sbin/smtp-sink", "/usr/bin/smtp-sink"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists());
+        let Some(bin) = bin else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "smtp-sink is missing: .ci/run installs postfix"
+            );
+            eprintln!("skipped: smtp-sink not installed (Debian package postfix)");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let port = free_port();
+        let mut cmd = std::process::Command::new(bin);
+        // As root smtp-sink must drop privileges; the dump directory is
+        // world-writable for that user.
+        cmd.args(["-u", "nobody", "-d"])
+            .arg(format!("{}/%M.", dir.path().display()))
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("256");
+        // Owned by the Sink from the start, so it is killed and reaped on
+        // every path.
+        let sink = Sink {
+            child: cmd.spawn().expect("start smtp-sink"),
+            port,
+            dir,
+        };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(sink);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("smtp-sink did not listen on {port}");
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn smtp_sink_receives_every_message_once(db: &TestDb) {
+    let Some(sink) = Sink::start() else { return };
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 120;
+    for i in 0..n {
+        user(&mut c, &format!("u{i}"), &format!("user{i}@example.com"));
+        notify(&mut c, "sys", &format!("u{i}"), &format!("Report {i}"));
+    }
+    let mut d = smtp(&format!("smtp://127.0.0.1:{}", sink.port));
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.written.get("email"), Some(&n), "{r}");
+    assert_eq!(r.finished, n);
+    let mut seen = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(sink.dir.path()).unwrap().flatten() {
+        let raw = std::fs::read(e.path()).unwrap();
+        let m = parse(&raw);
+        let rcpt = m.header_raw("X-Rcpt-Args").unwrap().trim().to_string();
+        let subject = m.subject().unwrap().to_string();
+        assert!(m.body_html(0).is_some() && m.body_text(0).is_some());
+        *seen.entry((rcpt, subject)).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), n, "one file per recipient");
+    assert!(seen.values().all(|k| *k == 1), "no duplicates");
+    assert!(seen.contains_key(&("<user7@example.com>".to_string(), "Report 7".to_string())));
+}
+
+fn backoff_doubles_and_is_capped(_db: &TestDb) {
+    let d = Delivery::new(&EmailConfig::default()).unwrap();
+    let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
+    assert_eq!(mins, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
+}
+
+backend_tests!(
+    happy_path_batches_per_sender_and_recipient,
+    transient_failures_back_off_then_give_up_and_permanent_ones_stop_at_once,
+    a_cut_connection_is_retried_and_the_pass_goes_on,
+    a_server_that_is_down_then_back_gets_the_message_once,
+    cancel_stops_what_was_not_sent,
+    groups_expand_to_each_user_once_or_go_to_the_group_address,
+    backoff_doubles_and_is_capped,
+    smtp_sink_receives_every_message_once,
+);
