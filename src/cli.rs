@@ -298,6 +298,8 @@ pub enum BenchCmd {
     Tick(bench::TickArgs),
     /// Compose and render the digests due at one tick, beside the plan and the full tick.
     Compose(bench::ComposeArgs),
+    /// Messages through the real queue into smtp-sink, beside smtp-source into the same sink.
+    Smtp(bench::SmtpArgs),
 }
 
 /// Parses the process arguments, runs, prints errors; returns the exit code.
@@ -352,6 +354,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Bench(BenchCmd::Compose(args)) => {
             return bench::compose(&args, cli.db.as_deref(), out)
         }
+        Command::Bench(BenchCmd::Smtp(args)) => return bench::smtp(&args, cli.db.as_deref(), out),
         Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }

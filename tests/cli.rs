@@ -1837,6 +1837,17 @@ fn benches_run_at_toy_sizes() {
         assert_eq!(out.code, 0, "{args:?}: {out:?}");
         assert!(out.stdout.contains(needle), "{args:?}: {}", out.stdout);
     }
+    // bench smtp needs Postfix's smtp-sink and smtp-source (CI installs them).
+    if std::path::Path::new("/usr/sbin/smtp-sink").exists() || std::env::var_os("CI").is_some() {
+        let args = ["bench", "smtp", "--messages", "40", "--sessions", "2"];
+        let out = env.run_raw(&args, b"");
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(
+            out.stdout.contains("ratio digestd/smtp-source"),
+            "{}",
+            out.stdout
+        );
+    }
 }
 
 // ------------------------------------------------------------ notify / queue

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};
-use digestd::db::schema::{nt_queue, nt_requests, subscription_runs};
+use digestd::db::schema::{nt_messages, nt_queue, nt_requests, subscription_runs};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
 use digestd::digest::{sms, Composer};
@@ -79,12 +79,13 @@ type ReqRow = (
 
 fn requests(c: &mut DbConn) -> Vec<Req> {
     let rows: Vec<ReqRow> = nt_requests::table
+        .inner_join(nt_messages::table)
         .select((
             nt_requests::subject,
-            nt_requests::message,
-            nt_requests::message_html,
-            nt_requests::message_chat,
-            nt_requests::message_sms,
+            nt_messages::message,
+            nt_messages::message_html,
+            nt_messages::message_chat,
+            nt_messages::message_sms,
             nt_requests::party_from,
             nt_requests::status,
             nt_requests::period,
@@ -770,9 +771,9 @@ fn a_second_digest_for_the_same_period_is_refused_by_the_database(db: &TestDb) {
     assert_eq!(times(&mut c), vec![at("2026-11-22T17:00:00Z")]);
     // Copy the request as a buggy second poster would.
     let dup = diesel::sql_query(
-        "INSERT INTO nt_requests (party_to, expand_group, party_from, message, subject, channels, \
+        "INSERT INTO nt_requests (party_to, expand_group, party_from, subject, channels, \
          request_date, status, max_retries, kind, subscription_id, period) \
-         SELECT party_to, expand_group, party_from, message, subject, channels, request_date, \
+         SELECT party_to, expand_group, party_from, subject, channels, request_date, \
          status, max_retries, kind, subscription_id, period FROM nt_requests",
     )
     .execute(&mut c);

@@ -28,9 +28,10 @@ use chrono::{DateTime, TimeZone, Utc};
 use clap::Args;
 use diesel::connection::SimpleConnection;
 
+use super::sql::Dialect;
 use super::{open_empty, peak_rss_mib, rate, PARTY0};
 use crate::config::{DigestConfig, EmailConfig};
-use crate::db::{Backend, DbConn};
+use crate::db::DbConn;
 use crate::digest::Composer;
 use crate::error::Result;
 use crate::ids::CollectionId;
@@ -68,46 +69,6 @@ const ZONES: [(&str, &str, i32); 6] = [
     ("Australia/Sydney", "en-AU", 20),
     ("Asia/Tokyo", "ja-JP", 18),
 ];
-
-struct Dialect(Backend);
-
-impl Dialect {
-    /// `FROM` a series of integers `i` in `[0, n)`.
-    fn series(&self, n: usize) -> String {
-        match self.0 {
-            Backend::Sqlite => format!(
-                "(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {}) SELECT i FROM s) AS n",
-                n.saturating_sub(1)
-            ),
-            Backend::Postgres => format!("generate_series(0::bigint, {}::bigint) AS n(i)", n as i64 - 1),
-        }
-    }
-
-    fn ts_lit(&self, t: DateTime<Utc>) -> String {
-        let s = t.format("%Y-%m-%d %H:%M:%S");
-        match self.0 {
-            Backend::Sqlite => format!("'{s}'"),
-            Backend::Postgres => format!("TIMESTAMP '{s}'"),
-        }
-    }
-
-    /// A timestamp `epoch_seconds` after the Unix epoch.
-    fn ts_at(&self, epoch_seconds: &str) -> String {
-        match self.0 {
-            Backend::Sqlite => format!("datetime({epoch_seconds}, 'unixepoch')"),
-            Backend::Postgres => format!("(to_timestamp({epoch_seconds}) AT TIME ZONE 'UTC')"),
-        }
-    }
-
-    fn uuid(&self, n: &str) -> String {
-        match self.0 {
-            Backend::Sqlite => format!("printf('00000000-0000-4000-8000-%012d', {n})"),
-            Backend::Postgres => {
-                format!("'00000000-0000-4000-8000-' || lpad(({n})::text, 12, '0')")
-            }
-        }
-    }
-}
 
 fn case(i: &str, arms: impl Iterator<Item = String>) -> String {
     let arms: Vec<String> = arms

@@ -3,10 +3,13 @@
 
 mod compose;
 mod ingest;
+mod smtp;
+mod sql;
 mod tick;
 
 pub use compose::{compose, ComposeArgs};
 pub use ingest::{ingest, IngestArgs};
+pub use smtp::{smtp, SmtpArgs};
 pub use tick::{tick, TickArgs};
 
 use std::time::Duration;

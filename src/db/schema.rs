@@ -139,8 +139,6 @@ diesel::table! {
         party_to -> BigInt,
         expand_group -> Bool,
         party_from -> BigInt,
-        message -> Text,
-        message_html -> Nullable<Text>,
         subject -> Text,
         channels -> Text,
         request_date -> Timestamp,
@@ -150,9 +148,17 @@ diesel::table! {
         kind -> Text,
         subscription_id -> Nullable<BigInt>,
         period -> Nullable<Text>,
+        unsubscribe_url -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    nt_messages (request_id) {
+        request_id -> BigInt,
+        message -> Text,
+        message_html -> Nullable<Text>,
         message_chat -> Nullable<Text>,
         message_sms -> Nullable<Text>,
-        unsubscribe_url -> Nullable<Text>,
     }
 }
 
@@ -217,6 +223,7 @@ diesel::joinable!(modification_values -> modifications (modification_id));
 diesel::joinable!(subscriptions -> parties (party_id));
 diesel::joinable!(subscription_runs -> subscriptions (subscription_id));
 diesel::joinable!(nt_queue -> nt_requests (request_id));
+diesel::joinable!(nt_messages -> nt_requests (request_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     parties,
@@ -231,6 +238,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     subscriptions,
     subscription_runs,
     nt_requests,
+    nt_messages,
     nt_queue,
     nt_job,
     email_bounces,

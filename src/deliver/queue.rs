@@ -19,7 +19,7 @@ use super::message::{self, Email, Part};
 use super::outbox::Outbox;
 use super::sink::{EmailSink, Outcome, Outgoing};
 use crate::config::EmailConfig;
-use crate::db::schema::{contact_points, nt_queue, nt_requests, parties};
+use crate::db::schema::{contact_points, nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId};
@@ -135,12 +135,11 @@ pub fn post_request(
         .collect::<Vec<_>>()
         .join(",");
     let id = conn.write_tx(|c| {
-        Ok(diesel::insert_into(nt_requests::table)
+        let id = diesel::insert_into(nt_requests::table)
             .values((
                 nt_requests::party_to.eq(to.0),
                 nt_requests::expand_group.eq(n.expand_group),
                 nt_requests::party_from.eq(from.0),
-                nt_requests::message.eq(n.message.replace("\r\n", "\n")),
                 nt_requests::subject.eq(&subject),
                 nt_requests::channels.eq(&channel_list),
                 nt_requests::request_date.eq(now.naive_utc()),
@@ -148,7 +147,14 @@ pub fn post_request(
                 nt_requests::max_retries.eq(max_retries as i32),
             ))
             .returning(nt_requests::request_id)
-            .get_result::<i64>(c)?)
+            .get_result::<i64>(c)?;
+        diesel::insert_into(nt_messages::table)
+            .values((
+                nt_messages::request_id.eq(id),
+                nt_messages::message.eq(n.message.replace("\r\n", "\n")),
+            ))
+            .execute(c)?;
+        Ok(id)
     })?;
     Ok(RequestId(id))
 }
@@ -447,22 +453,27 @@ impl Delivery {
     /// The wait before the attempt after `attempts` failed ones:
     /// base × 2^(attempts − 1), at most the cap.
     pub fn backoff(&self, attempts: i32) -> chrono::Duration {
-        let exp = attempts.clamp(1, 30) - 1;
-        let secs = self
-            .retry_base
-            .num_seconds()
-            .saturating_mul(1i64 << exp)
-            .min(self.retry_cap.num_seconds());
-        chrono::Duration::seconds(secs)
+        backoff(self.retry_base, self.retry_cap, attempts)
     }
+}
+
+fn backoff(base: chrono::Duration, cap: chrono::Duration, attempts: i32) -> chrono::Duration {
+    let exp = attempts.clamp(1, 30) - 1;
+    let secs = base
+        .num_seconds()
+        .saturating_mul(1i64 << exp)
+        .min(cap.num_seconds());
+    chrono::Duration::seconds(secs)
 }
 
 /// One pass at `now`: expand, process, update.
 pub fn run_pass(conn: &mut DbConn, d: &mut Delivery, now: DateTime<Utc>) -> Result<PassReport> {
+    let t = std::time::Instant::now();
     let mut report = PassReport {
         expanded: expand(conn, now)?,
         ..PassReport::default()
     };
+    tracing::debug!(requests = report.expanded, took = ?t.elapsed(), "queue expand");
     // Rounds until nothing is left that is due now; a round always settles
     // every row it read (delivered, retried later, or given up).
     for _ in 0..10_000 {
@@ -470,7 +481,9 @@ pub fn run_pass(conn: &mut DbConn, d: &mut Delivery, now: DateTime<Utc>) -> Resu
             break;
         }
     }
+    let t = std::time::Instant::now();
     report.finished = update(conn, now)?;
+    tracing::debug!(requests = report.finished, took = ?t.elapsed(), "queue update");
     Ok(report)
 }
 
@@ -495,6 +508,7 @@ pub fn run_queue(
 }
 
 /// What to write back for a batch of rows.
+#[derive(Clone)]
 struct Settle {
     /// False when nothing was attempted (no address): given up without
     /// counting an attempt.
@@ -542,20 +556,22 @@ fn process_round(
     if n == 0 {
         return Ok(0);
     }
+    let started = std::time::Instant::now();
     let mut ids: Vec<i64> = rows.iter().map(|r| r.request_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for chunk in ids.chunks(5_000) {
         let rs: Vec<Req> = nt_requests::table
+            .inner_join(nt_messages::table)
             .filter(nt_requests::request_id.eq_any(chunk))
             .select((
                 nt_requests::request_id,
                 nt_requests::subject,
-                nt_requests::message,
-                nt_requests::message_html,
-                nt_requests::message_chat,
-                nt_requests::message_sms,
+                nt_messages::message,
+                nt_messages::message_html,
+                nt_messages::message_chat,
+                nt_messages::message_sms,
                 nt_requests::request_date,
                 nt_requests::unsubscribe_url,
             ))
@@ -572,8 +588,9 @@ fn process_round(
         .into_iter()
         .collect();
 
+    let loaded = started.elapsed();
     let mut settles: Vec<Settle> = Vec::new();
-    let mut emails: Vec<(Outgoing, usize)> = Vec::new();
+    let mut jobs: Vec<EmailJob> = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         let r0 = &rows[i];
@@ -585,6 +602,7 @@ fn process_round(
             j += 1;
         }
         let batch = &rows[i..j];
+        let range = (i, j);
         i = j;
         let settle = |outcome| Settle {
             attempted: true,
@@ -611,54 +629,11 @@ fn process_round(
         let first = batch[0].request_id;
         match ch {
             Channel::Email => {
-                let ps: Vec<Part> = parts
-                    .iter()
-                    .map(|q| Part {
-                        subject: &q.subject,
-                        text: &q.message,
-                        html: q.message_html.as_deref(),
-                        date: q.request_date.and_utc(),
-                    })
-                    .collect();
-                let (subject, text, html) = message::combine(&ps);
-                let from_name = names.get(&r0.party_from).map(String::as_str);
-                let from_name = from_name.filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
-                let message_id = if batch.len() == 1 {
-                    format!("nt.{first}.{}@{}", r0.party_to, d.host)
-                } else {
-                    format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), d.host)
-                };
-                let date = parts
-                    .iter()
-                    .map(|q| q.request_date)
-                    .max()
-                    .unwrap_or(now_n)
-                    .and_utc();
-                let unsubscribe = match parts.as_slice() {
-                    [one] => one.unsubscribe_url.as_deref(),
-                    _ => None,
-                };
-                let bytes = message::build(&Email {
-                    from: &d.from,
-                    from_name,
-                    to_name: &r0.to_name,
-                    to_address: &address,
-                    subject: &subject,
-                    text: &text,
-                    html: Some(&html),
-                    date,
-                    message_id: &message_id,
-                    unsubscribe,
-                })?;
-                emails.push((
-                    Outgoing {
-                        envelope_from: d.from.email.to_string(),
-                        to: address,
-                        bytes,
-                        file: d.outbox.path(first, &r0.to_name, ch),
-                    },
-                    settles.len(),
-                ));
+                jobs.push(EmailJob {
+                    range,
+                    address,
+                    settle: settles.len(),
+                });
                 settles.push(settle(Outcome::transient(None, "not sent")));
             }
             Channel::Xmpp | Channel::Sms => {
@@ -685,13 +660,186 @@ fn process_round(
             }
         }
     }
-    let out: Vec<Outgoing> = emails.iter().map(|(o, _)| o.clone()).collect();
-    let outcomes = d.email.send_all(&out);
-    for ((_, k), o) in emails.iter().zip(outcomes) {
-        settles[*k].outcome = o;
-    }
-    conn.write_tx(|c| write_outcomes(c, d, &settles, now, report))?;
+    // What is not email is settled already: write it first.
+    let others: Vec<Settle> = settles
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !jobs.iter().any(|j| j.settle == *k))
+        .map(|(_, s)| s.clone())
+        .collect();
+    let policy = (d.retry_base, d.retry_cap);
+    conn.write_tx(|c| write_outcomes(c, policy, &others, now, report))?;
+
+    // Email, pipelined: while the sender thread sends chunk k over the SMTP
+    // sessions, this thread builds chunk k+1 and writes the outcomes of the
+    // chunks that came back.
+    let ctx = BuildCtx {
+        rows: &rows,
+        reqs: &reqs,
+        names: &names,
+        from: &d.from,
+        host: &d.host,
+        outbox: &d.outbox,
+        now: now_n,
+    };
+    let email = &mut d.email;
+    let mut built = std::time::Duration::ZERO;
+    std::thread::scope(|scope| -> Result<()> {
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Outgoing>)>(1);
+        let (res_tx, res_rx) = std::sync::mpsc::channel::<(usize, Vec<Outcome>)>();
+        scope.spawn(move || {
+            for (k, msgs) in job_rx {
+                if res_tx.send((k, email.send_all(&msgs))).is_err() {
+                    break;
+                }
+            }
+        });
+        // Per chunk handed over: the settle index of each message sent.
+        let mut handed: Vec<Vec<usize>> = Vec::new();
+        let settle_chunk =
+            |sent: &[usize], outs: Vec<Outcome>, conn: &mut DbConn, report: &mut PassReport| {
+                let done: Vec<Settle> = sent
+                    .iter()
+                    .zip(outs)
+                    .map(|(&k, o)| Settle {
+                        outcome: o,
+                        ..settles[k].clone()
+                    })
+                    .collect();
+                conn.write_tx(|c| write_outcomes(c, policy, &done, now, report))
+            };
+        let mut result = Ok(());
+        for chunk in jobs.chunks(EMAIL_CHUNK) {
+            let t = std::time::Instant::now();
+            let mut msgs = Vec::with_capacity(chunk.len());
+            let mut sent = Vec::with_capacity(chunk.len());
+            let mut bad = Vec::new();
+            for job in chunk {
+                match ctx.build_one(job) {
+                    Ok(m) => {
+                        msgs.push(m);
+                        sent.push(job.settle);
+                    }
+                    // A stored address the builder refuses: given up.
+                    Err(e) => bad.push(Settle {
+                        outcome: Outcome::permanent(None, e.to_string()),
+                        ..settles[job.settle].clone()
+                    }),
+                }
+            }
+            built += t.elapsed();
+            if !bad.is_empty() {
+                result = conn.write_tx(|c| write_outcomes(c, policy, &bad, now, report));
+            }
+            handed.push(sent);
+            if result.is_err() || job_tx.send((handed.len() - 1, msgs)).is_err() {
+                break;
+            }
+            while let Ok((k, outs)) = res_rx.try_recv() {
+                result = settle_chunk(&handed[k], outs, conn, report);
+                if result.is_err() {
+                    break;
+                }
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        drop(job_tx);
+        for (k, outs) in res_rx {
+            if result.is_ok() {
+                result = settle_chunk(&handed[k], outs, conn, report);
+            }
+        }
+        result
+    })?;
+    tracing::debug!(
+        rows = n,
+        messages = settles.len(),
+        ?loaded,
+        ?built,
+        total = ?started.elapsed(),
+        "queue round"
+    );
     Ok(n)
+}
+
+/// Email messages per hand-over to the sender thread.
+const EMAIL_CHUNK: usize = 256;
+
+/// One email message to build: rows `range` of the round, to `address`.
+struct EmailJob {
+    range: (usize, usize),
+    address: String,
+    settle: usize,
+}
+
+/// What building a message needs, shared with nothing mutable.
+struct BuildCtx<'a> {
+    rows: &'a [Row],
+    reqs: &'a HashMap<i64, Req>,
+    names: &'a HashMap<i64, String>,
+    from: &'a lettre::message::Mailbox,
+    host: &'a str,
+    outbox: &'a Outbox,
+    now: NaiveDateTime,
+}
+
+impl BuildCtx<'_> {
+    fn build_one(&self, job: &EmailJob) -> Result<Outgoing> {
+        let batch = &self.rows[job.range.0..job.range.1];
+        let r0 = &batch[0];
+        let parts: Vec<&Req> = batch.iter().map(|r| &self.reqs[&r.request_id]).collect();
+        let first = r0.request_id;
+        let ps: Vec<Part> = parts
+            .iter()
+            .map(|q| Part {
+                subject: &q.subject,
+                text: &q.message,
+                html: q.message_html.as_deref(),
+                date: q.request_date.and_utc(),
+            })
+            .collect();
+        let (subject, text, html) = message::combine(&ps);
+        let from_name = self
+            .names
+            .get(&r0.party_from)
+            .map(String::as_str)
+            .filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
+        let message_id = if batch.len() == 1 {
+            format!("nt.{first}.{}@{}", r0.party_to, self.host)
+        } else {
+            format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), self.host)
+        };
+        let date = parts
+            .iter()
+            .map(|q| q.request_date)
+            .max()
+            .unwrap_or(self.now)
+            .and_utc();
+        let unsubscribe = match parts.as_slice() {
+            [one] => one.unsubscribe_url.as_deref(),
+            _ => None,
+        };
+        let bytes = message::build(&Email {
+            from: self.from,
+            from_name,
+            to_name: &r0.to_name,
+            to_address: &job.address,
+            subject: &subject,
+            text: &text,
+            html: Some(&html),
+            date,
+            message_id: &message_id,
+            unsubscribe,
+        })?;
+        Ok(Outgoing {
+            envelope_from: self.from.email.to_string(),
+            to: job.address.clone(),
+            bytes,
+            file: self.outbox.path(first, &r0.to_name, Channel::Email),
+        })
+    }
 }
 
 /// One queue row's new state.
@@ -709,7 +857,7 @@ struct RowUpdate {
 
 fn write_outcomes(
     c: &mut DbConn,
-    d: &Delivery,
+    (retry_base, retry_cap): (chrono::Duration, chrono::Duration),
     settles: &[Settle],
     now: DateTime<Utc>,
     report: &mut PassReport,
@@ -743,7 +891,8 @@ fn write_outcomes(
                     u.retry_count = s.retry_counts[k];
                 }
                 Outcome::Transient { .. } if attempts < s.max_retries[k] => {
-                    u.next_attempt_at = (now + d.backoff(attempts)).naive_utc();
+                    u.next_attempt_at =
+                        (now + backoff(retry_base, retry_cap, attempts)).naive_utc();
                     if k == 0 {
                         report.retrying += 1;
                     }
@@ -825,24 +974,61 @@ fn floor_char(s: &str, max: usize) -> usize {
 
 /// `update_requests`: every sending request with no open row (not
 /// delivered, not given up, retries left) gets its final status — sent (all
-/// delivered), failed (none), partial_failure — and its fulfill date, in one
-/// statement. Returns how many did.
+/// delivered), failed (none), partial_failure — and its fulfill date. One
+/// aggregate read, then one UPDATE per status and chunk. Returns how many
+/// requests finished.
 pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
-    let ts = sql_timestamp(conn, now);
-    let sql = format!(
-        "UPDATE nt_requests SET fulfill_date = {ts}, status = CASE \
-             WHEN NOT EXISTS (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id \
-                              AND NOT q.is_successful) \
-                  AND EXISTS (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id) \
-                 THEN 'sent' \
-             WHEN NOT EXISTS (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id \
-                              AND q.is_successful) \
-                 THEN 'failed' \
-             ELSE 'partial_failure' END \
-         WHERE status = 'sending' AND NOT EXISTS ( \
-             SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id \
-                 AND NOT q.is_successful AND NOT q.gave_up \
-                 AND q.retry_count < nt_requests.max_retries)"
+    use diesel::dsl::count;
+    use diesel::sql_types::{BigInt, Nullable};
+    // Per sending request: rows, delivered rows, open rows.
+    let open = diesel::dsl::sql::<Nullable<BigInt>>(
+        "SUM(CASE WHEN NOT nt_queue.is_successful AND NOT nt_queue.gave_up \
+              AND nt_queue.retry_count < nt_requests.max_retries THEN 1 ELSE 0 END)",
     );
-    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))
+    let ok = diesel::dsl::sql::<Nullable<BigInt>>(
+        "SUM(CASE WHEN nt_queue.is_successful THEN 1 ELSE 0 END)",
+    );
+    let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = nt_requests::table
+        .left_join(nt_queue::table)
+        .filter(nt_requests::status.eq("sending"))
+        .group_by(nt_requests::request_id)
+        .select((
+            nt_requests::request_id,
+            count(nt_queue::request_id.nullable()),
+            ok,
+            open,
+        ))
+        .load(conn)?;
+    let mut by: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (id, n, ok, open) in rows {
+        if open.unwrap_or(0) > 0 {
+            continue;
+        }
+        let ok = ok.unwrap_or(0);
+        let status = if n > 0 && ok == n {
+            "sent"
+        } else if ok == 0 {
+            "failed"
+        } else {
+            "partial_failure"
+        };
+        by.entry(status).or_default().push(id);
+    }
+    let mut finished = 0;
+    conn.write_tx(|c| {
+        for (status, ids) in &by {
+            for chunk in ids.chunks(5_000) {
+                finished += diesel::update(nt_requests::table)
+                    .filter(nt_requests::request_id.eq_any(chunk))
+                    .filter(nt_requests::status.eq("sending"))
+                    .set((
+                        nt_requests::status.eq(*status),
+                        nt_requests::fulfill_date.eq(now.naive_utc()),
+                    ))
+                    .execute(c)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(finished)
 }

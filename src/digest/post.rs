@@ -22,7 +22,7 @@ use super::compose::{self, ItemChange, Upcoming};
 use super::render::{self, Content, Frame, Rendered};
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
-use crate::db::schema::{collections, nt_requests, parties, users};
+use crate::db::schema::{collections, nt_messages, nt_requests, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId};
@@ -85,6 +85,8 @@ pub struct Composer {
     /// default; the compose benchmark turns it off to show the cost of
     /// rendering every digest from scratch).
     pub share_bodies: bool,
+    /// Attempts before a digest is given up, from `[email] max_retries`.
+    max_retries: i32,
     /// Digests posted, and runs that were empty and posted nothing.
     pub posted: usize,
     pub empty: usize,
@@ -96,8 +98,6 @@ struct NewRequest<'a> {
     party_to: i64,
     expand_group: bool,
     party_from: i64,
-    message: &'a str,
-    message_html: Option<&'a str>,
     subject: &'a str,
     channels: &'a str,
     request_date: NaiveDateTime,
@@ -106,9 +106,17 @@ struct NewRequest<'a> {
     kind: &'a str,
     subscription_id: Option<i64>,
     period: Option<&'a str>,
+    unsubscribe_url: Option<&'a str>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = nt_messages, treat_none_as_default_value = false)]
+struct NewMessage<'a> {
+    request_id: i64,
+    message: &'a str,
+    message_html: Option<&'a str>,
     message_chat: Option<&'a str>,
     message_sms: Option<&'a str>,
-    unsubscribe_url: Option<&'a str>,
 }
 
 impl Composer {
@@ -123,6 +131,7 @@ impl Composer {
             changes: HashMap::new(),
             bodies: HashMap::new(),
             share_bodies: true,
+            max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
             posted: 0,
             empty: 0,
@@ -488,22 +497,27 @@ impl HandOff for Composer {
                 party_to: run.party.0,
                 expand_group: recipient.is_group,
                 party_from: from.0,
-                message: &r.text,
-                message_html: Some(&r.html),
                 subject: &r.subject,
                 channels: &run.channels,
                 request_date: run.tick.naive_utc(),
                 status: "pending",
-                max_retries: 3,
+                max_retries: self.max_retries,
                 kind: "digest",
                 subscription_id: Some(run.subscription.0),
                 period: Some(&run.period.key),
-                message_chat: Some(&r.chat),
-                message_sms: Some(&r.sms),
                 unsubscribe_url: unsubscribe.as_deref(),
             })
             .returning(nt_requests::request_id)
             .get_result(c)?;
+        diesel::insert_into(nt_messages::table)
+            .values(&NewMessage {
+                request_id: id,
+                message: &r.text,
+                message_html: Some(&r.html),
+                message_chat: Some(&r.chat),
+                message_sms: Some(&r.sms),
+            })
+            .execute(c)?;
         self.posted += 1;
         Ok(Some(RequestId(id)))
     }

@@ -1,0 +1,226 @@
+//! `digestd bench smtp`: N messages of about `--size` bytes to N recipients
+//! through the real queue (expansion, sending over a pool of SMTP sessions,
+//! status updates) into Postfix's `smtp-sink` (in memory), beside
+//! `smtp-source -s P -m N -l SIZE -d` (P sessions, connections reused) into
+//! the same sink, in the same run.
+//!
+//! The baseline runs before and after digestd; the faster run counts. The
+//! requests are generated in the engine; what is timed is one
+//! `queue::run_pass`, from pending requests to final statuses.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+use clap::Args;
+use diesel::connection::SimpleConnection;
+
+use super::sql::Dialect;
+use super::{open_empty, rate, PARTY0};
+use crate::config::EmailConfig;
+use crate::deliver::queue::{self, Delivery};
+use crate::error::{Error, Result};
+
+#[derive(Args, Debug, Clone)]
+pub struct SmtpArgs {
+    /// Messages (one recipient each).
+    #[arg(long, default_value_t = 10_000)]
+    pub messages: usize,
+    /// Parallel SMTP sessions, for both digestd and smtp-source.
+    #[arg(long, default_value_t = 4)]
+    pub sessions: u32,
+    /// Approximate size of each message on the wire, in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub size: usize,
+}
+
+const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-smtp.db";
+
+fn find(bin: &str) -> Result<PathBuf> {
+    ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(bin))
+        .find(|p| p.exists())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "bench smtp needs {bin} (Debian package postfix: apt-get install postfix)"
+            ))
+        })
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+struct Sink(Child);
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+fn start_sink(port: u16) -> Result<Sink> {
+    let mut cmd = Command::new(find("smtp-sink")?);
+    if is_root() {
+        // smtp-sink refuses to keep root privileges.
+        cmd.args(["-u", "nobody"]);
+    }
+    cmd.arg(format!("127.0.0.1:{port}"))
+        .arg("1024")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let sink = Sink(cmd.spawn()?);
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(sink);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    Err(Error::Storage(format!(
+        "smtp-sink did not listen on {port}"
+    )))
+}
+
+fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
+    let t = Instant::now();
+    let out = Command::new(find("smtp-source")?)
+        .args(["-s", &a.sessions.to_string()])
+        .args(["-m", &a.messages.to_string()])
+        .args(["-l", &a.size.to_string()])
+        .args(["-d", "-f", "bench@localhost", "-t", "sink@localhost"])
+        .arg(format!("127.0.0.1:{port}"))
+        .output()?;
+    let d = t.elapsed();
+    if !out.status.success() {
+        return Err(Error::Storage(format!(
+            "smtp-source failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(d)
+}
+
+fn build_world(c: &mut crate::db::DbConn, a: &SmtpArgs) -> Result<()> {
+    let d = Dialect(c.backend());
+    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
+    let n = a.messages;
+    // Text and HTML each carry about half of the size.
+    let body = "The quick brown fox jumps over the lazy dog. ".repeat((a.size / 2 / 45).max(1));
+    let sql = [
+        format!(
+            "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {}",
+            d.series(n + 1)
+        ),
+        format!(
+            "INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
+             SELECT {PARTY0} + i, 'Etc/UTC', 0, 8, 'en-GB', 'code' || i FROM {}",
+            d.series(n + 1)
+        ),
+        format!(
+            "INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
+             SELECT {PARTY0} + i, 'email', 'user' || i || '@example.com', true, false, 0, {t0} FROM {}",
+            d.series(n + 1)
+        ),
+        // Requests from user 0 to each of the others.
+        format!(
+            "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \
+             request_date, status, max_retries) \
+             SELECT i, {PARTY0} + i, false, {PARTY0}, 'Bench message ' || i, 'email', {t0}, 'pending', 3 \
+             FROM {} WHERE i > 0",
+            d.series(n + 1)
+        ),
+        format!(
+            "INSERT INTO nt_messages (request_id, message) SELECT i, '{body}' FROM {} WHERE i > 0",
+            d.series(n + 1)
+        ),
+        "ANALYZE".to_string(),
+    ];
+    for s in sql {
+        c.batch_execute(&s)?;
+    }
+    Ok(())
+}
+
+pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    find("smtp-source")?;
+    let port = free_port()?;
+    let _sink = start_sink(port)?;
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let mut c = db.conn()?;
+    build_world(&mut c, args)?;
+    writeln!(
+        out,
+        "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, into smtp-sink on 127.0.0.1:{port}",
+        c.backend(),
+        args.messages,
+        args.size,
+        args.sessions
+    )?;
+    let base1 = smtp_source(port, args)?;
+    let cfg = EmailConfig {
+        transport: "smtp".into(),
+        smtp_url: format!("smtp://127.0.0.1:{port}"),
+        pool_size: args.sessions,
+        ..EmailConfig::default()
+    };
+    let mut d = Delivery::new(&cfg)?;
+    let now = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    let t = Instant::now();
+    let report = queue::run_pass(&mut c, &mut d, now)?;
+    let ours = t.elapsed();
+    let base2 = smtp_source(port, args)?;
+    let sent = report.written.get("email").copied().unwrap_or(0);
+    if sent != args.messages || report.finished != args.messages {
+        return Err(Error::Storage(format!(
+            "the queue delivered {sent} of {} messages ({report})",
+            args.messages
+        )));
+    }
+    let base = base1.min(base2);
+    let line = |out: &mut dyn Write, what: &str, d: Duration| {
+        writeln!(
+            out,
+            "{what:<62} {:>8.2} s {:>9.0} messages/s",
+            d.as_secs_f64(),
+            rate(args.messages, d)
+        )
+    };
+    line(
+        out,
+        &format!("smtp-source -s {} -d (run 1)", args.sessions),
+        base1,
+    )?;
+    line(
+        out,
+        &format!("smtp-source -s {} -d (run 2)", args.sessions),
+        base2,
+    )?;
+    line(
+        out,
+        "digestd queue: expand + send + statuses (one run_pass)",
+        ours,
+    )?;
+    let ratio = base.as_secs_f64() / ours.as_secs_f64();
+    writeln!(
+        out,
+        "ratio digestd/smtp-source: {ratio:.2} (goal >= 0.80: {})",
+        if ratio >= 0.8 { "met" } else { "not met" }
+    )?;
+    Ok(())
+}
