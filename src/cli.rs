@@ -73,6 +73,14 @@ pub enum Command {
     /// Requests.
     #[command(subcommand)]
     Request(RequestCmd),
+    /// Read one message on stdin: a bounce (RFC 3464 DSN) is recorded against the address; other mail is ignored.
+    Inbound,
+    /// Send one test message now through the configured email transport (not the queue).
+    TestAlert {
+        /// The address to send to.
+        #[arg(long)]
+        to: String,
+    },
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate {
         /// First tick (RFC 3339, inclusive).
@@ -332,6 +340,7 @@ fn init_tracing(level: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -390,6 +399,10 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     let stdin_text = match &cli.command {
         Command::Item(ItemCmd::Put) => Some(read_stdin_limited(1 << 20)?),
         Command::Notify(a) if a.message == "-" => Some(read_stdin_limited(queue::MAX_MESSAGE)?),
+        _ => None,
+    };
+    let stdin_bytes = match &cli.command {
+        Command::Inbound => Some(read_stdin_bytes(crate::deliver::bounce::MAX_INBOUND)?),
         _ => None,
     };
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
@@ -625,6 +638,32 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             )?;
             writeln!(out, "{id}")?;
         }
+        Command::Inbound => {
+            let raw = stdin_bytes.expect("read above");
+            match crate::deliver::bounce::inbound(&mut conn, &raw, cfg.email.bounce_limit, now)? {
+                crate::deliver::bounce::Inbound::Ignored(why) => {
+                    tracing::info!("inbound: ignored: {why}");
+                    writeln!(out, "ignored: {why}")?;
+                }
+                crate::deliver::bounce::Inbound::Recorded { recorded, unknown } => {
+                    for (addr, hard, disabled) in recorded {
+                        writeln!(
+                            out,
+                            "bounce {} {addr}{}",
+                            if hard { "hard" } else { "soft" },
+                            if disabled { " (address disabled)" } else { "" }
+                        )?;
+                    }
+                    for addr in unknown {
+                        writeln!(out, "ignored: {addr} is no address of ours")?;
+                    }
+                }
+            }
+        }
+        Command::TestAlert { to } => {
+            let report = queue::test_alert(&cfg.email, &to, now)?;
+            writeln!(out, "{report}")?;
+        }
         Command::Cancel { id } => {
             queue::cancel_request(&mut conn, RequestId(id), now)?;
             writeln!(out, "cancelled {id}")?;
@@ -727,6 +766,20 @@ fn read_stdin_limited(limit: usize) -> Result<String> {
         )));
     }
     String::from_utf8(buf).map_err(|_| Error::invalid("input is not valid UTF-8"))
+}
+
+fn read_stdin_bytes(limit: usize) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() > limit {
+        return Err(Error::invalid(format!(
+            "input is larger than {limit} bytes"
+        )));
+    }
+    Ok(buf)
 }
 
 fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Result<()> {

@@ -68,6 +68,8 @@ pub struct EmailConfig {
     pub retry_cap_seconds: u64,
     /// Attempts before a message is given up (requests may set their own).
     pub max_retries: u32,
+    /// Hard bounces (RFC 3464, 5.x.x) before an address is disabled.
+    pub bounce_limit: u32,
 }
 
 impl Default for EmailConfig {
@@ -82,6 +84,7 @@ impl Default for EmailConfig {
             retry_base_seconds: 300,
             retry_cap_seconds: 21_600,
             max_retries: 3,
+            bounce_limit: 3,
         }
     }
 }
@@ -289,6 +292,9 @@ impl Config {
         if !(1..=100).contains(&e.max_retries) {
             return Err(Error::invalid("config: email.max_retries must be 1-100"));
         }
+        if !(1..=1000).contains(&e.bounce_limit) {
+            return Err(Error::invalid("config: email.bounce_limit must be 1-1000"));
+        }
         if e.dir.is_empty() || e.dir.chars().any(char::is_control) {
             return Err(Error::invalid("config: email.dir must be a path"));
         }
@@ -392,6 +398,7 @@ mod tests {
             "[email]\nretry_base_seconds = 0\n",
             "[email]\nretry_base_seconds = 100\nretry_cap_seconds = 10\n",
             "[email]\nmax_retries = 0\n",
+            "[email]\nbounce_limit = 0\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

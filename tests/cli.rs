@@ -2043,3 +2043,111 @@ fn notify_refuses_a_non_utf8_message() {
     let out = env.run(&args);
     assert_eq!(out.code, 2, "{out:?}");
 }
+
+// ------------------------------------------------------- inbound / test-alert
+
+const DSN_TO_ANN: &str = "From: MAILER-DAEMON@mx.example.net\r\n\
+To: digestd@localhost\r\n\
+Subject: Undelivered Mail Returned to Sender\r\n\
+MIME-Version: 1.0\r\n\
+Content-Type: multipart/report; report-type=delivery-status; boundary=\"B1\"\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: text/plain\r\n\
+\r\n\
+Your message could not be delivered.\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: message/delivery-status\r\n\
+\r\n\
+Reporting-MTA: dns; mx.example.net\r\n\
+\r\n\
+Final-Recipient: rfc822; ann@example.com\r\n\
+Action: failed\r\n\
+Status: 5.1.1\r\n\
+Diagnostic-Code: smtp; 550 5.1.1 User unknown\r\n\
+\r\n\
+--B1--\r\n";
+
+#[test]
+fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
+    let env = notify_world();
+    for _ in 1..=2 {
+        let out = env.ok_in(&["inbound"], DSN_TO_ANN.as_bytes());
+        assert_eq!(out.trim(), "bounce hard ann@example.com");
+    }
+    // The third disables the address, and says so in the log too.
+    let third = env.run_in(&["inbound"], DSN_TO_ANN.as_bytes());
+    assert_eq!(third.code, 0, "{third:?}");
+    assert_eq!(
+        third.stdout.trim(),
+        "bounce hard ann@example.com (address disabled)"
+    );
+    assert!(third.stderr.contains("address disabled after hard bounces"));
+    assert!(
+        !third.stderr.contains('\u{1b}'),
+        "no colour codes in a log file"
+    );
+    let soft = DSN_TO_ANN
+        .replace("Action: failed", "Action: delayed")
+        .replace("Status: 5.1.1", "Status: 4.4.1");
+    assert_eq!(
+        env.ok_in(&["inbound"], soft.as_bytes()).trim(),
+        "bounce soft ann@example.com"
+    );
+    let stranger = DSN_TO_ANN.replace("ann@example.com", "zed@example.org");
+    assert!(env
+        .ok_in(&["inbound"], stranger.as_bytes())
+        .contains("ignored: zed@example.org is no address of ours"));
+    // The disabled address is not used: the row is given up at once.
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["recipients"][0]["reply_message"], "no email address");
+}
+
+#[test]
+fn inbound_ignores_other_mail_and_survives_garbage() {
+    let env = notify_world();
+    assert_eq!(
+        env.ok_in(&["inbound"], b"From: a@b.c\r\nSubject: hi\r\n\r\nhello\r\n")
+            .trim(),
+        "ignored: not a delivery status notification"
+    );
+    assert!(env
+        .ok_in(&["inbound"], &[0xff, 0xfe, 0, 0x80, b'\n', 0xc3])
+        .starts_with("ignored"));
+    assert!(env.ok_in(&["inbound"], b"").starts_with("ignored"));
+    let huge = vec![b'x'; (10 << 20) + 1];
+    env.refused(&["inbound"], &huge, "larger than");
+}
+
+#[test]
+fn test_alert_sends_one_message_through_the_transport() {
+    let env = Env::init();
+    let out = env.ok(&["test-alert", "--to", "ops@example.com"]);
+    assert!(out.starts_with("sent to ops@example.com"), "{out}");
+    let eml: Vec<_> = std::fs::read_dir(env.dir.path().join("outbox"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(eml.len(), 1);
+    let raw = std::fs::read(eml[0].path()).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    assert_eq!(m.subject(), Some("digestd test alert"));
+    for bad in ["not-an-address", "a@b.c\r\nBcc: x@y.z", ""] {
+        env.refused(&["test-alert", "--to", bad], b"", "invalid");
+    }
+}

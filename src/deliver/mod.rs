@@ -6,8 +6,10 @@
 //! - [`sink`]: the email transports behind one call, and delivery outcomes;
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
 //! - [`outbox`]: the `dir` transport, and the sink for XMPP and SMS bodies
-//!   until their listeners exist.
+//!   until their listeners exist;
+//! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points.
 
+pub mod bounce;
 pub mod message;
 pub mod outbox;
 pub mod queue;

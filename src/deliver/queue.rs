@@ -851,6 +851,51 @@ impl BuildCtx<'_> {
     }
 }
 
+/// `digestd test-alert`: one message to `to`, now, through the configured
+/// email transport (not the queue); the outcome as a line.
+pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+    let to = validate::email(to)?;
+    let mut d = Delivery::new(cfg)?;
+    let text = format!(
+        "This is a test message from digestd, sent {} through the {:?} transport.\n",
+        now.format("%a, %d %b %Y %H:%M:%S UTC"),
+        cfg.transport
+    );
+    let bytes = message::build(&Email {
+        from: &d.from,
+        from_name: None,
+        to_name: &to,
+        to_address: &to,
+        subject: "digestd test alert",
+        text: &text,
+        html: Some(&message::text_to_html(&text)),
+        date: now,
+        message_id: &format!("test.{}@{}", now.timestamp_micros(), d.host),
+        unsubscribe: None,
+    })?;
+    let out = Outgoing {
+        envelope_from: d.from.email.to_string(),
+        to: to.clone(),
+        bytes,
+        file: d
+            .outbox
+            .root()
+            .join(format!("test-alert-{}.eml", now.timestamp_micros())),
+    };
+    match d.email.send_all(std::slice::from_ref(&out)).pop() {
+        Some(Outcome::Sent { code, text }) => Ok(format!(
+            "sent to {to}: {}{text}",
+            code.map_or(String::new(), |c| format!("{c} "))
+        )),
+        Some(o) => Err(Error::Storage(format!(
+            "test alert to {to} failed: {}{}",
+            o.code().map_or(String::new(), |c| format!("{c} ")),
+            o.text()
+        ))),
+        None => Err(Error::Storage("test alert: no outcome".into())),
+    }
+}
+
 /// One queue row's new state.
 struct RowUpdate {
     request_id: i64,

@@ -1,0 +1,247 @@
+//! `digestd inbound`: one message on stdin. A delivery status notification
+//! (RFC 3464: `multipart/report; report-type=delivery-status`) is parsed
+//! with mail-parser, each failed recipient's bounce is recorded against its
+//! email contact point, and an address is disabled after
+//! `[email] bounce_limit` hard bounces; any other message is ignored.
+//!
+//! Hard: `Action: failed` with a 5.x.x status. Soft: a 4.x.x status or
+//! `Action: delayed`; recorded, not counted.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use mail_parser::{MessageParser, MimeHeaders};
+use serde::Serialize;
+
+use crate::db::schema::{contact_points, email_bounces};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+
+/// Largest inbound message read.
+pub const MAX_INBOUND: usize = 10 << 20;
+
+/// One recipient block of a DSN.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bounce {
+    pub address: String,
+    pub action: String,
+    pub status: String,
+    pub diagnostic: Option<String>,
+    pub hard: bool,
+}
+
+/// What `inbound` did with one message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Inbound {
+    /// Not a delivery status notification.
+    Ignored(String),
+    /// Bounces recorded: (address, hard, disabled now), and addresses that
+    /// are no contact point of ours.
+    Recorded {
+        recorded: Vec<(String, bool, bool)>,
+        unknown: Vec<String>,
+    },
+}
+
+/// The failed or delayed recipients of a DSN; `None` when `raw` is not one.
+pub fn parse_dsn(raw: &[u8]) -> Option<Vec<Bounce>> {
+    let msg = MessageParser::default().parse(raw)?;
+    let ct = msg.content_type()?;
+    let is_report = ct.ctype().eq_ignore_ascii_case("multipart")
+        && ct
+            .subtype()
+            .is_some_and(|s| s.eq_ignore_ascii_case("report"))
+        && ct
+            .attribute("report-type")
+            .is_some_and(|r| r.eq_ignore_ascii_case("delivery-status"));
+    if !is_report {
+        return None;
+    }
+    let raw_msg = msg.raw_message.as_ref();
+    let part = msg.parts.iter().find(|p| {
+        p.content_type().is_some_and(|c| {
+            c.ctype().eq_ignore_ascii_case("message")
+                && c.subtype().is_some_and(|s| {
+                    s.eq_ignore_ascii_case("delivery-status")
+                        || s.eq_ignore_ascii_case("global-delivery-status")
+                })
+        })
+    })?;
+    let body = raw_msg.get(part.offset_body as usize..part.offset_end as usize)?;
+    Some(parse_fields(&String::from_utf8_lossy(body)))
+}
+
+/// The per-recipient blocks of a `message/delivery-status` body: groups of
+/// `Field: value` lines separated by blank lines; the first group is about
+/// the message, the rest about one recipient each.
+fn parse_fields(body: &str) -> Vec<Bounce> {
+    let mut out = Vec::new();
+    let body = body.replace("\r\n", "\n");
+    for block in body.split("\n\n") {
+        // Unfold continuation lines.
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for line in block.lines() {
+            if line.starts_with([' ', '\t']) {
+                if let Some(last) = fields.last_mut() {
+                    last.1.push(' ');
+                    last.1.push_str(line.trim());
+                }
+            } else if let Some((k, v)) = line.split_once(':') {
+                fields.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            }
+        }
+        let get = |k: &str| fields.iter().find(|f| f.0 == k).map(|f| f.1.clone());
+        let Some(recipient) = get("final-recipient").or_else(|| get("original-recipient")) else {
+            continue;
+        };
+        // "rfc822; user@example.com"
+        let address = recipient
+            .split_once(';')
+            .map_or(recipient.as_str(), |(_, a)| a)
+            .trim()
+            .trim_matches(|c| c == '<' || c == '>')
+            .to_ascii_lowercase();
+        let action = get("action").unwrap_or_default().to_ascii_lowercase();
+        let status = get("status").unwrap_or_default();
+        let status = status.split_whitespace().next().unwrap_or("").to_string();
+        if !matches!(action.as_str(), "failed" | "delayed") {
+            continue;
+        }
+        let hard = action == "failed" && status.starts_with('5');
+        out.push(Bounce {
+            address,
+            action,
+            status,
+            diagnostic: get("diagnostic-code").map(|d| d.chars().take(1000).collect()),
+            hard,
+        });
+    }
+    out
+}
+
+/// Reads one message: records its bounces, disabling an address at its
+/// `limit`-th hard bounce.
+pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) -> Result<Inbound> {
+    if raw.len() > MAX_INBOUND {
+        return Err(Error::invalid(format!(
+            "inbound message is larger than {MAX_INBOUND} bytes"
+        )));
+    }
+    let Some(bounces) = parse_dsn(raw) else {
+        return Ok(Inbound::Ignored(
+            "not a delivery status notification".into(),
+        ));
+    };
+    if bounces.is_empty() {
+        return Ok(Inbound::Ignored(
+            "a delivery status notification with no failed recipient".into(),
+        ));
+    }
+    conn.write_tx(|c| {
+        let (mut recorded, mut unknown) = (Vec::new(), Vec::new());
+        for b in &bounces {
+            let cp: Option<(i64, i32)> = contact_points::table
+                .filter(contact_points::channel.eq("email"))
+                .filter(contact_points::address.eq(&b.address))
+                .select((contact_points::id, contact_points::bounce_count))
+                .first(c)
+                .optional()?;
+            let Some((id, count)) = cp else {
+                unknown.push(b.address.clone());
+                continue;
+            };
+            diesel::insert_into(email_bounces::table)
+                .values((
+                    email_bounces::contact_point_id.eq(id),
+                    email_bounces::received_at.eq(now.naive_utc()),
+                    email_bounces::hard.eq(b.hard),
+                    email_bounces::status_code.eq(&b.status),
+                    email_bounces::diagnostic.eq(&b.diagnostic),
+                ))
+                .execute(c)?;
+            let mut disabled = false;
+            if b.hard {
+                let n = count + 1;
+                disabled = n >= limit as i32;
+                diesel::update(contact_points::table.find(id))
+                    .set((
+                        contact_points::bounce_count.eq(n),
+                        contact_points::disabled.eq(disabled),
+                    ))
+                    .execute(c)?;
+                if disabled {
+                    tracing::warn!(address = %b.address, bounces = n, "address disabled after hard bounces");
+                }
+            }
+            recorded.push((b.address.clone(), b.hard, disabled));
+        }
+        Ok(Inbound::Recorded { recorded, unknown })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const DSN: &str = "From: MAILER-DAEMON@mx.example.net\r\n\
+To: digestd@localhost\r\n\
+Subject: Undelivered Mail Returned to Sender\r\n\
+MIME-Version: 1.0\r\n\
+Content-Type: multipart/report; report-type=delivery-status;\r\n\
+\tboundary=\"B1\"\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: text/plain; charset=us-ascii\r\n\
+\r\n\
+I'm sorry to have to inform you that your message could not be delivered.\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: message/delivery-status\r\n\
+\r\n\
+Reporting-MTA: dns; mx.example.net\r\n\
+Arrival-Date: Mon, 23 Nov 2026 09:00:01 +0000 (UTC)\r\n\
+\r\n\
+Final-Recipient: rfc822; Ann@Example.com\r\n\
+Original-Recipient: rfc822;ann@example.com\r\n\
+Action: failed\r\n\
+Status: 5.1.1\r\n\
+Diagnostic-Code: smtp; 550 5.1.1 <ann@example.com>: Recipient address\r\n\
+    rejected: User unknown\r\n\
+\r\n\
+Final-Recipient: rfc822; bob@example.com\r\n\
+Action: delayed\r\n\
+Status: 4.4.1\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: text/rfc822-headers\r\n\
+\r\n\
+Subject: 3 changes in Calendar\r\n\
+\r\n\
+--B1--\r\n";
+
+    #[test]
+    fn a_dsn_gives_each_recipient_with_its_status() {
+        let got = parse_dsn(DSN.as_bytes()).expect("a DSN");
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].address.as_str(), got[0].status.as_str(), got[0].hard),
+            ("ann@example.com", "5.1.1", true)
+        );
+        assert_eq!(
+            got[0].diagnostic.as_deref(),
+            Some("smtp; 550 5.1.1 <ann@example.com>: Recipient address rejected: User unknown")
+        );
+        assert_eq!((got[1].action.as_str(), got[1].hard), ("delayed", false));
+    }
+
+    #[test]
+    fn other_mail_and_garbage_are_not_dsns() {
+        assert!(parse_dsn(b"From: a@b\r\nSubject: hi\r\n\r\nhello\r\n").is_none());
+        assert!(parse_dsn(b"").is_none());
+        assert!(parse_dsn(&[0xff, 0xfe, 0x00, 0x80, 0x0a]).is_none());
+        let report_of_other_kind = DSN.replace(
+            "report-type=delivery-status",
+            "report-type=disposition-notification",
+        );
+        assert!(parse_dsn(report_of_other_kind.as_bytes()).is_none());
+    }
+}
