@@ -205,7 +205,7 @@ Original-Recipient: rfc822;ann@example.com\r\n\
 Action: failed\r\n\
 Status: 5.1.1\r\n\
 Diagnostic-Code: smtp; 550 5.1.1 <ann@example.com>: Recipient address\r\n\
-    rejected: User unknown\r\n\
+\x20   rejected: User unknown\r\n\
 \r\n\
 Final-Recipient: rfc822; bob@example.com\r\n\
 Action: delayed\r\n\
