@@ -597,10 +597,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let mut delivery = Delivery::new(&cfg.email)?;
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-            let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?
-                .ok_or_else(|| {
-                    Error::conflict(format!("another process holds the queue lease at {at}"))
-                })?;
+            let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?;
             writeln!(out, "{report}")?;
         }
         Command::Queue(QueueCmd::Status { json }) => {

@@ -66,10 +66,8 @@ pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -
 pub fn deliver(conn: &mut DbConn, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
     let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
     let mut delivery = Delivery::new(&cfg.email)?;
-    match queue::run_queue(conn, &mut delivery, at, owner, lease_for)? {
-        Some(report) => tracing::info!(%at, "queue: {report}"),
-        None => tracing::info!(%at, "queue pass skipped: another process holds the lease"),
-    }
+    let report = queue::run_queue(conn, &mut delivery, at, owner, lease_for)?;
+    tracing::info!(%at, "queue: {report}");
     Ok(())
 }
 

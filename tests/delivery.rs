@@ -415,6 +415,82 @@ fn smtp_sink_receives_every_message_once(db: &TestDb) {
     assert!(seen.contains_key(&("<user7@example.com>".to_string(), "Report 7".to_string())));
 }
 
+fn two_processes_deliver_at_once_and_nothing_twice(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 300;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
+        notify(&mut c, "sys", &format!("p{i}"), &format!("Notice {i}"));
+    }
+    queue::expand(&mut c, at(T0)).unwrap();
+    let server = FaultSmtp::start();
+    let url = server.url();
+    // Two processes deliver at T0 together, each with its own connection
+    // (the first to claim may take every row: what matters is that no row
+    // is sent by both).
+    let workers: Vec<_> = (0..2)
+        .map(|k| {
+            let (url, db_url) = (url.clone(), db.url.clone());
+            std::thread::spawn(move || {
+                let mut c = digestd::db::DbUrl::parse(&db_url)
+                    .unwrap()
+                    .connect()
+                    .unwrap();
+                let mut d = smtp(&url);
+                queue::run_queue(
+                    &mut c,
+                    &mut d,
+                    at(T0),
+                    &format!("worker-{k}"),
+                    Duration::minutes(10),
+                )
+                .unwrap()
+            })
+        })
+        .collect();
+    let reports: Vec<queue::PassReport> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let delivered: usize = reports
+        .iter()
+        .map(|r| r.written.get("email").copied().unwrap_or(0))
+        .sum();
+    assert_eq!(delivered, n, "{reports:?}");
+    let mut to: Vec<String> = server.received().into_iter().flat_map(|m| m.to).collect();
+    assert_eq!(to.len(), n);
+    to.sort();
+    to.dedup();
+    assert_eq!(to.len(), n, "no message twice");
+    // Whoever did not hold the lease left the statuses; the next pass settles them.
+    let mut last = smtp(&url);
+    queue::run_pass(&mut c, &mut last, at(T0) + Duration::minutes(1)).unwrap();
+    assert_eq!(server.received().len(), n);
+    let s = queue::status(&mut c).unwrap();
+    assert_eq!(s.requests.get("sent"), Some(&(n as i64)));
+}
+
+fn a_claim_left_by_a_dead_round_expires_and_the_row_goes_once(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "kai", "ok.kai@example.com");
+    let r = notify(&mut c, "sys", "kai", "Payroll");
+    queue::expand(&mut c, at(T0)).unwrap();
+    // A round of a process that died: its claim runs until T0 + 10 min.
+    diesel::update(nt_queue::table)
+        .set((
+            nt_queue::claimed_by.eq(Some("dead-round")),
+            nt_queue::claimed_until.eq(Some((at(T0) + Duration::minutes(10)).naive_utc())),
+        ))
+        .execute(&mut c)
+        .unwrap();
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert!(server.received().is_empty(), "claimed by another round");
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(11)).unwrap();
+    assert_eq!(server.received().len(), 1);
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+}
+
 fn backoff_doubles_and_is_capped(_db: &TestDb) {
     let d = Delivery::new(&EmailConfig::default()).unwrap();
     let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
@@ -430,4 +506,6 @@ backend_tests!(
     groups_expand_to_each_user_once_or_go_to_the_group_address,
     backoff_doubles_and_is_capped,
     smtp_sink_receives_every_message_once,
+    two_processes_deliver_at_once_and_nothing_twice,
+    a_claim_left_by_a_dead_round_expires_and_the_row_goes_once,
 );

@@ -175,6 +175,8 @@ diesel::table! {
         gave_up -> Bool,
         next_attempt_at -> Timestamp,
         last_attempt_at -> Nullable<Timestamp>,
+        claimed_by -> Nullable<Text>,
+        claimed_until -> Nullable<Timestamp>,
     }
 }
 

@@ -444,6 +444,8 @@ pub struct Delivery {
     host: String,
     retry_base: chrono::Duration,
     retry_cap: chrono::Duration,
+    /// How long a round's claim on its rows lasts (the lease length).
+    pub claim_for: chrono::Duration,
 }
 
 impl Delivery {
@@ -456,6 +458,7 @@ impl Delivery {
             outbox: Outbox::new(cfg)?,
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
+            claim_for: chrono::Duration::seconds(600),
         })
     }
 
@@ -477,43 +480,61 @@ fn backoff(base: chrono::Duration, cap: chrono::Duration, attempts: i32) -> chro
 
 /// One pass at `now`: expand, process, update.
 pub fn run_pass(conn: &mut DbConn, d: &mut Delivery, now: DateTime<Utc>) -> Result<PassReport> {
-    let t = std::time::Instant::now();
-    let mut report = PassReport {
-        expanded: expand(conn, now)?,
-        ..PassReport::default()
-    };
-    tracing::debug!(requests = report.expanded, took = ?t.elapsed(), "queue expand");
-    // Rounds until nothing is left that is due now; a round always settles
-    // every row it read (delivered, retried later, or given up).
+    pass(conn, d, now, true)
+}
+
+fn pass(
+    conn: &mut DbConn,
+    d: &mut Delivery,
+    now: DateTime<Utc>,
+    leader: bool,
+) -> Result<PassReport> {
+    let mut report = PassReport::default();
+    if leader {
+        let t = std::time::Instant::now();
+        report.expanded = expand(conn, now)?;
+        tracing::debug!(requests = report.expanded, took = ?t.elapsed(), "queue expand");
+    }
+    // Rounds until nothing is left that is due now; a round settles every
+    // row it claimed (delivered, retried later, or given up).
     for _ in 0..10_000 {
         if process_round(conn, d, now, &mut report)? == 0 {
             break;
         }
     }
-    let t = std::time::Instant::now();
-    report.finished = update(conn, now)?;
-    tracing::debug!(requests = report.finished, took = ?t.elapsed(), "queue update");
+    if leader {
+        let t = std::time::Instant::now();
+        report.finished = update(conn, now)?;
+        tracing::debug!(requests = report.finished, took = ?t.elapsed(), "queue update");
+    }
     Ok(report)
 }
 
 /// The `nt_job` row that guards queue passes, as the tick's guards ticks.
 pub const QUEUE_JOB: &str = "queue";
 
-/// One pass under the queue lease: `None` when another process holds it.
+/// One pass with the queue lease guarding expansion and the status update:
+/// the process holding it expands and settles; every process delivers the
+/// rows it claims, so several can deliver at once (PostgreSQL) without
+/// sending a row twice.
 pub fn run_queue(
     conn: &mut DbConn,
     d: &mut Delivery,
     now: DateTime<Utc>,
     owner: &str,
     lease_for: chrono::Duration,
-) -> Result<Option<PassReport>> {
+) -> Result<PassReport> {
     use crate::schedule::lease;
-    if !lease::acquire(conn, QUEUE_JOB, owner, now, lease_for)? {
-        return Ok(None);
+    d.claim_for = lease_for;
+    let leader = lease::acquire(conn, QUEUE_JOB, owner, now, lease_for)?;
+    if !leader {
+        tracing::info!(%now, "another process holds the queue lease: delivering only");
     }
-    let result = run_pass(conn, d, now);
-    lease::release(conn, QUEUE_JOB, owner, now)?;
-    result.map(Some)
+    let result = pass(conn, d, now, leader);
+    if leader {
+        lease::release(conn, QUEUE_JOB, owner, now)?;
+    }
+    result
 }
 
 /// What to write back for a batch of rows.
@@ -528,6 +549,35 @@ struct Settle {
     outcome: Outcome,
 }
 
+/// Claims up to [`ROUND`] due rows for this round — not delivered, not
+/// given up, retries left, request `sending`, next attempt due, not claimed
+/// by a live round — and returns the round's token. On PostgreSQL the rows
+/// are picked `FOR UPDATE SKIP LOCKED`, so rounds of several processes
+/// claim disjoint rows; SQLite has one writer at a time. A claim lasts
+/// `claim_for`; a round that dies leaves it to expire.
+fn claim(conn: &mut DbConn, now: DateTime<Utc>, claim_for: chrono::Duration) -> Result<String> {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let ts = sql_timestamp(conn, now);
+    let until = sql_timestamp(conn, now + claim_for);
+    let lock = match conn {
+        DbConn::Postgres(_) => "FOR UPDATE OF q2 SKIP LOCKED",
+        DbConn::Sqlite(_) => "",
+    };
+    let sql = format!(
+        "UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
+         WHERE (request_id, party_to, channel) IN ( \
+             SELECT q2.request_id, q2.party_to, q2.channel \
+             FROM nt_queue q2 JOIN nt_requests r ON r.request_id = q2.request_id \
+             WHERE r.status = 'sending' AND NOT q2.is_successful AND NOT q2.gave_up \
+                 AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
+                 AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) \
+             ORDER BY r.party_from, q2.party_to, q2.channel, q2.request_id \
+             LIMIT {ROUND} {lock})"
+    );
+    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))?;
+    Ok(token)
+}
+
 fn process_round(
     conn: &mut DbConn,
     d: &mut Delivery,
@@ -535,14 +585,11 @@ fn process_round(
     report: &mut PassReport,
 ) -> Result<usize> {
     let now_n = now.naive_utc();
+    let token = claim(conn, now, d.claim_for)?;
     let rows: Vec<Row> = nt_queue::table
         .inner_join(nt_requests::table)
         .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
-        .filter(nt_requests::status.eq("sending"))
-        .filter(nt_queue::is_successful.eq(false))
-        .filter(nt_queue::gave_up.eq(false))
-        .filter(nt_queue::retry_count.lt(nt_requests::max_retries))
-        .filter(nt_queue::next_attempt_at.le(now_n))
+        .filter(nt_queue::claimed_by.eq(&token))
         .select((
             nt_queue::request_id,
             nt_queue::party_to,
@@ -559,7 +606,6 @@ fn process_round(
             nt_queue::channel.asc(),
             nt_queue::request_id.asc(),
         ))
-        .limit(ROUND)
         .load(conn)?;
     let n = rows.len();
     if n == 0 {
@@ -980,6 +1026,8 @@ fn write_outcomes(
                     nt_queue::last_attempt_at.eq(now_n),
                     nt_queue::smtp_reply_code.eq(u.code),
                     nt_queue::smtp_reply_message.eq(&u.text),
+                    nt_queue::claimed_by.eq(None::<String>),
+                    nt_queue::claimed_until.eq(None::<NaiveDateTime>),
                 ))
                 .execute(c)?;
             }
@@ -991,7 +1039,8 @@ fn write_outcomes(
                 diesel::sql_query(
                     "UPDATE nt_queue AS q SET is_successful = v.ok, gave_up = v.gave_up, \
                          retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = $10, \
-                         smtp_reply_code = v.code, smtp_reply_message = v.text \
+                         smtp_reply_code = v.code, smtp_reply_message = v.text, \
+                         claimed_by = NULL, claimed_until = NULL \
                      FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                          AS v(req, party, ch, ok, gave_up, retries, next, code, text) \
                      WHERE q.request_id = v.req AND q.party_to = v.party AND q.channel = v.ch",
