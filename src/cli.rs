@@ -353,7 +353,9 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         cfg.database.url = url.clone();
     }
     init_tracing(&cfg.log.level);
-    let out = &mut std::io::stdout().lock();
+    // Not locked for the whole command: the stdout email transport writes
+    // from the delivery thread.
+    let out = &mut std::io::stdout();
     match cli.command {
         Command::Demo => return demo::run(&cfg, cli.db.is_some(), out),
         Command::Bench(BenchCmd::Ingest(args)) => {

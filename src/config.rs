@@ -47,7 +47,8 @@ impl Default for DigestConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct EmailConfig {
     /// How email leaves: `dir` writes one .eml file per message, `smtp`
-    /// sends through `smtp_url`.
+    /// sends through `smtp_url`, `pipe` runs `pipe_command` per message,
+    /// `stdout` prints each message.
     pub transport: String,
     /// The `dir` transport's directory (other channels go to its xmpp/ and
     /// sms/ subdirectories until their listeners exist).
@@ -58,6 +59,9 @@ pub struct EmailConfig {
     /// `smtp://host:port` (plain), `smtp://host:port?tls=required`
     /// (STARTTLS), `smtps://host:port` (TLS); `user:password@` for AUTH.
     pub smtp_url: String,
+    /// For `pipe`: a sendmail-style command (program and arguments, no
+    /// shell) that reads one message on stdin.
+    pub pipe_command: String,
     /// SMTP sessions used in parallel by one queue pass.
     pub pool_size: u32,
     /// Seconds before an SMTP command times out.
@@ -79,6 +83,7 @@ impl Default for EmailConfig {
             dir: "outbox".into(),
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
+            pipe_command: "/usr/sbin/sendmail -t -i".into(),
             pool_size: 4,
             timeout_seconds: 30,
             retry_base_seconds: 300,
@@ -268,12 +273,13 @@ impl Config {
         }
         let e = &self.email;
         match e.transport.as_str() {
-            "dir" => {}
+            "dir" | "stdout" => {}
             "smtp" => crate::deliver::smtp::check_url(&e.smtp_url)?,
+            "pipe" => crate::deliver::sink::check_pipe(&e.pipe_command)?,
             other => {
                 return Err(Error::invalid(format!(
-                    "config: email.transport {other:?}: use \"dir\" or \"smtp\""
-                )))
+                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"pipe\" or \"stdout\""
+            )))
             }
         }
         if !(1..=64).contains(&e.pool_size) {
@@ -399,6 +405,8 @@ mod tests {
             "[email]\nretry_base_seconds = 100\nretry_cap_seconds = 10\n",
             "[email]\nmax_retries = 0\n",
             "[email]\nbounce_limit = 0\n",
+            "[email]\ntransport = \"pipe\"\npipe_command = \"\"\n",
+            "[email]\ntransport = \"pipe\"\npipe_command = \"sendmail\\n-t\"\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

@@ -2151,3 +2151,40 @@ fn test_alert_sends_one_message_through_the_transport() {
         env.refused(&["test-alert", "--to", bad], b"", "invalid");
     }
 }
+
+#[test]
+fn the_stdout_transport_prints_each_message() {
+    let env = notify_world();
+    env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Printed",
+        "--message",
+        "hello",
+    ]);
+    let cfg = env.dir.path().join("stdout.toml");
+    std::fs::write(&cfg, "[email]\ntransport = \"stdout\"\n").unwrap();
+    let out = env.run_raw(
+        &[
+            OsStr::new("--config"),
+            cfg.as_os_str(),
+            OsStr::new("--db"),
+            OsStr::new(&env.url),
+            OsStr::new("queue"),
+            OsStr::new("run"),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.starts_with("From digestd@localhost \n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("Subject: Printed"));
+    assert!(out.stdout.contains("delivered email 1"));
+}

@@ -491,6 +491,74 @@ fn a_claim_left_by_a_dead_round_expires_and_the_row_goes_once(db: &TestDb) {
     assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
 }
 
+/// A sendmail stand-in: appends the message to `log` and exits with the
+/// code found in `code` (0 when the file is absent).
+fn fake_sendmail(dir: &std::path::Path) -> (String, std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("sendmail");
+    let (log, code) = (dir.join("log"), dir.join("code"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat >> {log}\necho '--end--' >> {log}\n[ -f {code} ] && exit $(cat {code})\nexit 0\n",
+            log = log.display(),
+            code = code.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (format!("{} -t -i", script.display()), log, code)
+}
+
+fn the_pipe_transport_reads_exit_codes_like_sendmail(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "lea", "lea@example.com");
+    let r = notify(&mut c, "sys", "lea", "Via sendmail");
+    let dir = tempfile::tempdir().unwrap();
+    let (cmd, log, code) = fake_sendmail(dir.path());
+    let mut d = Delivery::new(&EmailConfig {
+        transport: "pipe".into(),
+        pipe_command: cmd,
+        ..EmailConfig::default()
+    })
+    .unwrap();
+    // 75: try again later.
+    std::fs::write(&code, "75").unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let v = queue::show(&mut c, r).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1)
+    );
+    assert!(v.recipients[0]
+        .reply_message
+        .as_deref()
+        .unwrap()
+        .contains("exited 75"));
+    // 0: delivered; the command got one whole message.
+    std::fs::remove_file(&code).unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    let got = std::fs::read_to_string(&log).unwrap();
+    let last = got
+        .split("--end--\n")
+        .filter(|m| !m.is_empty())
+        .last()
+        .unwrap();
+    let m = parse(last.as_bytes());
+    assert_eq!(m.subject(), Some("Via sendmail"));
+    // Any other code: given up at once.
+    let r2 = notify(&mut c, "sys", "lea", "Refused");
+    std::fs::write(&code, "67").unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(6)).unwrap();
+    let v = queue::show(&mut c, r2).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].gave_up),
+        ("failed", true)
+    );
+}
+
 fn backoff_doubles_and_is_capped(_db: &TestDb) {
     let d = Delivery::new(&EmailConfig::default()).unwrap();
     let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
@@ -508,4 +576,5 @@ backend_tests!(
     smtp_sink_receives_every_message_once,
     two_processes_deliver_at_once_and_nothing_twice,
     a_claim_left_by_a_dead_round_expires_and_the_row_goes_once,
+    the_pipe_transport_reads_exit_codes_like_sendmail,
 );

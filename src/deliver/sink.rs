@@ -73,6 +73,64 @@ impl Outcome {
 pub enum EmailSink {
     Dir(Outbox),
     Smtp(Box<SmtpSink>),
+    /// Program and arguments; the message on its stdin.
+    Pipe(Vec<String>),
+    Stdout,
+}
+
+/// Checks `email.pipe_command`: a program and its arguments, no control
+/// characters (it is split on spaces, never given to a shell).
+pub fn check_pipe(cmd: &str) -> Result<()> {
+    if cmd.split_whitespace().next().is_none() {
+        return Err(Error::invalid(
+            "config: email.pipe_command is required when email.transport is \"pipe\"",
+        ));
+    }
+    if cmd.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "config: email.pipe_command: no control characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `cmd` with `bytes` on stdin: exit 0 sent; 75 (EX_TEMPFAIL) or a
+/// command that cannot start transient; anything else permanent.
+fn pipe(cmd: &[String], bytes: &[u8]) -> Outcome {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Outcome::transient(None, format!("{}: {e}", cmd[0])),
+    };
+    let wrote = child
+        .stdin
+        .take()
+        .map(|mut i| i.write_all(bytes))
+        .unwrap_or(Ok(()));
+    let out = match child.wait_with_output() {
+        Ok(o) => o,
+        Err(e) => return Outcome::transient(None, format!("{}: {e}", cmd[0])),
+    };
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    match out.status.code() {
+        Some(0) if wrote.is_ok() => Outcome::Sent {
+            code: None,
+            text: format!("{} exited 0", cmd[0]),
+        },
+        Some(75) => Outcome::transient(
+            None,
+            format!("{} exited 75 (try again later): {err}", cmd[0]),
+        ),
+        Some(n) => Outcome::permanent(None, format!("{} exited {n}: {err}", cmd[0])),
+        None => Outcome::transient(None, format!("{} was killed by a signal", cmd[0])),
+    }
 }
 
 impl EmailSink {
@@ -80,8 +138,18 @@ impl EmailSink {
         match cfg.transport.as_str() {
             "dir" => Ok(EmailSink::Dir(Outbox::new(cfg)?)),
             "smtp" => Ok(EmailSink::Smtp(Box::new(SmtpSink::new(cfg)?))),
+            "pipe" => {
+                check_pipe(&cfg.pipe_command)?;
+                Ok(EmailSink::Pipe(
+                    cfg.pipe_command
+                        .split_whitespace()
+                        .map(String::from)
+                        .collect(),
+                ))
+            }
+            "stdout" => Ok(EmailSink::Stdout),
             other => Err(Error::invalid(format!(
-                "config: email.transport {other:?}: use \"dir\" or \"smtp\""
+                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"pipe\" or \"stdout\""
             ))),
         }
     }
@@ -100,6 +168,27 @@ impl EmailSink {
                 })
                 .collect(),
             EmailSink::Smtp(s) => s.send_all(msgs),
+            EmailSink::Pipe(cmd) => msgs.iter().map(|m| pipe(cmd, &m.bytes)).collect(),
+            EmailSink::Stdout => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                msgs.iter()
+                    .map(|m| {
+                        // mbox-style separation, so a reader can split them.
+                        let r = writeln!(out, "From {} ", m.envelope_from)
+                            .and_then(|_| out.write_all(&m.bytes))
+                            .and_then(|_| out.write_all(b"\n"))
+                            .and_then(|_| out.flush());
+                        match r {
+                            Ok(()) => Outcome::Sent {
+                                code: None,
+                                text: "written to stdout".into(),
+                            },
+                            Err(e) => Outcome::transient(None, format!("stdout: {e}")),
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 }
