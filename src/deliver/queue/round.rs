@@ -1,0 +1,393 @@
+//! One delivery round: claim due rows, group them per (sender, recipient,
+//! channel), build one message per group and send it, writing outcomes as
+//! they come back.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+
+use super::expand::sql_timestamp;
+use super::settle::{write_outcomes, Settle};
+use super::{Delivery, PassReport, ROUND};
+use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
+use crate::db::DbConn;
+use crate::deliver::message::{self, Email, Part};
+use crate::deliver::outbox::Outbox;
+use crate::deliver::sink::{Outcome, Outgoing};
+use crate::error::Result;
+use crate::parties::Channel;
+
+/// A deliverable queue row.
+#[derive(Debug, Clone, Queryable)]
+struct Row {
+    request_id: i64,
+    party_to: i64,
+    channel: String,
+    address: Option<String>,
+    retry_count: i32,
+    max_retries: i32,
+    party_from: i64,
+    to_name: String,
+}
+
+/// A request's content, as messages need it.
+#[derive(Queryable)]
+struct Req {
+    id: i64,
+    subject: String,
+    message: String,
+    message_html: Option<String>,
+    message_chat: Option<String>,
+    message_sms: Option<String>,
+    request_date: NaiveDateTime,
+    unsubscribe_url: Option<String>,
+}
+
+/// Claims up to [`ROUND`] due rows for this round — not delivered, not
+/// given up, retries left, request `sending`, next attempt due, not claimed
+/// by a live round — and returns the round's token. On PostgreSQL the rows
+/// are picked `FOR UPDATE SKIP LOCKED`, so rounds of several processes
+/// claim disjoint rows; SQLite has one writer at a time. A claim lasts
+/// `claim_for`; a round that dies leaves it to expire.
+fn claim(conn: &mut DbConn, now: DateTime<Utc>, claim_for: chrono::Duration) -> Result<String> {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let ts = sql_timestamp(conn, now);
+    let until = sql_timestamp(conn, now + claim_for);
+    let lock = match conn {
+        DbConn::Postgres(_) => "FOR UPDATE OF q2 SKIP LOCKED",
+        DbConn::Sqlite(_) => "",
+    };
+    let sql = format!(
+        "UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
+         WHERE (request_id, party_to, channel) IN ( \
+             SELECT q2.request_id, q2.party_to, q2.channel \
+             FROM nt_queue q2 JOIN nt_requests r ON r.request_id = q2.request_id \
+             WHERE r.status = 'sending' AND NOT q2.is_successful AND NOT q2.gave_up \
+                 AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
+                 AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) \
+             ORDER BY r.party_from, q2.party_to, q2.channel, q2.request_id \
+             LIMIT {ROUND} {lock})"
+    );
+    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))?;
+    Ok(token)
+}
+
+pub(super) fn process_round(
+    conn: &mut DbConn,
+    d: &mut Delivery,
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<usize> {
+    let now_n = now.naive_utc();
+    let token = claim(conn, now, d.claim_for)?;
+    let rows: Vec<Row> = nt_queue::table
+        .inner_join(nt_requests::table)
+        .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
+        .filter(nt_queue::claimed_by.eq(&token))
+        .select((
+            nt_queue::request_id,
+            nt_queue::party_to,
+            nt_queue::channel,
+            nt_queue::address,
+            nt_queue::retry_count,
+            nt_requests::max_retries,
+            nt_requests::party_from,
+            parties::name,
+        ))
+        .order((
+            nt_requests::party_from.asc(),
+            nt_queue::party_to.asc(),
+            nt_queue::channel.asc(),
+            nt_queue::request_id.asc(),
+        ))
+        .load(conn)?;
+    let n = rows.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let started = std::time::Instant::now();
+    let mut ids: Vec<i64> = rows.iter().map(|r| r.request_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut reqs: HashMap<i64, Req> = HashMap::new();
+    for chunk in ids.chunks(5_000) {
+        let rs: Vec<Req> = nt_requests::table
+            .inner_join(nt_messages::table)
+            .filter(nt_requests::request_id.eq_any(chunk))
+            .select((
+                nt_requests::request_id,
+                nt_requests::subject,
+                nt_messages::message,
+                nt_messages::message_html,
+                nt_messages::message_chat,
+                nt_messages::message_sms,
+                nt_requests::request_date,
+                nt_requests::unsubscribe_url,
+            ))
+            .load(conn)?;
+        reqs.extend(rs.into_iter().map(|r| (r.id, r)));
+    }
+    let mut senders: Vec<i64> = rows.iter().map(|r| r.party_from).collect();
+    senders.sort_unstable();
+    senders.dedup();
+    let names: HashMap<i64, String> = parties::table
+        .filter(parties::id.eq_any(&senders))
+        .select((parties::id, parties::name))
+        .load::<(i64, String)>(conn)?
+        .into_iter()
+        .collect();
+
+    let loaded = started.elapsed();
+    let mut settles: Vec<Settle> = Vec::new();
+    let mut jobs: Vec<EmailJob> = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let r0 = &rows[i];
+        let mut j = i;
+        while j < rows.len()
+            && (rows[j].party_from, rows[j].party_to, &rows[j].channel)
+                == (r0.party_from, r0.party_to, &r0.channel)
+        {
+            j += 1;
+        }
+        let batch = &rows[i..j];
+        let range = (i, j);
+        i = j;
+        let settle = |outcome| Settle {
+            attempted: true,
+            keys: batch
+                .iter()
+                .map(|r| (r.request_id, r.party_to, r.channel.clone()))
+                .collect(),
+            retry_counts: batch.iter().map(|r| r.retry_count).collect(),
+            max_retries: batch.iter().map(|r| r.max_retries).collect(),
+            outcome,
+        };
+        let ch = Channel::parse(&r0.channel)?;
+        let Some(address) = r0.address.clone() else {
+            settles.push(Settle {
+                attempted: false,
+                ..settle(Outcome::permanent(
+                    None,
+                    format!("no {} address", ch.as_str()),
+                ))
+            });
+            continue;
+        };
+        let parts: Vec<&Req> = batch.iter().map(|r| &reqs[&r.request_id]).collect();
+        let first = batch[0].request_id;
+        match ch {
+            Channel::Email => {
+                jobs.push(EmailJob {
+                    range,
+                    address,
+                    settle: settles.len(),
+                });
+                settles.push(settle(Outcome::transient(None, "not sent")));
+            }
+            Channel::Xmpp | Channel::Sms => {
+                let body: Vec<&str> = parts
+                    .iter()
+                    .map(|q| match ch {
+                        Channel::Xmpp => q.message_chat.as_deref().unwrap_or(&q.message),
+                        _ => q.message_sms.as_deref().unwrap_or(&q.subject),
+                    })
+                    .collect();
+                let text = match ch {
+                    Channel::Xmpp => format!("To: {address}\nType: chat\n\n{}", body.join("\n\n")),
+                    _ => format!("To: {address}\n\n{}\n", body.join("\n")),
+                };
+                let path = d.outbox.path(first, &r0.to_name, ch);
+                let outcome = match d.outbox.write(&path, text.as_bytes()) {
+                    Ok(()) => Outcome::Sent {
+                        code: None,
+                        text: format!("written to {}", path.display()),
+                    },
+                    Err(e) => Outcome::transient(None, e.to_string()),
+                };
+                settles.push(settle(outcome));
+            }
+        }
+    }
+    // What is not email is settled already: write it first.
+    let others: Vec<Settle> = settles
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !jobs.iter().any(|j| j.settle == *k))
+        .map(|(_, s)| s.clone())
+        .collect();
+    let policy = (d.retry_base, d.retry_cap);
+    conn.write_tx(|c| write_outcomes(c, policy, &others, now, report))?;
+
+    // Email, pipelined: while the sender thread sends chunk k over the SMTP
+    // sessions, this thread builds chunk k+1 and writes the outcomes of the
+    // chunks that came back.
+    let ctx = BuildCtx {
+        rows: &rows,
+        reqs: &reqs,
+        names: &names,
+        from: &d.from,
+        host: &d.host,
+        outbox: &d.outbox,
+        now: now_n,
+    };
+    let email = &mut d.email;
+    let mut built = std::time::Duration::ZERO;
+    std::thread::scope(|scope| -> Result<()> {
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Outgoing>)>(1);
+        let (res_tx, res_rx) = std::sync::mpsc::channel::<(usize, Vec<Outcome>)>();
+        scope.spawn(move || {
+            for (k, msgs) in job_rx {
+                if res_tx.send((k, email.send_all(&msgs))).is_err() {
+                    break;
+                }
+            }
+        });
+        // Per chunk handed over: the settle index of each message sent.
+        let mut handed: Vec<Vec<usize>> = Vec::new();
+        let settle_chunk =
+            |sent: &[usize], outs: Vec<Outcome>, conn: &mut DbConn, report: &mut PassReport| {
+                let done: Vec<Settle> = sent
+                    .iter()
+                    .zip(outs)
+                    .map(|(&k, o)| Settle {
+                        outcome: o,
+                        ..settles[k].clone()
+                    })
+                    .collect();
+                conn.write_tx(|c| write_outcomes(c, policy, &done, now, report))
+            };
+        let mut result = Ok(());
+        for chunk in jobs.chunks(EMAIL_CHUNK) {
+            let t = std::time::Instant::now();
+            let mut msgs = Vec::with_capacity(chunk.len());
+            let mut sent = Vec::with_capacity(chunk.len());
+            let mut bad = Vec::new();
+            for job in chunk {
+                match ctx.build_one(job) {
+                    Ok(m) => {
+                        msgs.push(m);
+                        sent.push(job.settle);
+                    }
+                    // A stored address the builder refuses: given up.
+                    Err(e) => bad.push(Settle {
+                        outcome: Outcome::permanent(None, e.to_string()),
+                        ..settles[job.settle].clone()
+                    }),
+                }
+            }
+            built += t.elapsed();
+            if !bad.is_empty() {
+                result = conn.write_tx(|c| write_outcomes(c, policy, &bad, now, report));
+            }
+            handed.push(sent);
+            if result.is_err() || job_tx.send((handed.len() - 1, msgs)).is_err() {
+                break;
+            }
+            while let Ok((k, outs)) = res_rx.try_recv() {
+                result = settle_chunk(&handed[k], outs, conn, report);
+                if result.is_err() {
+                    break;
+                }
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        drop(job_tx);
+        for (k, outs) in res_rx {
+            if result.is_ok() {
+                result = settle_chunk(&handed[k], outs, conn, report);
+            }
+        }
+        result
+    })?;
+    tracing::debug!(
+        rows = n,
+        messages = settles.len(),
+        ?loaded,
+        ?built,
+        total = ?started.elapsed(),
+        "queue round"
+    );
+    Ok(n)
+}
+
+/// Email messages per hand-over to the sender thread.
+const EMAIL_CHUNK: usize = 256;
+
+/// One email message to build: rows `range` of the round, to `address`.
+struct EmailJob {
+    range: (usize, usize),
+    address: String,
+    settle: usize,
+}
+
+/// What building a message needs, shared with nothing mutable.
+struct BuildCtx<'a> {
+    rows: &'a [Row],
+    reqs: &'a HashMap<i64, Req>,
+    names: &'a HashMap<i64, String>,
+    from: &'a lettre::message::Mailbox,
+    host: &'a str,
+    outbox: &'a Outbox,
+    now: NaiveDateTime,
+}
+
+impl BuildCtx<'_> {
+    fn build_one(&self, job: &EmailJob) -> Result<Outgoing> {
+        let batch = &self.rows[job.range.0..job.range.1];
+        let r0 = &batch[0];
+        let parts: Vec<&Req> = batch.iter().map(|r| &self.reqs[&r.request_id]).collect();
+        let first = r0.request_id;
+        let ps: Vec<Part> = parts
+            .iter()
+            .map(|q| Part {
+                subject: &q.subject,
+                text: &q.message,
+                html: q.message_html.as_deref(),
+                date: q.request_date.and_utc(),
+            })
+            .collect();
+        let (subject, text, html) = message::combine(&ps);
+        let from_name = self
+            .names
+            .get(&r0.party_from)
+            .map(String::as_str)
+            .filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
+        let message_id = if batch.len() == 1 {
+            format!("nt.{first}.{}@{}", r0.party_to, self.host)
+        } else {
+            format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), self.host)
+        };
+        let date = parts
+            .iter()
+            .map(|q| q.request_date)
+            .max()
+            .unwrap_or(self.now)
+            .and_utc();
+        let unsubscribe = match parts.as_slice() {
+            [one] => one.unsubscribe_url.as_deref(),
+            _ => None,
+        };
+        let bytes = message::build(&Email {
+            from: self.from,
+            from_name,
+            to_name: &r0.to_name,
+            to_address: &job.address,
+            subject: &subject,
+            text: &text,
+            html: Some(&html),
+            date,
+            message_id: &message_id,
+            unsubscribe,
+        })?;
+        Ok(Outgoing {
+            envelope_from: self.from.email.to_string(),
+            to: job.address.clone(),
+            bytes,
+            file: self.outbox.path(first, &r0.to_name, Channel::Email),
+        })
+    }
+}

@@ -1,0 +1,220 @@
+//! Writing what happened: each row delivered, retried after a backoff, or
+//! given up; then each finished request's status.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+
+use super::{backoff, PassReport};
+use crate::db::schema::{nt_queue, nt_requests};
+use crate::db::DbConn;
+use crate::deliver::sink::Outcome;
+use crate::error::Result;
+use crate::parties::Channel;
+
+/// What to write back for a batch of rows.
+#[derive(Clone)]
+pub(super) struct Settle {
+    /// False when nothing was attempted (no address): given up without
+    /// counting an attempt.
+    pub(super) attempted: bool,
+    pub(super) keys: Vec<(i64, i64, String)>,
+    pub(super) retry_counts: Vec<i32>,
+    pub(super) max_retries: Vec<i32>,
+    pub(super) outcome: Outcome,
+}
+
+/// One queue row's new state.
+struct RowUpdate {
+    request_id: i64,
+    party_to: i64,
+    channel: String,
+    is_successful: bool,
+    gave_up: bool,
+    retry_count: i32,
+    next_attempt_at: NaiveDateTime,
+    code: Option<i32>,
+    text: String,
+}
+
+pub(super) fn write_outcomes(
+    c: &mut DbConn,
+    (retry_base, retry_cap): (chrono::Duration, chrono::Duration),
+    settles: &[Settle],
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<()> {
+    let now_n = now.naive_utc();
+    let mut ups = Vec::new();
+    for s in settles {
+        let code = s.outcome.code().map(i32::from);
+        let text = s.outcome.text();
+        let text = text[..floor_char(text, 1000)].to_string();
+        if let (Outcome::Sent { .. }, Some((_, _, ch))) = (&s.outcome, s.keys.first()) {
+            let ch = Channel::parse(ch)?;
+            *report.written.entry(ch.as_str()).or_default() += 1;
+        }
+        for (k, (req, party, ch)) in s.keys.iter().enumerate() {
+            let attempts = s.retry_counts[k] + 1;
+            let mut u = RowUpdate {
+                request_id: *req,
+                party_to: *party,
+                channel: ch.clone(),
+                is_successful: false,
+                gave_up: false,
+                retry_count: attempts,
+                next_attempt_at: now_n,
+                code,
+                text: text.clone(),
+            };
+            match &s.outcome {
+                Outcome::Sent { .. } => {
+                    u.is_successful = true;
+                    u.retry_count = s.retry_counts[k];
+                }
+                Outcome::Transient { .. } if attempts < s.max_retries[k] => {
+                    u.next_attempt_at =
+                        (now + backoff(retry_base, retry_cap, attempts)).naive_utc();
+                    if k == 0 {
+                        report.retrying += 1;
+                    }
+                }
+                // Permanent, or out of retries.
+                _ => {
+                    u.gave_up = true;
+                    if !s.attempted {
+                        u.retry_count = s.retry_counts[k];
+                    }
+                    report.gave_up += 1;
+                }
+            }
+            ups.push(u);
+        }
+    }
+    match c {
+        // No round trip to save: one cached prepared UPDATE per row.
+        DbConn::Sqlite(_) => {
+            for u in &ups {
+                diesel::update(nt_queue::table.find((
+                    u.request_id,
+                    u.party_to,
+                    u.channel.as_str(),
+                )))
+                .set((
+                    nt_queue::is_successful.eq(u.is_successful),
+                    nt_queue::gave_up.eq(u.gave_up),
+                    nt_queue::retry_count.eq(u.retry_count),
+                    nt_queue::next_attempt_at.eq(u.next_attempt_at),
+                    nt_queue::last_attempt_at.eq(now_n),
+                    nt_queue::smtp_reply_code.eq(u.code),
+                    nt_queue::smtp_reply_message.eq(&u.text),
+                    nt_queue::claimed_by.eq(None::<String>),
+                    nt_queue::claimed_until.eq(None::<NaiveDateTime>),
+                ))
+                .execute(c)?;
+            }
+        }
+        // One statement per 10,000 rows.
+        DbConn::Postgres(pg) => {
+            use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamp};
+            for chunk in ups.chunks(10_000) {
+                diesel::sql_query(
+                    "UPDATE nt_queue AS q SET is_successful = v.ok, gave_up = v.gave_up, \
+                         retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = $10, \
+                         smtp_reply_code = v.code, smtp_reply_message = v.text, \
+                         claimed_by = NULL, claimed_until = NULL \
+                     FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                         AS v(req, party, ch, ok, gave_up, retries, next, code, text) \
+                     WHERE q.request_id = v.req AND q.party_to = v.party AND q.channel = v.ch",
+                )
+                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.request_id).collect::<Vec<_>>())
+                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.party_to).collect::<Vec<_>>())
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.channel.clone()).collect::<Vec<_>>())
+                .bind::<Array<Bool>, _>(chunk.iter().map(|u| u.is_successful).collect::<Vec<_>>())
+                .bind::<Array<Bool>, _>(chunk.iter().map(|u| u.gave_up).collect::<Vec<_>>())
+                .bind::<Array<Integer>, _>(chunk.iter().map(|u| u.retry_count).collect::<Vec<_>>())
+                .bind::<Array<Timestamp>, _>(
+                    chunk.iter().map(|u| u.next_attempt_at).collect::<Vec<_>>(),
+                )
+                .bind::<Array<Nullable<Integer>>, _>(
+                    chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
+                )
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.text.clone()).collect::<Vec<_>>())
+                .bind::<Timestamp, _>(now_n)
+                .execute(pg)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The largest char boundary at or below `max`.
+fn floor_char(s: &str, max: usize) -> usize {
+    let mut i = max.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// `update_requests`: every sending request with no open row (not
+/// delivered, not given up, retries left) gets its final status — sent (all
+/// delivered), failed (none), partial_failure — and its fulfill date. One
+/// aggregate read, then one UPDATE per status and chunk. Returns how many
+/// requests finished.
+pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
+    use diesel::dsl::count;
+    use diesel::sql_types::{BigInt, Nullable};
+    // Per sending request: rows, delivered rows, open rows.
+    let open = diesel::dsl::sql::<Nullable<BigInt>>(
+        "SUM(CASE WHEN NOT nt_queue.is_successful AND NOT nt_queue.gave_up \
+              AND nt_queue.retry_count < nt_requests.max_retries THEN 1 ELSE 0 END)",
+    );
+    let ok = diesel::dsl::sql::<Nullable<BigInt>>(
+        "SUM(CASE WHEN nt_queue.is_successful THEN 1 ELSE 0 END)",
+    );
+    let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = nt_requests::table
+        .left_join(nt_queue::table)
+        .filter(nt_requests::status.eq("sending"))
+        .group_by(nt_requests::request_id)
+        .select((
+            nt_requests::request_id,
+            count(nt_queue::request_id.nullable()),
+            ok,
+            open,
+        ))
+        .load(conn)?;
+    let mut by: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (id, n, ok, open) in rows {
+        if open.unwrap_or(0) > 0 {
+            continue;
+        }
+        let ok = ok.unwrap_or(0);
+        let status = if n > 0 && ok == n {
+            "sent"
+        } else if ok == 0 {
+            "failed"
+        } else {
+            "partial_failure"
+        };
+        by.entry(status).or_default().push(id);
+    }
+    let mut finished = 0;
+    conn.write_tx(|c| {
+        for (status, ids) in &by {
+            for chunk in ids.chunks(5_000) {
+                finished += diesel::update(nt_requests::table)
+                    .filter(nt_requests::request_id.eq_any(chunk))
+                    .filter(nt_requests::status.eq("sending"))
+                    .set((
+                        nt_requests::status.eq(*status),
+                        nt_requests::fulfill_date.eq(now.naive_utc()),
+                    ))
+                    .execute(c)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(finished)
+}
