@@ -211,11 +211,15 @@ pub(super) fn process_round(
         }
     }
     // What is not email is settled already: write it first.
+    let mut is_email = vec![false; settles.len()];
+    for j in &jobs {
+        is_email[j.settle] = true;
+    }
     let others: Vec<Settle> = settles
         .iter()
-        .enumerate()
-        .filter(|(k, _)| !jobs.iter().any(|j| j.settle == *k))
-        .map(|(_, s)| s.clone())
+        .zip(&is_email)
+        .filter(|(_, email)| !**email)
+        .map(|(s, _)| s.clone())
         .collect();
     let policy = (d.retry_base, d.retry_cap);
     conn.write_tx(|c| write_outcomes(c, policy, &others, now, report))?;
