@@ -77,9 +77,12 @@ pub enum Command {
     Inbound,
     /// Send one test message now through the configured email transport (not the queue).
     TestAlert {
-        /// The address to send to.
+        /// The address to send to (an email address, or an E.164 number for sms).
         #[arg(long)]
         to: String,
+        /// email or sms.
+        #[arg(long, default_value = "email")]
+        channel: String,
     },
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate {
@@ -596,7 +599,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         }
         Command::Queue(QueueCmd::Run { .. }) => {
             let at = instants.map_or(now, |(a, _)| a);
-            let mut delivery = Delivery::new(&cfg.email)?;
+            let mut delivery = Delivery::new(&cfg.email)?.with_sms(&cfg.sms)?;
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
             let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?;
@@ -659,8 +662,16 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                 }
             }
         }
-        Command::TestAlert { to } => {
-            let report = queue::test_alert(&cfg.email, &to, now)?;
+        Command::TestAlert { to, channel } => {
+            let report = match parties::Channel::parse(&channel)? {
+                parties::Channel::Email => queue::test_alert(&cfg.email, &to, now)?,
+                parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &to, now)?,
+                parties::Channel::Xmpp => {
+                    return Err(Error::invalid(
+                        "test-alert --channel xmpp: the XMPP listener does not exist yet",
+                    ))
+                }
+            };
             writeln!(out, "{report}")?;
         }
         Command::Cancel { id } => {

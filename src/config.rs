@@ -20,6 +20,49 @@ pub struct Config {
     pub log: LogConfig,
     pub digest: DigestConfig,
     pub email: EmailConfig,
+    pub sms: SmsConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmsConfig {
+    /// `dir` writes SMS bodies under `[email] dir`/sms; `http` posts them
+    /// to a gateway.
+    pub transport: String,
+    /// The gateway's URL (http:// or https://).
+    pub endpoint: String,
+    /// `twilio`: a form post of To, From, Body; `json`: `json_template`.
+    pub shape: String,
+    /// For `json`: a JSON body with {to}, {from} and {body} placeholders
+    /// (each replaced by a JSON string).
+    pub json_template: String,
+    /// Basic auth (when `username` is set) …
+    pub username: String,
+    pub password: String,
+    /// … or an Authorization header value, e.g. "Bearer abc".
+    pub auth_header: String,
+    /// The sender id or number.
+    pub from: String,
+    /// Segments one message may take (GSM-7 153 / UCS-2 67 each).
+    pub max_segments: usize,
+    pub timeout_seconds: u64,
+}
+
+impl Default for SmsConfig {
+    fn default() -> Self {
+        SmsConfig {
+            transport: "dir".into(),
+            endpoint: String::new(),
+            shape: "twilio".into(),
+            json_template: r#"{"to": {to}, "from": {from}, "text": {body}}"#.into(),
+            username: String::new(),
+            password: String::new(),
+            auth_header: String::new(),
+            from: "digestd".into(),
+            max_segments: 3,
+            timeout_seconds: 30,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -242,6 +285,7 @@ impl Config {
             ));
         }
         self.check_digest()?;
+        crate::deliver::sms::check(&self.sms)?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -405,6 +449,12 @@ mod tests {
             "[email]\nretry_base_seconds = 100\nretry_cap_seconds = 10\n",
             "[email]\nmax_retries = 0\n",
             "[email]\nbounce_limit = 0\n",
+            "[sms]\ntransport = \"carrier-pigeon\"\n",
+            "[sms]\ntransport = \"http\"\n",
+            "[sms]\ntransport = \"http\"\nendpoint = \"ftp://gw\"\n",
+            "[sms]\ntransport = \"http\"\nendpoint = \"http://gw/send\"\nshape = \"xml\"\n",
+            "[sms]\nmax_segments = 0\n",
+            "[sms]\nauth_header = \"Bearer a\\r\\nX-Evil: 1\"\n",
             "[email]\ntransport = \"pipe\"\npipe_command = \"\"\n",
             "[email]\ntransport = \"pipe\"\npipe_command = \"sendmail\\n-t\"\n",
         ] {

@@ -65,7 +65,7 @@ pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -
 /// One queue pass under the queue lease.
 pub fn deliver(conn: &mut DbConn, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
     let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-    let mut delivery = Delivery::new(&cfg.email)?;
+    let mut delivery = Delivery::new(&cfg.email)?.with_sms(&cfg.sms)?;
     let report = queue::run_queue(conn, &mut delivery, at, owner, lease_for)?;
     tracing::info!(%at, "queue: {report}");
     Ok(())

@@ -7,11 +7,15 @@
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
 //! - [`outbox`]: the `dir` transport, and the sink for XMPP and SMS bodies
 //!   until their listeners exist;
-//! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points.
+//! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
+//! - [`listener`]: the `Listener` trait the push channels implement;
+//! - [`sms`]: the SMS listener (an HTTP gateway).
 
 pub mod bounce;
+pub mod listener;
 pub mod message;
 pub mod outbox;
 pub mod queue;
 pub mod sink;
+pub mod sms;
 pub mod smtp;

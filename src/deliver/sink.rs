@@ -25,10 +25,12 @@ pub enum Outcome {
         code: Option<u16>,
         text: String,
     },
-    /// Worth another attempt later (4xx, connection refused/reset, timeout).
+    /// Worth another attempt later (4xx, connection refused/reset, timeout);
+    /// not before `retry_after_secs` when the far end said so.
     Transient {
         code: Option<u16>,
         text: String,
+        retry_after_secs: Option<u64>,
     },
     /// Never worth another attempt (5xx, an address the server refuses).
     Permanent {
@@ -42,6 +44,7 @@ impl Outcome {
         Outcome::Transient {
             code,
             text: text.into(),
+            retry_after_secs: None,
         }
     }
 

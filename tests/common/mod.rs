@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod http;
 pub mod smtp;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,8 +25,8 @@ mod settle;
 
 pub use expand::expand;
 pub use post::{
-    cancel_request, post_request, show, status, test_alert, NewNotification, QueueStatus,
-    RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, show, status, test_alert, test_alert_sms, NewNotification,
+    QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
 pub use settle::update;
 
@@ -34,10 +34,12 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::listener::Listener;
 use super::message;
 use super::outbox::Outbox;
 use super::sink::EmailSink;
-use crate::config::EmailConfig;
+use super::sms::SmsGateway;
+use crate::config::{EmailConfig, SmsConfig};
 use crate::db::DbConn;
 use crate::error::Result;
 use round::process_round;
@@ -94,6 +96,9 @@ pub struct Delivery {
     retry_cap: chrono::Duration,
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
+    /// The SMS listener, when `[sms] transport` is `http`; else SMS bodies
+    /// go to the outbox.
+    pub sms: Option<Box<dyn Listener>>,
 }
 
 impl Delivery {
@@ -107,7 +112,16 @@ impl Delivery {
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
+            sms: None,
         })
+    }
+
+    /// Adds the SMS gateway when `[sms] transport` is `http`.
+    pub fn with_sms(mut self, cfg: &SmsConfig) -> Result<Delivery> {
+        if cfg.transport == "http" {
+            self.sms = Some(Box::new(SmsGateway::new(cfg)?));
+        }
+        Ok(self)
     }
 
     /// The wait before the attempt after `attempts` failed ones:

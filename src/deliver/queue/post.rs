@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use serde::Serialize;
 
 use super::Delivery;
-use crate::config::EmailConfig;
+use crate::config::{EmailConfig, SmsConfig};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
 use crate::deliver::message::{self, Email};
@@ -246,6 +246,31 @@ pub fn status(conn: &mut DbConn) -> Result<QueueStatus> {
         }
     }
     Ok(s)
+}
+
+/// `digestd test-alert --channel sms`: one SMS to `to`, now, through the
+/// gateway (`[sms] transport` must be `http`).
+pub fn test_alert_sms(cfg: &SmsConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+    use crate::deliver::listener::Listener;
+    let to = validate::phone(to)?;
+    if cfg.transport != "http" {
+        return Err(Error::invalid(
+            "test-alert --channel sms needs [sms] transport = \"http\" and an endpoint",
+        ));
+    }
+    let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
+    let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
+    match Outcome::from(gw.send_raw(&to, &body)) {
+        Outcome::Sent { code, text } => Ok(format!(
+            "sent to {to}: {}{text}",
+            code.map_or(String::new(), |c| format!("{c} "))
+        )),
+        o => Err(Error::Storage(format!(
+            "test alert to {to} failed: {}{}",
+            o.code().map_or(String::new(), |c| format!("{c} ")),
+            o.text()
+        ))),
+    }
 }
 
 /// `digestd test-alert`: one message to `to`, now, through the configured

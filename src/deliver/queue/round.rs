@@ -194,6 +194,11 @@ pub(super) fn process_round(
                         _ => q.message_sms.as_deref().unwrap_or(&q.subject),
                     })
                     .collect();
+                if let (Channel::Sms, Some(gw)) = (ch, d.sms.as_mut()) {
+                    let outcome = Outcome::from(gw.send_raw(&address, &body.join("\n")));
+                    settles.push(settle(outcome));
+                    continue;
+                }
                 let text = match ch {
                     Channel::Xmpp => format!("To: {address}\nType: chat\n\n{}", body.join("\n\n")),
                     _ => format!("To: {address}\n\n{}\n", body.join("\n")),

@@ -73,9 +73,15 @@ pub(super) fn write_outcomes(
                     u.is_successful = true;
                     u.retry_count = s.retry_counts[k];
                 }
-                Outcome::Transient { .. } if attempts < s.max_retries[k] => {
-                    u.next_attempt_at =
-                        (now + backoff(retry_base, retry_cap, attempts)).naive_utc();
+                Outcome::Transient {
+                    retry_after_secs, ..
+                } if attempts < s.max_retries[k] => {
+                    // The backoff, or later when the far end asked for it
+                    // (HTTP Retry-After), at most a day.
+                    let asked =
+                        chrono::Duration::seconds(retry_after_secs.unwrap_or(0).min(86_400) as i64);
+                    let wait = backoff(retry_base, retry_cap, attempts).max(asked);
+                    u.next_attempt_at = (now + wait).naive_utc();
                     if k == 0 {
                         report.retrying += 1;
                     }
