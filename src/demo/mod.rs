@@ -82,6 +82,12 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
             String::new()
         }
     )?;
+    writeln!(
+        out,
+        "(The demo sends nothing: email goes to the dir transport, and XMPP and SMS bodies are\n\
+         written to xmpp/ and sms/ as they would be sent. Set [email] transport = \"smtp\" and\n\
+         [sms] transport = \"http\" to deliver for real.)"
+    )?;
     sample(&files, out)?;
     Ok(())
 }
@@ -194,59 +200,31 @@ fn clear_outbox(dir: &Path) -> Result<usize> {
 
 /// Prints the text part of the richest email, and one SMS.
 fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<()> {
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     let richest = files
         .iter()
         .filter(|f| f.0 == "email")
         .max_by_key(|f| read(&f.1).len());
     if let Some((_, p)) = richest {
-        let msg = read(p);
-        let subject = msg
-            .lines()
-            .find(|l| l.starts_with("Subject:"))
-            .unwrap_or("");
-        writeln!(out, "\nOne of them, {} ({subject}):\n", p.display())?;
-        // The first text/plain part, decoded if lettre quoted it.
-        let text = msg
-            .split("Content-Type: text/plain; charset=utf-8")
-            .nth(1)
-            .and_then(|rest| rest.split_once("\r\n\r\n").map(|(_, body)| body))
-            .and_then(|body| body.split("\r\n--").next())
-            .unwrap_or("");
-        let text = if msg.contains("Content-Transfer-Encoding: quoted-printable") {
-            unquote(text)
-        } else {
-            text.replace("\r\n", "\n")
-        };
-        for l in text.lines() {
-            writeln!(out, "    {l}")?;
+        let raw = read(p);
+        if let Some(m) = mail_parser::MessageParser::default().parse(&raw) {
+            writeln!(
+                out,
+                "\nOne of them, {} (Subject: {}):\n",
+                p.display(),
+                m.subject().unwrap_or("")
+            )?;
+            let text = m.body_text(0).unwrap_or_default().replace("\r\n", "\n");
+            for l in text.lines() {
+                writeln!(out, "    {l}")?;
+            }
         }
     }
     if let Some((_, p)) = files.iter().find(|f| f.0 == "sms") {
         writeln!(out, "\nAn SMS, {}:\n", p.display())?;
-        for l in read(p).lines() {
+        for l in String::from_utf8_lossy(&read(p)).lines() {
             writeln!(out, "    {l}")?;
         }
     }
     Ok(())
-}
-
-/// Quoted-printable to text, for showing a message on the terminal.
-fn unquote(s: &str) -> String {
-    let joined = s.replace("=\r\n", "");
-    let bytes = joined.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'=' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).replace("\r\n", "\n")
 }
