@@ -11,7 +11,7 @@ use common::smtp::{free_port, FaultSmtp};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::EmailConfig;
-use digestd::db::schema::nt_queue;
+use digestd::db::schema::{delivery_log, nt_queue};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery, NewNotification};
 use digestd::ids::RequestId;
@@ -187,6 +187,25 @@ fn transient_failures_back_off_then_give_up_and_permanent_ones_stop_at_once(db: 
     queue::run_pass(&mut c, &mut d, t0 + Duration::minutes(15)).unwrap();
     let carl = queue::show(&mut c, rc).unwrap();
     assert_eq!(carl.status, "failed");
+    // Every attempt is in the delivery log, in order.
+    let log: Vec<(String, Option<i32>)> = delivery_log::table
+        .filter(delivery_log::request_id.eq(rc.0))
+        .select((delivery_log::outcome, delivery_log::reply_code))
+        .order(delivery_log::id.asc())
+        .load(&mut c)
+        .unwrap();
+    let want: Vec<(String, Option<i32>)> = vec![
+        ("transient".into(), Some(451)),
+        ("transient".into(), Some(451)),
+        ("gave_up".into(), Some(451)),
+    ];
+    assert_eq!(log, want);
+    let dora_log: Vec<String> = delivery_log::table
+        .filter(delivery_log::request_id.eq(rd.0))
+        .select(delivery_log::outcome)
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(dora_log, ["permanent"]);
     assert_eq!(
         (carl.recipients[0].retry_count, carl.recipients[0].gave_up),
         (3, true)

@@ -9,7 +9,7 @@ use common::http::Gateway;
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{EmailConfig, SmsConfig};
-use digestd::db::schema::nt_queue;
+use digestd::db::schema::{delivery_log, nt_queue};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery, NewNotification};
 use digestd::digest::sms::segments;
@@ -104,6 +104,23 @@ fn accepted_message_keeps_the_gateway_id(db: &TestDb) {
     assert_eq!(q.form("Body").as_deref(), Some("Ñandú alert: cañería rota"));
     // Basic auth: base64("AC123:secret").
     assert_eq!(q.header("Authorization"), Some("Basic QUMxMjM6c2VjcmV0"));
+    // The gateway's id is in the delivery log.
+    let log: Vec<(String, Option<String>, Option<String>)> = delivery_log::table
+        .select((
+            delivery_log::outcome,
+            delivery_log::address,
+            delivery_log::remote_id,
+        ))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(
+        log,
+        vec![(
+            "sent".into(),
+            Some("+34600111222".into()),
+            Some("SM0001".into())
+        )]
+    );
 }
 
 fn rate_limits_honour_retry_after_and_server_errors_back_off(db: &TestDb) {

@@ -52,10 +52,11 @@ impl From<Result<Delivered, DeliveryError>> for Outcome {
         match r {
             Ok(d) => Outcome::Sent {
                 code: d.code,
-                text: match d.remote_id {
+                text: match &d.remote_id {
                     Some(id) => format!("{} (id {id})", d.text).trim().to_string(),
                     None => d.text,
                 },
+                remote_id: d.remote_id,
             },
             Err(DeliveryError::Transient {
                 code,

@@ -24,6 +24,8 @@ pub enum Outcome {
     Sent {
         code: Option<u16>,
         text: String,
+        /// The far end's id for the message, when it gives one.
+        remote_id: Option<String>,
     },
     /// Worth another attempt later (4xx, connection refused/reset, timeout);
     /// not before `retry_after_secs` when the far end said so.
@@ -33,13 +35,18 @@ pub enum Outcome {
         retry_after_secs: Option<u64>,
     },
     /// Never worth another attempt (5xx, an address the server refuses).
-    Permanent {
-        code: Option<u16>,
-        text: String,
-    },
+    Permanent { code: Option<u16>, text: String },
 }
 
 impl Outcome {
+    pub fn sent(code: Option<u16>, text: impl Into<String>) -> Outcome {
+        Outcome::Sent {
+            code,
+            text: text.into(),
+            remote_id: None,
+        }
+    }
+
     pub fn transient(code: Option<u16>, text: impl Into<String>) -> Outcome {
         Outcome::Transient {
             code,
@@ -123,10 +130,7 @@ fn pipe(cmd: &[String], bytes: &[u8]) -> Outcome {
     };
     let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     match out.status.code() {
-        Some(0) if wrote.is_ok() => Outcome::Sent {
-            code: None,
-            text: format!("{} exited 0", cmd[0]),
-        },
+        Some(0) if wrote.is_ok() => Outcome::sent(None, format!("{} exited 0", cmd[0])),
         Some(75) => Outcome::transient(
             None,
             format!("{} exited 75 (try again later): {err}", cmd[0]),
@@ -162,10 +166,7 @@ impl EmailSink {
             EmailSink::Dir(o) => msgs
                 .iter()
                 .map(|m| match o.write(&m.file, &m.bytes) {
-                    Ok(()) => Outcome::Sent {
-                        code: None,
-                        text: format!("written to {}", m.file.display()),
-                    },
+                    Ok(()) => Outcome::sent(None, format!("written to {}", m.file.display())),
                     // A full disk may clear; keep the message for a retry.
                     Err(e) => Outcome::transient(None, e.to_string()),
                 })
@@ -183,10 +184,7 @@ impl EmailSink {
                             .and_then(|_| out.write_all(b"\n"))
                             .and_then(|_| out.flush());
                         match r {
-                            Ok(()) => Outcome::Sent {
-                                code: None,
-                                text: "written to stdout".into(),
-                            },
+                            Ok(()) => Outcome::sent(None, "written to stdout"),
                             Err(e) => Outcome::transient(None, format!("stdout: {e}")),
                         }
                     })

@@ -262,10 +262,10 @@ async fn send_one(
             *session = None;
             return Outcome::transient(None, format!("timed out after {}s", timeout.as_secs()));
         }
-        Ok(Ok(r)) => Outcome::Sent {
-            code: Some(u16::from(r.code())),
-            text: r.message().collect::<Vec<_>>().join(" "),
-        },
+        Ok(Ok(r)) => Outcome::sent(
+            Some(u16::from(r.code())),
+            r.message().collect::<Vec<_>>().join(" "),
+        ),
         Ok(Err(e)) => {
             let code = e.status().map(u16::from);
             if e.is_permanent() {

@@ -261,7 +261,7 @@ pub fn test_alert_sms(cfg: &SmsConfig, to: &str, now: DateTime<Utc>) -> Result<S
     let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
     let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
     match Outcome::from(gw.send_raw(&to, &body)) {
-        Outcome::Sent { code, text } => Ok(format!(
+        Outcome::Sent { code, text, .. } => Ok(format!(
             "sent to {to}: {}{text}",
             code.map_or(String::new(), |c| format!("{c} "))
         )),
@@ -305,7 +305,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
             .join(format!("test-alert-{}.eml", now.timestamp_micros())),
     };
     match d.email.send_all(std::slice::from_ref(&out)).pop() {
-        Some(Outcome::Sent { code, text }) => Ok(format!(
+        Some(Outcome::Sent { code, text, .. }) => Ok(format!(
             "sent to {to}: {}{text}",
             code.map_or(String::new(), |c| format!("{c} "))
         )),

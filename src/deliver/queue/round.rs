@@ -156,6 +156,7 @@ pub(super) fn process_round(
         i = j;
         let settle = |outcome| Settle {
             attempted: true,
+            address: r0.address.clone(),
             keys: batch
                 .iter()
                 .map(|r| (r.request_id, r.party_to, r.channel.clone()))
@@ -205,10 +206,7 @@ pub(super) fn process_round(
                 };
                 let path = d.outbox.path(first, &r0.to_name, ch);
                 let outcome = match d.outbox.write(&path, text.as_bytes()) {
-                    Ok(()) => Outcome::Sent {
-                        code: None,
-                        text: format!("written to {}", path.display()),
-                    },
+                    Ok(()) => Outcome::sent(None, format!("written to {}", path.display())),
                     Err(e) => Outcome::transient(None, e.to_string()),
                 };
                 settles.push(settle(outcome));

@@ -1,5 +1,6 @@
 //! Writing what happened: each row delivered, retried after a backoff, or
-//! given up; then each finished request's status.
+//! given up, with one `delivery_log` row per attempt (or give-up); then
+//! each finished request's status.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
 use super::{backoff, PassReport};
-use crate::db::schema::{nt_queue, nt_requests};
+use crate::db::schema::{delivery_log, nt_queue, nt_requests};
 use crate::db::DbConn;
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
@@ -22,6 +23,8 @@ pub(super) struct Settle {
     pub(super) keys: Vec<(i64, i64, String)>,
     pub(super) retry_counts: Vec<i32>,
     pub(super) max_retries: Vec<i32>,
+    /// Where it went (the same for every row of a batch).
+    pub(super) address: Option<String>,
     pub(super) outcome: Outcome,
 }
 
@@ -36,6 +39,10 @@ struct RowUpdate {
     next_attempt_at: NaiveDateTime,
     code: Option<i32>,
     text: String,
+    /// For `delivery_log`: where it went, what happened, the far end's id.
+    address: Option<String>,
+    logged: &'static str,
+    remote_id: Option<String>,
 }
 
 pub(super) fn write_outcomes(
@@ -67,6 +74,12 @@ pub(super) fn write_outcomes(
                 next_attempt_at: now_n,
                 code,
                 text: text.clone(),
+                address: s.address.clone(),
+                logged: "sent",
+                remote_id: match &s.outcome {
+                    Outcome::Sent { remote_id, .. } => remote_id.clone(),
+                    _ => None,
+                },
             };
             match &s.outcome {
                 Outcome::Sent { .. } => {
@@ -82,6 +95,7 @@ pub(super) fn write_outcomes(
                         chrono::Duration::seconds(retry_after_secs.unwrap_or(0).min(86_400) as i64);
                     let wait = backoff(retry_base, retry_cap, attempts).max(asked);
                     u.next_attempt_at = (now + wait).naive_utc();
+                    u.logged = "transient";
                     if k == 0 {
                         report.retrying += 1;
                     }
@@ -89,6 +103,10 @@ pub(super) fn write_outcomes(
                 // Permanent, or out of retries.
                 _ => {
                     u.gave_up = true;
+                    u.logged = match s.outcome {
+                        Outcome::Permanent { .. } if s.attempted => "permanent",
+                        _ => "gave_up",
+                    };
                     if !s.attempted {
                         u.retry_count = s.retry_counts[k];
                     }
@@ -119,6 +137,19 @@ pub(super) fn write_outcomes(
                     nt_queue::claimed_until.eq(None::<NaiveDateTime>),
                 ))
                 .execute(c)?;
+                diesel::insert_into(delivery_log::table)
+                    .values((
+                        delivery_log::request_id.eq(u.request_id),
+                        delivery_log::party_to.eq(u.party_to),
+                        delivery_log::channel.eq(&u.channel),
+                        delivery_log::address.eq(&u.address),
+                        delivery_log::attempted_at.eq(now_n),
+                        delivery_log::outcome.eq(u.logged),
+                        delivery_log::reply_code.eq(u.code),
+                        delivery_log::reply_message.eq(&u.text),
+                        delivery_log::remote_id.eq(&u.remote_id),
+                    ))
+                    .execute(c)?;
             }
         }
         // One statement per 10,000 rows.
@@ -147,6 +178,29 @@ pub(super) fn write_outcomes(
                     chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
                 )
                 .bind::<Array<Text>, _>(chunk.iter().map(|u| u.text.clone()).collect::<Vec<_>>())
+                .bind::<Timestamp, _>(now_n)
+                .execute(pg)?;
+                diesel::sql_query(
+                    "INSERT INTO delivery_log (request_id, party_to, channel, address, attempted_at, \
+                         outcome, reply_code, reply_message, remote_id) \
+                     SELECT v.req, v.party, v.ch, v.address, $9, v.outcome, v.code, v.text, v.remote \
+                     FROM unnest($1, $2, $3, $4, $5, $6, $7, $8) \
+                         AS v(req, party, ch, address, outcome, code, text, remote)",
+                )
+                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.request_id).collect::<Vec<_>>())
+                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.party_to).collect::<Vec<_>>())
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.channel.clone()).collect::<Vec<_>>())
+                .bind::<Array<Nullable<Text>>, _>(
+                    chunk.iter().map(|u| u.address.clone()).collect::<Vec<_>>(),
+                )
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.logged).collect::<Vec<_>>())
+                .bind::<Array<Nullable<Integer>>, _>(
+                    chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
+                )
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.text.clone()).collect::<Vec<_>>())
+                .bind::<Array<Nullable<Text>>, _>(
+                    chunk.iter().map(|u| u.remote_id.clone()).collect::<Vec<_>>(),
+                )
                 .bind::<Timestamp, _>(now_n)
                 .execute(pg)?;
             }
