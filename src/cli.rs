@@ -599,7 +599,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         }
         Command::Queue(QueueCmd::Run { .. }) => {
             let at = instants.map_or(now, |(a, _)| a);
-            let mut delivery = Delivery::new(&cfg.email)?.with_sms(&cfg.sms)?;
+            let mut delivery = Delivery::new(&cfg.email)?.with_listeners(&cfg)?;
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
             let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?;
@@ -666,11 +666,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let report = match parties::Channel::parse(&channel)? {
                 parties::Channel::Email => queue::test_alert(&cfg.email, &to, now)?,
                 parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &to, now)?,
-                parties::Channel::Xmpp => {
-                    return Err(Error::invalid(
-                        "test-alert --channel xmpp: the XMPP listener does not exist yet",
-                    ))
-                }
+                parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &to, now)?,
             };
             writeln!(out, "{report}")?;
         }

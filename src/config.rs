@@ -21,6 +21,43 @@ pub struct Config {
     pub digest: DigestConfig,
     pub email: EmailConfig,
     pub sms: SmsConfig,
+    pub xmpp: XmppConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct XmppConfig {
+    /// `dir` writes XMPP bodies under `[email] dir`/xmpp; `xmpp` sends them
+    /// from the service's own account.
+    pub transport: String,
+    /// The service's account, e.g. `digestd@example.org`.
+    pub jid: String,
+    pub password: String,
+    /// `host:port` to connect to instead of the JID's domain (SRV lookup).
+    pub server: String,
+    /// STARTTLS, on by default; `false` only for a loopback test server.
+    pub tls: bool,
+    /// Login and per-batch answer timeout.
+    pub timeout_seconds: u64,
+    /// Longest body sent, in characters (cut with "…").
+    pub max_chars: usize,
+    /// The longest wait between reconnection attempts.
+    pub reconnect_cap_seconds: u64,
+}
+
+impl Default for XmppConfig {
+    fn default() -> Self {
+        XmppConfig {
+            transport: "dir".into(),
+            jid: String::new(),
+            password: String::new(),
+            server: String::new(),
+            tls: true,
+            timeout_seconds: 15,
+            max_chars: 8000,
+            reconnect_cap_seconds: 300,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -286,6 +323,7 @@ impl Config {
         }
         self.check_digest()?;
         crate::deliver::sms::check(&self.sms)?;
+        crate::deliver::xmpp::check(&self.xmpp)?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",

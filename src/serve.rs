@@ -45,7 +45,13 @@ async fn shutdown_signal() {
 
 /// One tick (digests composed and posted) and one queue pass (delivered),
 /// each under its own lease.
-pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
+pub fn tick_and_deliver(
+    db: &Db,
+    cfg: &Config,
+    delivery: &mut Delivery,
+    owner: &str,
+    at: DateTime<Utc>,
+) -> Result<()> {
     let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
     let mut conn = db.conn()?;
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
@@ -59,14 +65,19 @@ pub fn tick_and_deliver(db: &Db, cfg: &Config, owner: &str, at: DateTime<Utc>) -
         ),
         None => tracing::info!(%at, "tick skipped: another process holds the lease"),
     }
-    deliver(&mut conn, cfg, owner, at)
+    deliver(&mut conn, cfg, delivery, owner, at)
 }
 
 /// One queue pass under the queue lease.
-pub fn deliver(conn: &mut DbConn, cfg: &Config, owner: &str, at: DateTime<Utc>) -> Result<()> {
+pub fn deliver(
+    conn: &mut DbConn,
+    cfg: &Config,
+    delivery: &mut Delivery,
+    owner: &str,
+    at: DateTime<Utc>,
+) -> Result<()> {
     let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-    let mut delivery = Delivery::new(&cfg.email)?.with_sms(&cfg.sms)?;
-    let report = queue::run_queue(conn, &mut delivery, at, owner, lease_for)?;
+    let report = queue::run_queue(conn, delivery, at, owner, lease_for)?;
     tracing::info!(%at, "queue: {report}");
     Ok(())
 }
@@ -83,6 +94,9 @@ pub async fn serve(
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let owner = schedule::lease::owner_name();
     let every = chrono::Duration::seconds(i64::from(cfg.schedule.queue_seconds));
+    // One Delivery for the daemon's life: the XMPP session and the SMTP
+    // settings outlive a pass.
+    let mut delivery = Some(Delivery::new(&cfg.email)?.with_listeners(cfg)?);
     tokio::pin!(shutdown);
     tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
     let mut at = clock.now();
@@ -91,15 +105,19 @@ pub async fn serve(
         // The tick and the queue pass run to completion even if shutdown
         // arrives meanwhile.
         let (db2, owner2, cfg2) = (db.clone(), owner.clone(), cfg.clone());
-        let done = tokio::task::spawn_blocking(move || {
-            if is_tick {
-                tick_and_deliver(&db2, &cfg2, &owner2, at)
+        let mut d = delivery.take().expect("returned by the last pass");
+        let (d, done) = tokio::task::spawn_blocking(move || {
+            let done = if is_tick {
+                tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at)
             } else {
-                deliver(&mut *db2.conn()?, &cfg2, &owner2, at)
-            }
+                db2.conn()
+                    .and_then(|mut c| deliver(&mut c, &cfg2, &mut d, &owner2, at))
+            };
+            (d, done)
         })
         .await
         .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
+        delivery = Some(d);
         if let Err(e) = done {
             tracing::error!(%at, error = %e, "tick or queue pass failed; what it did not commit stays due");
         }
@@ -118,6 +136,9 @@ pub async fn serve(
         tokio::select! {
             _ = &mut shutdown => {
                 tracing::info!("shutting down");
+                if let Some(mut d) = delivery.take() {
+                    tokio::task::spawn_blocking(move || d.shutdown()).await.ok();
+                }
                 return Ok(());
             }
             _ = tokio::time::sleep(wait) => {}

@@ -5,11 +5,12 @@
 //! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
 //! - [`sink`]: the email transports behind one call, and delivery outcomes;
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
-//! - [`outbox`]: the `dir` transport, and the sink for XMPP and SMS bodies
-//!   until their listeners exist;
+//! - [`outbox`]: the `dir` transport, and where XMPP and SMS bodies go when
+//!   their listener is not configured;
 //! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
 //! - [`listener`]: the `Listener` trait the push channels implement;
-//! - [`sms`]: the SMS listener (an HTTP gateway).
+//! - [`sms`]: the SMS listener (an HTTP gateway);
+//! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session).
 
 pub mod bounce;
 pub mod listener;
@@ -19,3 +20,4 @@ pub mod queue;
 pub mod sink;
 pub mod sms;
 pub mod smtp;
+pub mod xmpp;

@@ -54,10 +54,15 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
 
     let mut run_cfg = cfg.clone();
     run_cfg.database.url = url.clone();
+    // The demo sends nothing: every channel goes to the outbox.
+    run_cfg.email.transport = "dir".into();
+    run_cfg.sms.transport = "dir".into();
+    run_cfg.xmpp.transport = "dir".into();
+    let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?;
     let owner = crate::schedule::lease::owner_name();
     let mut t = start;
     while t <= end {
-        crate::serve::tick_and_deliver(&db, &run_cfg, &owner, t)?;
+        crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t)?;
         t += Duration::hours(1);
     }
     writeln!(

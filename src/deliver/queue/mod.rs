@@ -25,8 +25,8 @@ mod settle;
 
 pub use expand::expand;
 pub use post::{
-    cancel_request, post_request, show, status, test_alert, test_alert_sms, NewNotification,
-    QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
+    NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
 pub use settle::update;
 
@@ -39,7 +39,8 @@ use super::message;
 use super::outbox::Outbox;
 use super::sink::EmailSink;
 use super::sms::SmsGateway;
-use crate::config::{EmailConfig, SmsConfig};
+use super::xmpp::XmppListener;
+use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::DbConn;
 use crate::error::Result;
 use round::process_round;
@@ -96,9 +97,9 @@ pub struct Delivery {
     retry_cap: chrono::Duration,
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
-    /// The SMS listener, when `[sms] transport` is `http`; else SMS bodies
-    /// go to the outbox.
-    pub sms: Option<Box<dyn Listener>>,
+    /// The push listeners configured, by key (`sms`, `xmpp`); a channel
+    /// without one has its bodies written to the outbox.
+    pub listeners: Vec<Box<dyn Listener>>,
 }
 
 impl Delivery {
@@ -112,16 +113,50 @@ impl Delivery {
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
-            sms: None,
+            listeners: Vec::new(),
         })
     }
 
+    /// Adds (or replaces) the listener for its key.
+    pub fn with_listener(mut self, l: Box<dyn Listener>) -> Delivery {
+        self.listeners.retain(|x| x.key() != l.key());
+        self.listeners.push(l);
+        self
+    }
+
     /// Adds the SMS gateway when `[sms] transport` is `http`.
-    pub fn with_sms(mut self, cfg: &SmsConfig) -> Result<Delivery> {
-        if cfg.transport == "http" {
-            self.sms = Some(Box::new(SmsGateway::new(cfg)?));
+    pub fn with_sms(self, cfg: &SmsConfig) -> Result<Delivery> {
+        Ok(if cfg.transport == "http" {
+            self.with_listener(Box::new(SmsGateway::new(cfg)?))
+        } else {
+            self
+        })
+    }
+
+    /// Adds the XMPP listener when `[xmpp] transport` is `xmpp`.
+    pub fn with_xmpp(self, cfg: &XmppConfig) -> Result<Delivery> {
+        Ok(if cfg.transport == "xmpp" {
+            self.with_listener(Box::new(XmppListener::new(cfg)?))
+        } else {
+            self
+        })
+    }
+
+    /// The listeners of `[sms]` and `[xmpp]`, as configured.
+    pub fn with_listeners(self, cfg: &crate::config::Config) -> Result<Delivery> {
+        self.with_sms(&cfg.sms)?.with_xmpp(&cfg.xmpp)
+    }
+
+    /// The listener for channel `key`, if one is configured.
+    pub fn listener(&mut self, key: &str) -> Option<&mut Box<dyn Listener>> {
+        self.listeners.iter_mut().find(|l| l.key() == key)
+    }
+
+    /// Closes the listeners' sessions.
+    pub fn shutdown(&mut self) {
+        for l in &mut self.listeners {
+            l.shutdown();
         }
-        Ok(self)
     }
 
     /// The wait before the attempt after `attempts` failed ones:

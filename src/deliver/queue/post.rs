@@ -7,9 +7,10 @@ use diesel::prelude::*;
 use serde::Serialize;
 
 use super::Delivery;
-use crate::config::{EmailConfig, SmsConfig};
+use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
+use crate::deliver::listener::Listener;
 use crate::deliver::message::{self, Email};
 use crate::deliver::sink::{Outcome, Outgoing};
 use crate::error::{Error, Result};
@@ -251,7 +252,6 @@ pub fn status(conn: &mut DbConn) -> Result<QueueStatus> {
 /// `digestd test-alert --channel sms`: one SMS to `to`, now, through the
 /// gateway (`[sms] transport` must be `http`).
 pub fn test_alert_sms(cfg: &SmsConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
-    use crate::deliver::listener::Listener;
     let to = validate::phone(to)?;
     if cfg.transport != "http" {
         return Err(Error::invalid(
@@ -259,8 +259,27 @@ pub fn test_alert_sms(cfg: &SmsConfig, to: &str, now: DateTime<Utc>) -> Result<S
         ));
     }
     let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
+    push_alert(&mut gw, &to, now)
+}
+
+/// `digestd test-alert --channel xmpp`: one chat message to `to`, now,
+/// through the configured XMPP account (not the queue).
+pub fn test_alert_xmpp(cfg: &XmppConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+    let to = validate::jid(to)?;
+    if cfg.transport != "xmpp" {
+        return Err(Error::invalid(
+            "test-alert --channel xmpp needs [xmpp] transport = \"xmpp\", a jid and a password",
+        ));
+    }
+    let mut l = crate::deliver::xmpp::XmppListener::new(cfg)?;
+    let report = push_alert(&mut l, &to, now);
+    l.shutdown();
+    report
+}
+
+fn push_alert(l: &mut dyn Listener, to: &str, now: DateTime<Utc>) -> Result<String> {
     let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
-    match Outcome::from(gw.send_raw(&to, &body)) {
+    match Outcome::from(l.send_raw(to, &body)) {
         Outcome::Sent { code, text, .. } => Ok(format!(
             "sent to {to}: {}{text}",
             code.map_or(String::new(), |c| format!("{c} "))

@@ -141,6 +141,8 @@ pub(super) fn process_round(
     let loaded = started.elapsed();
     let mut settles: Vec<Settle> = Vec::new();
     let mut jobs: Vec<EmailJob> = Vec::new();
+    // (channel, settle index, address, body) for the push listeners.
+    let mut pushes: Vec<(Channel, usize, String, String)> = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         let r0 = &rows[i];
@@ -188,16 +190,21 @@ pub(super) fn process_round(
                 settles.push(settle(Outcome::transient(None, "not sent")));
             }
             Channel::Xmpp | Channel::Sms => {
-                let body: Vec<&str> = parts
+                // A digest has its own chat and SMS texts; a plain
+                // notification is its subject (SMS) or subject and message.
+                let body: Vec<String> = parts
                     .iter()
-                    .map(|q| match ch {
-                        Channel::Xmpp => q.message_chat.as_deref().unwrap_or(&q.message),
-                        _ => q.message_sms.as_deref().unwrap_or(&q.subject),
+                    .map(|q| match (ch, &q.message_chat, &q.message_sms) {
+                        (Channel::Xmpp, Some(chat), _) => chat.clone(),
+                        (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),
+                        (_, _, Some(sms)) => sms.clone(),
+                        (_, _, None) => q.subject.clone(),
                     })
                     .collect();
-                if let (Channel::Sms, Some(gw)) = (ch, d.sms.as_mut()) {
-                    let outcome = Outcome::from(gw.send_raw(&address, &body.join("\n")));
-                    settles.push(settle(outcome));
+                if d.listener(ch.as_str()).is_some() {
+                    let sep = if ch == Channel::Sms { "\n" } else { "\n\n" };
+                    pushes.push((ch, settles.len(), address, body.join(sep)));
+                    settles.push(settle(Outcome::transient(None, "not sent")));
                     continue;
                 }
                 let text = match ch {
@@ -213,7 +220,24 @@ pub(super) fn process_round(
             }
         }
     }
-    // What is not email is settled already: write it first.
+    // The push listeners, a batch per channel (one XMPP session, one ping
+    // for all of them).
+    for ch in [Channel::Xmpp, Channel::Sms] {
+        let mine: Vec<&(Channel, usize, String, String)> =
+            pushes.iter().filter(|p| p.0 == ch).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let msgs: Vec<(String, String)> = mine
+            .iter()
+            .map(|(_, _, to, body)| (to.clone(), body.clone()))
+            .collect();
+        let listener = d.listener(ch.as_str()).expect("checked when batched");
+        for ((_, k, _, _), r) in mine.iter().zip(listener.send(&msgs)) {
+            settles[*k].outcome = Outcome::from(r);
+        }
+    }
+    // What is not email is settled now: write it first.
     let mut is_email = vec![false; settles.len()];
     for j in &jobs {
         is_email[j.settle] = true;

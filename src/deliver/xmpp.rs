@@ -1,0 +1,651 @@
+//! The XMPP listener: the service logs in as its own account and keeps one
+//! long-lived session (tokio-xmpp) on a runtime of its own, sending each
+//! message as `<message type="chat">` to the user's JID.
+//!
+//! XMPP has no per-message reply, so a batch ends with an IQ ping to the
+//! server: the server handles a stream's stanzas in order, so when the
+//! ping's answer arrives every message before it has been taken or bounced
+//! (a bounce is a `<message type="error">` carrying the message's id).
+//! That is the same promise as an SMTP relay's `250`: accepted by the
+//! server, not read by the person.
+//!
+//! Stanza errors `item-not-found`, `not-allowed`, `forbidden`,
+//! `jid-malformed`, `not-acceptable` and `bad-request` are permanent;
+//! `service-unavailable`, `remote-server-timeout`, connection loss and
+//! anything of error type `wait` are transient. A session that drops is
+//! torn down with its runtime (so nothing is resent behind the queue's
+//! back) and opened again at the next send, with backoff after failures.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures_util::{FutureExt, StreamExt};
+use tokio_xmpp::connect::DnsConfig;
+use tokio_xmpp::jid::{BareJid, Jid};
+use tokio_xmpp::minidom::Element;
+use tokio_xmpp::parsers::message::{Id, Lang, Message, MessageType};
+use tokio_xmpp::parsers::ping::Ping;
+use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
+use tokio_xmpp::xmlstream::Timeouts;
+use tokio_xmpp::{Client, Event, IqRequest, Stanza};
+
+use super::listener::{Delivered, DeliveryError, Listener};
+use crate::config::XmppConfig;
+use crate::error::{Error, Result};
+
+const STANZAS_NS: &str = "urn:ietf:params:xml:ns:xmpp-stanzas";
+
+/// Checks `[xmpp]` without connecting.
+pub fn check(c: &XmppConfig) -> Result<()> {
+    let bad = |why: String| Error::invalid(format!("config: xmpp.{why}"));
+    if !(1..=600).contains(&c.timeout_seconds) {
+        return Err(bad("timeout_seconds must be 1-600".into()));
+    }
+    if !(100..=100_000).contains(&c.max_chars) {
+        return Err(bad("max_chars must be 100-100000".into()));
+    }
+    if !(1..=86_400).contains(&c.reconnect_cap_seconds) {
+        return Err(bad("reconnect_cap_seconds must be 1-86400".into()));
+    }
+    for (name, v) in [
+        ("jid", &c.jid),
+        ("password", &c.password),
+        ("server", &c.server),
+    ] {
+        if v.chars().any(char::is_control) {
+            return Err(bad(format!("{name}: no control characters")));
+        }
+    }
+    match c.transport.as_str() {
+        "dir" => return Ok(()),
+        "xmpp" => {}
+        other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"xmpp\""))),
+    }
+    let jid = BareJid::new(&c.jid).map_err(|e| bad(format!("jid {:?}: {e}", c.jid)))?;
+    if jid.node().is_none() {
+        return Err(bad(format!(
+            "jid {:?}: needs a local part (name@host)",
+            c.jid
+        )));
+    }
+    if c.password.is_empty() {
+        return Err(bad("password: required with transport \"xmpp\"".into()));
+    }
+    let host = if c.server.is_empty() {
+        None
+    } else {
+        Some(server(&c.server).map_err(bad)?.0)
+    };
+    let loopback = host.as_deref().is_some_and(|h| {
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    if !c.tls && !loopback {
+        return Err(bad(
+            "tls: false sends the password in clear; allowed only with a loopback server".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `host:port` of the `server` override.
+fn server(s: &str) -> std::result::Result<(String, u16), String> {
+    let (host, port) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("server {s:?}: use host:port"))?;
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("server {s:?}: bad port"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("server {s:?}: bad host"));
+    }
+    Ok((host.to_string(), port))
+}
+
+/// What a `<message type="error">` says: the defined condition and whether
+/// it is worth another attempt.
+pub fn classify(error: &Element) -> (String, bool) {
+    let condition = error
+        .children()
+        .find(|c| c.ns() == STANZAS_NS && c.name() != "text")
+        .map(|c| c.name().to_string())
+        .unwrap_or_else(|| "undefined-condition".into());
+    let kind = error.attr("type").unwrap_or("cancel");
+    let transient = match condition.as_str() {
+        "item-not-found" | "not-allowed" | "forbidden" | "jid-malformed" | "not-acceptable"
+        | "bad-request" => false,
+        "service-unavailable"
+        | "remote-server-timeout"
+        | "resource-constraint"
+        | "internal-server-error"
+        | "recipient-unavailable" => true,
+        _ => kind == "wait",
+    };
+    let text = error
+        .children()
+        .find(|c| c.ns() == STANZAS_NS && c.name() == "text")
+        .map(|t| format!(": {}", t.text()))
+        .unwrap_or_default();
+    (format!("{condition} ({kind}){text}"), transient)
+}
+
+/// Cuts `body` to `max` characters, marking the cut.
+pub fn cap(body: &str, max: usize) -> String {
+    if body.chars().count() <= max {
+        return body.to_string();
+    }
+    let mut s: String = body.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+struct Session {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Session {
+    /// Drops the client inside its runtime (its tasks need one), then the
+    /// runtime without waiting for them.
+    fn close(self) {
+        let Session { rt, client } = self;
+        {
+            let _in = rt.enter();
+            drop(client);
+        }
+        rt.shutdown_background();
+    }
+}
+
+pub struct XmppListener {
+    cfg: XmppConfig,
+    session: Option<Session>,
+    /// Failed connection attempts in a row, and when the next may start.
+    failures: u32,
+    next_try: Option<Instant>,
+    batch: u64,
+}
+
+fn transient(text: String) -> DeliveryError {
+    DeliveryError::Transient {
+        code: None,
+        text,
+        retry_after_secs: None,
+    }
+}
+
+impl XmppListener {
+    pub fn new(cfg: &XmppConfig) -> Result<XmppListener> {
+        check(cfg)?;
+        if cfg.transport != "xmpp" {
+            return Err(Error::invalid("config: xmpp.transport is not \"xmpp\""));
+        }
+        Ok(XmppListener {
+            cfg: cfg.clone(),
+            session: None,
+            failures: 0,
+            next_try: None,
+            batch: 0,
+        })
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.cfg.timeout_seconds)
+    }
+
+    fn client(&self) -> Client {
+        let jid: Jid = BareJid::new(&self.cfg.jid).expect("checked in new").into();
+        let dns = match server(&self.cfg.server) {
+            Ok((host, port)) => DnsConfig::NoSrv {
+                host,
+                port,
+                resolver: None,
+            },
+            Err(_) => DnsConfig::srv_default_client(jid.domain().as_str()),
+        };
+        let t = self.timeout();
+        let timeouts = Timeouts {
+            read_timeout: t.max(Duration::from_secs(30)) * 2,
+            response_timeout: t,
+        };
+        if self.cfg.tls {
+            Client::new_starttls(jid, self.cfg.password.clone(), dns, timeouts)
+        } else {
+            Client::new_plaintext(jid, self.cfg.password.clone(), dns, timeouts)
+        }
+    }
+
+    /// Opens a session unless one is open; after failed logins, not
+    /// before the backoff has passed.
+    fn connect(&mut self) -> std::result::Result<(), DeliveryError> {
+        if self.session.is_some() {
+            return Ok(());
+        }
+        if let Some(at) = self.next_try {
+            let now = Instant::now();
+            if now < at {
+                return Err(transient(format!(
+                    "xmpp: not connected after {} attempt(s); next try in {}s",
+                    self.failures,
+                    (at - now).as_secs() + 1
+                )));
+            }
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("digestd-xmpp")
+            .enable_all()
+            .build()
+            .map_err(|e| transient(format!("xmpp: runtime: {e}")))?;
+        let timeout = self.timeout();
+        let online = rt.block_on(async {
+            let mut client = self.client();
+            let wait = async {
+                loop {
+                    match client.next().await {
+                        Some(Event::Online { .. }) => return Ok(()),
+                        Some(Event::Disconnected(e)) => return Err(e.to_string()),
+                        Some(Event::Stanza(_)) => {}
+                        None => return Err("stream closed".to_string()),
+                    }
+                }
+            };
+            // A bad password or certificate is retried inside tokio-xmpp
+            // without end: only a timeout stops it.
+            match tokio::time::timeout(timeout, wait).await {
+                Ok(Ok(())) => Ok(client),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(format!(
+                    "login did not complete in {}s (server down, or wrong jid/password?)",
+                    timeout.as_secs()
+                )),
+            }
+        });
+        match online {
+            Ok(client) => {
+                tracing::info!(jid = %self.cfg.jid, "xmpp: online");
+                self.failures = 0;
+                self.next_try = None;
+                self.session = Some(Session { rt, client });
+                Ok(())
+            }
+            Err(e) => {
+                rt.shutdown_background();
+                self.failures += 1;
+                let wait = (1u64 << self.failures.min(16)).min(self.cfg.reconnect_cap_seconds);
+                self.next_try = Some(Instant::now() + Duration::from_secs(wait));
+                tracing::warn!(error = %e, retry_in = wait, "xmpp: cannot log in");
+                Err(transient(format!("xmpp: {e}")))
+            }
+        }
+    }
+
+    /// Drops the session and its runtime, so nothing it queued is sent
+    /// later behind the queue's back.
+    fn drop_session(&mut self) {
+        if let Some(s) = self.session.take() {
+            s.close();
+        }
+    }
+}
+
+/// Reads what the server sent while nothing was listening: bounces are
+/// noted, a dropped stream is reported.
+fn note_event(
+    ev: Option<Event>,
+    ids: &HashMap<String, usize>,
+    out: &mut [Option<std::result::Result<Delivered, DeliveryError>>],
+) -> std::result::Result<(), String> {
+    match ev {
+        Some(Event::Stanza(Stanza::Message(m))) if m.type_ == MessageType::Error => {
+            let Some(i) = m.id.as_ref().and_then(|id| ids.get(&id.0)) else {
+                return Ok(());
+            };
+            let error = m.payloads.iter().find(|p| p.name() == "error");
+            let (text, retry) = match error {
+                Some(e) => classify(e),
+                None => ("error without a condition".into(), true),
+            };
+            let text = format!("xmpp: {text}");
+            out[*i] = Some(Err(if retry {
+                transient(text)
+            } else {
+                DeliveryError::Permanent { code: None, text }
+            }));
+            Ok(())
+        }
+        Some(Event::Disconnected(e)) => Err(format!("connection lost: {e}")),
+        None => Err("stream closed".into()),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Sends `msgs` on `client`, then waits for the ping that vouches for
+/// them. `Err` (with what is known so far) when the stream broke.
+async fn send_batch(
+    client: &mut Client,
+    msgs: &[(String, String)],
+    batch: u64,
+    max_chars: usize,
+    timeout: Duration,
+) -> (
+    Vec<Option<std::result::Result<Delivered, DeliveryError>>>,
+    Option<String>,
+) {
+    let mut out: Vec<Option<std::result::Result<Delivered, DeliveryError>>> =
+        vec![None; msgs.len()];
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut tokens: Vec<Option<StanzaToken>> = Vec::new();
+    // What arrived since the last batch: a stream that died meanwhile is
+    // found here rather than after a timeout.
+    while let Some(ev) = client.next().now_or_never() {
+        if let Err(e) = note_event(ev, &ids, &mut out) {
+            return (out, Some(e));
+        }
+    }
+    for (i, (to, body)) in msgs.iter().enumerate() {
+        let jid = match BareJid::new(to) {
+            Ok(j) => j,
+            Err(e) => {
+                out[i] = Some(Err(DeliveryError::Permanent {
+                    code: None,
+                    text: format!("xmpp: jid-malformed: {to:?}: {e}"),
+                }));
+                tokens.push(None);
+                continue;
+            }
+        };
+        let id = format!("digestd-{batch}-{i}");
+        let mut m = Message::chat(Some(Jid::from(jid)))
+            .with_body(Lang(String::new()), cap(body, max_chars));
+        m.id = Some(Id(id.clone()));
+        ids.insert(id, i);
+        match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
+            Ok(Ok(t)) => tokens.push(Some(t)),
+            Ok(Err(e)) => return (out, Some(format!("send failed: {e}"))),
+            Err(_) => return (out, Some("send timed out".into())),
+        }
+    }
+    // The ping goes to our own server, which answers it itself.
+    let own = client.bound_jid().map(|j| Jid::from(j.domain().to_owned()));
+    let mut ping = client
+        .send_iq(own, IqRequest::Get(Element::from(Ping)))
+        .await;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut lost = None;
+    loop {
+        tokio::select! {
+            ev = client.next() => {
+                if let Err(e) = note_event(ev, &ids, &mut out) {
+                    lost = Some(e);
+                    break;
+                }
+            }
+            // An error answer to the ping still means the server reached it.
+            r = &mut ping => {
+                if let Err(e) = r {
+                    lost = Some(format!("ping failed: {e}"));
+                }
+                break;
+            }
+            _ = &mut deadline => {
+                lost = Some(format!("no answer from the server in {}s", timeout.as_secs()));
+                break;
+            }
+        }
+    }
+    if lost.is_none() {
+        while let Some(ev) = client.next().now_or_never() {
+            if let Err(e) = note_event(ev, &ids, &mut out) {
+                lost = Some(e);
+                break;
+            }
+        }
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        if out[i].is_some() {
+            continue;
+        }
+        let acked = t
+            .as_ref()
+            .is_some_and(|t| StanzaStage::from(&t.state()) == StanzaStage::Acked);
+        if lost.is_none() || acked {
+            out[i] = Some(Ok(Delivered {
+                code: None,
+                text: if acked {
+                    "acknowledged by the server".into()
+                } else {
+                    "accepted by the server".into()
+                },
+                remote_id: Some(format!("digestd-{batch}-{i}")),
+            }));
+        }
+    }
+    (out, lost)
+}
+
+impl Listener for XmppListener {
+    fn key(&self) -> &'static str {
+        "xmpp"
+    }
+
+    fn send_raw(&mut self, to: &str, body: &str) -> std::result::Result<Delivered, DeliveryError> {
+        self.send(&[(to.to_string(), body.to_string())])
+            .pop()
+            .expect("one result per message")
+    }
+
+    fn send(
+        &mut self,
+        msgs: &[(String, String)],
+    ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+        if msgs.is_empty() {
+            return Vec::new();
+        }
+        // A fresh session for a batch whose session broke before it
+        // started; not more, so a dead server costs one timeout per pass.
+        for attempt in 0..2 {
+            let (timeout, max_chars) = (self.timeout(), self.cfg.max_chars);
+            self.batch += 1;
+            let batch = self.batch;
+            if let Err(e) = self.connect() {
+                return vec![Err(e); msgs.len()];
+            }
+            let Some(Session { rt, client }) = self.session.as_mut() else {
+                unreachable!("connect() opened it")
+            };
+            let (out, lost) = rt.block_on(send_batch(client, msgs, batch, max_chars, timeout));
+            let Some(lost) = lost else {
+                return out
+                    .into_iter()
+                    .map(|o| o.expect("every message settled"))
+                    .collect();
+            };
+            tracing::warn!(error = %lost, "xmpp: session dropped");
+            self.drop_session();
+            let nothing_sent = out.iter().all(Option::is_none);
+            if attempt == 0 && nothing_sent {
+                continue;
+            }
+            return out
+                .into_iter()
+                .map(|o| o.unwrap_or_else(|| Err(transient(format!("xmpp: {lost}")))))
+                .collect();
+        }
+        unreachable!("the second attempt always returns")
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(Session { rt, client }) = self.session.take() {
+            let _ = rt.block_on(async {
+                tokio::time::timeout(Duration::from_secs(2), client.send_end()).await
+            });
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for XmppListener {
+    fn drop(&mut self) {
+        self.drop_session();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(xml: &str) -> Element {
+        xml.parse().unwrap()
+    }
+
+    #[test]
+    fn stanza_errors_are_told_apart() {
+        let cases = [
+            ("item-not-found", "cancel", false),
+            ("not-allowed", "cancel", false),
+            ("forbidden", "auth", false),
+            ("service-unavailable", "cancel", true),
+            ("remote-server-timeout", "wait", true),
+            ("policy-violation", "modify", false),
+            ("policy-violation", "wait", true),
+        ];
+        for (cond, kind, retry) in cases {
+            let e = error(&format!(
+                "<error xmlns='jabber:client' type='{kind}'><{cond} xmlns='{STANZAS_NS}'/>\
+                 <text xmlns='{STANZAS_NS}'>why</text></error>"
+            ));
+            let (text, transient) = classify(&e);
+            assert_eq!(transient, retry, "{cond} {kind}");
+            assert_eq!(text, format!("{cond} ({kind}): why"));
+        }
+        let (text, transient) = classify(&error("<error xmlns='jabber:client'/>"));
+        assert_eq!(
+            (text.as_str(), transient),
+            ("undefined-condition (cancel)", false)
+        );
+    }
+
+    #[test]
+    fn long_bodies_are_capped_on_a_character_boundary() {
+        assert_eq!(cap("short", 100), "short");
+        let long = "é".repeat(300);
+        let c = cap(&long, 100);
+        assert_eq!(c.chars().count(), 100);
+        assert!(c.ends_with('…'));
+    }
+
+    #[test]
+    fn config_is_checked_without_connecting() {
+        let ok = XmppConfig {
+            transport: "xmpp".into(),
+            jid: "digestd@localhost".into(),
+            password: "pw".into(),
+            server: "127.0.0.1:5222".into(),
+            ..XmppConfig::default()
+        };
+        check(&ok).unwrap();
+        let bad = [
+            XmppConfig {
+                transport: "pigeon".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                jid: "localhost".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                jid: "a@b@c".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                password: String::new(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                password: "a\r\nb".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                server: "127.0.0.1".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                server: "127.0.0.1:0".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                server: "127.0.0.1:99999".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                timeout_seconds: 0,
+                ..ok.clone()
+            },
+            XmppConfig {
+                max_chars: 5,
+                ..ok.clone()
+            },
+            XmppConfig {
+                tls: false,
+                server: "chat.example.com:5222".into(),
+                ..ok.clone()
+            },
+            XmppConfig {
+                tls: false,
+                server: String::new(),
+                ..ok.clone()
+            },
+        ];
+        for server in ["127.0.0.1:5222", "[::1]:5222", "localhost:15222"] {
+            check(&XmppConfig {
+                tls: false,
+                server: server.into(),
+                ..ok.clone()
+            })
+            .unwrap();
+        }
+        for c in bad {
+            let e = check(&c).unwrap_err().to_string();
+            assert!(e.starts_with("config: xmpp."), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_server_that_is_down_is_a_transient_failure_with_backoff() {
+        // A port nothing listens on: connection refused at once.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut l = XmppListener::new(&XmppConfig {
+            transport: "xmpp".into(),
+            jid: "digestd@localhost".into(),
+            password: "pw".into(),
+            server: format!("127.0.0.1:{port}"),
+            tls: false,
+            timeout_seconds: 5,
+            ..XmppConfig::default()
+        })
+        .unwrap();
+        let r = l.send(&[("alice@localhost".into(), "hi".into())]);
+        assert!(
+            matches!(r[0], Err(DeliveryError::Transient { .. })),
+            "{r:?}"
+        );
+        // The second try comes before the backoff is over: refused at once.
+        let r = l.send(&[("alice@localhost".into(), "hi".into())]);
+        match &r[0] {
+            Err(DeliveryError::Transient { text, .. }) => {
+                assert!(text.contains("next try in"), "{text}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
