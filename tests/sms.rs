@@ -216,19 +216,7 @@ fn test_alert_sends_one_sms_now_and_refuses_bad_numbers() {
     )
     .unwrap();
     let run = |to: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_digestd"))
-            .current_dir(dir.path())
-            .args([
-                "--config",
-                cfg.to_str().unwrap(),
-                "test-alert",
-                "--channel",
-                "sms",
-                "--to",
-                to,
-            ])
-            .output()
-            .unwrap()
+        common::digestd_with_config(&cfg, &["test-alert", "--channel", "sms", "--to", to])
     };
     let ok = run("+34600111222");
     assert!(ok.status.success(), "{ok:?}");

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod prosody;
 pub mod smtp;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -109,4 +110,16 @@ pub fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339(s)
         .unwrap()
         .with_timezone(&chrono::Utc)
+}
+
+/// Runs the digestd binary with `--config config` and `args`, in the
+/// config's directory.
+pub fn digestd_with_config(config: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .current_dir(config.parent().expect("a file in a directory"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .output()
+        .unwrap()
 }

@@ -1,0 +1,315 @@
+//! The XMPP listener against a real Prosody on loopback (config in
+//! `tests/fixtures/prosody/`), through the real queue, on each back end; a
+//! second XMPP client reads what arrived.
+
+mod common;
+
+use std::time::Duration;
+
+use common::prosody::{Prosody, Reader};
+use common::{at, TestDb};
+use diesel::prelude::*;
+use digestd::config::{DigestConfig, EmailConfig, XmppConfig};
+use digestd::db::schema::{delivery_log, nt_messages};
+use digestd::db::DbConn;
+use digestd::deliver::queue::{self, Delivery, NewNotification};
+use digestd::digest::Composer;
+use digestd::ids::RequestId;
+use digestd::items::{self, ItemInput};
+use digestd::parties::{self, NewUser};
+use digestd::schedule::tick::tick;
+use digestd::subscriptions::{self, SubscribeRequest};
+
+const T0: &str = "2026-11-23T09:00:00Z";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn user(c: &mut DbConn, name: &str, jid: Option<&str>) {
+    parties::create_user(
+        c,
+        at("2026-11-01T00:00:00Z"),
+        &NewUser {
+            name: name.into(),
+            timezone: "Europe/Paris".into(),
+            email: Some(format!("{name}@example.com")),
+            xmpp: jid.map(String::from),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+fn notify(c: &mut DbConn, to: &str, subject: &str, message: &str) -> RequestId {
+    queue::post_request(
+        c,
+        &EmailConfig::default(),
+        &NewNotification {
+            from: "ops".into(),
+            to: to.into(),
+            subject: subject.into(),
+            message: message.into(),
+            channels: vec!["xmpp".into()],
+            ..Default::default()
+        },
+        at(T0),
+    )
+    .unwrap()
+}
+
+fn xmpp_config(p: &Prosody) -> XmppConfig {
+    XmppConfig {
+        transport: "xmpp".into(),
+        jid: "digestd@localhost".into(),
+        password: "servicepw".into(),
+        server: p.server(),
+        tls: false,
+        timeout_seconds: 5,
+        ..XmppConfig::default()
+    }
+}
+
+fn delivery(p: &Prosody) -> Delivery {
+    let dir = tempfile::tempdir().unwrap().keep();
+    Delivery::new(&EmailConfig {
+        dir: dir.display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap()
+    .with_xmpp(&xmpp_config(p))
+    .unwrap()
+}
+
+fn prosody() -> Option<Prosody> {
+    Prosody::start(&[("digestd", "servicepw"), ("bob", "bobpw")])
+}
+
+fn a_digest_reaches_a_second_xmpp_client(db: &TestDb) {
+    let Some(p) = prosody() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    user(&mut c, "bob", Some("bob@localhost"));
+    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Rota", None)
+        .unwrap()
+        .uuid;
+    subscriptions::subscribe(
+        &mut c,
+        at("2026-11-22T00:00:00Z"),
+        &SubscribeRequest {
+            party: "bob".into(),
+            frequency: "daily".into(),
+            kind: "modification".into(),
+            collection: Some(cal.clone()),
+            hour: Some(9),
+            channels: vec!["xmpp".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    items::put_item(
+        &mut c,
+        at("2026-11-22T15:00:00Z"),
+        &ItemInput {
+            uuid: uuid::Uuid::from_u128(7).to_string(),
+            collection: Some(cal),
+            kind: "event".into(),
+            title: "Night shift handover".into(),
+            start: Some("2026-11-24T21:00:00Z".into()),
+            actor: "ops".into(),
+            at: Some("2026-11-22T15:00:00Z".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // 09:00 in Paris is 08:00Z.
+    let mut comp = Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap();
+    let runs = tick(&mut c, at("2026-11-23T08:00:00Z"), &mut comp).unwrap();
+    assert_eq!(runs.len(), 1);
+    let chat: String = nt_messages::table
+        .select(nt_messages::message_chat.assume_not_null())
+        .first(&mut c)
+        .unwrap();
+    assert!(chat.contains("Night shift handover"), "{chat}");
+    let mut d = delivery(&p);
+    queue::run_pass(&mut c, &mut d, at("2026-11-23T08:00:00Z")).unwrap();
+    let id: i64 = nt_messages::table
+        .select(nt_messages::request_id)
+        .first(&mut c)
+        .unwrap();
+    let r = queue::show(&mut c, RequestId(id)).unwrap();
+    assert_eq!(r.status, "sent", "{r:?}\n{}", p.log());
+    // bob comes online afterwards: the server kept it for him.
+    let mut bob = Reader::login(&p, "bob", "bobpw");
+    assert_eq!(bob.bodies(1, WAIT), vec![chat]);
+    assert!(bob.bodies(1, Duration::from_millis(500)).is_empty());
+    let log: Vec<(String, Option<String>)> = delivery_log::table
+        .select((delivery_log::outcome, delivery_log::remote_id))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].0, "sent");
+    assert!(log[0]
+        .1
+        .as_deref()
+        .is_some_and(|id| id.starts_with("digestd-")));
+    d.shutdown();
+}
+
+fn notifications_to_one_person_go_as_one_message(db: &TestDb) {
+    let Some(p) = prosody() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    user(&mut c, "bob", Some("bob@localhost"));
+    let mut reader = Reader::login(&p, "bob", "bobpw");
+    let a = notify(&mut c, "bob", "Disk 91% full", "on db-2");
+    let b = notify(&mut c, "bob", "Backup late", "by 40 minutes");
+    let mut d = delivery(&p);
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    for r in [a, b] {
+        assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    }
+    let got = reader.bodies(2, WAIT);
+    assert_eq!(
+        got,
+        vec!["Disk 91% full\non db-2\n\nBackup late\nby 40 minutes".to_string()]
+    );
+    // Nothing more comes: the next pass has nothing to send.
+    let again = queue::run_pass(&mut c, &mut d, at(T0) + chrono::Duration::hours(1)).unwrap();
+    assert_eq!(again.finished, 0);
+    assert!(reader.bodies(1, Duration::from_millis(500)).is_empty());
+}
+
+fn an_unknown_account_is_retried_and_others_still_get_theirs(db: &TestDb) {
+    let Some(p) = prosody() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    user(&mut c, "bob", Some("bob@localhost"));
+    user(&mut c, "ghost", Some("ghost@localhost"));
+    let g = notify(&mut c, "ghost", "Hello", "anyone?");
+    let b = notify(&mut c, "bob", "Hello", "bob");
+    let mut d = delivery(&p);
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let v = queue::show(&mut c, g).unwrap();
+    let msg = v.recipients[0].reply_message.clone().unwrap_or_default();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1),
+        "{msg}"
+    );
+    assert!(msg.contains("service-unavailable"), "{msg}");
+    assert_eq!(queue::show(&mut c, b).unwrap().status, "sent");
+    // Retried with backoff until max_retries (3), then given up.
+    let mut t = at(T0);
+    for _ in 0..4 {
+        t += chrono::Duration::hours(6);
+        queue::run_pass(&mut c, &mut d, t).unwrap();
+    }
+    let v = queue::show(&mut c, g).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("failed", 3)
+    );
+    let mut bob = Reader::login(&p, "bob", "bobpw");
+    assert_eq!(bob.bodies(1, WAIT), vec!["Hello\nbob".to_string()]);
+    assert!(bob.bodies(1, Duration::from_millis(500)).is_empty());
+}
+
+fn a_killed_server_is_retried_and_delivers_after_it_returns(db: &TestDb) {
+    let Some(mut p) = prosody() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    user(&mut c, "bob", Some("bob@localhost"));
+    let mut d = delivery(&p);
+    let first = notify(&mut c, "bob", "One", "before the crash");
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, first).unwrap().status, "sent");
+    // kill -9 under the open session, then a notification comes.
+    p.kill();
+    let second = notify(&mut c, "bob", "Two", "while it was down");
+    let t1 = at(T0) + chrono::Duration::minutes(1);
+    queue::run_pass(&mut c, &mut d, t1).unwrap();
+    let v = queue::show(&mut c, second).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1)
+    );
+    let msg = v.recipients[0].reply_message.clone().unwrap();
+    assert!(msg.starts_with("xmpp: "), "{msg}");
+    p.up();
+    // The listener waits out its own reconnect backoff (2 s after one
+    // failed login) as well as the queue's (5 minutes).
+    std::thread::sleep(Duration::from_millis(2100));
+    queue::run_pass(&mut c, &mut d, t1 + chrono::Duration::minutes(5)).unwrap();
+    let v = queue::show(&mut c, second).unwrap();
+    assert_eq!(v.status, "sent", "{v:?}\n{}", p.log());
+    let mut bob = Reader::login(&p, "bob", "bobpw");
+    let got = bob.bodies(2, WAIT);
+    assert!(bob.bodies(1, Duration::from_millis(500)).is_empty());
+    assert_eq!(
+        got,
+        vec![
+            "One\nbefore the crash".to_string(),
+            "Two\nwhile it was down".to_string()
+        ]
+    );
+    d.shutdown();
+}
+
+#[test]
+fn a_wrong_password_is_a_transient_failure_not_a_hang() {
+    let Some(p) = prosody() else { return };
+    let mut l = digestd::deliver::xmpp::XmppListener::new(&XmppConfig {
+        password: "wrong".into(),
+        timeout_seconds: 3,
+        ..xmpp_config(&p)
+    })
+    .unwrap();
+    use digestd::deliver::listener::{DeliveryError, Listener};
+    let r = l.send(&[("bob@localhost".into(), "hi".into())]);
+    match &r[0] {
+        Err(DeliveryError::Transient { text, .. }) => assert!(text.starts_with("xmpp: "), "{text}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn test_alert_reaches_the_account_and_refuses_bad_jids() {
+    let Some(p) = prosody() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[xmpp]\ntransport = \"xmpp\"\njid = \"digestd@localhost\"\npassword = \"servicepw\"\n\
+             server = \"{}\"\ntls = false\ntimeout_seconds = 5\n",
+            p.server()
+        ),
+    )
+    .unwrap();
+    let run = |to: &str| {
+        common::digestd_with_config(&cfg, &["test-alert", "--channel", "xmpp", "--to", to])
+    };
+    let ok = run("bob@localhost");
+    assert!(ok.status.success(), "{ok:?}\n{}", p.log());
+    assert!(String::from_utf8_lossy(&ok.stdout).starts_with("sent to bob@localhost: "));
+    for bad in [
+        "localhost",
+        "bob@",
+        "a@b@c",
+        "bob@localhost\r\nx",
+        " bob@localhost",
+    ] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {out:?}");
+    }
+    let mut bob = Reader::login(&p, "bob", "bobpw");
+    let got = bob.bodies(1, WAIT);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].starts_with("digestd test alert, "), "{got:?}");
+    assert!(bob.bodies(1, Duration::from_millis(500)).is_empty());
+}
+
+backend_tests!(
+    a_digest_reaches_a_second_xmpp_client,
+    notifications_to_one_person_go_as_one_message,
+    an_unknown_account_is_retried_and_others_still_get_theirs,
+    a_killed_server_is_retried_and_delivers_after_it_returns,
+);
