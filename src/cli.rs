@@ -311,6 +311,8 @@ pub enum BenchCmd {
     Compose(bench::ComposeArgs),
     /// Messages through the real queue into smtp-sink, beside smtp-source into the same sink.
     Smtp(bench::SmtpArgs),
+    /// Chat messages through the real queue into Prosody, beside a bare XMPP client.
+    Xmpp(bench::XmppArgs),
 }
 
 /// Parses the process arguments, runs, prints errors; returns the exit code.
@@ -369,6 +371,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             return bench::compose(&args, cli.db.as_deref(), out)
         }
         Command::Bench(BenchCmd::Smtp(args)) => return bench::smtp(&args, cli.db.as_deref(), out),
+        Command::Bench(BenchCmd::Xmpp(args)) => return bench::xmpp(&args, cli.db.as_deref(), out),
         Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }

@@ -6,15 +6,20 @@ mod ingest;
 mod smtp;
 mod sql;
 mod tick;
+mod xmpp;
 
 pub use compose::{compose, ComposeArgs};
 pub use ingest::{ingest, IngestArgs};
 pub use smtp::{smtp, SmtpArgs};
 pub use tick::{tick, TickArgs};
+pub use xmpp::{xmpp, XmppArgs};
 
 use std::time::Duration;
 
-use crate::db::{Db, DbUrl};
+use chrono::{TimeZone, Utc};
+use diesel::connection::SimpleConnection;
+
+use crate::db::{Db, DbConn, DbUrl};
 use crate::error::{Error, Result};
 
 /// First party id of the generated users: the migrations create the system
@@ -52,4 +57,42 @@ fn peak_rss_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+/// `n` users (ids after [`PARTY0`]), each with a `channel` contact point at
+/// `address` (an SQL expression of the row number `i`), and a pending
+/// request from the first to each of the others, with `body` as its text
+/// and chat text: the queue benches' world, loaded in a few statements.
+fn request_world(c: &mut DbConn, n: usize, channel: &str, address: &str, body: &str) -> Result<()> {
+    let d = sql::Dialect(c.backend());
+    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
+    let all = d.series(n + 1);
+    let sql = [
+        format!(
+            "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {all}"
+        ),
+        format!(
+            "INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
+             SELECT {PARTY0} + i, 'Etc/UTC', 0, 8, 'en-GB', 'code' || i FROM {all}"
+        ),
+        format!(
+            "INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
+             SELECT {PARTY0} + i, '{channel}', {address}, true, false, 0, {t0} FROM {all}"
+        ),
+        format!(
+            "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \
+             request_date, status, max_retries) \
+             SELECT i, {PARTY0} + i, false, {PARTY0}, 'Bench message ' || i, '{channel}', {t0}, 'pending', 3 \
+             FROM {all} WHERE i > 0"
+        ),
+        format!(
+            "INSERT INTO nt_messages (request_id, message, message_chat) \
+             SELECT i, '{body}', '{body}' FROM {all} WHERE i > 0"
+        ),
+        "ANALYZE".to_string(),
+    ];
+    for s in sql {
+        c.batch_execute(&s)?;
+    }
+    Ok(())
 }

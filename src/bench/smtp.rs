@@ -15,10 +15,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
 use clap::Args;
-use diesel::connection::SimpleConnection;
 
-use super::sql::Dialect;
-use super::{open_empty, rate, PARTY0};
+use super::{open_empty, rate, request_world};
 use crate::config::EmailConfig;
 use crate::deliver::queue::{self, Delivery};
 use crate::error::{Error, Result};
@@ -116,54 +114,21 @@ fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
     Ok(d)
 }
 
-fn build_world(c: &mut crate::db::DbConn, a: &SmtpArgs) -> Result<()> {
-    let d = Dialect(c.backend());
-    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
-    let n = a.messages;
-    // Text and HTML each carry about half of the size.
-    let body = "The quick brown fox jumps over the lazy dog. ".repeat((a.size / 2 / 45).max(1));
-    let sql = [
-        format!(
-            "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {}",
-            d.series(n + 1)
-        ),
-        format!(
-            "INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
-             SELECT {PARTY0} + i, 'Etc/UTC', 0, 8, 'en-GB', 'code' || i FROM {}",
-            d.series(n + 1)
-        ),
-        format!(
-            "INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
-             SELECT {PARTY0} + i, 'email', 'user' || i || '@example.com', true, false, 0, {t0} FROM {}",
-            d.series(n + 1)
-        ),
-        // Requests from user 0 to each of the others.
-        format!(
-            "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \
-             request_date, status, max_retries) \
-             SELECT i, {PARTY0} + i, false, {PARTY0}, 'Bench message ' || i, 'email', {t0}, 'pending', 3 \
-             FROM {} WHERE i > 0",
-            d.series(n + 1)
-        ),
-        format!(
-            "INSERT INTO nt_messages (request_id, message) SELECT i, '{body}' FROM {} WHERE i > 0",
-            d.series(n + 1)
-        ),
-        "ANALYZE".to_string(),
-    ];
-    for s in sql {
-        c.batch_execute(&s)?;
-    }
-    Ok(())
-}
-
 pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
     find("smtp-source")?;
     let port = free_port()?;
     let _sink = start_sink(port)?;
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let mut c = db.conn()?;
-    build_world(&mut c, args)?;
+    // Text and HTML each carry about half of the size.
+    let body = "The quick brown fox jumps over the lazy dog. ".repeat((args.size / 2 / 45).max(1));
+    request_world(
+        &mut c,
+        args.messages,
+        "email",
+        "'user' || i || '@example.com'",
+        &body,
+    )?;
     writeln!(
         out,
         "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, into smtp-sink on 127.0.0.1:{port}",
