@@ -212,6 +212,27 @@ fn an_unknown_account_is_retried_and_others_still_get_theirs(db: &TestDb) {
     assert!(bob.bodies(1, Duration::from_millis(500)).is_empty());
 }
 
+fn a_domain_the_server_cannot_reach_is_given_up_at_once(db: &TestDb) {
+    let Some(p) = prosody() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    // The test server has no server-to-server: it bounces with
+    // not-allowed, which no retry will change.
+    user(&mut c, "far", Some("far@elsewhere.example"));
+    let r = notify(&mut c, "far", "Hello", "far away");
+    let mut d = delivery(&p);
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let v = queue::show(&mut c, r).unwrap();
+    let msg = v.recipients[0].reply_message.clone().unwrap_or_default();
+    assert_eq!(v.status, "failed", "{msg}");
+    // One attempt, given up at once, as email after a 5xx.
+    assert_eq!(
+        (v.recipients[0].retry_count, v.recipients[0].gave_up),
+        (1, true)
+    );
+    assert!(msg.starts_with("xmpp: not-allowed (cancel)"), "{msg}");
+}
+
 fn a_killed_server_is_retried_and_delivers_after_it_returns(db: &TestDb) {
     let Some(mut p) = prosody() else { return };
     let mut c = db.conn();
@@ -311,5 +332,6 @@ backend_tests!(
     a_digest_reaches_a_second_xmpp_client,
     notifications_to_one_person_go_as_one_message,
     an_unknown_account_is_retried_and_others_still_get_theirs,
+    a_domain_the_server_cannot_reach_is_given_up_at_once,
     a_killed_server_is_retried_and_delivers_after_it_returns,
 );
