@@ -283,8 +283,8 @@ fn a_wrong_password_is_a_transient_failure_not_a_hang() {
         ..xmpp_config(&p)
     })
     .unwrap();
-    use digestd::deliver::listener::{DeliveryError, Listener};
-    let r = l.send(&[("bob@localhost".into(), "hi".into())]);
+    use digestd::deliver::listener::{DeliveryError, Listener, Outgoing};
+    let r = l.send(&[Outgoing::text("bob@localhost", "hi", Default::default())]);
     match &r[0] {
         Err(DeliveryError::Transient { text, .. }) => assert!(text.starts_with("xmpp: "), "{text}"),
         other => panic!("{other:?}"),

@@ -1,17 +1,57 @@
-//! The Cosmo proposal's push listeners behind one trait (lettre's transport
+//! The Cosmo proposal's listeners behind one trait (lettre's transport
 //! shape): one required low-level send of a prepared message to one
-//! address, a provided send of several, a no-op `shutdown` by default.
+//! address, a provided send of a batch, a no-op `shutdown` by default.
+//! Every channel has one, chosen by key (`email`, `xmpp`, `sms`): email's
+//! transports (`dir`, `smtp`, `pipe`, `stdout`), the XMPP session, the SMS
+//! gateway, and the outbox for a push channel with no server configured.
 //! Errors say whether to retry; the queue decides from that, never from
 //! the text.
 
+use std::path::PathBuf;
+
 use super::sink::Outcome;
+
+/// One message ready to leave: its envelope and its bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Outgoing {
+    /// The envelope sender (email; empty for the push channels).
+    pub envelope_from: String,
+    /// The address: an email address, a JID, a phone number.
+    pub to: String,
+    /// A whole RFC 5322 message, or a chat or SMS text (UTF-8).
+    pub bytes: Vec<u8>,
+    /// Where an outbox (`dir`) writes it: one name per (first request,
+    /// recipient), so a retry rewrites the same file.
+    pub file: PathBuf,
+}
+
+impl Outgoing {
+    /// A text message for a push channel.
+    pub fn text(to: &str, body: &str, file: PathBuf) -> Outgoing {
+        Outgoing {
+            envelope_from: String::new(),
+            to: to.to_string(),
+            bytes: body.as_bytes().to_vec(),
+            file,
+        }
+    }
+
+    /// The body as text; a body that is not UTF-8 never will be.
+    pub fn body(&self) -> Result<&str, DeliveryError> {
+        std::str::from_utf8(&self.bytes).map_err(|_| DeliveryError::Permanent {
+            code: None,
+            text: "body is not UTF-8".into(),
+        })
+    }
+}
 
 /// What the far end said when it took a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivered {
     pub code: Option<u16>,
     pub text: String,
-    /// The far end's id for the message (an SMS gateway's message id).
+    /// The far end's id for the message (an SMS gateway's message id, an
+    /// XMPP stanza id).
     pub remote_id: Option<String>,
 }
 
@@ -35,12 +75,14 @@ pub trait Listener: Send {
     /// The channel key: `email`, `xmpp`, `sms`.
     fn key(&self) -> &'static str;
 
-    /// Sends one prepared message to one address.
-    fn send_raw(&mut self, to: &str, body: &str) -> Result<Delivered, DeliveryError>;
+    /// Sends one prepared message to its address.
+    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError>;
 
-    /// Sends each of `msgs` (address, body), in order.
-    fn send(&mut self, msgs: &[(String, String)]) -> Vec<Result<Delivered, DeliveryError>> {
-        msgs.iter().map(|(to, b)| self.send_raw(to, b)).collect()
+    /// Sends a batch; one result per message, in order. Listeners that can
+    /// do better than one at a time (a pool of SMTP sessions, one XMPP
+    /// round trip for a batch) override it.
+    fn send(&mut self, msgs: &[Outgoing]) -> Vec<Result<Delivered, DeliveryError>> {
+        msgs.iter().map(|m| self.send_raw(m)).collect()
     }
 
     /// Releases what the listener holds (sessions, connections).
@@ -72,6 +114,43 @@ impl From<Result<Delivered, DeliveryError>> for Outcome {
     }
 }
 
+impl Outcome {
+    /// The outcome as a listener's result.
+    pub fn into_result(self) -> Result<Delivered, DeliveryError> {
+        match self {
+            Outcome::Sent {
+                code,
+                text,
+                remote_id,
+            } => {
+                // `From` appends the id to the text: take it off again.
+                let text = match &remote_id {
+                    Some(id) => text
+                        .strip_suffix(&format!(" (id {id})"))
+                        .unwrap_or(&text)
+                        .to_string(),
+                    None => text,
+                };
+                Ok(Delivered {
+                    code,
+                    text,
+                    remote_id,
+                })
+            }
+            Outcome::Transient {
+                code,
+                text,
+                retry_after_secs,
+            } => Err(DeliveryError::Transient {
+                code,
+                text,
+                retry_after_secs,
+            }),
+            Outcome::Permanent { code, text } => Err(DeliveryError::Permanent { code, text }),
+        }
+    }
+}
+
 /// A listener for unit tests: records what it was given and answers with
 /// the outcomes it was told to, in order (then success).
 #[derive(Debug, Default)]
@@ -85,8 +164,8 @@ impl Listener for Stub {
         "stub"
     }
 
-    fn send_raw(&mut self, to: &str, body: &str) -> Result<Delivered, DeliveryError> {
-        self.sent.push((to.to_string(), body.to_string()));
+    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
+        self.sent.push((m.to.clone(), m.body()?.to_string()));
         self.script.pop_front().unwrap_or(Ok(Delivered {
             code: None,
             text: "ok".into(),
@@ -107,7 +186,10 @@ mod tests {
             text: "slow down".into(),
             retry_after_secs: Some(60),
         }));
-        let got = s.send(&[("a".into(), "1".into()), ("b".into(), "2".into())]);
+        let got = s.send(&[
+            Outgoing::text("a", "1", PathBuf::new()),
+            Outgoing::text("b", "2", PathBuf::new()),
+        ]);
         assert_eq!(
             s.sent,
             vec![("a".into(), "1".into()), ("b".into(), "2".into())]
@@ -122,5 +204,35 @@ mod tests {
             }
         ));
         assert!(matches!(outcomes[1], Outcome::Sent { .. }));
+    }
+
+    #[test]
+    fn outcomes_and_results_convert_both_ways() {
+        let cases = [
+            Outcome::Sent {
+                code: Some(200),
+                text: "accepted (id SM1)".into(),
+                remote_id: Some("SM1".into()),
+            },
+            Outcome::sent(Some(250), "2.0.0 Ok"),
+            Outcome::Transient {
+                code: Some(429),
+                text: "slow down".into(),
+                retry_after_secs: Some(60),
+            },
+            Outcome::permanent(Some(550), "no such user"),
+        ];
+        for o in cases {
+            assert_eq!(Outcome::from(o.clone().into_result()), o);
+        }
+        let mut s = Stub::default();
+        let bad = Outgoing {
+            bytes: vec![0xff, 0xfe],
+            ..Outgoing::text("a", "", PathBuf::new())
+        };
+        assert!(matches!(
+            s.send_raw(&bad),
+            Err(DeliveryError::Permanent { .. })
+        ));
     }
 }

@@ -3,12 +3,13 @@
 //! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
 //!   per sender and recipient, retries with backoff), update, show, status;
 //! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
-//! - [`sink`]: the email transports behind one call, and delivery outcomes;
+//! - [`sink`]: the email transports as the `email` listener, and delivery
+//!   outcomes;
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
 //! - [`outbox`]: the `dir` transport, and where XMPP and SMS bodies go when
 //!   their listener is not configured;
 //! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
-//! - [`listener`]: the `Listener` trait the push channels implement;
+//! - [`listener`]: the `Listener` trait every channel is delivered through;
 //! - [`sms`]: the SMS listener (an HTTP gateway);
 //! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session).
 

@@ -1,6 +1,7 @@
 //! The `dir` outbox, the embedded default: each email an `.eml` file (RFC
 //! 5322, CRLF, valid MIME), XMPP and SMS bodies as text files in `xmpp/`
-//! and `sms/` until their listeners exist.
+//! and `sms/` (the [`OutboxListener`] of a push channel whose transport is
+//! `dir`).
 //!
 //! Files are named after (first request, recipient) and written to a
 //! temporary name, then renamed: a pass killed between writing and marking
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use diesel::prelude::*;
 
+use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::EmailConfig;
 use crate::db::schema::{nt_queue, parties};
 use crate::db::DbConn;
@@ -69,4 +71,49 @@ pub fn delivered(conn: &mut DbConn) -> Result<BTreeMap<(String, String), i64>> {
         *out.entry(k).or_default() += 1;
     }
     Ok(out)
+}
+
+/// The listener of a push channel with no server configured: each body is
+/// written to its file under the outbox, with a `To:` line (and for XMPP
+/// `Type: chat`) above it. Nothing is sent.
+pub struct OutboxListener {
+    key: &'static str,
+    outbox: Outbox,
+}
+
+impl OutboxListener {
+    pub fn new(channel: Channel, cfg: &EmailConfig) -> Result<OutboxListener> {
+        Ok(OutboxListener {
+            key: channel.as_str(),
+            outbox: Outbox::new(cfg)?,
+        })
+    }
+}
+
+impl Listener for OutboxListener {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        let body = m.body()?;
+        let text = if self.key == "xmpp" {
+            format!("To: {}\nType: chat\n\n{body}", m.to)
+        } else {
+            format!("To: {}\n\n{body}\n", m.to)
+        };
+        match self.outbox.write(&m.file, text.as_bytes()) {
+            Ok(()) => Ok(Delivered {
+                code: None,
+                text: format!("written to {}", m.file.display()),
+                remote_id: None,
+            }),
+            // A full disk may clear; keep the message for a retry.
+            Err(e) => Err(DeliveryError::Transient {
+                code: None,
+                text: e.to_string(),
+                retry_after_secs: None,
+            }),
+        }
+    }
 }

@@ -1,22 +1,13 @@
 //! Where prepared messages go, and what came of each: the email transports
-//! (`dir`, `smtp`) behind one call, and the outcome the queue records.
+//! (`dir`, `smtp`, `pipe`, `stdout`) as the `email` listener, and the
+//! outcome the queue records.
 
-use std::path::PathBuf;
-
+pub use super::listener::Outgoing;
+use super::listener::{Delivered, DeliveryError, Listener};
 use super::outbox::Outbox;
 use super::smtp::SmtpSink;
 use crate::config::EmailConfig;
 use crate::error::{Error, Result};
-
-/// One message ready to leave: its envelope and its bytes.
-#[derive(Debug, Clone)]
-pub struct Outgoing {
-    pub envelope_from: String,
-    pub to: String,
-    pub bytes: Vec<u8>,
-    /// Where the `dir` transport writes it.
-    pub file: PathBuf,
-}
 
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,5 +182,25 @@ impl EmailSink {
                     .collect()
             }
         }
+    }
+}
+
+impl Listener for EmailSink {
+    fn key(&self) -> &'static str {
+        "email"
+    }
+
+    fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        self.send(std::slice::from_ref(m))
+            .pop()
+            .expect("one result per message")
+    }
+
+    /// Over SMTP, the batch is spread over the pool's sessions in parallel.
+    fn send(&mut self, msgs: &[Outgoing]) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+        self.send_all(msgs)
+            .into_iter()
+            .map(Outcome::into_result)
+            .collect()
     }
 }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::listener::{Delivered, DeliveryError, Listener};
+use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::SmsConfig;
 use crate::digest::sms as segments;
 use crate::error::{Error, Result};
@@ -101,8 +101,9 @@ impl Listener for SmsGateway {
         "sms"
     }
 
-    fn send_raw(&mut self, to: &str, body: &str) -> Result<Delivered, DeliveryError> {
-        let body = segments::fit(body, self.cfg.max_segments, "");
+    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
+        let to = m.to.as_str();
+        let body = segments::fit(m.body()?, self.cfg.max_segments, "");
         let c = &self.cfg;
         let mut req = self.client.post(&c.endpoint);
         req = match c.shape.as_str() {

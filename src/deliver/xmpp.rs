@@ -29,7 +29,7 @@ use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
 use tokio_xmpp::xmlstream::Timeouts;
 use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
-use super::listener::{Delivered, DeliveryError, Listener};
+use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
 
@@ -328,7 +328,7 @@ fn note_event(
 /// them. `Err` (with what is known so far) when the stream broke.
 async fn send_batch(
     client: &mut Client,
-    msgs: &[(String, String)],
+    msgs: &[Outgoing],
     batch: u64,
     max_chars: usize,
     timeout: Duration,
@@ -347,14 +347,22 @@ async fn send_batch(
             return (out, Some(e));
         }
     }
-    for (i, (to, body)) in msgs.iter().enumerate() {
-        let jid = match BareJid::new(to) {
+    for (i, m) in msgs.iter().enumerate() {
+        let jid = match BareJid::new(&m.to) {
             Ok(j) => j,
             Err(e) => {
                 out[i] = Some(Err(DeliveryError::Permanent {
                     code: None,
-                    text: format!("xmpp: jid-malformed: {to:?}: {e}"),
+                    text: format!("xmpp: jid-malformed: {:?}: {e}", m.to),
                 }));
+                tokens.push(None);
+                continue;
+            }
+        };
+        let body = match m.body() {
+            Ok(b) => b,
+            Err(e) => {
+                out[i] = Some(Err(e));
                 tokens.push(None);
                 continue;
             }
@@ -434,16 +442,14 @@ impl Listener for XmppListener {
         "xmpp"
     }
 
-    fn send_raw(&mut self, to: &str, body: &str) -> std::result::Result<Delivered, DeliveryError> {
-        self.send(&[(to.to_string(), body.to_string())])
+    fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        self.send(std::slice::from_ref(m))
             .pop()
             .expect("one result per message")
     }
 
-    fn send(
-        &mut self,
-        msgs: &[(String, String)],
-    ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+    /// The whole batch on the session, then one ping.
+    fn send(&mut self, msgs: &[Outgoing]) -> Vec<std::result::Result<Delivered, DeliveryError>> {
         if msgs.is_empty() {
             return Vec::new();
         }
@@ -634,13 +640,13 @@ mod tests {
             ..XmppConfig::default()
         })
         .unwrap();
-        let r = l.send(&[("alice@localhost".into(), "hi".into())]);
+        let r = l.send(&[Outgoing::text("alice@localhost", "hi", Default::default())]);
         assert!(
             matches!(r[0], Err(DeliveryError::Transient { .. })),
             "{r:?}"
         );
         // The second try comes before the backoff is over: refused at once.
-        let r = l.send(&[("alice@localhost".into(), "hi".into())]);
+        let r = l.send(&[Outgoing::text("alice@localhost", "hi", Default::default())]);
         match &r[0] {
             Err(DeliveryError::Transient { text, .. }) => {
                 assert!(text.contains("next try in"), "{text}")

@@ -36,13 +36,14 @@ use chrono::{DateTime, Utc};
 
 use super::listener::Listener;
 use super::message;
-use super::outbox::Outbox;
+use super::outbox::{Outbox, OutboxListener};
 use super::sink::EmailSink;
 use super::sms::SmsGateway;
 use super::xmpp::XmppListener;
 use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::DbConn;
 use crate::error::Result;
+use crate::parties::Channel;
 use round::process_round;
 
 /// Rows read per round.
@@ -86,10 +87,9 @@ impl std::fmt::Display for PassReport {
     }
 }
 
-/// How the queue reaches people: the email transport, the outbox for the
-/// channels without a listener yet, and the retry policy.
+/// How the queue reaches people: a listener per channel (`email`, `xmpp`,
+/// `sms`), the outbox paths, and the retry policy.
 pub struct Delivery {
-    pub email: EmailSink,
     pub outbox: Outbox,
     from: lettre::message::Mailbox,
     host: String,
@@ -97,8 +97,8 @@ pub struct Delivery {
     retry_cap: chrono::Duration,
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
-    /// The push listeners configured, by key (`sms`, `xmpp`); a channel
-    /// without one has its bodies written to the outbox.
+    /// One listener per channel, by key: email's transport, and for XMPP
+    /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
     pub listeners: Vec<Box<dyn Listener>>,
 }
 
@@ -108,12 +108,15 @@ impl Delivery {
         Ok(Delivery {
             host: from.email.domain().to_string(),
             from,
-            email: EmailSink::new(cfg)?,
             outbox: Outbox::new(cfg)?,
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
-            listeners: Vec::new(),
+            listeners: vec![
+                Box::new(EmailSink::new(cfg)?),
+                Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
+                Box::new(OutboxListener::new(Channel::Sms, cfg)?),
+            ],
         })
     }
 
@@ -147,9 +150,13 @@ impl Delivery {
         self.with_sms(&cfg.sms)?.with_xmpp(&cfg.xmpp)
     }
 
-    /// The listener for channel `key`, if one is configured.
-    pub fn listener(&mut self, key: &str) -> Option<&mut Box<dyn Listener>> {
-        self.listeners.iter_mut().find(|l| l.key() == key)
+    /// The listener for `channel`.
+    pub fn listener(&mut self, channel: Channel) -> &mut Box<dyn Listener> {
+        let key = channel.as_str();
+        self.listeners
+            .iter_mut()
+            .find(|l| l.key() == key)
+            .expect("Delivery::new gives every channel a listener")
     }
 
     /// Closes the listeners' sessions.

@@ -11,8 +11,9 @@ use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
 use crate::deliver::listener::Listener;
+use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email};
-use crate::deliver::sink::{Outcome, Outgoing};
+use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
 use crate::parties::Channel;
@@ -279,7 +280,13 @@ pub fn test_alert_xmpp(cfg: &XmppConfig, to: &str, now: DateTime<Utc>) -> Result
 
 fn push_alert(l: &mut dyn Listener, to: &str, now: DateTime<Utc>) -> Result<String> {
     let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
-    match Outcome::from(l.send_raw(to, &body)) {
+    let outcome = Outcome::from(l.send_raw(&Outgoing::text(to, &body, Default::default())));
+    report(to, outcome)
+}
+
+/// A test alert's outcome as the line to print, or the error.
+fn report(to: &str, outcome: Outcome) -> Result<String> {
+    match outcome {
         Outcome::Sent { code, text, .. } => Ok(format!(
             "sent to {to}: {}{text}",
             code.map_or(String::new(), |c| format!("{c} "))
@@ -323,16 +330,6 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
             .root()
             .join(format!("test-alert-{}.eml", now.timestamp_micros())),
     };
-    match d.email.send_all(std::slice::from_ref(&out)).pop() {
-        Some(Outcome::Sent { code, text, .. }) => Ok(format!(
-            "sent to {to}: {}{text}",
-            code.map_or(String::new(), |c| format!("{c} "))
-        )),
-        Some(o) => Err(Error::Storage(format!(
-            "test alert to {to} failed: {}{}",
-            o.code().map_or(String::new(), |c| format!("{c} ")),
-            o.text()
-        ))),
-        None => Err(Error::Storage("test alert: no outcome".into())),
-    }
+    let outcome = Outcome::from(d.listener(Channel::Email).send_raw(&out));
+    report(&to, outcome)
 }

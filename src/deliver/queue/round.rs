@@ -12,9 +12,10 @@ use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
+use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email, Part};
 use crate::deliver::outbox::Outbox;
-use crate::deliver::sink::{Outcome, Outgoing};
+use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
 
@@ -141,8 +142,8 @@ pub(super) fn process_round(
     let loaded = started.elapsed();
     let mut settles: Vec<Settle> = Vec::new();
     let mut jobs: Vec<EmailJob> = Vec::new();
-    // (channel, settle index, address, body) for the push listeners.
-    let mut pushes: Vec<(Channel, usize, String, String)> = Vec::new();
+    // (channel, settle index, message) for the push listeners.
+    let mut pushes: Vec<(Channel, usize, Outgoing)> = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         let r0 = &rows[i];
@@ -201,40 +202,31 @@ pub(super) fn process_round(
                         (_, _, None) => q.subject.clone(),
                     })
                     .collect();
-                if d.listener(ch.as_str()).is_some() {
-                    let sep = if ch == Channel::Sms { "\n" } else { "\n\n" };
-                    pushes.push((ch, settles.len(), address, body.join(sep)));
-                    settles.push(settle(Outcome::transient(None, "not sent")));
-                    continue;
-                }
-                let text = match ch {
-                    Channel::Xmpp => format!("To: {address}\nType: chat\n\n{}", body.join("\n\n")),
-                    _ => format!("To: {address}\n\n{}\n", body.join("\n")),
-                };
-                let path = d.outbox.path(first, &r0.to_name, ch);
-                let outcome = match d.outbox.write(&path, text.as_bytes()) {
-                    Ok(()) => Outcome::sent(None, format!("written to {}", path.display())),
-                    Err(e) => Outcome::transient(None, e.to_string()),
-                };
-                settles.push(settle(outcome));
+                let sep = if ch == Channel::Sms { "\n" } else { "\n\n" };
+                let file = d.outbox.path(first, &r0.to_name, ch);
+                pushes.push((
+                    ch,
+                    settles.len(),
+                    Outgoing::text(&address, &body.join(sep), file),
+                ));
+                settles.push(settle(Outcome::transient(None, "not sent")));
             }
         }
     }
     // The push listeners, a batch per channel (one XMPP session, one ping
     // for all of them).
     for ch in [Channel::Xmpp, Channel::Sms] {
-        let mine: Vec<&(Channel, usize, String, String)> =
-            pushes.iter().filter(|p| p.0 == ch).collect();
-        if mine.is_empty() {
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
+            .into_iter()
+            .partition(|p| p.0 == ch);
+        pushes = rest;
+        let (idx, msgs): (Vec<usize>, Vec<Outgoing>) =
+            mine.into_iter().map(|(_, k, m)| (k, m)).unzip();
+        if msgs.is_empty() {
             continue;
         }
-        let msgs: Vec<(String, String)> = mine
-            .iter()
-            .map(|(_, _, to, body)| (to.clone(), body.clone()))
-            .collect();
-        let listener = d.listener(ch.as_str()).expect("checked when batched");
-        for ((_, k, _, _), r) in mine.iter().zip(listener.send(&msgs)) {
-            settles[*k].outcome = Outcome::from(r);
+        for (k, r) in idx.into_iter().zip(d.listener(ch).send(&msgs)) {
+            settles[k].outcome = Outcome::from(r);
         }
     }
     // What is not email is settled now: write it first.
@@ -263,14 +255,19 @@ pub(super) fn process_round(
         outbox: &d.outbox,
         now: now_n,
     };
-    let email = &mut d.email;
+    let email = d
+        .listeners
+        .iter_mut()
+        .find(|l| l.key() == "email")
+        .expect("Delivery::new gives email a listener");
     let mut built = std::time::Duration::ZERO;
     std::thread::scope(|scope| -> Result<()> {
         let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Outgoing>)>(1);
         let (res_tx, res_rx) = std::sync::mpsc::channel::<(usize, Vec<Outcome>)>();
         scope.spawn(move || {
             for (k, msgs) in job_rx {
-                if res_tx.send((k, email.send_all(&msgs))).is_err() {
+                let outs: Vec<Outcome> = email.send(&msgs).into_iter().map(Outcome::from).collect();
+                if res_tx.send((k, outs)).is_err() {
                     break;
                 }
             }
