@@ -53,6 +53,10 @@ fn text(c: &mut DbConn, subject: &str) -> RequestId {
 }
 
 fn delivery(gw: &Gateway, shape: &str) -> Delivery {
+    delivery_to(&gw.url(), shape)
+}
+
+fn delivery_to(endpoint: &str, shape: &str) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
     Delivery::new(&EmailConfig {
         dir: dir.display().to_string(),
@@ -61,7 +65,7 @@ fn delivery(gw: &Gateway, shape: &str) -> Delivery {
     .unwrap()
     .with_sms(&SmsConfig {
         transport: "http".into(),
-        endpoint: gw.url(),
+        endpoint: endpoint.into(),
         shape: shape.into(),
         username: "AC123".into(),
         password: "secret".into(),
@@ -232,7 +236,53 @@ fn test_alert_sends_one_sms_now_and_refuses_bad_numbers() {
     assert_eq!(gw.requests().len(), 1, "nothing sent for a bad number");
 }
 
+fn a_gateway_that_is_down_is_retried_and_gets_it_once_back(db: &TestDb) {
+    let mut c = db.conn();
+    world(&mut c);
+    let r = text(&mut c, "Pager test");
+    // A port nothing listens on yet: connection refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut d = delivery_to(&format!("http://127.0.0.1:{port}/send"), "twilio");
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let v = queue::show(&mut c, r).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1)
+    );
+    assert!(v.recipients[0]
+        .reply_message
+        .as_deref()
+        .unwrap()
+        .starts_with("gateway: "));
+    // Not before the backoff, even with the gateway back.
+    let gw = Gateway::start_on(port, vec![]);
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(4)).unwrap();
+    assert!(gw.requests().is_empty());
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::hours(1)).unwrap();
+    assert_eq!(gw.requests().len(), 1, "sent once");
+}
+
+fn a_cancelled_text_is_never_sent(db: &TestDb) {
+    let mut c = db.conn();
+    world(&mut c);
+    let r = text(&mut c, "Never mind");
+    queue::cancel_request(&mut c, r, at(T0)).unwrap();
+    let gw = Gateway::start(vec![]);
+    let mut d = delivery(&gw, "twilio");
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "cancelled");
+    assert!(gw.requests().is_empty());
+}
+
 backend_tests!(
+    a_gateway_that_is_down_is_retried_and_gets_it_once_back,
+    a_cancelled_text_is_never_sent,
     accepted_message_keeps_the_gateway_id,
     rate_limits_honour_retry_after_and_server_errors_back_off,
     a_refused_number_is_given_up_at_once,

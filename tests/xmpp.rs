@@ -153,6 +153,7 @@ fn a_digest_reaches_a_second_xmpp_client(db: &TestDb) {
     d.shutdown();
 }
 
+/// Two to one person go as one message; a cancelled one not at all.
 fn notifications_to_one_person_go_as_one_message(db: &TestDb) {
     let Some(p) = prosody() else { return };
     let mut c = db.conn();
@@ -161,6 +162,8 @@ fn notifications_to_one_person_go_as_one_message(db: &TestDb) {
     let mut reader = Reader::login(&p, "bob", "bobpw");
     let a = notify(&mut c, "bob", "Disk 91% full", "on db-2");
     let b = notify(&mut c, "bob", "Backup late", "by 40 minutes");
+    let never = notify(&mut c, "bob", "Cancelled", "must not arrive");
+    queue::cancel_request(&mut c, never, at(T0)).unwrap();
     let mut d = delivery(&p);
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     for r in [a, b] {

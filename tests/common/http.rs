@@ -56,7 +56,12 @@ pub struct Gateway {
 
 impl Gateway {
     pub fn start(script: Vec<Reply>) -> Gateway {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        Gateway::start_on(0, script)
+    }
+
+    /// On a given port (0: any free one), e.g. one that was down before.
+    pub fn start_on(port: u16, script: Vec<Reply>) -> Gateway {
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(State::default());
         *state.script.lock().unwrap() = script.into();
