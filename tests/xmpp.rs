@@ -169,7 +169,7 @@ fn notifications_to_one_person_go_as_one_message(db: &TestDb) {
     for r in [a, b] {
         assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
     }
-    let got = reader.bodies(2, WAIT);
+    let got = reader.bodies(1, WAIT);
     assert_eq!(
         got,
         vec!["Disk 91% full\non db-2\n\nBackup late\nby 40 minutes".to_string()]
