@@ -1767,7 +1767,8 @@ fn demo_writes_a_week_of_real_digests_to_the_outbox() {
         "A week of hourly ticks",
         "digests delivered",
         "One of them, outbox/",
-        "An SMS, outbox/sms/",
+        "An XMPP chat message (not sent), outbox/xmpp/",
+        "An SMS (not sent), outbox/sms/",
     ] {
         assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
     }

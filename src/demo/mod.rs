@@ -90,8 +90,8 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "(The demo sends nothing: email goes to the dir transport, and XMPP and SMS bodies are\n\
-         written to xmpp/ and sms/ as they would be sent. Set [email] transport = \"smtp\" and\n\
-         [sms] transport = \"http\" to deliver for real.)"
+         written to xmpp/ and sms/ as they would be sent. Set [email] transport = \"smtp\",\n\
+         [xmpp] transport = \"xmpp\" and [sms] transport = \"http\" to deliver for real.)"
     )?;
     sample(&files, out)?;
     Ok(())
@@ -203,7 +203,7 @@ fn clear_outbox(dir: &Path) -> Result<usize> {
     Ok(files.len())
 }
 
-/// Prints the text part of the richest email, and one SMS.
+/// Prints the text part of the richest email, one chat message and one SMS.
 fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<()> {
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     let richest = files
@@ -225,8 +225,11 @@ fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<(
             }
         }
     }
-    if let Some((_, p)) = files.iter().find(|f| f.0 == "sms") {
-        writeln!(out, "\nAn SMS, {}:\n", p.display())?;
+    for (channel, what) in [("xmpp", "An XMPP chat message"), ("sms", "An SMS")] {
+        let Some((_, p)) = files.iter().find(|f| f.0 == channel) else {
+            continue;
+        };
+        writeln!(out, "\n{what} (not sent), {}:\n", p.display())?;
         for l in String::from_utf8_lossy(&read(p)).lines() {
             writeln!(out, "    {l}")?;
         }
