@@ -280,7 +280,72 @@ fn a_cancelled_text_is_never_sent(db: &TestDb) {
     assert!(gw.requests().is_empty());
 }
 
+fn a_digest_reaches_the_gateway(db: &TestDb) {
+    use digestd::config::DigestConfig;
+    use digestd::db::schema::nt_messages;
+    use digestd::digest::Composer;
+    use digestd::items::{self, ItemInput};
+    use digestd::subscriptions::{self, SubscribeRequest};
+    let mut c = db.conn();
+    world(&mut c);
+    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Guardias", None)
+        .unwrap()
+        .uuid;
+    subscriptions::subscribe(
+        &mut c,
+        at("2026-11-22T00:00:00Z"),
+        &SubscribeRequest {
+            party: "ana".into(),
+            frequency: "daily".into(),
+            kind: "modification".into(),
+            collection: Some(cal.clone()),
+            hour: Some(8),
+            channels: vec!["sms".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    items::put_item(
+        &mut c,
+        at("2026-11-22T18:00:00Z"),
+        &ItemInput {
+            uuid: uuid::Uuid::from_u128(9).to_string(),
+            collection: Some(cal),
+            kind: "event".into(),
+            title: "Guardia de noche".into(),
+            start: Some("2026-11-24T21:00:00Z".into()),
+            actor: "ops".into(),
+            at: Some("2026-11-22T18:00:00Z".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // 08:00 in Madrid is 07:00Z.
+    let mut comp = Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap();
+    let t = at("2026-11-23T07:00:00Z");
+    assert_eq!(
+        digestd::schedule::tick::tick(&mut c, t, &mut comp)
+            .unwrap()
+            .len(),
+        1
+    );
+    let sms: String = nt_messages::table
+        .select(nt_messages::message_sms.assume_not_null())
+        .first(&mut c)
+        .unwrap();
+    assert!(sms.contains("Guardia de noche"), "{sms}");
+    let gw = Gateway::start(vec![]);
+    let mut d = delivery(&gw, "twilio");
+    let report = queue::run_pass(&mut c, &mut d, t).unwrap();
+    assert_eq!(report.finished, 1);
+    let reqs = gw.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].form("To").as_deref(), Some("+34600111222"));
+    assert_eq!(reqs[0].form("Body"), Some(sms));
+}
+
 backend_tests!(
+    a_digest_reaches_the_gateway,
     a_gateway_that_is_down_is_retried_and_gets_it_once_back,
     a_cancelled_text_is_never_sent,
     accepted_message_keeps_the_gateway_id,
