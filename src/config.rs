@@ -127,8 +127,9 @@ impl Default for DigestConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct EmailConfig {
     /// How email leaves: `dir` writes one .eml file per message, `smtp`
-    /// sends through `smtp_url`, `pipe` runs `pipe_command` per message,
-    /// `stdout` prints each message.
+    /// sends through `smtp_url`, `db` inserts into the SQLite file
+    /// `db_path`, `pipe` runs `pipe_command` per message, `stdout` prints
+    /// each message.
     pub transport: String,
     /// The `dir` transport's directory (other channels go to its xmpp/ and
     /// sms/ subdirectories until their listeners exist).
@@ -139,6 +140,8 @@ pub struct EmailConfig {
     /// `smtp://host:port` (plain), `smtp://host:port?tls=required`
     /// (STARTTLS), `smtps://host:port` (TLS); `user:password@` for AUTH.
     pub smtp_url: String,
+    /// For `db`: the SQLite file an external relay drains.
+    pub db_path: String,
     /// For `pipe`: a sendmail-style command (program and arguments, no
     /// shell) that reads one message on stdin.
     pub pipe_command: String,
@@ -163,6 +166,7 @@ impl Default for EmailConfig {
             dir: "outbox".into(),
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
+            db_path: "outbox/outbox.db".into(),
             pipe_command: "/usr/sbin/sendmail -t -i".into(),
             pool_size: 4,
             timeout_seconds: 30,
@@ -358,9 +362,10 @@ impl Config {
             "dir" | "stdout" => {}
             "smtp" => crate::deliver::smtp::check_url(&e.smtp_url)?,
             "pipe" => crate::deliver::sink::check_pipe(&e.pipe_command)?,
+            "db" => crate::deliver::dbout::check_path(&e.db_path)?,
             other => {
                 return Err(Error::invalid(format!(
-                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"pipe\" or \"stdout\""
+                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"db\", \"pipe\" or \"stdout\""
             )))
             }
         }

@@ -584,7 +584,66 @@ fn backoff_doubles_and_is_capped(_db: &TestDb) {
     assert_eq!(mins, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
 }
 
+fn the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain(db: &TestDb) {
+    use diesel::sql_types::{Binary, Text};
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        envelope_from: String,
+        #[diesel(sql_type = Text)]
+        recipient: String,
+        #[diesel(sql_type = Binary)]
+        message: Vec<u8>,
+    }
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "lea", "lea@example.com");
+    user(&mut c, "max", "max@example.com");
+    let a = notify(&mut c, "sys", "lea", "First");
+    let b = notify(&mut c, "sys", "lea", "Second");
+    let m = notify(&mut c, "sys", "max", "Third");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("relay/outbox.db");
+    let mut d = Delivery::new(&EmailConfig {
+        transport: "db".into(),
+        db_path: path.display().to_string(),
+        dir: dir.path().join("files").display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    for r in [a, b, m] {
+        assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    }
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::hours(1)).unwrap();
+    // What a relay sees: one message per recipient, batched, valid MIME.
+    let mut relay = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    let rows: Vec<Row> =
+        diesel::sql_query("SELECT envelope_from, recipient, message FROM outbox ORDER BY id")
+            .load(&mut relay)
+            .unwrap();
+    let got: Vec<(&str, &str, String)> = rows
+        .iter()
+        .map(|r| {
+            let msg = parse(&r.message);
+            (
+                r.envelope_from.as_str(),
+                r.recipient.as_str(),
+                msg.subject().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "digestd@localhost");
+    assert_eq!(got[0].1, "lea@example.com");
+    assert_eq!(got[0].2, "First (and 1 more)");
+    let text = parse(&rows[0].message).body_text(0).unwrap().to_string();
+    assert!(text.contains("Body of Second."), "{text}");
+    assert_eq!((got[1].1, got[1].2.as_str()), ("max@example.com", "Third"));
+}
+
 backend_tests!(
+    the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain,
     happy_path_batches_per_sender_and_recipient,
     transient_failures_back_off_then_give_up_and_permanent_ones_stop_at_once,
     a_cut_connection_is_retried_and_the_pass_goes_on,

@@ -6,6 +6,7 @@
 //! - [`sink`]: the email transports as the `email` listener, and delivery
 //!   outcomes;
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
+//! - [`dbout`]: the `db` transport (an SQLite file a relay drains);
 //! - [`outbox`]: the `dir` transport, and where XMPP and SMS bodies go when
 //!   their listener is not configured;
 //! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
@@ -14,6 +15,7 @@
 //! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session).
 
 pub mod bounce;
+pub mod dbout;
 pub mod listener;
 pub mod message;
 pub mod outbox;

@@ -1,7 +1,8 @@
 //! Where prepared messages go, and what came of each: the email transports
-//! (`dir`, `smtp`, `pipe`, `stdout`) as the `email` listener, and the
+//! (`dir`, `smtp`, `db`, `pipe`, `stdout`) as the `email` listener, and the
 //! outcome the queue records.
 
+use super::dbout::DbOutbox;
 pub use super::listener::Outgoing;
 use super::listener::{Delivered, DeliveryError, Listener};
 use super::outbox::Outbox;
@@ -74,6 +75,8 @@ impl Outcome {
 pub enum EmailSink {
     Dir(Outbox),
     Smtp(Box<SmtpSink>),
+    /// An SQLite file an external relay drains.
+    Db(Box<DbOutbox>),
     /// Program and arguments; the message on its stdin.
     Pipe(Vec<String>),
     Stdout,
@@ -136,6 +139,7 @@ impl EmailSink {
         match cfg.transport.as_str() {
             "dir" => Ok(EmailSink::Dir(Outbox::new(cfg)?)),
             "smtp" => Ok(EmailSink::Smtp(Box::new(SmtpSink::new(cfg)?))),
+            "db" => Ok(EmailSink::Db(Box::new(DbOutbox::open(&cfg.db_path)?))),
             "pipe" => {
                 check_pipe(&cfg.pipe_command)?;
                 Ok(EmailSink::Pipe(
@@ -147,7 +151,7 @@ impl EmailSink {
             }
             "stdout" => Ok(EmailSink::Stdout),
             other => Err(Error::invalid(format!(
-                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"pipe\" or \"stdout\""
+                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"db\", \"pipe\" or \"stdout\""
             ))),
         }
     }
@@ -163,6 +167,7 @@ impl EmailSink {
                 })
                 .collect(),
             EmailSink::Smtp(s) => s.send_all(msgs),
+            EmailSink::Db(o) => o.send_all(msgs),
             EmailSink::Pipe(cmd) => msgs.iter().map(|m| pipe(cmd, &m.bytes)).collect(),
             EmailSink::Stdout => {
                 use std::io::Write;
