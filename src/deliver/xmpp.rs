@@ -324,6 +324,16 @@ fn note_event(
     }
 }
 
+/// The message's stanza id: named after its outbox file (first request and
+/// recipient), so a retry of the same message carries the same id; a
+/// message without one (a test alert) gets one unique to its batch.
+fn stanza_id(m: &Outgoing, batch: u64, i: usize) -> String {
+    match m.file.file_stem().and_then(|s| s.to_str()) {
+        Some(stem) if !stem.is_empty() => format!("digestd-{stem}"),
+        _ => format!("digestd-{batch}-{i}"),
+    }
+}
+
 /// Sends `msgs` on `client`, then waits for the ping that vouches for
 /// them. `Err` (with what is known so far) when the stream broke.
 async fn send_batch(
@@ -367,7 +377,7 @@ async fn send_batch(
                 continue;
             }
         };
-        let id = format!("digestd-{batch}-{i}");
+        let id = stanza_id(m, batch, i);
         let mut m = Message::chat(Some(Jid::from(jid)))
             .with_body(Lang(String::new()), cap(body, max_chars));
         m.id = Some(Id(id.clone()));
@@ -430,7 +440,7 @@ async fn send_batch(
                 } else {
                     "accepted by the server".into()
                 },
-                remote_id: Some(format!("digestd-{batch}-{i}")),
+                remote_id: Some(stanza_id(&msgs[i], batch, i)),
             }));
         }
     }
