@@ -75,12 +75,12 @@ pub enum Command {
     Request(RequestCmd),
     /// Read one message on stdin: a bounce (RFC 3464 DSN) is recorded against the address; other mail is ignored.
     Inbound,
-    /// Send one test message now through the configured email transport (not the queue).
+    /// Send one test message now through the channel's configured transport (not the queue).
     TestAlert {
-        /// The address to send to (an email address, or an E.164 number for sms).
+        /// The address: an email address, a JID for xmpp, an E.164 number for sms.
         #[arg(long)]
         to: String,
-        /// email or sms.
+        /// email, xmpp or sms.
         #[arg(long, default_value = "email")]
         channel: String,
     },
@@ -110,6 +110,26 @@ pub enum Command {
     },
     /// The daemon: tick on the [schedule] cron expression until SIGTERM or ctrl-c.
     Serve,
+    /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
+    Contact {
+        /// The user or group.
+        name: String,
+        /// email, xmpp or sms.
+        #[arg(long)]
+        channel: String,
+        /// A new address (checked for the channel): enabled, not verified, bounces reset.
+        #[arg(long, value_name = "ADDRESS")]
+        set: Option<String>,
+        /// Its owner confirmed it.
+        #[arg(long)]
+        verify: bool,
+        /// Send nothing more to it.
+        #[arg(long)]
+        disable: bool,
+        /// Send to it again (bounce count reset).
+        #[arg(long)]
+        enable: bool,
+    },
     /// Pause, resume or list subscriptions.
     #[command(subcommand)]
     Subscription(SubscriptionCmd),
@@ -536,6 +556,40 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                 },
             )?;
             writeln!(out, "updated {name}")?;
+        }
+        Command::Contact {
+            name,
+            channel,
+            set,
+            verify,
+            disable,
+            enable,
+        } => {
+            let channel = parties::Channel::parse(&channel)?;
+            let change =
+                match (set, verify, disable, enable) {
+                    (Some(a), false, false, false) => parties::ContactChange::Set(a),
+                    (None, true, false, false) => parties::ContactChange::Verify,
+                    (None, false, true, false) => parties::ContactChange::Disable,
+                    (None, false, false, true) => parties::ContactChange::Enable,
+                    _ => return Err(Error::invalid(
+                        "contact: give exactly one of --set ADDRESS, --verify, --disable, --enable",
+                    )),
+                };
+            let p = parties::change_contact(&mut conn, now, &name, channel, &change)?;
+            writeln!(
+                out,
+                "{name} {} {} ({}, {}, {} bounces)",
+                p.channel,
+                p.address,
+                if p.verified {
+                    "verified"
+                } else {
+                    "not verified"
+                },
+                if p.disabled { "disabled" } else { "enabled" },
+                p.bounce_count
+            )?;
         }
         Command::Subscription(SubscriptionCmd::Pause { id }) => {
             subscriptions::pause(&mut conn, SubscriptionId(id))?;

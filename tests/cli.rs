@@ -2189,3 +2189,119 @@ fn the_stdout_transport_prints_each_message() {
     assert!(out.stdout.contains("Subject: Printed"));
     assert!(out.stdout.contains("delivered email 1"));
 }
+
+#[test]
+fn contact_points_are_set_verified_disabled_and_enabled() {
+    let env = Env::new();
+    env.add_user("ops", &["--email", "ops@example.com"]);
+    env.add_user("bob", &["--xmpp", "bob@localhost"]);
+    // Hostile or wrong input: exit 2, nothing changed.
+    for (args, needle) in [
+        (
+            vec!["contact", "bob", "--channel", "xmpp", "--set", "bob@@x"],
+            "invalid JID",
+        ),
+        (
+            vec!["contact", "bob", "--channel", "sms", "--set", "0612 345"],
+            "invalid phone number",
+        ),
+        (
+            vec![
+                "contact",
+                "bob",
+                "--channel",
+                "email",
+                "--set",
+                "bob@example.com\r\nBcc: x@evil",
+            ],
+            "invalid",
+        ),
+        (
+            vec![
+                "contact",
+                "bob",
+                "--channel",
+                "xmpp",
+                "--verify",
+                "--disable",
+            ],
+            "exactly one of",
+        ),
+        (
+            vec!["contact", "bob", "--channel", "fax", "--verify"],
+            "unknown channel",
+        ),
+        (
+            vec!["contact", "bob", "--channel", "sms", "--disable"],
+            "bob has no sms address",
+        ),
+        (
+            vec!["contact", "nobody", "--channel", "sms", "--disable"],
+            "nobody",
+        ),
+    ] {
+        let before = env.snapshot();
+        env.refused(&args, b"", needle);
+        assert_eq!(env.snapshot(), before, "{args:?}");
+    }
+    let users = env.users_json(&["user", "list", "--json"]);
+    assert_eq!(users[0]["xmpp"], "bob@localhost", "unchanged");
+    assert_eq!(users[0]["email"], Value::Null);
+    assert_eq!(
+        env.ok(&[
+            "contact",
+            "bob",
+            "--channel",
+            "sms",
+            "--set",
+            "+34600111222"
+        ])
+        .trim(),
+        "bob sms +34600111222 (not verified, enabled, 0 bounces)"
+    );
+    assert_eq!(
+        env.ok(&["contact", "bob", "--channel", "sms", "--verify"])
+            .trim(),
+        "bob sms +34600111222 (verified, enabled, 0 bounces)"
+    );
+    // A disabled address gets nothing: the queue gives the row up.
+    env.ok(&["contact", "bob", "--channel", "xmpp", "--disable"]);
+    let notify = |subject: &str| -> String {
+        let out = env.ok(&[
+            "notify",
+            "--from",
+            "ops",
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--message",
+            "m",
+            "--channel",
+            "xmpp",
+        ]);
+        out.lines().last().unwrap().to_string()
+    };
+    let first = notify("While disabled");
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let shown: Value =
+        serde_json::from_str(&env.ok(&["request", "show", &first, "--json"])).unwrap();
+    assert_eq!(shown["status"], "failed");
+    assert_eq!(shown["recipients"][0]["reply_message"], "no xmpp address");
+    // Enabled again, the next one goes (to the outbox: no server configured).
+    env.ok(&["contact", "bob", "--channel", "xmpp", "--enable"]);
+    let second = notify("Enabled again");
+    env.ok(&["queue", "run", "--at", "2026-11-23T10:00:00Z"]);
+    let shown: Value =
+        serde_json::from_str(&env.ok(&["request", "show", &second, "--json"])).unwrap();
+    assert_eq!(shown["status"], "sent");
+    assert!(
+        env.dir
+            .path()
+            .join("outbox/xmpp")
+            .read_dir()
+            .unwrap()
+            .count()
+            == 1
+    );
+}
