@@ -334,18 +334,24 @@ fn stanza_id(m: &Outgoing, batch: u64, i: usize) -> String {
     }
 }
 
+/// What [`send_batch`] knows: each message's result where known, why the
+/// stream broke if it did, and whether any message had been handed to the
+/// stream before it broke (if not, a fresh session can safely try again).
+type Batch = (
+    Vec<Option<std::result::Result<Delivered, DeliveryError>>>,
+    Option<String>,
+    bool,
+);
+
 /// Sends `msgs` on `client`, then waits for the ping that vouches for
-/// them. `Err` (with what is known so far) when the stream broke.
+/// them.
 async fn send_batch(
     client: &mut Client,
     msgs: &[Outgoing],
     batch: u64,
     max_chars: usize,
     timeout: Duration,
-) -> (
-    Vec<Option<std::result::Result<Delivered, DeliveryError>>>,
-    Option<String>,
-) {
+) -> Batch {
     let mut out: Vec<Option<std::result::Result<Delivered, DeliveryError>>> =
         vec![None; msgs.len()];
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -354,7 +360,7 @@ async fn send_batch(
     // found here rather than after a timeout.
     while let Some(ev) = client.next().now_or_never() {
         if let Err(e) = note_event(ev, &ids, &mut out) {
-            return (out, Some(e));
+            return (out, Some(e), false);
         }
     }
     for (i, m) in msgs.iter().enumerate() {
@@ -384,8 +390,14 @@ async fn send_batch(
         ids.insert(id, i);
         match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
             Ok(Ok(t)) => tokens.push(Some(t)),
-            Ok(Err(e)) => return (out, Some(format!("send failed: {e}"))),
-            Err(_) => return (out, Some("send timed out".into())),
+            Ok(Err(e)) => {
+                let handed = tokens.iter().any(Option::is_some);
+                return (out, Some(format!("send failed: {e}")), handed);
+            }
+            Err(_) => {
+                let handed = tokens.iter().any(Option::is_some);
+                return (out, Some("send timed out".into()), handed);
+            }
         }
     }
     // The ping goes to our own server, which answers it itself.
@@ -444,7 +456,7 @@ async fn send_batch(
             }));
         }
     }
-    (out, lost)
+    (out, lost, true)
 }
 
 impl Listener for XmppListener {
@@ -475,7 +487,8 @@ impl Listener for XmppListener {
             let Some(Session { rt, client }) = self.session.as_mut() else {
                 unreachable!("connect() opened it")
             };
-            let (out, lost) = rt.block_on(send_batch(client, msgs, batch, max_chars, timeout));
+            let (out, lost, handed) =
+                rt.block_on(send_batch(client, msgs, batch, max_chars, timeout));
             let Some(lost) = lost else {
                 return out
                     .into_iter()
@@ -484,8 +497,9 @@ impl Listener for XmppListener {
             };
             tracing::warn!(error = %lost, "xmpp: session dropped");
             self.drop_session();
-            let nothing_sent = out.iter().all(Option::is_none);
-            if attempt == 0 && nothing_sent {
+            // Nothing was handed to the dead stream: nothing can have gone
+            // out, so a fresh session may try at once without a duplicate.
+            if attempt == 0 && !handed {
                 continue;
             }
             return out
