@@ -189,6 +189,7 @@ fn claim_chunk(
     out: &mut Vec<DueRun>,
 ) -> Result<usize> {
     let at_n = at.naive_utc();
+    let t0 = std::time::Instant::now();
     let rows: Vec<Candidate> = subscriptions::table
         .inner_join(parties::table)
         .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
@@ -220,6 +221,7 @@ fn claim_chunk(
         ))
         .load(c)?;
     let n = rows.len();
+    let loaded = t0.elapsed();
     let mut due = Vec::with_capacity(n);
     let mut runs = Vec::with_capacity(n);
     let mut nexts = Vec::with_capacity(n);
@@ -278,6 +280,7 @@ fn claim_chunk(
         }
         nexts.push((id, next.scheduled.naive_utc()));
     }
+    let computed = t0.elapsed();
     sink.prepare(c, &due)?;
     for run in due {
         let request = sink.hand_off(c, &run)?;
@@ -292,7 +295,17 @@ fn claim_chunk(
         });
         out.push(run);
     }
+    let handed = t0.elapsed();
     super::claim::write(c, &runs, &nexts)?;
+    tracing::debug!(
+        candidates = n,
+        runs = runs.len(),
+        ?loaded,
+        ?computed,
+        ?handed,
+        written = ?t0.elapsed(),
+        "tick chunk"
+    );
     Ok(n)
 }
 

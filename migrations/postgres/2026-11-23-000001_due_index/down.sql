@@ -1,0 +1,2 @@
+DROP INDEX subscriptions_due;
+CREATE INDEX subscriptions_due ON subscriptions (next_due_at);
