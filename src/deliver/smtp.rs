@@ -14,6 +14,10 @@
 //! on. One idle since the previous pass is checked with NOOP before reuse.
 //! Replies map to outcomes: 2xx sent; 4xx, refused, reset, timeout
 //! transient; 5xx permanent.
+//!
+//! When the server offers PIPELINING, MAIL, RCPT and DATA go in one write
+//! (RFC 2920) and a refused message is followed by RSET on the same
+//! session instead of a new connection.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,7 +25,9 @@ use std::time::Duration;
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
+use lettre::transport::smtp::commands::{Data, Ehlo, Mail, Rcpt, Rset};
 use lettre::transport::smtp::extension::ClientId;
+use lettre::transport::smtp::response::Response;
 
 use super::sink::{Outcome, Outgoing};
 use crate::config::EmailConfig;
@@ -103,10 +109,12 @@ pub fn check_url(url: &str) -> Result<()> {
     parse_url(url).map(|_| ())
 }
 
-/// A session and whether it has sat idle since the last pass.
+/// A session, whether it has sat idle since the last pass, and whether the
+/// server offers PIPELINING (RFC 2920).
 struct Session {
     conn: AsyncSmtpConnection,
     idle: bool,
+    pipelining: bool,
 }
 
 pub struct SmtpSink {
@@ -179,10 +187,7 @@ impl Drop for SmtpSink {
     }
 }
 
-async fn connect(
-    t: &Target,
-    timeout: Duration,
-) -> std::result::Result<AsyncSmtpConnection, String> {
+async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, String> {
     let hello = ClientId::Domain(t.hello.clone());
     let tls = || TlsParameters::new(t.host.clone()).map_err(|e| format!("TLS: {e}"));
     let mut conn = if t.tls == Tls::Wrapper {
@@ -225,7 +230,65 @@ async fn connect(
         .await
         .map_err(|e| format!("AUTH: {e}"))?;
     }
-    Ok(conn)
+    // lettre keeps only the EHLO keywords it knows, and PIPELINING is not
+    // one: ask again (EHLO may be repeated; it resets nothing we hold).
+    let pipelining = conn
+        .command(Ehlo::new(hello))
+        .await
+        .map(|r| r.message().any(|l| l.eq_ignore_ascii_case("PIPELINING")))
+        .unwrap_or(false);
+    Ok(Session {
+        conn,
+        idle: false,
+        pipelining,
+    })
+}
+
+/// MAIL, RCPT and DATA in one write, their three replies read in order,
+/// then the message (RFC 2920): two round trips a message instead of four.
+/// A refusal is answered with RSET and the session kept, where lettre's
+/// own `send` would close it; only a broken connection aborts it.
+async fn send_pipelined(
+    conn: &mut AsyncSmtpConnection,
+    envelope: &Envelope,
+    bytes: &[u8],
+) -> std::result::Result<Response, lettre::transport::smtp::Error> {
+    let rcpts: String = envelope
+        .to()
+        .iter()
+        .map(|a| Rcpt::new(a.clone(), vec![]).to_string())
+        .collect();
+    let head = format!(
+        "{}{rcpts}{Data}",
+        Mail::new(envelope.from().cloned(), vec![])
+    );
+    let mut replies = vec![conn.command(head).await];
+    for _ in 0..envelope.to().len() + 1 {
+        replies.push(conn.read_response().await);
+    }
+    let data_ok = replies.last().is_some_and(|r| r.is_ok());
+    let first_err = replies.into_iter().find_map(|r| r.err());
+    let result = match (first_err, data_ok) {
+        (None, _) => conn.message(bytes).await,
+        // The server took DATA after refusing something before it (it
+        // should not): end the message empty, then report the refusal.
+        (Some(e), true) => {
+            let _ = conn.message(b"").await;
+            Err(e)
+        }
+        (Some(e), false) => Err(e),
+    };
+    if let Err(e) = &result {
+        if e.status().is_some() {
+            if conn.command(Rset).await.is_err() {
+                conn.abort().await;
+            }
+        } else {
+            // No reply code: the connection itself failed.
+            conn.abort().await;
+        }
+    }
+    result
 }
 
 async fn send_one(
@@ -249,14 +312,21 @@ async fn send_one(
     }
     if session.is_none() {
         match connect(t, timeout).await {
-            Ok(conn) => *session = Some(Session { conn, idle: false }),
+            Ok(s) => *session = Some(s),
             // Refused, reset, unreachable, TLS or AUTH trouble: worth a retry.
             Err(e) => return Outcome::transient(None, e),
         }
     }
     let s = session.as_mut().expect("connected above");
     s.idle = false;
-    let result = tokio::time::timeout(timeout, s.conn.send(&envelope, &m.bytes)).await;
+    // Pipelined when the server allows and nothing needs SMTPUTF8 or
+    // 8BITMIME, which lettre's own send negotiates.
+    let plain = m.bytes.is_ascii() && m.to.is_ascii() && m.envelope_from.is_ascii();
+    let result = if s.pipelining && plain {
+        tokio::time::timeout(timeout, send_pipelined(&mut s.conn, &envelope, &m.bytes)).await
+    } else {
+        tokio::time::timeout(timeout, s.conn.send(&envelope, &m.bytes)).await
+    };
     let outcome = match result {
         Err(_) => {
             *session = None;

@@ -89,6 +89,9 @@ impl Drop for FaultSmtp {
 }
 
 fn session(conn: TcpStream, st: &State) -> std::io::Result<()> {
+    // Replies to pipelined commands are separate small writes: without
+    // this, Nagle holds each until the client ACKs the previous one.
+    conn.set_nodelay(true)?;
     let mut w = conn.try_clone()?;
     let mut r = BufReader::new(conn);
     let reply = |w: &mut TcpStream, s: &str| w.write_all(format!("{s}\r\n").as_bytes());
@@ -103,7 +106,9 @@ fn session(conn: TcpStream, st: &State) -> std::io::Result<()> {
         let cmd = line.trim_end().to_string();
         let upper = cmd.to_ascii_uppercase();
         if upper.starts_with("EHLO") {
-            w.write_all(b"250-fault.test\r\n250-8BITMIME\r\n250 SIZE 10000000\r\n")?;
+            w.write_all(
+                b"250-fault.test\r\n250-8BITMIME\r\n250-PIPELINING\r\n250 SIZE 10000000\r\n",
+            )?;
         } else if upper.starts_with("HELO") || upper.starts_with("NOOP") {
             reply(&mut w, "250 ok")?;
         } else if upper.starts_with("RSET") {
