@@ -222,6 +222,13 @@ async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, 
             return Err("STARTTLS required but not offered by the server".into());
         }
     }
+    // lettre keeps only the EHLO keywords it knows, and PIPELINING is not
+    // one: ask again, before AUTH (a repeated EHLO resets the session).
+    let pipelining = conn
+        .command(Ehlo::new(hello))
+        .await
+        .map(|r| r.message().any(|l| l.eq_ignore_ascii_case("PIPELINING")))
+        .unwrap_or(false);
     if let Some((user, pass)) = &t.credentials {
         conn.auth(
             &[Mechanism::Plain, Mechanism::Login],
@@ -230,13 +237,6 @@ async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, 
         .await
         .map_err(|e| format!("AUTH: {e}"))?;
     }
-    // lettre keeps only the EHLO keywords it knows, and PIPELINING is not
-    // one: ask again (EHLO may be repeated; it resets nothing we hold).
-    let pipelining = conn
-        .command(Ehlo::new(hello))
-        .await
-        .map(|r| r.message().any(|l| l.eq_ignore_ascii_case("PIPELINING")))
-        .unwrap_or(false);
     Ok(Session {
         conn,
         idle: false,
