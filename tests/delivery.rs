@@ -642,7 +642,39 @@ fn the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain(db: &TestDb) {
     assert_eq!((got[1].1, got[1].2.as_str()), ("max@example.com", "Third"));
 }
 
+/// With PIPELINING, a refused recipient is answered with RSET and the
+/// session goes on to the next message; nothing needs a new connection.
+fn a_refusal_keeps_the_pipelined_session(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "bea", "busy.bea@example.com");
+    user(&mut c, "gus", "gone.gus@example.com");
+    user(&mut c, "oli", "ok.oli@example.com");
+    let b = notify(&mut c, "sys", "bea", "One");
+    let g = notify(&mut c, "sys", "gus", "Two");
+    let o = notify(&mut c, "sys", "oli", "Three");
+    let server = FaultSmtp::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Delivery::new(&EmailConfig {
+        transport: "smtp".into(),
+        smtp_url: server.url(),
+        dir: dir.path().display().to_string(),
+        pool_size: 1,
+        timeout_seconds: 5,
+        ..EmailConfig::default()
+    })
+    .unwrap();
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let code = |c: &mut DbConn, r| queue::show(c, r).unwrap().recipients[0].reply_code;
+    assert_eq!(code(&mut c, b), Some(451));
+    assert_eq!(code(&mut c, g), Some(550));
+    assert_eq!(queue::show(&mut c, o).unwrap().status, "sent");
+    assert_eq!(server.received().len(), 1);
+    assert_eq!(server.sessions(), 1, "one session for all three");
+}
+
 backend_tests!(
+    a_refusal_keeps_the_pipelined_session,
     the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain,
     happy_path_batches_per_sender_and_recipient,
     transient_failures_back_off_then_give_up_and_permanent_ones_stop_at_once,
