@@ -94,10 +94,7 @@ impl From<Result<Delivered, DeliveryError>> for Outcome {
         match r {
             Ok(d) => Outcome::Sent {
                 code: d.code,
-                text: match &d.remote_id {
-                    Some(id) => format!("{} (id {id})", d.text).trim().to_string(),
-                    None => d.text,
-                },
+                text: d.text,
                 remote_id: d.remote_id,
             },
             Err(DeliveryError::Transient {
@@ -122,21 +119,11 @@ impl Outcome {
                 code,
                 text,
                 remote_id,
-            } => {
-                // `From` appends the id to the text: take it off again.
-                let text = match &remote_id {
-                    Some(id) => text
-                        .strip_suffix(&format!(" (id {id})"))
-                        .unwrap_or(&text)
-                        .to_string(),
-                    None => text,
-                };
-                Ok(Delivered {
-                    code,
-                    text,
-                    remote_id,
-                })
-            }
+            } => Ok(Delivered {
+                code,
+                text,
+                remote_id,
+            }),
             Outcome::Transient {
                 code,
                 text,
@@ -211,7 +198,7 @@ mod tests {
         let cases = [
             Outcome::Sent {
                 code: Some(200),
-                text: "accepted (id SM1)".into(),
+                text: "accepted".into(),
                 remote_id: Some("SM1".into()),
             },
             Outcome::sent(Some(250), "2.0.0 Ok"),

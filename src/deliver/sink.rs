@@ -2,6 +2,8 @@
 //! (`dir`, `smtp`, `db`, `pipe`, `stdout`) as the `email` listener, and the
 //! outcome the queue records.
 
+use std::borrow::Cow;
+
 use super::dbout::DbOutbox;
 pub use super::listener::Outgoing;
 use super::listener::{Delivered, DeliveryError, Listener};
@@ -62,11 +64,18 @@ impl Outcome {
         }
     }
 
-    pub fn text(&self) -> &str {
+    /// The reply as recorded and shown: the far end's text, and its id for
+    /// the message when it gave one.
+    pub fn text(&self) -> Cow<'_, str> {
         match self {
+            Outcome::Sent {
+                text,
+                remote_id: Some(id),
+                ..
+            } => Cow::Owned(format!("{text} (id {id})").trim().to_string()),
             Outcome::Sent { text, .. }
             | Outcome::Transient { text, .. }
-            | Outcome::Permanent { text, .. } => text,
+            | Outcome::Permanent { text, .. } => Cow::Borrowed(text),
         }
     }
 }

@@ -10,8 +10,7 @@ use super::Delivery;
 use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
-use crate::deliver::listener::Listener;
-use crate::deliver::listener::Outgoing;
+use crate::deliver::listener::{Listener, Outgoing};
 use crate::deliver::message::{self, Email};
 use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
@@ -286,15 +285,15 @@ fn push_alert(l: &mut dyn Listener, to: &str, now: DateTime<Utc>) -> Result<Stri
 
 /// A test alert's outcome as the line to print, or the error.
 fn report(to: &str, outcome: Outcome) -> Result<String> {
+    let reply = format!(
+        "{}{}",
+        outcome.code().map_or(String::new(), |c| format!("{c} ")),
+        outcome.text()
+    );
     match outcome {
-        Outcome::Sent { code, text, .. } => Ok(format!(
-            "sent to {to}: {}{text}",
-            code.map_or(String::new(), |c| format!("{c} "))
-        )),
-        o => Err(Error::Storage(format!(
-            "test alert to {to} failed: {}{}",
-            o.code().map_or(String::new(), |c| format!("{c} ")),
-            o.text()
+        Outcome::Sent { .. } => Ok(format!("sent to {to}: {reply}")),
+        _ => Err(Error::Storage(format!(
+            "test alert to {to} failed: {reply}"
         ))),
     }
 }

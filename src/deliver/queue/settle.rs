@@ -57,7 +57,7 @@ pub(super) fn write_outcomes(
     for s in settles {
         let code = s.outcome.code().map(i32::from);
         let text = s.outcome.text();
-        let text = text[..floor_char(text, 1000)].to_string();
+        let text = text[..floor_char(&text, 1000)].to_string();
         if let (Outcome::Sent { .. }, Some((_, _, ch))) = (&s.outcome, s.keys.first()) {
             let ch = Channel::parse(ch)?;
             *report.written.entry(ch.as_str()).or_default() += 1;
