@@ -143,6 +143,29 @@ pub fn cap(body: &str, max: usize) -> String {
     s
 }
 
+/// Waits until `client` has logged in, at most `timeout`. A bad password
+/// or certificate is retried inside tokio-xmpp without end: only the
+/// timeout stops it.
+pub async fn online(client: &mut Client, timeout: Duration) -> std::result::Result<(), String> {
+    let wait = async {
+        loop {
+            match client.next().await {
+                Some(Event::Online { .. }) => return Ok(()),
+                Some(Event::Disconnected(e)) => return Err(e.to_string()),
+                Some(Event::Stanza(_)) => {}
+                None => return Err("stream closed".to_string()),
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, wait).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "login did not complete in {}s (server down, or wrong jid/password?)",
+            timeout.as_secs()
+        )),
+    }
+}
+
 struct Session {
     rt: tokio::runtime::Runtime,
     client: Client,
@@ -244,26 +267,7 @@ impl XmppListener {
         let timeout = self.timeout();
         let online = rt.block_on(async {
             let mut client = self.client();
-            let wait = async {
-                loop {
-                    match client.next().await {
-                        Some(Event::Online { .. }) => return Ok(()),
-                        Some(Event::Disconnected(e)) => return Err(e.to_string()),
-                        Some(Event::Stanza(_)) => {}
-                        None => return Err("stream closed".to_string()),
-                    }
-                }
-            };
-            // A bad password or certificate is retried inside tokio-xmpp
-            // without end: only a timeout stops it.
-            match tokio::time::timeout(timeout, wait).await {
-                Ok(Ok(())) => Ok(client),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(format!(
-                    "login did not complete in {}s (server down, or wrong jid/password?)",
-                    timeout.as_secs()
-                )),
-            }
+            online(&mut client, timeout).await.map(|()| client)
         });
         match online {
             Ok(client) => {
@@ -354,12 +358,21 @@ async fn send_batch(
 ) -> Batch {
     let mut out: Vec<Option<std::result::Result<Delivered, DeliveryError>>> =
         vec![None; msgs.len()];
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    // Each message's stanza id, and the way back from a bounce's id.
+    let sent_ids: Vec<String> = (0..msgs.len())
+        .map(|i| stanza_id(&msgs[i], batch, i))
+        .collect();
+    let ids: HashMap<String, usize> = sent_ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.clone(), i))
+        .collect();
     let mut tokens: Vec<Option<StanzaToken>> = Vec::new();
     // What arrived since the last batch: a stream that died meanwhile is
-    // found here rather than after a timeout.
+    // found here rather than after a timeout. A late bounce of an earlier
+    // batch belongs to no message of this one.
     while let Some(ev) = client.next().now_or_never() {
-        if let Err(e) = note_event(ev, &ids, &mut out) {
+        if let Err(e) = note_event(ev, &HashMap::new(), &mut out) {
             return (out, Some(e), false);
         }
     }
@@ -383,22 +396,19 @@ async fn send_batch(
                 continue;
             }
         };
-        let id = stanza_id(m, batch, i);
         let mut m = Message::chat(Some(Jid::from(jid)))
             .with_body(Lang(String::new()), cap(body, max_chars));
-        m.id = Some(Id(id.clone()));
-        ids.insert(id, i);
-        match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
-            Ok(Ok(t)) => tokens.push(Some(t)),
-            Ok(Err(e)) => {
-                let handed = tokens.iter().any(Option::is_some);
-                return (out, Some(format!("send failed: {e}")), handed);
+        m.id = Some(Id(sent_ids[i].clone()));
+        let failed = match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
+            Ok(Ok(t)) => {
+                tokens.push(Some(t));
+                continue;
             }
-            Err(_) => {
-                let handed = tokens.iter().any(Option::is_some);
-                return (out, Some("send timed out".into()), handed);
-            }
-        }
+            Ok(Err(e)) => format!("send failed: {e}"),
+            Err(_) => "send timed out".to_string(),
+        };
+        let handed = tokens.iter().any(Option::is_some);
+        return (out, Some(failed), handed);
     }
     // The ping goes to our own server, which answers it itself.
     let own = client.bound_jid().map(|j| Jid::from(j.domain().to_owned()));
@@ -452,7 +462,7 @@ async fn send_batch(
                 } else {
                     "accepted by the server".into()
                 },
-                remote_id: Some(stanza_id(&msgs[i], batch, i)),
+                remote_id: Some(sent_ids[i].clone()),
             }));
         }
     }
