@@ -51,6 +51,36 @@ fn open_empty(url: Option<&str>, default: &str) -> Result<Db> {
     Ok(db)
 }
 
+/// One line of a delivery bench: what ran, how long, how many messages/s.
+fn messages_line(out: &mut dyn std::io::Write, what: &str, n: usize, d: Duration) -> Result<()> {
+    writeln!(
+        out,
+        "{what:<62} {:>8.2} s {:>9.0} messages/s",
+        d.as_secs_f64(),
+        rate(n, d)
+    )?;
+    Ok(())
+}
+
+/// A loopback port nothing listens on, for a server the bench starts.
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Waits until the server the bench started (`what`) takes connections on
+/// `port`, at most `within`.
+fn wait_listening(port: u16, what: &str, within: Duration) -> Result<()> {
+    let until = std::time::Instant::now() + within;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if std::time::Instant::now() > until {
+            return Err(Error::Storage(format!("{what} did not listen on {port}")));
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    Ok(())
+}
+
 /// Peak resident memory of this process (VmHWM), in MiB, where Linux tells.
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

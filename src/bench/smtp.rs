@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use chrono::{TimeZone, Utc};
 use clap::Args;
 
-use super::{open_empty, rate, request_world};
+use super::{free_port, messages_line, open_empty, request_world, wait_listening};
 use crate::config::EmailConfig;
 use crate::deliver::queue::{self, Delivery};
 use crate::error::{Error, Result};
@@ -68,11 +68,6 @@ impl Drop for Sink {
     }
 }
 
-fn free_port() -> Result<u16> {
-    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-    Ok(l.local_addr()?.port())
-}
-
 fn start_sink(port: u16) -> Result<Sink> {
     let mut cmd = Command::new(find("smtp-sink")?);
     if is_root() {
@@ -84,15 +79,8 @@ fn start_sink(port: u16) -> Result<Sink> {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let sink = Sink(cmd.spawn()?);
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Ok(sink);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    Err(Error::Storage(format!(
-        "smtp-sink did not listen on {port}"
-    )))
+    wait_listening(port, "smtp-sink", Duration::from_secs(5))?;
+    Ok(sink)
 }
 
 fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
@@ -158,14 +146,8 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         )));
     }
     let base = base1.min(base2);
-    let line = |out: &mut dyn Write, what: &str, d: Duration| {
-        writeln!(
-            out,
-            "{what:<62} {:>8.2} s {:>9.0} messages/s",
-            d.as_secs_f64(),
-            rate(args.messages, d)
-        )
-    };
+    let line =
+        |out: &mut dyn Write, what: &str, d: Duration| messages_line(out, what, args.messages, d);
     line(
         out,
         &format!("smtp-source -s {} -d (run 1)", args.sessions),

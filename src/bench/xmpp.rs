@@ -28,9 +28,10 @@ use tokio_xmpp::parsers::presence::Presence;
 use tokio_xmpp::xmlstream::Timeouts;
 use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
-use super::{open_empty, rate, request_world};
+use super::{free_port, messages_line, open_empty, request_world, wait_listening};
 use crate::config::{EmailConfig, XmppConfig};
 use crate::deliver::queue::{self, Delivery};
+use crate::deliver::xmpp::online;
 use crate::error::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
@@ -46,6 +47,7 @@ pub struct XmppArgs {
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-xmpp.db";
 const PROSODY_CFG: &str = include_str!("../../tests/fixtures/prosody/prosody.cfg.lua");
 const READER: &str = "reader@localhost";
+const LOGIN: Duration = Duration::from_secs(15);
 
 /// A Prosody of our own in a temporary directory, killed on drop.
 struct Prosody {
@@ -70,9 +72,7 @@ fn start_prosody() -> Result<Prosody> {
             )));
         }
     }
-    let port = std::net::TcpListener::bind(("127.0.0.1", 0))?
-        .local_addr()?
-        .port();
+    let port = free_port()?;
     let dir = std::env::temp_dir().join(format!("digestd-bench-xmpp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("data"))?;
@@ -110,13 +110,8 @@ fn start_prosody() -> Result<Prosody> {
         .stderr(Stdio::null())
         .spawn()?;
     let p = Prosody { child, dir, port };
-    for _ in 0..400 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Ok(p);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    Err(Error::Storage(format!("prosody did not listen on {port}")))
+    wait_listening(port, "prosody", Duration::from_secs(10))?;
+    Ok(p)
 }
 
 fn client(port: u16, name: &str) -> Client {
@@ -136,22 +131,6 @@ fn client(port: u16, name: &str) -> Client {
             response_timeout: Duration::from_secs(60),
         },
     )
-}
-
-async fn online(c: &mut Client) -> std::result::Result<(), String> {
-    let wait = async {
-        loop {
-            match c.next().await {
-                Some(Event::Online { .. }) => return Ok(()),
-                Some(Event::Disconnected(e)) => return Err(e.to_string()),
-                None => return Err("stream closed".to_string()),
-                _ => {}
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(15), wait)
-        .await
-        .map_err(|_| "login timed out".to_string())?
 }
 
 /// The server's answer to a ping: everything sent before it is routed.
@@ -183,7 +162,7 @@ fn spawn_reader(
         rt.block_on(async {
             let mut c = client(port, "reader");
             let up = async {
-                online(&mut c).await?;
+                online(&mut c, LOGIN).await?;
                 c.send_stanza(Presence::available().into())
                     .await
                     .map_err(|e| e.to_string())?;
@@ -221,7 +200,7 @@ fn floor(port: u16, n: usize, body: &str) -> Result<Duration> {
         .build()?;
     rt.block_on(async {
         let mut c = client(port, "source");
-        online(&mut c).await.map_err(Error::Storage)?;
+        online(&mut c, LOGIN).await.map_err(Error::Storage)?;
         let to: Jid = BareJid::new(READER).expect("valid").into();
         let t = Instant::now();
         for _ in 0..n {
@@ -309,14 +288,7 @@ pub fn xmpp(args: &XmppArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
             report.finished
         )));
     }
-    let line = |out: &mut dyn Write, what: &str, d: Duration| {
-        writeln!(
-            out,
-            "{what:<62} {:>8.2} s {:>9.0} messages/s",
-            d.as_secs_f64(),
-            rate(n, d)
-        )
-    };
+    let line = |out: &mut dyn Write, what: &str, d: Duration| messages_line(out, what, n, d);
     line(out, "bare tokio-xmpp client, one session (run 1)", base1)?;
     line(out, "bare tokio-xmpp client, one session (run 2)", base2)?;
     line(
