@@ -96,7 +96,7 @@ pub async fn serve(
     let every = chrono::Duration::seconds(i64::from(cfg.schedule.queue_seconds));
     // One Delivery for the daemon's life: the XMPP session and the SMTP
     // settings outlive a pass.
-    let mut delivery = Some(Delivery::new(&cfg.email)?.with_listeners(cfg)?);
+    let mut delivery = Delivery::new(&cfg.email)?.with_listeners(cfg)?;
     tokio::pin!(shutdown);
     tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
     let mut at = clock.now();
@@ -105,7 +105,8 @@ pub async fn serve(
         // The tick and the queue pass run to completion even if shutdown
         // arrives meanwhile.
         let (db2, owner2, cfg2) = (db.clone(), owner.clone(), cfg.clone());
-        let mut d = delivery.take().expect("returned by the last pass");
+        // The pass borrows the Delivery on a blocking thread and hands it back.
+        let mut d = delivery;
         let (d, done) = tokio::task::spawn_blocking(move || {
             let done = if is_tick {
                 tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at)
@@ -117,7 +118,7 @@ pub async fn serve(
         })
         .await
         .map_err(|e| Error::Storage(format!("tick task: {e}")))?;
-        delivery = Some(d);
+        delivery = d;
         if let Err(e) = done {
             tracing::error!(%at, error = %e, "tick or queue pass failed; what it did not commit stays due");
         }
@@ -136,9 +137,7 @@ pub async fn serve(
         tokio::select! {
             _ = &mut shutdown => {
                 tracing::info!("shutting down");
-                if let Some(mut d) = delivery.take() {
-                    tokio::task::spawn_blocking(move || d.shutdown()).await.ok();
-                }
+                tokio::task::spawn_blocking(move || delivery.shutdown()).await.ok();
                 return Ok(());
             }
             _ = tokio::time::sleep(wait) => {}
