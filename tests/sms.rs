@@ -241,11 +241,7 @@ fn a_gateway_that_is_down_is_retried_and_gets_it_once_back(db: &TestDb) {
     world(&mut c);
     let r = text(&mut c, "Pager test");
     // A port nothing listens on yet: connection refused.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::smtp::free_port();
     let mut d = delivery_to(&format!("http://127.0.0.1:{port}/send"), "twilio");
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     let v = queue::show(&mut c, r).unwrap();
@@ -281,59 +277,18 @@ fn a_cancelled_text_is_never_sent(db: &TestDb) {
 }
 
 fn a_digest_reaches_the_gateway(db: &TestDb) {
-    use digestd::config::DigestConfig;
-    use digestd::db::schema::nt_messages;
-    use digestd::digest::Composer;
-    use digestd::items::{self, ItemInput};
-    use digestd::subscriptions::{self, SubscribeRequest};
     let mut c = db.conn();
     world(&mut c);
-    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Guardias", None)
-        .unwrap()
-        .uuid;
-    subscriptions::subscribe(
-        &mut c,
-        at("2026-11-22T00:00:00Z"),
-        &SubscribeRequest {
-            party: "ana".into(),
-            frequency: "daily".into(),
-            kind: "modification".into(),
-            collection: Some(cal.clone()),
-            hour: Some(8),
-            channels: vec!["sms".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    items::put_item(
-        &mut c,
-        at("2026-11-22T18:00:00Z"),
-        &ItemInput {
-            uuid: uuid::Uuid::from_u128(9).to_string(),
-            collection: Some(cal),
-            kind: "event".into(),
-            title: "Guardia de noche".into(),
-            start: Some("2026-11-24T21:00:00Z".into()),
-            actor: "ops".into(),
-            at: Some("2026-11-22T18:00:00Z".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap();
     // 08:00 in Madrid is 07:00Z.
-    let mut comp = Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap();
     let t = at("2026-11-23T07:00:00Z");
-    assert_eq!(
-        digestd::schedule::tick::tick(&mut c, t, &mut comp)
-            .unwrap()
-            .len(),
-        1
+    let sms = common::one_change_digest(
+        &mut c,
+        "ana",
+        "sms",
+        8,
+        "Guardia de noche",
+        "2026-11-23T07:00:00Z",
     );
-    let sms: String = nt_messages::table
-        .select(nt_messages::message_sms.assume_not_null())
-        .first(&mut c)
-        .unwrap();
-    assert!(sms.contains("Guardia de noche"), "{sms}");
     let gw = Gateway::start(vec![]);
     let mut d = delivery(&gw, "twilio");
     let report = queue::run_pass(&mut c, &mut d, t).unwrap();

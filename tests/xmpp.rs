@@ -9,16 +9,12 @@ use std::time::Duration;
 use common::prosody::{Prosody, Reader};
 use common::{at, TestDb};
 use diesel::prelude::*;
-use digestd::config::{DigestConfig, EmailConfig, XmppConfig};
+use digestd::config::{EmailConfig, XmppConfig};
 use digestd::db::schema::{delivery_log, nt_messages};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery, NewNotification};
-use digestd::digest::Composer;
 use digestd::ids::RequestId;
-use digestd::items::{self, ItemInput};
 use digestd::parties::{self, NewUser};
-use digestd::schedule::tick::tick;
-use digestd::subscriptions::{self, SubscribeRequest};
 
 const T0: &str = "2026-11-23T09:00:00Z";
 const WAIT: Duration = Duration::from_secs(10);
@@ -87,47 +83,15 @@ fn a_digest_reaches_a_second_xmpp_client(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "ops", None);
     user(&mut c, "bob", Some("bob@localhost"));
-    let cal = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Rota", None)
-        .unwrap()
-        .uuid;
-    subscriptions::subscribe(
-        &mut c,
-        at("2026-11-22T00:00:00Z"),
-        &SubscribeRequest {
-            party: "bob".into(),
-            frequency: "daily".into(),
-            kind: "modification".into(),
-            collection: Some(cal.clone()),
-            hour: Some(9),
-            channels: vec!["xmpp".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    items::put_item(
-        &mut c,
-        at("2026-11-22T15:00:00Z"),
-        &ItemInput {
-            uuid: uuid::Uuid::from_u128(7).to_string(),
-            collection: Some(cal),
-            kind: "event".into(),
-            title: "Night shift handover".into(),
-            start: Some("2026-11-24T21:00:00Z".into()),
-            actor: "ops".into(),
-            at: Some("2026-11-22T15:00:00Z".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap();
     // 09:00 in Paris is 08:00Z.
-    let mut comp = Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap();
-    let runs = tick(&mut c, at("2026-11-23T08:00:00Z"), &mut comp).unwrap();
-    assert_eq!(runs.len(), 1);
-    let chat: String = nt_messages::table
-        .select(nt_messages::message_chat.assume_not_null())
-        .first(&mut c)
-        .unwrap();
-    assert!(chat.contains("Night shift handover"), "{chat}");
+    let chat = common::one_change_digest(
+        &mut c,
+        "bob",
+        "xmpp",
+        9,
+        "Night shift handover",
+        "2026-11-23T08:00:00Z",
+    );
     let mut d = delivery(&p);
     queue::run_pass(&mut c, &mut d, at("2026-11-23T08:00:00Z")).unwrap();
     let id: i64 = nt_messages::table

@@ -123,3 +123,73 @@ pub fn digestd_with_config(config: &std::path::Path, args: &[&str]) -> std::proc
         .output()
         .unwrap()
 }
+
+/// A daily digest of one change, composed by the real tick: `party`
+/// follows a new collection on `channel` at `hour` local, someone else adds
+/// an event titled `title` the day before, and the tick at `tick_at` (the
+/// subscription's hour) posts one digest. Returns the digest's text for
+/// the channel (`message_chat` for xmpp, `message_sms` for sms).
+pub fn one_change_digest(
+    c: &mut DbConn,
+    party: &str,
+    channel: &str,
+    hour: i64,
+    title: &str,
+    tick_at: &str,
+) -> String {
+    use diesel::prelude::*;
+    use digestd::db::schema::nt_messages;
+    let cal = digestd::items::create_collection(c, at("2026-11-01T00:00:00Z"), "Rota", None)
+        .unwrap()
+        .uuid;
+    digestd::subscriptions::subscribe(
+        c,
+        at("2026-11-22T00:00:00Z"),
+        &digestd::subscriptions::SubscribeRequest {
+            party: party.into(),
+            frequency: "daily".into(),
+            kind: "modification".into(),
+            collection: Some(cal.clone()),
+            hour: Some(hour),
+            channels: vec![channel.into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let when = "2026-11-22T15:00:00Z";
+    digestd::items::put_item(
+        c,
+        at(when),
+        &digestd::items::ItemInput {
+            uuid: uuid::Uuid::from_u128(7).to_string(),
+            collection: Some(cal),
+            kind: "event".into(),
+            title: title.into(),
+            start: Some("2026-11-24T21:00:00Z".into()),
+            actor: "ops".into(),
+            at: Some(when.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut comp = digestd::digest::Composer::new(
+        &digestd::config::DigestConfig::default(),
+        &digestd::config::EmailConfig::default(),
+    )
+    .unwrap();
+    let runs = digestd::schedule::tick::tick(c, at(tick_at), &mut comp).unwrap();
+    assert_eq!(runs.len(), 1);
+    let text: Option<String> = match channel {
+        "xmpp" => nt_messages::table
+            .select(nt_messages::message_chat)
+            .first(c)
+            .unwrap(),
+        _ => nt_messages::table
+            .select(nt_messages::message_sms)
+            .first(c)
+            .unwrap(),
+    };
+    let text = text.expect("the digest has a text for the channel");
+    assert!(text.contains(title), "{text}");
+    text
+}

@@ -19,6 +19,8 @@ use tokio_xmpp::parsers::presence::Presence;
 use tokio_xmpp::xmlstream::Timeouts;
 use tokio_xmpp::{Client, Event, Stanza};
 
+use super::smtp::free_port;
+
 pub struct Prosody {
     dir: tempfile::TempDir,
     pub port: u16,
@@ -27,14 +29,6 @@ pub struct Prosody {
 
 fn installed() -> bool {
     Path::new("/usr/bin/prosody").exists() && Path::new("/usr/bin/prosodyctl").exists()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Prosody {
@@ -174,17 +168,9 @@ impl Reader {
         );
         drop(in_rt);
         rt.block_on(async {
-            let online = tokio::time::timeout(Duration::from_secs(15), async {
-                loop {
-                    match client.next().await {
-                        Some(Event::Online { .. }) => return,
-                        Some(Event::Disconnected(e)) => panic!("{name}: {e}"),
-                        None => panic!("{name}: stream closed"),
-                        _ => {}
-                    }
-                }
-            });
-            online.await.expect("reader logs in");
+            digestd::deliver::xmpp::online(&mut client, Duration::from_secs(15))
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             client
                 .send_stanza(Presence::available().into())
                 .await
