@@ -500,6 +500,16 @@ mod tests {
             "[sms]\nauth_header = \"Bearer a\\r\\nX-Evil: 1\"\n",
             "[email]\ntransport = \"pipe\"\npipe_command = \"\"\n",
             "[email]\ntransport = \"pipe\"\npipe_command = \"sendmail\\n-t\"\n",
+            "[email]\ntransport = \"db\"\ndb_path = \"\"\n",
+            "[email]\ntransport = \"db\"\ndb_path = \"out\\nbox.db\"\n",
+            "[xmpp]\ntransport = \"carrier-pigeon\"\n",
+            "[xmpp]\ntransport = \"xmpp\"\n",
+            "[xmpp]\ntransport = \"xmpp\"\njid = \"no-local-part\"\npassword = \"p\"\n",
+            "[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"\"\n",
+            "[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"p\\r\\nx\"\n",
+            "[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"p\"\ntls = false\nserver = \"chat.example.com:5222\"\n",
+            "[xmpp]\ntimeout_seconds = 0\n",
+            "[xmpp]\nmax_chars = 5\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");

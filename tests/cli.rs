@@ -1369,6 +1369,16 @@ fn bad_config_files_are_refused() {
             Some("[database]\npool_size = \"four\"\n"),
             "config",
         ),
+        (
+            "xmpp.toml",
+            Some("[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"p\"\ntls = false\nserver = \"chat.example.com:5222\"\n"),
+            "config: xmpp.tls",
+        ),
+        (
+            "db.toml",
+            Some("[email]\ntransport = \"db\"\ndb_path = \"out\\nbox.db\"\n"),
+            "config: email.db_path",
+        ),
     ];
     for (name, text, needle) in cases {
         let path = dir.join(name);
