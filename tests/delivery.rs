@@ -50,11 +50,16 @@ fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
 }
 
 fn smtp(url: &str) -> Delivery {
+    smtp_pool(url, EmailConfig::default().pool_size)
+}
+
+fn smtp_pool(url: &str, pool_size: u32) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
     Delivery::new(&EmailConfig {
         transport: "smtp".into(),
         smtp_url: url.into(),
         dir: dir.display().to_string(),
+        pool_size,
         timeout_seconds: 5,
         ..EmailConfig::default()
     })
@@ -654,16 +659,7 @@ fn a_refusal_keeps_the_pipelined_session(db: &TestDb) {
     let g = notify(&mut c, "sys", "gus", "Two");
     let o = notify(&mut c, "sys", "oli", "Three");
     let server = FaultSmtp::start();
-    let dir = tempfile::tempdir().unwrap();
-    let mut d = Delivery::new(&EmailConfig {
-        transport: "smtp".into(),
-        smtp_url: server.url(),
-        dir: dir.path().display().to_string(),
-        pool_size: 1,
-        timeout_seconds: 5,
-        ..EmailConfig::default()
-    })
-    .unwrap();
+    let mut d = smtp_pool(&server.url(), 1);
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     let code = |c: &mut DbConn, r| queue::show(c, r).unwrap().recipients[0].reply_code;
     assert_eq!(code(&mut c, b), Some(451));
@@ -673,7 +669,53 @@ fn a_refusal_keeps_the_pipelined_session(db: &TestDb) {
     assert_eq!(server.sessions(), 1, "one session for all three");
 }
 
+/// On one session each message's body, final dot and the next message's
+/// commands go in one write. A refused dot leaves the next message's
+/// commands standing; a hang-up instead of the dot's reply sends the next
+/// message (whose commands had gone out, not its body) on a new session,
+/// once.
+fn a_pipelined_run_survives_a_refused_dot_and_a_hang_up(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    // Queue order is by recipient id: the order they are created in.
+    let names = ["ok.a", "late.b", "ok.c", "cut.d", "ok.e", "ok.f"];
+    let mut reqs = Vec::new();
+    for n in names {
+        let name = n.replace('.', "_");
+        user(&mut c, &name, &format!("{n}@example.com"));
+        reqs.push(notify(&mut c, "sys", &name, n));
+    }
+    let server = FaultSmtp::start();
+    let mut d = smtp_pool(&server.url(), 1);
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let show = |c: &mut DbConn, i: usize| queue::show(c, reqs[i]).unwrap();
+    assert_eq!(show(&mut c, 1).status, "failed");
+    assert_eq!(show(&mut c, 1).recipients[0].reply_code, Some(554));
+    assert_eq!(show(&mut c, 3).status, "sending", "cut: retried later");
+    assert_eq!(show(&mut c, 3).recipients[0].retry_count, 1);
+    for i in [0, 2, 4, 5] {
+        assert_eq!(show(&mut c, i).status, "sent", "{}", names[i]);
+    }
+    assert_eq!(server.sessions(), 2, "a new session after the hang-up only");
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(5)).unwrap();
+    assert_eq!(show(&mut c, 3).status, "sent");
+    let mut got: Vec<String> = server.received().iter().map(|m| m.to.join(",")).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "cut.d@example.com",
+            "ok.a@example.com",
+            "ok.c@example.com",
+            "ok.e@example.com",
+            "ok.f@example.com"
+        ],
+        "each once, the refused one not at all"
+    );
+}
+
 backend_tests!(
+    a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,
     the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain,
     happy_path_batches_per_sender_and_recipient,

@@ -7,6 +7,8 @@
 //! - `gone…` 550 at RCPT (permanent)
 //! - `cut…`  the first time: accepts RCPT and the data, then closes the
 //!   connection instead of replying to the final dot; after that 250.
+//! - `late…` accepts RCPT and the data, then refuses it at the final dot
+//!   (554, as a content filter would).
 //!
 //! Every accepted message is recorded with its envelope.
 
@@ -156,6 +158,11 @@ fn session(conn: TcpStream, st: &State) -> std::io::Result<()> {
                     // Hang up instead of answering the final dot.
                     return Ok(());
                 }
+            }
+            if to.iter().any(|a| a.starts_with("late")) {
+                (from, to) = (String::new(), Vec::new());
+                reply(&mut w, "554 5.7.1 message content rejected")?;
+                continue;
             }
             st.received.lock().unwrap().push(Received {
                 from: from.clone(),

@@ -1,0 +1,240 @@
+//! The `smtp` transport: lettre's async SMTP client on `pool_size` long-lived
+//! sessions, so the messages of a queue pass reuse their connections and up
+//! to `pool_size` go out in parallel.
+//!
+//! The sessions are digestd's own rather than lettre's pool: our sockets
+//! set `TCP_NODELAY` before lettre takes them (plain and STARTTLS; the
+//! `smtps` TLS wrapper uses lettre's own connect), and we need the
+//! connection itself for pipelining. Without `TCP_NODELAY`, a message
+//! written in more than one piece meets Nagle's algorithm and the server's
+//! delayed ACK: about 40 ms per message, 90 messages/s on loopback.
+//!
+//! When the server offers PIPELINING and a message is plain ASCII, it goes
+//! through [`pipeline`]: one write and one round trip per message. When
+//! not, lettre's own `send` (four round trips, SMTPUTF8 and 8BITMIME
+//! negotiated).
+//!
+//! A session that breaks (reset, a hang-up in the middle of DATA, a
+//! timeout) is dropped, and the next message opens a new one: the pass goes
+//! on. One idle since the previous pass is checked with NOOP before reuse.
+//! Replies map to outcomes: 2xx sent; 4xx, refused, reset, timeout
+//! transient; 5xx permanent.
+
+mod pipeline;
+mod url;
+
+pub use url::check_url;
+use url::{parse_url, Target, Tls};
+
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use lettre::address::Envelope;
+use lettre::transport::smtp::authentication::{Credentials, Mechanism};
+use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
+use lettre::transport::smtp::commands::Ehlo;
+use lettre::transport::smtp::extension::ClientId;
+use lettre::transport::smtp::response::Response;
+
+use super::sink::{Outcome, Outgoing};
+use crate::config::EmailConfig;
+use crate::error::Result;
+
+/// A session, whether it has sat idle since the last pass, and whether the
+/// server offers PIPELINING (RFC 2920).
+struct Session {
+    conn: AsyncSmtpConnection,
+    idle: bool,
+    pipelining: bool,
+}
+
+pub struct SmtpSink {
+    rt: tokio::runtime::Runtime,
+    target: Target,
+    timeout: Duration,
+    sessions: Vec<Option<Session>>,
+}
+
+impl SmtpSink {
+    pub fn new(cfg: &EmailConfig) -> Result<SmtpSink> {
+        let target = parse_url(&cfg.smtp_url)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(SmtpSink {
+            rt,
+            target,
+            timeout: Duration::from_secs(cfg.timeout_seconds),
+            sessions: (0..cfg.pool_size.max(1)).map(|_| None).collect(),
+        })
+    }
+
+    /// Sends every message over the sessions in parallel; one outcome each,
+    /// in order.
+    pub fn send_all(&mut self, msgs: &[Outgoing]) -> Vec<Outcome> {
+        let next = AtomicUsize::new(0);
+        let mut sessions = std::mem::take(&mut self.sessions);
+        for s in sessions.iter_mut().flatten() {
+            s.idle = true;
+        }
+        let (target, timeout) = (&self.target, self.timeout);
+        let results = self.rt.block_on(async {
+            let workers = sessions.into_iter().map(|mut session| {
+                let next = &next;
+                async move {
+                    let done = pipeline::work(&mut session, target, timeout, msgs, next).await;
+                    (session, done)
+                }
+            });
+            futures_util::future::join_all(workers).await
+        });
+        let mut out: Vec<Option<Outcome>> = vec![None; msgs.len()];
+        for (session, done) in results {
+            self.sessions.push(session);
+            for (i, o) in done {
+                out[i] = Some(o);
+            }
+        }
+        out.into_iter()
+            .map(|o| o.unwrap_or_else(|| Outcome::transient(None, "not attempted")))
+            .collect()
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        let sessions = std::mem::take(&mut self.sessions);
+        self.rt.block_on(async {
+            for mut s in sessions.into_iter().flatten() {
+                let _ = tokio::time::timeout(Duration::from_secs(2), s.conn.quit()).await;
+            }
+        });
+    }
+}
+
+async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, String> {
+    let hello = ClientId::Domain(t.hello.clone());
+    let tls = || TlsParameters::new(t.host.clone()).map_err(|e| format!("TLS: {e}"));
+    let mut conn = if t.tls == Tls::Wrapper {
+        AsyncSmtpConnection::connect_tokio1(
+            (t.host.as_str(), t.port),
+            Some(timeout),
+            &hello,
+            Some(tls()?),
+            None,
+        )
+        .await
+        .map_err(|e| format!("connect: {e}"))?
+    } else {
+        let tcp = tokio::time::timeout(
+            timeout,
+            tokio::net::TcpStream::connect((t.host.as_str(), t.port)),
+        )
+        .await
+        .map_err(|_| "connect: timed out".to_string())?
+        .map_err(|e| format!("connect: {e}"))?;
+        tcp.set_nodelay(true).map_err(|e| format!("connect: {e}"))?;
+        AsyncSmtpConnection::connect_with_transport(Box::new(tcp), &hello)
+            .await
+            .map_err(|e| format!("connect: {e}"))?
+    };
+    if let Tls::Starttls { required } = t.tls {
+        if conn.can_starttls() {
+            conn.starttls(tls()?, &hello)
+                .await
+                .map_err(|e| format!("STARTTLS: {e}"))?;
+        } else if required {
+            return Err("STARTTLS required but not offered by the server".into());
+        }
+    }
+    // lettre keeps only the EHLO keywords it knows, and PIPELINING is not
+    // one: ask again, before AUTH (a repeated EHLO resets the session).
+    let pipelining = conn
+        .command(Ehlo::new(hello))
+        .await
+        .map(|r| r.message().any(|l| l.eq_ignore_ascii_case("PIPELINING")))
+        .unwrap_or(false);
+    if let Some((user, pass)) = &t.credentials {
+        conn.auth(
+            &[Mechanism::Plain, Mechanism::Login],
+            &Credentials::new(user.clone(), pass.clone()),
+        )
+        .await
+        .map_err(|e| format!("AUTH: {e}"))?;
+    }
+    Ok(Session {
+        conn,
+        idle: false,
+        pipelining,
+    })
+}
+
+/// The envelope of one message, or why it has none.
+fn envelope(m: &Outgoing) -> std::result::Result<Envelope, Outcome> {
+    match (m.envelope_from.parse(), m.to.parse()) {
+        (Ok(from), Ok(to)) => Envelope::new(Some(from), vec![to])
+            .map_err(|e| Outcome::permanent(None, format!("envelope: {e}"))),
+        _ => Err(Outcome::permanent(None, format!("bad address {:?}", m.to))),
+    }
+}
+
+/// The session to send on: the open one if it still answers, or a new one.
+async fn ready<'s>(
+    session: &'s mut Option<Session>,
+    t: &Target,
+    timeout: Duration,
+) -> std::result::Result<&'s mut Session, Outcome> {
+    // A session idle since the last pass may have been closed by the server.
+    if let Some(s) = session.as_mut() {
+        if s.conn.has_broken() || (s.idle && !s.conn.test_connected().await) {
+            *session = None;
+        }
+    }
+    let s = match session {
+        Some(s) => s,
+        None => match connect(t, timeout).await {
+            Ok(s) => session.insert(s),
+            // Refused, reset, unreachable, TLS or AUTH trouble: worth a retry.
+            Err(e) => return Err(Outcome::transient(None, e)),
+        },
+    };
+    s.idle = false;
+    Ok(s)
+}
+
+/// A reply (or its absence) as an outcome: 2xx sent, 5xx permanent, the
+/// rest transient.
+fn outcome(r: std::result::Result<Response, lettre::transport::smtp::Error>) -> Outcome {
+    match r {
+        Ok(r) => Outcome::sent(
+            Some(u16::from(r.code())),
+            r.message().collect::<Vec<_>>().join(" "),
+        ),
+        Err(e) => {
+            let code = e.status().map(u16::from);
+            if e.is_permanent() {
+                Outcome::permanent(code, e.to_string())
+            } else {
+                Outcome::transient(code, e.to_string())
+            }
+        }
+    }
+}
+
+fn timed_out(timeout: Duration) -> Outcome {
+    Outcome::transient(None, format!("timed out after {}s", timeout.as_secs()))
+}
+
+/// One message by lettre's own `send`; also whether the session is still
+/// usable (lettre closes it after any refusal).
+async fn send_lettre(
+    conn: &mut AsyncSmtpConnection,
+    envelope: &Envelope,
+    bytes: &[u8],
+    timeout: Duration,
+) -> (Outcome, bool) {
+    match tokio::time::timeout(timeout, conn.send(envelope, bytes)).await {
+        Err(_) => (timed_out(timeout), false),
+        Ok(r) => (outcome(r), !conn.has_broken()),
+    }
+}
