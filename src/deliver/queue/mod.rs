@@ -16,8 +16,10 @@
 //! - [`post`]: post, cancel, show, status, test-alert;
 //! - [`expand`]: requests into queue rows;
 //! - [`round`]: claim due rows, batch them per pair, build and send;
+//! - [`email`]: a round's email on three threads (build, send, write);
 //! - [`settle`]: write outcomes, retries and backoff, final statuses.
 
+mod email;
 mod expand;
 mod post;
 mod round;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
+use super::email::{self, EmailJob};
 use super::expand::sql_timestamp;
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
@@ -243,9 +244,7 @@ pub(super) fn process_round(
     let policy = (d.retry_base, d.retry_cap);
     conn.write_tx(|c| write_outcomes(c, policy, &others, now, report))?;
 
-    // Email, pipelined: while the sender thread sends chunk k over the SMTP
-    // sessions, this thread builds chunk k+1 and writes the outcomes of the
-    // chunks that came back.
+    // Email, on three threads: build, send, write outcomes.
     let ctx = BuildCtx {
         rows: &rows,
         reqs: &reqs,
@@ -260,96 +259,24 @@ pub(super) fn process_round(
         .iter_mut()
         .find(|l| l.key() == "email")
         .expect("Delivery::new gives email a listener");
-    let mut built = std::time::Duration::ZERO;
-    std::thread::scope(|scope| -> Result<()> {
-        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Outgoing>)>(1);
-        let (res_tx, res_rx) = std::sync::mpsc::channel::<(usize, Vec<Outcome>)>();
-        scope.spawn(move || {
-            for (k, msgs) in job_rx {
-                let outs: Vec<Outcome> = email.send(&msgs).into_iter().map(Outcome::from).collect();
-                if res_tx.send((k, outs)).is_err() {
-                    break;
-                }
-            }
-        });
-        // Per chunk handed over: the settle index of each message sent.
-        let mut handed: Vec<Vec<usize>> = Vec::new();
-        let settle_chunk =
-            |sent: &[usize], outs: Vec<Outcome>, conn: &mut DbConn, report: &mut PassReport| {
-                let done: Vec<Settle> = sent
-                    .iter()
-                    .zip(outs)
-                    .map(|(&k, o)| Settle {
-                        outcome: o,
-                        ..settles[k].clone()
-                    })
-                    .collect();
-                conn.write_tx(|c| write_outcomes(c, policy, &done, now, report))
-            };
-        let mut result = Ok(());
-        for chunk in jobs.chunks(EMAIL_CHUNK) {
-            let t = std::time::Instant::now();
-            let mut msgs = Vec::with_capacity(chunk.len());
-            let mut sent = Vec::with_capacity(chunk.len());
-            let mut bad = Vec::new();
-            for job in chunk {
-                match ctx.build_one(job) {
-                    Ok(m) => {
-                        msgs.push(m);
-                        sent.push(job.settle);
-                    }
-                    // A stored address the builder refuses: given up.
-                    Err(e) => bad.push(Settle {
-                        outcome: Outcome::permanent(None, e.to_string()),
-                        ..settles[job.settle].clone()
-                    }),
-                }
-            }
-            built += t.elapsed();
-            if !bad.is_empty() {
-                result = conn.write_tx(|c| write_outcomes(c, policy, &bad, now, report));
-            }
-            handed.push(sent);
-            if result.is_err() || job_tx.send((handed.len() - 1, msgs)).is_err() {
-                break;
-            }
-            while let Ok((k, outs)) = res_rx.try_recv() {
-                result = settle_chunk(&handed[k], outs, conn, report);
-                if result.is_err() {
-                    break;
-                }
-            }
-            if result.is_err() {
-                break;
-            }
-        }
-        drop(job_tx);
-        for (k, outs) in res_rx {
-            if result.is_ok() {
-                result = settle_chunk(&handed[k], outs, conn, report);
-            }
-        }
-        result
-    })?;
+    let t = email::deliver(
+        email.as_mut(),
+        &|job| ctx.build_one(job),
+        &jobs,
+        &settles,
+        &mut |done| conn.write_tx(|c| write_outcomes(c, policy, done, now, report)),
+    )?;
     tracing::debug!(
         rows = n,
         messages = settles.len(),
         ?loaded,
-        ?built,
+        built = ?t.built,
+        sending = ?t.sending,
+        settled = ?t.settled,
         total = ?started.elapsed(),
         "queue round"
     );
     Ok(n)
-}
-
-/// Email messages per hand-over to the sender thread.
-const EMAIL_CHUNK: usize = 256;
-
-/// One email message to build: rows `range` of the round, to `address`.
-struct EmailJob {
-    range: (usize, usize),
-    address: String,
-    settle: usize,
 }
 
 /// What building a message needs, shared with nothing mutable.
