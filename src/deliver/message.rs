@@ -1,15 +1,17 @@
 //! Email messages: RFC 5322 with MIME multipart/alternative (text and
 //! HTML), built with lettre's builder, which encodes non-ASCII headers
-//! (RFC 2047) and bodies. Header values come from validated text and pass
-//! through [`one_line`] again here, so no value can start a header.
+//! (RFC 2047); [`super::encode`] encodes the bodies. Header values come
+//! from validated text and pass through [`one_line`] again here, so no
+//! value can start a header.
 
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
+use super::encode;
 use crate::digest::render::one_line;
 use crate::error::{Error, Result};
 use crate::validate;
@@ -80,10 +82,10 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     }
     let msg = match e.html {
         Some(h) => b.multipart(MultiPart::alternative_plain_html(
-            e.text.to_string(),
-            h.to_string(),
+            encode::body(e.text),
+            encode::body(h),
         )),
-        None => b.body(e.text.to_string()),
+        None => b.singlepart(SinglePart::plain(encode::body(e.text))),
     }
     .map_err(|err| Error::invalid(format!("building a message: {err}")))?;
     Ok(msg.formatted())
@@ -98,17 +100,23 @@ pub struct Part<'a> {
 }
 
 fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    let mut plain = 0;
+    // The five are ASCII, so every cut is on a character boundary.
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'&' => "&amp;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[plain..i]);
+        out.push_str(entity);
+        plain = i + 1;
     }
+    out.push_str(&s[plain..]);
     out
 }
 
@@ -236,6 +244,11 @@ mod tests {
             html.contains("regarding Build &lt;1&gt; failed</h3>"),
             "{html}"
         );
+        assert_eq!(
+            escape_html("a<b>&\"c'\u{e9}\u{1F600}<"),
+            "a&lt;b&gt;&amp;&quot;c&#39;\u{e9}\u{1F600}&lt;"
+        );
+        assert_eq!(escape_html(""), "");
         let (s1, t1, h1) = combine(&parts[..1]);
         assert_eq!((s1.as_str(), t1.as_str()), ("Build <1> failed", "red"));
         assert!(h1.contains(">red</div>"));

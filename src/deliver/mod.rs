@@ -3,6 +3,7 @@
 //! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
 //!   per sender and recipient, retries with backoff), update, show, status;
 //! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
+//! - [`encode`]: 7bit or quoted-printable bodies, in one pass;
 //! - [`sink`]: the email transports as the `email` listener, and delivery
 //!   outcomes;
 //! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
@@ -16,6 +17,7 @@
 
 pub mod bounce;
 pub mod dbout;
+pub mod encode;
 pub mod listener;
 pub mod message;
 pub mod outbox;
