@@ -60,33 +60,65 @@ fn crlf(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Bytes quoted-printable leaves as they are (space and tab only inside a
+/// line).
+fn is_plain(b: u8) -> bool {
+    matches!(b, b'!'..=b'<' | b'>'..=b'~' | b' ' | b'\t')
+}
+
 /// Quoted-printable: LF and CRLF are line breaks (CRLF out); printable
 /// ASCII but `=` stays, space and tab stay except at the end of a line;
 /// every other byte (a CR alone, control characters, UTF-8 beyond ASCII)
-/// becomes `=XX`. Soft breaks keep lines within 76 characters.
+/// becomes `=XX`. Soft breaks keep lines within 76 characters. Runs of
+/// plain bytes are copied whole.
 fn quoted_printable(bytes: &[u8]) -> Vec<u8> {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    // Characters before a soft break's `=`.
+    const WIDTH: usize = MAX_QP_LINE - 1;
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 16 + 8);
     let mut lines = bytes.split(|&b| b == b'\n').peekable();
     while let Some(line) = lines.next() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let mut col = 0;
-        for (i, &b) in line.iter().enumerate() {
-            let literal = matches!(b, b'!'..=b'<' | b'>'..=b'~')
-                || (matches!(b, b' ' | b'\t') && i + 1 < line.len());
-            let width = if literal { 1 } else { 3 };
-            if col + width > MAX_QP_LINE - 1 {
+        // A CR is part of a line break only when an LF follows it.
+        let broken = lines.peek().is_some();
+        let line = match line.strip_suffix(b"\r") {
+            Some(l) if broken => l,
+            _ => line,
+        };
+        let ends_in_blank = |end: usize| end == line.len() && matches!(line[end - 1], b' ' | b'\t');
+        let (mut col, mut i) = (0, 0);
+        while i < line.len() {
+            let mut run = line[i..]
+                .iter()
+                .take(WIDTH - col)
+                .take_while(|&&b| is_plain(b))
+                .count();
+            if run > 0 && ends_in_blank(i + run) {
+                run -= 1;
+            }
+            if run > 0 {
+                out.extend_from_slice(&line[i..i + run]);
+                col += run;
+                i += run;
+                continue;
+            }
+            // A byte to encode, or a plain one with no room left.
+            let b = line[i];
+            let plain = is_plain(b) && !ends_in_blank(i + 1);
+            let width = if plain { 1 } else { 3 };
+            if col + width > WIDTH {
                 out.extend_from_slice(b"=\r\n");
                 col = 0;
+                continue;
             }
-            if literal {
+            if plain {
                 out.push(b);
             } else {
                 out.extend_from_slice(&[b'=', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
             }
             col += width;
+            i += 1;
         }
-        if lines.peek().is_some() {
+        if broken {
             out.extend_from_slice(b"\r\n");
         }
     }
@@ -190,6 +222,41 @@ mod tests {
             // Hard breaks (LF or CRLF) come back as CRLF; a CR alone is data.
             let want = t.replace("\r\n", "\n").replace('\n', "\r\n");
             assert_eq!(String::from_utf8(decode(&enc)).unwrap(), want, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_printable_round_trips_generated_text() {
+        // Deterministic pseudo-random text over a small alphabet heavy in
+        // what needs care: blanks, '=', CR, LF, non-ASCII, dots.
+        let alphabet = [
+            "a",
+            " ",
+            "\t",
+            "=",
+            "\r",
+            "\n",
+            "\r\n",
+            ".",
+            "\u{e9}",
+            "\u{1F600}",
+            "\0",
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for len in [0, 1, 2, 74, 75, 76, 77, 150, 1_000] {
+            for _ in 0..50 {
+                let mut t = String::new();
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    t.push_str(alphabet[(x % alphabet.len() as u64) as usize]);
+                }
+                let enc = quoted_printable(t.as_bytes());
+                lines_ok(&enc, MAX_QP_LINE);
+                let want = t.replace("\r\n", "\n").replace('\n', "\r\n");
+                assert_eq!(decode(&enc), want.as_bytes(), "{t:?}");
+            }
         }
     }
 
