@@ -71,8 +71,8 @@ pub(super) async fn work(
                 continue;
             }
         };
-        let usable = if s.pipelining && plain(m).is_some() {
-            run.from(&mut s.conn, i, &env).await
+        let usable = if let Some(body) = plain(m).filter(|_| s.pipelining) {
+            run.from(&mut s.conn, (i, &env, body)).await
         } else {
             let (o, usable) = send_lettre(&mut s.conn, &env, &m.bytes, timeout).await;
             run.done.push((i, o));
@@ -106,13 +106,17 @@ fn commands(env: &Envelope) -> String {
 /// `body` as DATA carries it, appended to `out`: a line that starts with
 /// `.` gets a second one (RFC 5321 §4.5.2), then the final `.` line.
 fn stuff(body: &str, out: &mut String) {
-    out.reserve(body.len() + body.len() / 64 + 8);
-    for line in body.split_inclusive('\n') {
-        if line.starts_with('.') {
-            out.push('.');
-        }
-        out.push_str(line);
+    out.reserve(body.len() + 16);
+    if body.starts_with('.') {
+        out.push('.');
     }
+    let mut from = 0;
+    for (lf, _) in body.match_indices("\n.") {
+        out.push_str(&body[from..=lf]);
+        out.push('.');
+        from = lf + 1;
+    }
+    out.push_str(&body[from..]);
     if !body.is_empty() && !body.ends_with("\r\n") {
         out.push_str("\r\n");
     }
@@ -139,12 +143,17 @@ struct Run<'a, F: Fn() -> Option<usize>> {
     queued: Option<usize>,
 }
 
-impl<F: Fn() -> Option<usize>> Run<'_, F> {
-    /// Sends message `first` and as many after it as the queue has, one
-    /// write each. Returns whether the session is still usable.
-    async fn from(&mut self, conn: &mut AsyncSmtpConnection, first: usize, env: &Envelope) -> bool {
+impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
+    /// Sends message `first` (index, envelope, text) and as many after it
+    /// as the queue has, one write each. Returns whether the session is
+    /// still usable.
+    async fn from(
+        &mut self,
+        conn: &mut AsyncSmtpConnection,
+        (first, env, body): (usize, &Envelope, &'a str),
+    ) -> bool {
         let timeout = self.timeout;
-        let mut cur = first;
+        let (mut cur, mut cur_body) = (first, body);
         let mut head = match tokio::time::timeout(timeout, async {
             let mail = conn.command(commands(env)).await;
             read_head(conn, mail, env.to().len()).await
@@ -170,18 +179,17 @@ impl<F: Fn() -> Option<usize>> Run<'_, F> {
                 }
             }
             // The next message rides behind this one when it can.
-            let mut behind: Option<(usize, Envelope)> = None;
+            let mut behind: Option<(usize, Envelope, &'a str)> = None;
             if let Some(n) = (self.take)() {
-                match envelope(&self.msgs[n]) {
-                    Ok(e) if plain(&self.msgs[n]).is_some() => behind = Some((n, e)),
-                    Ok(_) => self.queued = Some(n),
-                    Err(o) => self.done.push((n, o)),
+                match (envelope(&self.msgs[n]), plain(&self.msgs[n])) {
+                    (Ok(e), Some(b)) => behind = Some((n, e, b)),
+                    (Ok(_), None) => self.queued = Some(n),
+                    (Err(o), _) => self.done.push((n, o)),
                 }
             }
-            let body = plain(&self.msgs[cur]).expect("checked before its commands went out");
             let mut buf = String::new();
-            stuff(body, &mut buf);
-            if let Some((_, e)) = &behind {
+            stuff(cur_body, &mut buf);
+            if let Some((_, e, _)) = &behind {
                 buf.push_str(&commands(e));
             }
             match tokio::time::timeout(timeout, conn.command(buf)).await {
@@ -194,14 +202,14 @@ impl<F: Fn() -> Option<usize>> Run<'_, F> {
                     };
                     self.done.push((cur, o));
                     // Its body never went out: it starts again elsewhere.
-                    self.queued = behind.map(|(n, _)| n);
+                    self.queued = behind.map(|(n, ..)| n);
                     return false;
                 }
             }
-            let Some((n, e)) = behind else {
+            let Some((n, e, b)) = behind else {
                 return true;
             };
-            cur = n;
+            (cur, cur_body) = (n, b);
             head = match tokio::time::timeout(timeout, async {
                 let mail = conn.read_response().await;
                 read_head(conn, mail, e.to().len()).await
