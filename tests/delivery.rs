@@ -484,12 +484,38 @@ fn two_processes_deliver_at_once_and_nothing_twice(db: &TestDb) {
     to.sort();
     to.dedup();
     assert_eq!(to.len(), n, "no message twice");
-    // Whoever did not hold the lease left the statuses; the next pass settles them.
+    // Each request was final as soon as its row was written; a pass
+    // sends nothing more.
     let mut last = smtp(&url);
     queue::run_pass(&mut c, &mut last, at(T0) + Duration::minutes(1)).unwrap();
     assert_eq!(server.received().len(), n);
     let s = queue::status(&mut c).unwrap();
     assert_eq!(s.requests.get("sent"), Some(&(n as i64)));
+}
+
+/// Statuses follow the rows as they are written: a process that does not
+/// hold the queue lease (and so runs no status update) still leaves final
+/// each request whose last row it wrote; one with a row to retry stays
+/// `sending`.
+fn a_request_is_final_when_its_last_row_is_written(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "amy", "ok.amy@example.com");
+    user(&mut c, "bob", "busy.bob@example.com");
+    let ra = notify(&mut c, "sys", "amy", "Done");
+    let rb = notify(&mut c, "sys", "bob", "Not yet");
+    queue::expand(&mut c, at(T0)).unwrap();
+    let ten = Duration::minutes(10);
+    assert!(
+        digestd::schedule::lease::acquire(&mut c, queue::QUEUE_JOB, "elsewhere", at(T0), ten)
+            .unwrap()
+    );
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let report = queue::run_queue(&mut c, &mut d, at(T0), "here", ten).unwrap();
+    assert_eq!(report.finished, 1, "{report:?}");
+    assert_eq!(queue::show(&mut c, ra).unwrap().status, "sent");
+    assert_eq!(queue::show(&mut c, rb).unwrap().status, "sending");
 }
 
 fn a_claim_left_by_a_dead_round_expires_and_the_row_goes_once(db: &TestDb) {
@@ -715,6 +741,7 @@ fn a_pipelined_run_survives_a_refused_dot_and_a_hang_up(db: &TestDb) {
 }
 
 backend_tests!(
+    a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,
     the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain,

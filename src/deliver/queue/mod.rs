@@ -210,8 +210,9 @@ fn pass(
     }
     if leader {
         let t = std::time::Instant::now();
-        report.finished = update(conn, now)?;
-        tracing::debug!(requests = report.finished, took = ?t.elapsed(), "queue update");
+        let finished = update(conn, now)?;
+        report.finished += finished;
+        tracing::debug!(requests = finished, took = ?t.elapsed(), "queue update");
     }
     Ok(report)
 }

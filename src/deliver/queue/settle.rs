@@ -116,6 +116,22 @@ pub(super) fn write_outcomes(
             ups.push(u);
         }
     }
+    write_rows(c, &ups, now_n)?;
+    // The requests whose last row this was are final now.
+    let mut ids: Vec<i64> = settles
+        .iter()
+        .flat_map(|s| s.keys.iter().map(|k| k.0))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for chunk in ids.chunks(5_000) {
+        report.finished += finish(c, now, Some(chunk))?;
+    }
+    Ok(())
+}
+
+/// The rows' new states, and one `delivery_log` row each.
+fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result<()> {
     match c {
         // One UPDATE and one INSERT for the whole slice, the rows passed as
         // one JSON array: a statement per row spent most of its time in
@@ -244,6 +260,15 @@ fn floor_char(s: &str, max: usize) -> usize {
 /// aggregate read, then one UPDATE per status and chunk. Returns how many
 /// requests finished.
 pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
+    finish(conn, now, None)
+}
+
+/// [`update`] for the requests in `only` (all when `None`). Settling calls
+/// it for the requests of the rows it wrote, in the same transaction, so a
+/// request is final as soon as its last row is; the pass's [`update`] is
+/// then left with what two processes settled at once, each before seeing
+/// the other's rows.
+fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result<usize> {
     use diesel::dsl::count;
     use diesel::sql_types::{BigInt, Nullable};
     // Per sending request: rows, delivered rows, open rows.
@@ -254,17 +279,26 @@ pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
     let ok = diesel::dsl::sql::<Nullable<BigInt>>(
         "SUM(CASE WHEN nt_queue.is_successful THEN 1 ELSE 0 END)",
     );
-    let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = nt_requests::table
+    let base = nt_requests::table
         .left_join(nt_queue::table)
-        .filter(nt_requests::status.eq("sending"))
-        .group_by(nt_requests::request_id)
-        .select((
-            nt_requests::request_id,
-            count(nt_queue::request_id.nullable()),
-            ok,
-            open,
-        ))
-        .load(conn)?;
+        .filter(nt_requests::status.eq("sending"));
+    let select = (
+        nt_requests::request_id,
+        count(nt_queue::request_id.nullable()),
+        ok,
+        open,
+    );
+    let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = match only {
+        Some(ids) => base
+            .filter(nt_requests::request_id.eq_any(ids))
+            .group_by(nt_requests::request_id)
+            .select(select)
+            .load(conn)?,
+        None => base
+            .group_by(nt_requests::request_id)
+            .select(select)
+            .load(conn)?,
+    };
     let mut by: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
     for (id, n, ok, open) in rows {
         if open.unwrap_or(0) > 0 {
