@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::parties::Channel;
 
 /// Where each channel's messages go.
+#[derive(Debug, Clone)]
 pub struct Outbox {
     root: PathBuf,
 }

@@ -1,16 +1,18 @@
-//! The email leg of a round, on three threads so that none waits for
-//! another's work: a builder makes the messages a chunk at a time, a sender
-//! hands each chunk to the email listener (the SMTP sessions, say), and the
-//! calling thread, which holds the database connection, writes each chunk's
-//! outcomes in one transaction as they come back.
+//! The email of a pass, on three threads so that none waits for another's
+//! work: a builder makes the messages a chunk at a time, a sender hands each
+//! chunk to the email listener (the SMTP sessions, say), and the calling
+//! thread, which holds the database connection, claims the next round and
+//! writes each chunk's outcomes in one transaction as they come back.
 //!
 //! A message is settled only after its chunk came back from the listener:
 //! a crash in between leaves its rows claimed, and they go out again when
 //! the claim expires (at least once; see `docs/delivery.md`).
 
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError, TrySendError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::round::Round;
 use super::settle::Settle;
 use crate::deliver::listener::{Listener, Outgoing};
 use crate::deliver::sink::Outcome;
@@ -19,15 +21,31 @@ use crate::error::Result;
 /// Email messages per hand-over from the builder to the sender.
 const EMAIL_CHUNK: usize = 256;
 
-/// One email message to build: rows `range` of the round, to `address`;
-/// its outcome goes to `settles[settle]`.
+/// One email message to build: rows `range` of its round, to `address`;
+/// its outcome is written as `settle` with the outcome filled in.
 pub(super) struct EmailJob {
     pub range: (usize, usize),
     pub address: String,
-    pub settle: usize,
+    pub settle: Settle,
 }
 
-/// Where the leg's time went, per thread.
+/// A round's email.
+pub(super) struct EmailBatch {
+    pub round: Arc<Round>,
+    pub jobs: Vec<EmailJob>,
+}
+
+/// The calling thread's side: the next round's email (after claiming it
+/// and settling what is not email), and writing outcomes.
+pub(super) trait Source {
+    fn next(&mut self) -> Result<Option<EmailBatch>>;
+    fn write(&mut self, done: &[Settle]) -> Result<()>;
+}
+
+/// Builds one message of a round.
+pub(super) type Build<'a> = &'a (dyn Fn(&Round, &EmailJob) -> Result<Outgoing> + Sync);
+
+/// Where the time went, per thread.
 #[derive(Debug, Default)]
 pub(super) struct Timings {
     pub built: Duration,
@@ -37,90 +55,121 @@ pub(super) struct Timings {
 
 /// What comes back to the writing thread.
 enum Back {
-    /// A chunk the listener took: each message's settle index and outcome.
-    Sent(Vec<usize>, Vec<Outcome>),
+    /// A chunk the listener took: each message's settle and outcome.
+    Sent(Vec<Settle>, Vec<Outcome>),
     /// Messages the builder refused (a stored address it cannot use).
     Refused(Vec<Settle>),
 }
 
-/// Builds, sends and settles every job; `write` stores a slice of outcomes
-/// (one transaction). The first write error stops the leg: what was sent
-/// but not written stays claimed.
-pub(super) fn deliver(
+/// Builds, sends and settles every round `source` gives until it has no
+/// more. The first error (claiming or writing) stops it: what was sent but
+/// not written stays claimed.
+pub(super) fn run(
     email: &mut dyn Listener,
-    build: &(dyn Fn(&EmailJob) -> Result<Outgoing> + Sync),
-    jobs: &[EmailJob],
-    settles: &[Settle],
-    write: &mut dyn FnMut(&[Settle]) -> Result<()>,
+    build: Build<'_>,
+    source: &mut dyn Source,
 ) -> Result<Timings> {
     let mut t = Timings::default();
     std::thread::scope(|scope| -> Result<()> {
-        let (job_tx, job_rx) = mpsc::sync_channel::<(Vec<usize>, Vec<Outgoing>)>(1);
+        let (batch_tx, batch_rx) = mpsc::sync_channel::<EmailBatch>(1);
+        let (job_tx, job_rx) = mpsc::sync_channel::<(Vec<Settle>, Vec<Outgoing>)>(1);
         let (back_tx, back_rx) = mpsc::channel::<Back>();
         let refused_tx = back_tx.clone();
         let builder = scope.spawn(move || {
             let mut busy = Duration::ZERO;
-            for chunk in jobs.chunks(EMAIL_CHUNK) {
-                let start = Instant::now();
-                let mut idx = Vec::with_capacity(chunk.len());
-                let mut msgs = Vec::with_capacity(chunk.len());
-                let mut bad = Vec::new();
-                for job in chunk {
-                    match build(job) {
-                        Ok(m) => {
-                            idx.push(job.settle);
-                            msgs.push(m);
+            'batches: for batch in batch_rx {
+                for chunk in batch.jobs.chunks(EMAIL_CHUNK) {
+                    let start = Instant::now();
+                    let mut settles = Vec::with_capacity(chunk.len());
+                    let mut msgs = Vec::with_capacity(chunk.len());
+                    let mut bad = Vec::new();
+                    for job in chunk {
+                        match build(&batch.round, job) {
+                            Ok(m) => {
+                                settles.push(job.settle.clone());
+                                msgs.push(m);
+                            }
+                            Err(e) => bad.push(Settle {
+                                outcome: Outcome::permanent(None, e.to_string()),
+                                ..job.settle.clone()
+                            }),
                         }
-                        Err(e) => bad.push(Settle {
-                            outcome: Outcome::permanent(None, e.to_string()),
-                            ..settles[job.settle].clone()
-                        }),
                     }
-                }
-                busy += start.elapsed();
-                if !bad.is_empty() && refused_tx.send(Back::Refused(bad)).is_err() {
-                    break;
-                }
-                if job_tx.send((idx, msgs)).is_err() {
-                    break;
+                    busy += start.elapsed();
+                    if !bad.is_empty() && refused_tx.send(Back::Refused(bad)).is_err() {
+                        break 'batches;
+                    }
+                    if job_tx.send((settles, msgs)).is_err() {
+                        break 'batches;
+                    }
                 }
             }
             busy
         });
         let sender = scope.spawn(move || {
             let mut busy = Duration::ZERO;
-            for (idx, msgs) in job_rx {
+            for (settles, msgs) in job_rx {
                 let start = Instant::now();
                 let outs = email.send(&msgs).into_iter().map(Outcome::from).collect();
                 busy += start.elapsed();
-                if back_tx.send(Back::Sent(idx, outs)).is_err() {
+                if back_tx.send(Back::Sent(settles, outs)).is_err() {
                     break;
                 }
             }
             busy
         });
+        // Feed rounds to the builder, writing outcomes whenever they come
+        // back; while the builder is full, wait on outcomes a little at a
+        // time (a round may give it nothing to send back).
         let mut result = Ok(());
-        // Ends when both threads are done (or on the first write error,
-        // which closes the channel and stops them after their chunk).
-        for back in back_rx {
-            let start = Instant::now();
-            let done: Vec<Settle> = match back {
-                Back::Sent(idx, outs) => idx
-                    .iter()
-                    .zip(outs)
-                    .map(|(&k, o)| Settle {
-                        outcome: o,
-                        ..settles[k].clone()
-                    })
-                    .collect(),
-                Back::Refused(bad) => bad,
-            };
-            result = write(&done);
-            t.settled += start.elapsed();
+        let mut waiting: Option<EmailBatch> = None;
+        while result.is_ok() {
+            while let Ok(back) = back_rx.try_recv() {
+                result = write(source, back, &mut t);
+                if result.is_err() {
+                    break;
+                }
+            }
             if result.is_err() {
                 break;
             }
+            let batch = match waiting.take() {
+                Some(b) => b,
+                None => match source.next() {
+                    Ok(Some(b)) => b,
+                    Ok(None) => break,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                },
+            };
+            match batch_tx.try_send(batch) {
+                Ok(()) => {}
+                Err(TrySendError::Full(b)) => {
+                    waiting = Some(b);
+                    match back_rx.recv_timeout(Duration::from_millis(5)) {
+                        Ok(back) => result = write(source, back, &mut t),
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                // The builder is gone: its panic comes out of the join.
+                Err(TrySendError::Disconnected(_)) => break,
+            }
         }
+        drop(batch_tx);
+        // Ends when both threads are done; after an error, dropping the
+        // receiver stops them after their chunk.
+        if result.is_ok() {
+            for back in &back_rx {
+                result = write(source, back, &mut t);
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        drop(back_rx);
         let joined = |h: std::thread::ScopedJoinHandle<'_, Duration>| {
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         };
@@ -129,4 +178,20 @@ pub(super) fn deliver(
         result
     })?;
     Ok(t)
+}
+
+/// Writes what came back: each message's outcome into its settle.
+fn write(source: &mut dyn Source, back: Back, t: &mut Timings) -> Result<()> {
+    let start = Instant::now();
+    let done: Vec<Settle> = match back {
+        Back::Sent(settles, outs) => settles
+            .into_iter()
+            .zip(outs)
+            .map(|(s, outcome)| Settle { outcome, ..s })
+            .collect(),
+        Back::Refused(bad) => bad,
+    };
+    let r = source.write(&done);
+    t.settled += start.elapsed();
+    r
 }

@@ -15,10 +15,12 @@
 //!
 //! - [`post`]: post, cancel, show, status, test-alert;
 //! - [`expand`]: requests into queue rows;
-//! - [`round`]: claim due rows, batch them per pair, build and send;
-//! - [`email`]: a round's email on three threads (build, send, write);
+//! - [`round`]: claim due rows, batch them per pair, deliver;
+//! - [`email`]: a pass's email on three threads (build, send, write);
+//! - [`build`]: one message per (sender, recipient) group;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses.
 
+mod build;
 mod email;
 mod expand;
 mod post;
@@ -46,7 +48,7 @@ use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::parties::Channel;
-use round::process_round;
+use round::deliver_rounds;
 
 /// Rows read per round.
 const ROUND: i64 = 10_000;
@@ -203,11 +205,7 @@ fn pass(
     }
     // Rounds until nothing is left that is due now; a round settles every
     // row it claimed (delivered, retried later, or given up).
-    for _ in 0..10_000 {
-        if process_round(conn, d, now, &mut report)? == 0 {
-            break;
-        }
-    }
+    deliver_rounds(conn, d, now, &mut report)?;
     if leader {
         let t = std::time::Instant::now();
         let finished = update(conn, now)?;

@@ -1,58 +1,80 @@
-//! One delivery round: claim due rows, group them per (sender, recipient,
-//! channel), build one message per group and send it, writing outcomes as
-//! they come back.
+//! Delivery rounds: claim due rows, load them with their requests, group
+//! them per (sender, recipient, channel), deliver what is not email at
+//! once, and hand the email to [`super::email`], which builds and sends it
+//! on other threads while this one claims the next round and writes
+//! outcomes. A pass's first round is small so that sending starts early;
+//! each next one is four times larger, up to [`ROUND`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
-use super::email::{self, EmailJob};
+use super::build::BuildCtx;
+use super::email::{self, EmailBatch, EmailJob};
 use super::expand::sql_timestamp;
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
 use crate::deliver::listener::Outgoing;
-use crate::deliver::message::{self, Email, Part};
-use crate::deliver::outbox::Outbox;
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
 
+/// Rows in a pass's first round.
+const FIRST_ROUND: i64 = 1_000;
+
 /// A deliverable queue row.
 #[derive(Debug, Clone, Queryable)]
-struct Row {
-    request_id: i64,
-    party_to: i64,
-    channel: String,
-    address: Option<String>,
-    retry_count: i32,
-    max_retries: i32,
-    party_from: i64,
-    to_name: String,
+pub(super) struct Row {
+    pub request_id: i64,
+    pub party_to: i64,
+    pub channel: String,
+    pub address: Option<String>,
+    pub retry_count: i32,
+    pub max_retries: i32,
+    pub party_from: i64,
+    pub to_name: String,
 }
 
 /// A request's content, as messages need it.
 #[derive(Queryable)]
-struct Req {
-    id: i64,
-    subject: String,
-    message: String,
-    message_html: Option<String>,
-    message_chat: Option<String>,
-    message_sms: Option<String>,
-    request_date: NaiveDateTime,
-    unsubscribe_url: Option<String>,
+pub(super) struct Req {
+    pub id: i64,
+    pub subject: String,
+    pub message: String,
+    pub message_html: Option<String>,
+    pub message_chat: Option<String>,
+    pub message_sms: Option<String>,
+    pub request_date: NaiveDateTime,
+    pub unsubscribe_url: Option<String>,
 }
 
-/// Claims up to [`ROUND`] due rows for this round — not delivered, not
-/// given up, retries left, request `sending`, next attempt due, not claimed
-/// by a live round — and returns the round's token. On PostgreSQL the rows
-/// are picked `FOR UPDATE SKIP LOCKED`, so rounds of several processes
-/// claim disjoint rows; SQLite has one writer at a time. A claim lasts
-/// `claim_for`; a round that dies leaves it to expire.
-fn claim(conn: &mut DbConn, now: DateTime<Utc>, claim_for: chrono::Duration) -> Result<String> {
+/// A claimed round, loaded and owned, so its email can be built on another
+/// thread while the next round is claimed.
+pub(super) struct Round {
+    /// In order of sender, recipient, channel, request.
+    pub rows: Vec<Row>,
+    pub reqs: HashMap<i64, Req>,
+    /// Senders' names.
+    pub names: HashMap<i64, String>,
+}
+
+/// Claims up to `limit` due rows — not delivered, not given up, retries
+/// left, request `sending`, next attempt due, not claimed by a live round
+/// — and returns the round's token. On PostgreSQL the rows are picked `FOR
+/// UPDATE SKIP LOCKED`, so rounds of several processes claim disjoint
+/// rows; SQLite has one writer at a time. A claim lasts `claim_for`; a
+/// round that dies leaves it to expire.
+fn claim(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    claim_for: chrono::Duration,
+    limit: i64,
+) -> Result<String> {
     let token = uuid::Uuid::new_v4().simple().to_string();
     let ts = sql_timestamp(conn, now);
     let until = sql_timestamp(conn, now + claim_for);
@@ -69,26 +91,18 @@ fn claim(conn: &mut DbConn, now: DateTime<Utc>, claim_for: chrono::Duration) -> 
                  AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
                  AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) \
              ORDER BY r.party_from, q2.party_to, q2.channel, q2.request_id \
-             LIMIT {ROUND} {lock})"
+             LIMIT {limit} {lock})"
     );
     conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))?;
     Ok(token)
 }
 
-pub(super) fn process_round(
-    conn: &mut DbConn,
-    d: &mut Delivery,
-    now: DateTime<Utc>,
-    report: &mut PassReport,
-) -> Result<usize> {
-    let now_n = now.naive_utc();
-    let claiming = std::time::Instant::now();
-    let token = claim(conn, now, d.claim_for)?;
-    let claimed = claiming.elapsed();
+/// The rows claimed under `token`, with their requests and senders.
+fn load(conn: &mut DbConn, token: &str) -> Result<Round> {
     let rows: Vec<Row> = nt_queue::table
         .inner_join(nt_requests::table)
         .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
-        .filter(nt_queue::claimed_by.eq(&token))
+        .filter(nt_queue::claimed_by.eq(token))
         .select((
             nt_queue::request_id,
             nt_queue::party_to,
@@ -106,16 +120,17 @@ pub(super) fn process_round(
             nt_queue::request_id.asc(),
         ))
         .load(conn)?;
-    let n = rows.len();
-    if n == 0 {
-        return Ok(0);
+    if rows.is_empty() {
+        return Ok(Round {
+            rows,
+            reqs: HashMap::new(),
+            names: HashMap::new(),
+        });
     }
-    let started = std::time::Instant::now();
-    let fetched = claiming.elapsed() - claimed;
     // The claimed rows' requests, by the claim token: one statement, where
     // a list of ids would be a new statement of thousands of parameters.
     let claimed_requests = nt_queue::table
-        .filter(nt_queue::claimed_by.eq(&token))
+        .filter(nt_queue::claimed_by.eq(token))
         .select(nt_queue::request_id);
     let reqs: HashMap<i64, Req> = nt_requests::table
         .inner_join(nt_messages::table)
@@ -143,212 +158,200 @@ pub(super) fn process_round(
         .load::<(i64, String)>(conn)?
         .into_iter()
         .collect();
+    Ok(Round { rows, reqs, names })
+}
 
-    let loaded = started.elapsed();
-    let mut settles: Vec<Settle> = Vec::new();
-    let mut jobs: Vec<EmailJob> = Vec::new();
-    // (channel, settle index, message) for the push listeners.
-    let mut pushes: Vec<(Channel, usize, Outgoing)> = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let r0 = &rows[i];
-        let mut j = i;
-        while j < rows.len()
-            && (rows[j].party_from, rows[j].party_to, &rows[j].channel)
-                == (r0.party_from, r0.party_to, &r0.channel)
-        {
-            j += 1;
-        }
-        let batch = &rows[i..j];
-        let range = (i, j);
-        i = j;
-        let settle = |outcome| Settle {
-            attempted: true,
-            address: r0.address.clone(),
-            keys: batch
-                .iter()
-                .map(|r| (r.request_id, r.party_to, r.channel.clone()))
-                .collect(),
-            retry_counts: batch.iter().map(|r| r.retry_count).collect(),
-            max_retries: batch.iter().map(|r| r.max_retries).collect(),
-            outcome,
-        };
-        let ch = Channel::parse(&r0.channel)?;
-        let Some(address) = r0.address.clone() else {
-            settles.push(Settle {
-                attempted: false,
-                ..settle(Outcome::permanent(
-                    None,
-                    format!("no {} address", ch.as_str()),
-                ))
-            });
-            continue;
-        };
-        let parts: Vec<&Req> = batch.iter().map(|r| &reqs[&r.request_id]).collect();
-        let first = batch[0].request_id;
-        match ch {
-            Channel::Email => {
-                jobs.push(EmailJob {
-                    range,
-                    address,
-                    settle: settles.len(),
-                });
-                settles.push(settle(Outcome::transient(None, "not sent")));
-            }
-            Channel::Xmpp | Channel::Sms => {
-                // A digest has its own chat and SMS texts; a plain
-                // notification is its subject (SMS) or subject and message.
-                let body: Vec<String> = parts
-                    .iter()
-                    .map(|q| match (ch, &q.message_chat, &q.message_sms) {
-                        (Channel::Xmpp, Some(chat), _) => chat.clone(),
-                        (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),
-                        (_, _, Some(sms)) => sms.clone(),
-                        (_, _, None) => q.subject.clone(),
-                    })
-                    .collect();
-                let sep = if ch == Channel::Sms { "\n" } else { "\n\n" };
-                let file = d.outbox.path(first, &r0.to_name, ch);
-                pushes.push((
-                    ch,
-                    settles.len(),
-                    Outgoing::text(&address, &body.join(sep), file),
-                ));
-                settles.push(settle(Outcome::transient(None, "not sent")));
-            }
-        }
-    }
-    // The push listeners, a batch per channel (one XMPP session, one ping
-    // for all of them).
-    for ch in [Channel::Xmpp, Channel::Sms] {
-        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
-            .into_iter()
-            .partition(|p| p.0 == ch);
-        pushes = rest;
-        let (idx, msgs): (Vec<usize>, Vec<Outgoing>) =
-            mine.into_iter().map(|(_, k, m)| (k, m)).unzip();
-        if msgs.is_empty() {
-            continue;
-        }
-        for (k, r) in idx.into_iter().zip(d.listener(ch).send(&msgs)) {
-            settles[k].outcome = Outcome::from(r);
-        }
-    }
-    // What is not email is settled now: write it first.
-    let mut is_email = vec![false; settles.len()];
-    for j in &jobs {
-        is_email[j.settle] = true;
-    }
-    let others: Vec<Settle> = settles
-        .iter()
-        .zip(&is_email)
-        .filter(|(_, email)| !**email)
-        .map(|(s, _)| s.clone())
-        .collect();
-    let policy = (d.retry_base, d.retry_cap);
-    conn.write_tx(|c| write_outcomes(c, policy, &others, now, report))?;
-
-    // Email, on three threads: build, send, write outcomes.
-    let ctx = BuildCtx {
-        rows: &rows,
-        reqs: &reqs,
-        names: &names,
-        from: &d.from,
-        host: &d.host,
-        outbox: &d.outbox,
-        now: now_n,
-    };
-    let email = d
+/// Every round of a pass: claims, loads, delivers, settles. Returns the
+/// rows it claimed.
+pub(super) fn deliver_rounds(
+    conn: &mut DbConn,
+    d: &mut Delivery,
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<usize> {
+    let started = Instant::now();
+    // The email listener goes to the sender thread for the pass; the
+    // others stay here for what is not email.
+    let k = d
         .listeners
-        .iter_mut()
-        .find(|l| l.key() == "email")
+        .iter()
+        .position(|l| l.key() == "email")
         .expect("Delivery::new gives email a listener");
-    let t = email::deliver(
+    let mut email = d.listeners.remove(k);
+    let ctx = BuildCtx::new(d, now.naive_utc());
+    let mut rounds = Rounds {
+        conn,
+        d,
+        now,
+        report,
+        size: FIRST_ROUND,
+        rows: 0,
+    };
+    let result = email::run(
         email.as_mut(),
-        &|job| ctx.build_one(job),
-        &jobs,
-        &settles,
-        &mut |done| conn.write_tx(|c| write_outcomes(c, policy, done, now, report)),
-    )?;
-    tracing::debug!(
-        rows = n,
-        messages = settles.len(),
-        ?claimed,
-        ?fetched,
-        ?loaded,
-        built = ?t.built,
-        sending = ?t.sending,
-        settled = ?t.settled,
-        total = ?started.elapsed(),
-        "queue round"
+        &|round, job| ctx.build_one(round, job),
+        &mut rounds,
     );
+    let n = rounds.rows;
+    d.listeners.insert(k, email);
+    let t = result?;
+    if n > 0 {
+        tracing::debug!(
+            rows = n,
+            built = ?t.built,
+            sending = ?t.sending,
+            settled = ?t.settled,
+            total = ?started.elapsed(),
+            "queue rounds"
+        );
+    }
     Ok(n)
 }
 
-/// What building a message needs, shared with nothing mutable.
-struct BuildCtx<'a> {
-    rows: &'a [Row],
-    reqs: &'a HashMap<i64, Req>,
-    names: &'a HashMap<i64, String>,
-    from: &'a lettre::message::Mailbox,
-    host: &'a str,
-    outbox: &'a Outbox,
-    now: NaiveDateTime,
+/// The queue side of a pass, for [`email::run`].
+struct Rounds<'a> {
+    conn: &'a mut DbConn,
+    d: &'a mut Delivery,
+    now: DateTime<Utc>,
+    report: &'a mut PassReport,
+    /// The next round's size.
+    size: i64,
+    /// Rows claimed so far.
+    rows: usize,
 }
 
-impl BuildCtx<'_> {
-    fn build_one(&self, job: &EmailJob) -> Result<Outgoing> {
-        let batch = &self.rows[job.range.0..job.range.1];
-        let r0 = &batch[0];
-        let parts: Vec<&Req> = batch.iter().map(|r| &self.reqs[&r.request_id]).collect();
-        let first = r0.request_id;
-        let ps: Vec<Part> = parts
-            .iter()
-            .map(|q| Part {
-                subject: &q.subject,
-                text: &q.message,
-                html: q.message_html.as_deref(),
-                date: q.request_date.and_utc(),
-            })
-            .collect();
-        let (subject, text, html) = message::combine(&ps);
-        let from_name = self
-            .names
-            .get(&r0.party_from)
-            .map(String::as_str)
-            .filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
-        let message_id = if batch.len() == 1 {
-            format!("nt.{first}.{}@{}", r0.party_to, self.host)
-        } else {
-            format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), self.host)
-        };
-        let date = parts
-            .iter()
-            .map(|q| q.request_date)
-            .max()
-            .unwrap_or(self.now)
-            .and_utc();
-        let unsubscribe = match parts.as_slice() {
-            [one] => one.unsubscribe_url.as_deref(),
-            _ => None,
-        };
-        let bytes = message::build(&Email {
-            from: self.from,
-            from_name,
-            to_name: &r0.to_name,
-            to_address: &job.address,
-            subject: &subject,
-            text: &text,
-            html: Some(&html),
-            date,
-            message_id: &message_id,
-            unsubscribe,
-        })?;
-        Ok(Outgoing {
-            envelope_from: self.from.email.to_string(),
-            to: job.address.clone(),
-            bytes,
-            file: self.outbox.path(first, &r0.to_name, Channel::Email),
-        })
+impl email::Source for Rounds<'_> {
+    fn next(&mut self) -> Result<Option<EmailBatch>> {
+        loop {
+            let limit = self.size;
+            self.size = (limit * 4).min(ROUND);
+            let start = Instant::now();
+            let token = claim(self.conn, self.now, self.d.claim_for, limit)?;
+            let claimed = start.elapsed();
+            let round = load(self.conn, &token)?;
+            if round.rows.is_empty() {
+                return Ok(None);
+            }
+            self.rows += round.rows.len();
+            let loaded = start.elapsed() - claimed;
+            let jobs = self.settle_all_but_email(&round)?;
+            tracing::debug!(
+                rows = round.rows.len(),
+                email = jobs.len(),
+                ?claimed,
+                ?loaded,
+                "queue round"
+            );
+            if !jobs.is_empty() {
+                return Ok(Some(EmailBatch {
+                    round: Arc::new(round),
+                    jobs,
+                }));
+            }
+        }
+    }
+
+    fn write(&mut self, done: &[Settle]) -> Result<()> {
+        let policy = (self.d.retry_base, self.d.retry_cap);
+        let (now, report) = (self.now, &mut *self.report);
+        self.conn
+            .write_tx(|c| write_outcomes(c, policy, done, now, report))
+    }
+}
+
+impl Rounds<'_> {
+    /// Groups the round per (sender, recipient, channel); gives up the
+    /// groups with no address, sends the XMPP and SMS ones and writes
+    /// their outcomes; returns the email ones.
+    fn settle_all_but_email(&mut self, round: &Round) -> Result<Vec<EmailJob>> {
+        let rows = &round.rows;
+        let mut jobs: Vec<EmailJob> = Vec::new();
+        let mut others: Vec<Settle> = Vec::new();
+        // (channel, index in `others`, message) for the push listeners.
+        let mut pushes: Vec<(Channel, usize, Outgoing)> = Vec::new();
+        let mut i = 0;
+        while i < rows.len() {
+            let r0 = &rows[i];
+            let mut j = i;
+            while j < rows.len()
+                && (rows[j].party_from, rows[j].party_to, &rows[j].channel)
+                    == (r0.party_from, r0.party_to, &r0.channel)
+            {
+                j += 1;
+            }
+            let batch = &rows[i..j];
+            let range = (i, j);
+            i = j;
+            let settle = |outcome| Settle {
+                attempted: true,
+                address: r0.address.clone(),
+                keys: batch
+                    .iter()
+                    .map(|r| (r.request_id, r.party_to, r.channel.clone()))
+                    .collect(),
+                retry_counts: batch.iter().map(|r| r.retry_count).collect(),
+                max_retries: batch.iter().map(|r| r.max_retries).collect(),
+                outcome,
+            };
+            let ch = Channel::parse(&r0.channel)?;
+            let Some(address) = r0.address.clone() else {
+                others.push(Settle {
+                    attempted: false,
+                    ..settle(Outcome::permanent(
+                        None,
+                        format!("no {} address", ch.as_str()),
+                    ))
+                });
+                continue;
+            };
+            if ch == Channel::Email {
+                jobs.push(EmailJob {
+                    range,
+                    address,
+                    settle: settle(Outcome::transient(None, "not sent")),
+                });
+                continue;
+            }
+            // A digest has its own chat and SMS texts; a plain notification
+            // is its subject (SMS) or subject and message.
+            let body: Vec<String> = batch
+                .iter()
+                .map(|r| &round.reqs[&r.request_id])
+                .map(|q| match (ch, &q.message_chat, &q.message_sms) {
+                    (Channel::Xmpp, Some(chat), _) => chat.clone(),
+                    (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),
+                    (_, _, Some(sms)) => sms.clone(),
+                    (_, _, None) => q.subject.clone(),
+                })
+                .collect();
+            let sep = if ch == Channel::Sms { "\n" } else { "\n\n" };
+            let file = self.d.outbox.path(batch[0].request_id, &r0.to_name, ch);
+            pushes.push((
+                ch,
+                others.len(),
+                Outgoing::text(&address, &body.join(sep), file),
+            ));
+            others.push(settle(Outcome::transient(None, "not sent")));
+        }
+        // The push listeners, a batch per channel (one XMPP session, one
+        // ping for all of them).
+        for ch in [Channel::Xmpp, Channel::Sms] {
+            let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
+                .into_iter()
+                .partition(|p| p.0 == ch);
+            pushes = rest;
+            let (idx, msgs): (Vec<usize>, Vec<Outgoing>) =
+                mine.into_iter().map(|(_, k, m)| (k, m)).unzip();
+            if msgs.is_empty() {
+                continue;
+            }
+            for (k, r) in idx.into_iter().zip(self.d.listener(ch).send(&msgs)) {
+                others[k].outcome = Outcome::from(r);
+            }
+        }
+        if !others.is_empty() {
+            email::Source::write(self, &others)?;
+        }
+        Ok(jobs)
     }
 }

@@ -1,0 +1,90 @@
+//! Building a round's email: one message per (sender, recipient) group,
+//! every notification of the group in it (see [`message::combine`]).
+
+use chrono::NaiveDateTime;
+use lettre::message::Mailbox;
+
+use super::email::EmailJob;
+use super::round::{Req, Round};
+use super::Delivery;
+use crate::deliver::listener::Outgoing;
+use crate::deliver::message::{self, Email, Part};
+use crate::deliver::outbox::Outbox;
+use crate::error::Result;
+use crate::parties::Channel;
+
+/// What building a message needs besides its round: the sender, owned so
+/// the builder thread can hold it while the pass goes on.
+pub(super) struct BuildCtx {
+    from: Mailbox,
+    host: String,
+    outbox: Outbox,
+    now: NaiveDateTime,
+}
+
+impl BuildCtx {
+    pub(super) fn new(d: &Delivery, now: NaiveDateTime) -> BuildCtx {
+        BuildCtx {
+            from: d.from.clone(),
+            host: d.host.clone(),
+            outbox: d.outbox.clone(),
+            now,
+        }
+    }
+
+    /// The message of one (sender, recipient) group of `round`.
+    pub(super) fn build_one(&self, round: &Round, job: &EmailJob) -> Result<Outgoing> {
+        let batch = &round.rows[job.range.0..job.range.1];
+        let r0 = &batch[0];
+        let parts: Vec<&Req> = batch.iter().map(|r| &round.reqs[&r.request_id]).collect();
+        let first = r0.request_id;
+        let ps: Vec<Part> = parts
+            .iter()
+            .map(|q| Part {
+                subject: &q.subject,
+                text: &q.message,
+                html: q.message_html.as_deref(),
+                date: q.request_date.and_utc(),
+            })
+            .collect();
+        let (subject, text, html) = message::combine(&ps);
+        let from_name = round
+            .names
+            .get(&r0.party_from)
+            .map(String::as_str)
+            .filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
+        let message_id = if batch.len() == 1 {
+            format!("nt.{first}.{}@{}", r0.party_to, self.host)
+        } else {
+            format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), self.host)
+        };
+        let date = parts
+            .iter()
+            .map(|q| q.request_date)
+            .max()
+            .unwrap_or(self.now)
+            .and_utc();
+        let unsubscribe = match parts.as_slice() {
+            [one] => one.unsubscribe_url.as_deref(),
+            _ => None,
+        };
+        let bytes = message::build(&Email {
+            from: &self.from,
+            from_name,
+            to_name: &r0.to_name,
+            to_address: &job.address,
+            subject: &subject,
+            text: &text,
+            html: Some(&html),
+            date,
+            message_id: &message_id,
+            unsubscribe,
+        })?;
+        Ok(Outgoing {
+            envelope_from: self.from.email.to_string(),
+            to: job.address.clone(),
+            bytes,
+            file: self.outbox.path(first, &r0.to_name, Channel::Email),
+        })
+    }
+}
