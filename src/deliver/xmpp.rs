@@ -3,9 +3,12 @@
 //! message as `<message type="chat">` to the user's JID.
 //!
 //! XMPP has no per-message reply, so a batch ends with an IQ ping to the
-//! server: the server handles a stream's stanzas in order, so when the
-//! ping's answer arrives every message before it has been taken or bounced
-//! (a bounce is a `<message type="error">` carrying the message's id).
+//! server, and one to each other domain the batch went to: stanzas between
+//! two entities are handled in order, so when every ping's answer (or
+//! error) has arrived every message before it has been taken or bounced
+//! (a bounce is a `<message type="error">` carrying the message's id). A
+//! ping to our own server alone is not enough: the server answers it at
+//! once, while a message for another domain is still on its way there.
 //! That is the same promise as an SMTP relay's `250`: accepted by the
 //! server, not read by the person.
 //!
@@ -410,11 +413,30 @@ async fn send_batch(
         let handed = tokens.iter().any(Option::is_some);
         return (out, Some(failed), handed);
     }
-    // The ping goes to our own server, which answers it itself.
-    let own = client.bound_jid().map(|j| Jid::from(j.domain().to_owned()));
-    let mut ping = client
-        .send_iq(own, IqRequest::Get(Element::from(Ping)))
-        .await;
+    // One ping to our own server, which answers it itself, and one to
+    // each other domain of the batch: a stanza for another domain is routed
+    // over server-to-server after our server has answered its own ping, and
+    // only a ping routed the same way comes back (or bounces) behind it.
+    let own = client.bound_jid().map(|j| j.domain().as_str().to_string());
+    let mut domains: Vec<String> = own.iter().cloned().collect();
+    for m in msgs {
+        if let Ok(j) = BareJid::new(&m.to) {
+            let d = j.domain().as_str();
+            if !domains.iter().any(|x| x == d) {
+                domains.push(d.to_string());
+            }
+        }
+    }
+    let mut pings = Vec::with_capacity(domains.len());
+    for d in &domains {
+        let to = Jid::new(d).ok();
+        pings.push(
+            client
+                .send_iq(to, IqRequest::Get(Element::from(Ping)))
+                .await,
+        );
+    }
+    let mut ping = futures_util::future::join_all(pings);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut lost = None;
@@ -426,9 +448,9 @@ async fn send_batch(
                     break;
                 }
             }
-            // An error answer to the ping still means the server reached it.
-            r = &mut ping => {
-                if let Err(e) = r {
+            // An error answer to a ping still means it went the whole way.
+            rs = &mut ping => {
+                if let Some(Err(e)) = rs.into_iter().find(Result::is_err) {
                     lost = Some(format!("ping failed: {e}"));
                 }
                 break;
