@@ -121,15 +121,10 @@ pub(super) fn run(
         // Feed rounds to the builder, writing outcomes whenever they come
         // back; while the builder is full, wait on outcomes a little at a
         // time (a round may give it nothing to send back).
-        let mut result = Ok(());
+        let mut result: Result<()>;
         let mut waiting: Option<EmailBatch> = None;
-        while result.is_ok() {
-            while let Ok(back) = back_rx.try_recv() {
-                result = write(source, back, &mut t);
-                if result.is_err() {
-                    break;
-                }
-            }
+        loop {
+            result = write(source, drain(&back_rx, None), &mut t);
             if result.is_err() {
                 break;
             }
@@ -148,10 +143,10 @@ pub(super) fn run(
                 Ok(()) => {}
                 Err(TrySendError::Full(b)) => {
                     waiting = Some(b);
-                    match back_rx.recv_timeout(Duration::from_millis(5)) {
-                        Ok(back) => result = write(source, back, &mut t),
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => break,
+                    let backs = drain(&back_rx, Some(Duration::from_millis(5)));
+                    result = write(source, backs, &mut t);
+                    if result.is_err() {
+                        break;
                     }
                 }
                 // The builder is gone: its panic comes out of the join.
@@ -159,15 +154,14 @@ pub(super) fn run(
             }
         }
         drop(batch_tx);
-        // Ends when both threads are done; after an error, dropping the
+        // Until both threads are done; after an error, dropping the
         // receiver stops them after their chunk.
-        if result.is_ok() {
-            for back in &back_rx {
-                result = write(source, back, &mut t);
-                if result.is_err() {
-                    break;
-                }
+        while result.is_ok() {
+            let backs = drain(&back_rx, Some(Duration::from_secs(3600)));
+            if backs.is_empty() {
+                break;
             }
+            result = write(source, backs, &mut t);
         }
         drop(back_rx);
         let joined = |h: std::thread::ScopedJoinHandle<'_, Duration>| {
@@ -180,17 +174,41 @@ pub(super) fn run(
     Ok(t)
 }
 
-/// Writes what came back: each message's outcome into its settle.
-fn write(source: &mut dyn Source, back: Back, t: &mut Timings) -> Result<()> {
+/// Everything that has come back, waiting up to `wait` for the first
+/// (not at all when `None`); empty when nothing came or the threads are
+/// done. Taking all of it at once makes one transaction of several chunks
+/// when the writes fall behind (PostgreSQL commits cost a WAL flush each).
+fn drain(rx: &mpsc::Receiver<Back>, wait: Option<Duration>) -> Vec<Back> {
+    let mut backs = Vec::new();
+    if let Some(w) = wait {
+        match rx.recv_timeout(w) {
+            Ok(b) => backs.push(b),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return backs,
+        }
+    }
+    backs.extend(rx.try_iter());
+    backs
+}
+
+/// Writes what came back, in one transaction: each message's outcome
+/// into its settle.
+fn write(source: &mut dyn Source, backs: Vec<Back>, t: &mut Timings) -> Result<()> {
+    if backs.is_empty() {
+        return Ok(());
+    }
     let start = Instant::now();
-    let done: Vec<Settle> = match back {
-        Back::Sent(settles, outs) => settles
-            .into_iter()
-            .zip(outs)
-            .map(|(s, outcome)| Settle { outcome, ..s })
-            .collect(),
-        Back::Refused(bad) => bad,
-    };
+    let mut done: Vec<Settle> = Vec::new();
+    for back in backs {
+        match back {
+            Back::Sent(settles, outs) => done.extend(
+                settles
+                    .into_iter()
+                    .zip(outs)
+                    .map(|(s, outcome)| Settle { outcome, ..s }),
+            ),
+            Back::Refused(bad) => done.extend(bad),
+        }
+    }
     let r = source.write(&done);
     t.settled += start.elapsed();
     r
