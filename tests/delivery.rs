@@ -439,6 +439,36 @@ fn smtp_sink_receives_every_message_once(db: &TestDb) {
     assert!(seen.contains_key(&("<user7@example.com>".to_string(), "Report 7".to_string())));
 }
 
+/// A backlog larger than a pass's first round is expanded a round at a
+/// time, between claims; every request ends final and every notification
+/// is in exactly one message.
+fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "amy", "ok.amy@example.com");
+    let n = 1_500;
+    for i in 0..n {
+        notify(&mut c, "sys", "amy", &format!("N{i}"));
+    }
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!((r.expanded, r.finished), (n, n), "{r}");
+    let s = queue::status(&mut c).unwrap();
+    assert_eq!(s.requests.get("sent"), Some(&(n as i64)));
+    let mut seen = std::collections::BTreeMap::new();
+    for m in server.received() {
+        let text = parse(&m.data).body_text(0).unwrap().to_string();
+        for line in text.lines() {
+            if let Some((_, subject)) = line.split_once(" regarding ") {
+                *seen.entry(subject.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    assert_eq!(seen.len(), n, "every notification");
+    assert!(seen.values().all(|k| *k == 1), "none twice");
+}
+
 fn two_processes_deliver_at_once_and_nothing_twice(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "sys", "sys@example.com");
@@ -741,6 +771,7 @@ fn a_pipelined_run_survives_a_refused_dot_and_a_hang_up(db: &TestDb) {
 }
 
 backend_tests!(
+    a_backlog_is_expanded_round_by_round_and_each_sent_once,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

@@ -30,6 +30,31 @@ fn addresses(conn: &mut DbConn, party: i64) -> Result<HashMap<String, String>> {
 /// expanded over a group walks the group (nested, cycle-safe, each user
 /// once) in its own transaction.
 pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
+    let n = expand_some(conn, now, None)?;
+    if n >= 1_000 {
+        analyze(conn)?;
+    }
+    Ok(n)
+}
+
+/// PostgreSQL plans the next queries from statistics taken before a large
+/// expansion's rows existed (it picked a nested loop per request: 0.8 s for
+/// 10,000). Refreshing them takes milliseconds.
+pub(super) fn analyze(conn: &mut DbConn) -> Result<()> {
+    if let DbConn::Postgres(pg) = conn {
+        pg.batch_execute("ANALYZE nt_queue; ANALYZE nt_requests")?;
+    }
+    Ok(())
+}
+
+/// [`expand`] for the oldest `limit` pending requests (all when `None`).
+/// A pass expands this way a round at a time, so sending starts before
+/// the whole backlog is expanded.
+pub(super) fn expand_some(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    limit: Option<i64>,
+) -> Result<usize> {
     let pending: Vec<(i64, i64, bool, String, String)> = nt_requests::table
         .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
         .filter(nt_requests::status.eq("pending"))
@@ -41,6 +66,7 @@ pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
             parties::kind,
         ))
         .order(nt_requests::request_id.asc())
+        .limit(limit.unwrap_or(i64::MAX))
         .load(conn)?;
     let n = pending.len();
     let (groups, simple): (Vec<_>, Vec<_>) = pending
@@ -75,14 +101,6 @@ pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
             .execute(c)?;
             Ok(())
         })?;
-    }
-    // PostgreSQL plans the next query from statistics taken before these
-    // rows existed: after a large expansion it would pick a nested loop per
-    // request (0.8 s for 10,000). Refresh them; it takes milliseconds.
-    if simple.len() >= 1_000 {
-        if let DbConn::Postgres(pg) = conn {
-            pg.batch_execute("ANALYZE nt_queue; ANALYZE nt_requests")?;
-        }
     }
     for (id, to, _, channels, _) in groups {
         conn.write_tx(|c| {

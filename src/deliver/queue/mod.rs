@@ -198,14 +198,10 @@ fn pass(
     leader: bool,
 ) -> Result<PassReport> {
     let mut report = PassReport::default();
-    if leader {
-        let t = std::time::Instant::now();
-        report.expanded = expand(conn, now)?;
-        tracing::debug!(requests = report.expanded, took = ?t.elapsed(), "queue expand");
-    }
     // Rounds until nothing is left that is due now; a round settles every
-    // row it claimed (delivered, retried later, or given up).
-    deliver_rounds(conn, d, now, &mut report)?;
+    // row it claimed (delivered, retried later, or given up). The leader
+    // expands pending requests a round at a time before claiming.
+    deliver_rounds(conn, d, now, leader, &mut report)?;
     if leader {
         let t = std::time::Instant::now();
         let finished = update(conn, now)?;

@@ -1,9 +1,10 @@
-//! Delivery rounds: claim due rows, load them with their requests, group
-//! them per (sender, recipient, channel), deliver what is not email at
-//! once, and hand the email to [`super::email`], which builds and sends it
-//! on other threads while this one claims the next round and writes
-//! outcomes. A pass's first round is small so that sending starts early;
-//! each next one is four times larger, up to [`ROUND`].
+//! Delivery rounds: expand as many pending requests as a round has rows
+//! (the lease holder only), claim due rows, load them with their requests,
+//! group them per (sender, recipient, channel), deliver what is not email
+//! at once, and hand the email to [`super::email`], which builds and sends
+//! it on other threads while this one expands and claims the next round
+//! and writes outcomes. A pass's first round is small so that sending
+//! starts early; each next one is four times larger, up to [`ROUND`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use diesel::prelude::*;
 
 use super::build::BuildCtx;
 use super::email::{self, EmailBatch, EmailJob};
-use super::expand::sql_timestamp;
+use super::expand::{analyze, expand_some, sql_timestamp};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
@@ -167,6 +168,7 @@ pub(super) fn deliver_rounds(
     conn: &mut DbConn,
     d: &mut Delivery,
     now: DateTime<Utc>,
+    leader: bool,
     report: &mut PassReport,
 ) -> Result<usize> {
     let started = Instant::now();
@@ -186,6 +188,8 @@ pub(super) fn deliver_rounds(
         report,
         size: FIRST_ROUND,
         rows: 0,
+        leader,
+        analyzed: false,
     };
     let result = email::run(
         email.as_mut(),
@@ -218,6 +222,10 @@ struct Rounds<'a> {
     size: i64,
     /// Rows claimed so far.
     rows: usize,
+    /// Whether this pass expands pending requests (it holds the lease).
+    leader: bool,
+    /// Whether the planner's statistics were refreshed after expanding.
+    analyzed: bool,
 }
 
 impl email::Source for Rounds<'_> {
@@ -225,19 +233,37 @@ impl email::Source for Rounds<'_> {
         loop {
             let limit = self.size;
             self.size = (limit * 4).min(ROUND);
+            // As many pending requests as the round has rows, so the
+            // first message goes out before the backlog is expanded.
             let start = Instant::now();
+            let expanded = if self.leader {
+                expand_some(self.conn, self.now, Some(limit))?
+            } else {
+                0
+            };
+            self.report.expanded += expanded;
+            if expanded >= 1_000 && !self.analyzed {
+                analyze(self.conn)?;
+                self.analyzed = true;
+            }
+            let expanding = start.elapsed();
             let token = claim(self.conn, self.now, self.d.claim_for, limit)?;
-            let claimed = start.elapsed();
+            let claimed = start.elapsed() - expanding;
             let round = load(self.conn, &token)?;
             if round.rows.is_empty() {
-                return Ok(None);
+                if expanded == 0 {
+                    return Ok(None);
+                }
+                continue;
             }
             self.rows += round.rows.len();
-            let loaded = start.elapsed() - claimed;
+            let loaded = start.elapsed() - claimed - expanding;
             let jobs = self.settle_all_but_email(&round)?;
             tracing::debug!(
+                expanded,
                 rows = round.rows.len(),
                 email = jobs.len(),
+                ?expanding,
                 ?claimed,
                 ?loaded,
                 "queue round"
