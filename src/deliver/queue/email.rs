@@ -157,10 +157,9 @@ pub(super) fn run(
         // Until both threads are done; after an error, dropping the
         // receiver stops them after their chunk.
         while result.is_ok() {
-            let backs = drain(&back_rx, Some(Duration::from_secs(3600)));
-            if backs.is_empty() {
-                break;
-            }
+            let Ok(first) = back_rx.recv() else { break };
+            let mut backs = vec![first];
+            backs.extend(back_rx.try_iter());
             result = write(source, backs, &mut t);
         }
         drop(back_rx);
