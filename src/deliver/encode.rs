@@ -1,5 +1,5 @@
 //! Transfer encodings for the text and HTML parts of a message: `7bit` when
-//! the text allows it (printable ASCII and tabs, no line over 998 bytes),
+//! the text allows it (printable ASCII and tabs, no line over 76 bytes),
 //! quoted-printable (RFC 2045 §6.7) otherwise; lines end in CRLF either way.
 //!
 //! lettre would choose and encode by itself, but it reads every body twice
@@ -10,8 +10,9 @@
 use lettre::message::header::ContentTransferEncoding;
 use lettre::message::Body;
 
-/// RFC 5322 §2.1.1: no line may be longer than 998 characters.
-const MAX_7BIT_LINE: usize = 998;
+/// RFC 5322 §2.1.1 allows 998 characters a line and asks for at most 78;
+/// a longer line goes quoted-printable, which wraps at 76 (as lettre did).
+const MAX_7BIT_LINE: usize = 76;
 /// RFC 2045 §6.7 (5): encoded lines are at most 76 characters, the `=` of
 /// a soft line break included.
 const MAX_QP_LINE: usize = 76;
@@ -30,7 +31,7 @@ pub fn body(text: &str) -> Body {
 }
 
 /// Printable ASCII and tabs, line ends LF or CRLF (never a CR alone), and
-/// no line longer than 998 bytes.
+/// no line longer than [`MAX_7BIT_LINE`] bytes.
 fn is_7bit(bytes: &[u8]) -> bool {
     let mut line = 0;
     for (i, &b) in bytes.iter().enumerate() {
@@ -182,7 +183,7 @@ mod tests {
 
     #[test]
     fn what_7bit_cannot_carry_is_quoted_printable() {
-        let long = "x".repeat(999);
+        let long = "x".repeat(MAX_7BIT_LINE + 1);
         for text in [
             "caf\u{e9}",
             "a lone\rCR",
@@ -200,7 +201,7 @@ mod tests {
             assert_eq!(decode(b.as_ref()), text.as_bytes(), "{text:?}");
         }
         assert_eq!(
-            body(&"x".repeat(998)).encoding(),
+            body(&"x".repeat(MAX_7BIT_LINE)).encoding(),
             ContentTransferEncoding::SevenBit
         );
     }
