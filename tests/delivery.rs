@@ -469,6 +469,82 @@ fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
     assert!(seen.values().all(|k| *k == 1), "none twice");
 }
 
+/// `digestd queue run` killed with SIGKILL in the middle of a pass: after
+/// the dead process's lease and claims expire, the next pass sends what was
+/// not settled. Nothing is lost; a message whose row was marked delivered
+/// before the kill is not sent again (only the ones in flight may be).
+fn a_pass_killed_mid_delivery_loses_nothing_and_resends_only_the_unsettled(db: &TestDb) {
+    use std::process::{Command, Stdio};
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 600;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("slow.p{i}@example.com"));
+        notify(&mut c, "sys", &format!("p{i}"), &format!("Notice {i}"));
+    }
+    let server = FaultSmtp::start();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |at: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_digestd"));
+        cmd.current_dir(dir.path())
+            .args(["--db", &db.url, "queue", "run", "--at", at])
+            .env_remove("DIGESTD_DATABASE_URL")
+            .env("DIGESTD_EMAIL__TRANSPORT", "smtp")
+            .env("DIGESTD_EMAIL__SMTP_URL", server.url())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let delivered = |c: &mut DbConn| -> Vec<String> {
+        nt_queue::table
+            .filter(nt_queue::is_successful.eq(true))
+            .select(nt_queue::address)
+            .load::<Option<String>>(c)
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect()
+    };
+    let mut child = run(T0).spawn().unwrap();
+    // Kill once some rows are marked delivered and some messages are not sent.
+    let started = std::time::Instant::now();
+    while delivered(&mut c).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "nothing settled in a minute"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the pass ended early");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let settled = delivered(&mut c);
+    let sent_before = server.received().len();
+    assert!(
+        sent_before < n,
+        "killed in the middle ({sent_before} of {n} sent)"
+    );
+    // The dead process's lease and claims last 10 minutes.
+    let out = run("2026-11-23T09:11:00Z").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+    for m in server.received() {
+        for to in m.to {
+            *count.entry(to).or_default() += 1;
+        }
+    }
+    assert_eq!(count.len(), n, "nothing lost");
+    for a in &settled {
+        assert_eq!(count[a], 1, "{a} was marked delivered before the kill");
+    }
+    let s = queue::status(&mut c).unwrap();
+    assert_eq!(s.requests.get("sent"), Some(&(n as i64)));
+}
+
 fn two_processes_deliver_at_once_and_nothing_twice(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "sys", "sys@example.com");
@@ -771,6 +847,7 @@ fn a_pipelined_run_survives_a_refused_dot_and_a_hang_up(db: &TestDb) {
 }
 
 backend_tests!(
+    a_pass_killed_mid_delivery_loses_nothing_and_resends_only_the_unsettled,
     a_backlog_is_expanded_round_by_round_and_each_sent_once,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,

@@ -9,6 +9,8 @@
 //!   connection instead of replying to the final dot; after that 250.
 //! - `late…` accepts RCPT and the data, then refuses it at the final dot
 //!   (554, as a content filter would).
+//! - `slow…` 250, but 20 ms after the final dot (a slow server, so a test
+//!   can kill a pass in the middle).
 //!
 //! Every accepted message is recorded with its envelope.
 
@@ -158,6 +160,9 @@ fn session(conn: TcpStream, st: &State) -> std::io::Result<()> {
                     // Hang up instead of answering the final dot.
                     return Ok(());
                 }
+            }
+            if to.iter().any(|a| a.starts_with("slow")) {
+                thread::sleep(std::time::Duration::from_millis(20));
             }
             if to.iter().any(|a| a.starts_with("late")) {
                 (from, to) = (String::new(), Vec::new());
