@@ -379,6 +379,11 @@ async fn send_batch(
             return (out, Some(e), false);
         }
     }
+    // Where the batch's pings go: our own server (`None` before the
+    // server has bound us: the server itself), then each other domain a
+    // message went to (see below).
+    let mut domains: Vec<Option<Jid>> =
+        vec![client.bound_jid().map(|j| Jid::from(j.domain().to_owned()))];
     for (i, m) in msgs.iter().enumerate() {
         let jid = match BareJid::new(&m.to) {
             Ok(j) => j,
@@ -399,6 +404,10 @@ async fn send_batch(
                 continue;
             }
         };
+        let domain = Some(Jid::from(jid.domain().to_owned()));
+        if !domains.contains(&domain) {
+            domains.push(domain);
+        }
         let mut m = Message::chat(Some(Jid::from(jid)))
             .with_body(Lang(String::new()), cap(body, max_chars));
         m.id = Some(Id(sent_ids[i].clone()));
@@ -417,19 +426,8 @@ async fn send_batch(
     // each other domain of the batch: a stanza for another domain is routed
     // over server-to-server after our server has answered its own ping, and
     // only a ping routed the same way comes back (or bounces) behind it.
-    let own = client.bound_jid().map(|j| j.domain().as_str().to_string());
-    let mut domains: Vec<String> = own.iter().cloned().collect();
-    for m in msgs {
-        if let Ok(j) = BareJid::new(&m.to) {
-            let d = j.domain().as_str();
-            if !domains.iter().any(|x| x == d) {
-                domains.push(d.to_string());
-            }
-        }
-    }
     let mut pings = Vec::with_capacity(domains.len());
-    for d in &domains {
-        let to = Jid::new(d).ok();
+    for to in domains {
         pings.push(
             client
                 .send_iq(to, IqRequest::Get(Element::from(Ping)))
