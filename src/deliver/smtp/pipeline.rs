@@ -154,15 +154,11 @@ impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
     ) -> bool {
         let timeout = self.timeout;
         let (mut cur, mut cur_body) = (first, body);
-        let mut head = match tokio::time::timeout(timeout, async {
+        let mut head = within(timeout, async {
             let mail = conn.command(commands(env)).await;
             read_head(conn, mail, env.to().len()).await
         })
-        .await
-        {
-            Ok(h) => h,
-            Err(_) => Head::Broken(timed_out(timeout)),
-        };
+        .await;
         loop {
             match head {
                 Head::Accepted => {}
@@ -210,15 +206,11 @@ impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
                 return true;
             };
             (cur, cur_body) = (n, b);
-            head = match tokio::time::timeout(timeout, async {
+            head = within(timeout, async {
                 let mail = conn.read_response().await;
                 read_head(conn, mail, e.to().len()).await
             })
-            .await
-            {
-                Ok(h) => h,
-                Err(_) => Head::Broken(timed_out(timeout)),
-            };
+            .await;
             if let Head::Broken(_) = head {
                 // Only its commands went out: it starts again elsewhere.
                 self.queued = Some(n);
@@ -226,6 +218,13 @@ impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
             }
         }
     }
+}
+
+/// The answer to a message's commands, or `Broken` after `timeout`.
+async fn within(timeout: Duration, head: impl std::future::Future<Output = Head>) -> Head {
+    tokio::time::timeout(timeout, head)
+        .await
+        .unwrap_or_else(|_| Head::Broken(timed_out(timeout)))
 }
 
 /// Reads the replies to RCPT (`rcpts` of them) and DATA after `mail`, the
