@@ -7,6 +7,9 @@
 //! (COPY on PostgreSQL) match on it explicitly.
 
 pub mod schema;
+mod stamp;
+
+pub use stamp::sqlite_stamp;
 
 use std::time::Duration;
 

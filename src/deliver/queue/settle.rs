@@ -138,7 +138,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
         // diesel building and looking up the statement, not in SQLite.
         DbConn::Sqlite(lite) => {
             use diesel::sql_types::Text;
-            let stamp = |t: NaiveDateTime| t.format("%F %T%.f").to_string();
+            let stamp = crate::db::sqlite_stamp;
             let rows: Vec<_> = ups
                 .iter()
                 .map(|u| {
