@@ -17,7 +17,7 @@ use crate::parties::{self, Channel};
 use crate::schedule;
 use crate::validate;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Frequency {
     Hourly,

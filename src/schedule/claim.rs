@@ -2,11 +2,12 @@
 //! subscription's new `next_due_at` (and, for those that ran, the last
 //! period, its instant and the window's end, which are the run's own).
 //!
-//! Set-based on PostgreSQL — one binary `COPY` of the runs and one
-//! `UPDATE … FROM unnest(…)` per chunk, not two round trips per
-//! subscription — and one cached prepared statement per row on SQLite,
-//! where there is no round trip to save (multi-row statements measured no
-//! faster there). Same transaction as the rest of the tick either way.
+//! Set-based on both back ends, two statements per chunk: on PostgreSQL a
+//! binary `COPY` of the runs and an `UPDATE … FROM unnest(…)`; on SQLite an
+//! `INSERT … SELECT` and an `UPDATE … FROM` over `json_each` of one JSON
+//! array (a diesel statement per row spent about a quarter of the write in
+//! building and binding statements). Same transaction as the rest of the
+//! tick either way.
 
 use std::collections::HashMap;
 
@@ -14,7 +15,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 
-use crate::db::schema::{subscription_runs, subscriptions};
+use crate::db::schema::subscription_runs;
 use crate::db::DbConn;
 use crate::error::Result;
 
@@ -35,28 +36,65 @@ pub struct RunRow {
 pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) -> Result<()> {
     match c {
         DbConn::Sqlite(c) => {
-            let ran: HashMap<i64, &RunRow> = runs.iter().map(|r| (r.subscription_id, r)).collect();
-            for r in runs {
-                diesel::insert_into(subscription_runs::table)
-                    .values(r)
-                    .execute(c)?;
+            use diesel::sql_types::Text;
+            let t0 = std::time::Instant::now();
+            let stamp = crate::db::sqlite_stamp;
+            if !runs.is_empty() {
+                let rows: Vec<_> = runs
+                    .iter()
+                    .map(|r| {
+                        (
+                            r.subscription_id,
+                            &r.period,
+                            stamp(r.scheduled_at),
+                            stamp(r.window_start),
+                            stamp(r.window_end),
+                            stamp(r.ran_at),
+                            r.request_id,
+                        )
+                    })
+                    .collect();
+                diesel::sql_query(
+                    "INSERT INTO subscription_runs (subscription_id, period, scheduled_at, \
+                         window_start, window_end, ran_at, request_id) \
+                     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+                         json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
+                         json_extract(value, '$[4]'), json_extract(value, '$[5]'), \
+                         json_extract(value, '$[6]') \
+                     FROM json_each(?)",
+                )
+                .bind::<Text, _>(json(&rows)?)
+                .execute(c)?;
             }
-            for (id, next) in nexts {
-                let target = subscriptions::table.find(id);
-                match ran.get(id) {
-                    Some(r) => diesel::update(target)
-                        .set((
-                            subscriptions::next_due_at.eq(next),
-                            subscriptions::last_scheduled_at.eq(r.scheduled_at),
-                            subscriptions::last_period.eq(&r.period),
-                            subscriptions::last_window_end.eq(r.window_end),
-                        ))
-                        .execute(c)?,
-                    None => diesel::update(target)
-                        .set(subscriptions::next_due_at.eq(next))
-                        .execute(c)?,
-                };
-            }
+            let t1 = t0.elapsed();
+            let mut last: HashMap<i64, &RunRow> =
+                runs.iter().map(|r| (r.subscription_id, r)).collect();
+            let rows: Vec<_> = nexts
+                .iter()
+                .map(|(id, n)| {
+                    let r = last.remove(id);
+                    (
+                        *id,
+                        stamp(*n),
+                        r.map(|r| stamp(r.scheduled_at)),
+                        r.map(|r| &r.period),
+                        r.map(|r| stamp(r.window_end)),
+                    )
+                })
+                .collect();
+            diesel::sql_query(
+                "UPDATE subscriptions SET next_due_at = v.next, \
+                     last_scheduled_at = COALESCE(v.sched, last_scheduled_at), \
+                     last_period = COALESCE(v.key, last_period), \
+                     last_window_end = COALESCE(v.wend, last_window_end) \
+                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS next, \
+                         json_extract(value, '$[2]') AS sched, json_extract(value, '$[3]') AS key, \
+                         json_extract(value, '$[4]') AS wend FROM json_each(?)) AS v \
+                 WHERE subscriptions.id = v.id",
+            )
+            .bind::<Text, _>(json(&rows)?)
+            .execute(c)?;
+            tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
         }
         DbConn::Postgres(c) => {
             let t0 = std::time::Instant::now();
@@ -97,6 +135,10 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
         }
     }
     Ok(())
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| crate::error::Error::Storage(e.to_string()))
 }
 
 /// A recorded run, as reports read it.

@@ -22,7 +22,7 @@ use chrono_tz::Tz;
 use crate::subscriptions::Frequency;
 
 /// When a subscription's digests are due, in its user's terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rule {
     pub tz: Tz,
     pub frequency: Frequency,

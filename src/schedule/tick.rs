@@ -22,6 +22,8 @@
 //! - The run's unique key `(subscription_id, period)` is the last guard
 //!   against a double: a second insert fails and rolls the chunk back.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use diesel::prelude::*;
@@ -35,8 +37,10 @@ use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
 use crate::subscriptions::{Frequency, Kind};
 
-/// Subscriptions claimed per transaction.
-pub const CHUNK: i64 = 5_000;
+/// Subscriptions claimed per transaction: about a third of a second of
+/// write lock on this hardware. 5,000 measured 15–30% slower per run
+/// (more commits, and on PostgreSQL more statements).
+pub const CHUNK: i64 = 20_000;
 
 /// A run the tick found due and recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,7 +179,9 @@ pub fn rule_for(
 pub fn tick(conn: &mut DbConn, at: DateTime<Utc>, sink: &mut dyn HandOff) -> Result<Vec<DueRun>> {
     let mut out = Vec::new();
     loop {
+        let t = std::time::Instant::now();
         let n = conn.write_tx(|c| claim_chunk(c, at, sink, &mut out))?;
+        tracing::debug!(with_commit = ?t.elapsed(), "tick transaction");
         if n < CHUNK as usize {
             return Ok(out);
         }
@@ -225,6 +231,7 @@ fn claim_chunk(
     let mut due = Vec::with_capacity(n);
     let mut runs = Vec::with_capacity(n);
     let mut nexts = Vec::with_capacity(n);
+    let mut plans: HashMap<Rule, Plan> = HashMap::new();
     for (
         (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
         (active, last_sched, last_key, last_end),
@@ -240,11 +247,14 @@ fn claim_chunk(
             day,
             user.as_ref().map(|(t, w)| (t.as_str(), *w)),
         )?;
-        let next = rule.first_after(at);
+        // Subscriptions sharing a rule share their periods: computed once
+        // per rule and chunk, not once per subscription.
+        let plan = plans.entry(rule).or_insert_with(|| Plan::new(&rule, at));
+        let next = plan.next;
         let active = active.and_utc();
         let (mut last_sched, mut last_key) = (last_sched, last_key);
         let mut chained = last_end.map(|e| e.and_utc());
-        for p in periods_to_run(&rule, at) {
+        for (p, following) in plan.periods.iter().cloned() {
             if p.scheduled < active || !is_after_last(&rule, &p, last_sched, last_key.as_deref()) {
                 continue;
             }
@@ -254,7 +264,7 @@ fn claim_chunk(
             });
             let window_end = match kind {
                 Kind::Modification => at,
-                Kind::Forward => rule.first_after(p.scheduled).scheduled,
+                Kind::Forward => following,
             };
             let window_start = window_start.max(active).min(window_end);
             let run = DueRun {
@@ -278,7 +288,7 @@ fn claim_chunk(
             chained = Some(run.window_end);
             due.push(run);
         }
-        nexts.push((id, next.scheduled.naive_utc()));
+        nexts.push((id, next.naive_utc()));
     }
     let computed = t0.elapsed();
     sink.prepare(c, &due)?;
@@ -307,6 +317,31 @@ fn claim_chunk(
         "tick chunk"
     );
     Ok(n)
+}
+
+/// What a tick at one instant does for every subscription of one rule.
+struct Plan {
+    /// [`periods_to_run`], each with the scheduled instant of the period
+    /// after it (where a forward window ends).
+    periods: Vec<(Period, DateTime<Utc>)>,
+    /// The first period after the tick: the new `next_due_at`.
+    next: DateTime<Utc>,
+}
+
+impl Plan {
+    fn new(rule: &Rule, at: DateTime<Utc>) -> Plan {
+        let periods = periods_to_run(rule, at)
+            .into_iter()
+            .map(|p| {
+                let following = rule.first_after(p.scheduled).scheduled;
+                (p, following)
+            })
+            .collect();
+        Plan {
+            periods,
+            next: rule.first_after(at).scheduled,
+        }
+    }
 }
 
 /// The periods a tick at `at` considers: the latest period scheduled at or
