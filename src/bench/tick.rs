@@ -1,8 +1,9 @@
 //! `digestd bench tick`: how long a tick takes to find and claim its due
-//! runs, beside the floor — the best hand-written query that only fetches
-//! the same due rows — at several instants; then again with ten times as
-//! many subscriptions that are not due, to show the cost follows the due
-//! count.
+//! runs, beside two floors — the best hand-written query that only fetches
+//! the same due rows, and the same writes a claim makes done as two
+//! hand-written set statements — at several instants; then again with ten
+//! times as many subscriptions that are not due, to show the cost follows
+//! the due count.
 //!
 //! The world is loaded through a bulk path of its own (COPY / prepared
 //! INSERTs): building a million users through `user add` would measure the
@@ -275,6 +276,51 @@ fn floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<(usize, Duration)> {
     Ok((rows.len(), t.elapsed()))
 }
 
+/// The write floor: the writes a claim cannot do without — a run row per
+/// due subscription and its `next_due_at` moved on — as two hand-written
+/// set statements with no time-zone arithmetic, committed, then undone
+/// (untimed) from a copy of the rows taken before. The tick's own claim
+/// does the same writes plus the periods in each zone, so fetch floor +
+/// write floor is the least a tick that records its runs can cost here.
+fn write_floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<Duration> {
+    let at = at.naive_utc().format("%F %T").to_string();
+    let due = format!("next_due_at <= '{at}' AND NOT paused");
+    let (later, begin) = match c {
+        DbConn::Sqlite(_) => ("datetime(next_due_at, '+7 days')", "BEGIN IMMEDIATE"),
+        DbConn::Postgres(_) => ("next_due_at + interval '7 days'", "BEGIN"),
+    };
+    c.batch_execute(&format!(
+        "DROP TABLE IF EXISTS floor_saved; \
+         CREATE TEMP TABLE floor_saved AS SELECT id, next_due_at, last_scheduled_at, \
+             last_period, last_window_end FROM subscriptions WHERE {due};"
+    ))?;
+    let t = Instant::now();
+    c.batch_execute(&format!(
+        "{begin}; \
+         INSERT INTO subscription_runs (subscription_id, period, scheduled_at, window_start, \
+             window_end, ran_at) \
+         SELECT id, 'floor', next_due_at, COALESCE(last_window_end, active_since), \
+             '{at}', '{at}' FROM subscriptions WHERE {due}; \
+         UPDATE subscriptions SET next_due_at = {later}, last_scheduled_at = next_due_at, \
+             last_period = 'floor', last_window_end = '{at}' WHERE {due}; \
+         COMMIT;"
+    ))?;
+    let d = t.elapsed();
+    c.batch_execute(
+        "UPDATE subscriptions SET next_due_at = f.next_due_at, \
+             last_scheduled_at = f.last_scheduled_at, last_period = f.last_period, \
+             last_window_end = f.last_window_end \
+         FROM floor_saved AS f WHERE subscriptions.id = f.id; \
+         DELETE FROM subscription_runs WHERE period = 'floor'; \
+         DROP TABLE floor_saved;",
+    )?;
+    if let DbConn::Postgres(pg) = c {
+        // The undone rows are dead tuples the tick would otherwise wade through.
+        pg.batch_execute("VACUUM subscriptions, subscription_runs")?;
+    }
+    Ok(d)
+}
+
 /// Puts every subscription back to "never ran" so the same instants can be
 /// replayed: its next due instant becomes its first run's scheduled instant.
 fn reset(c: &mut DbConn) -> Result<()> {
@@ -297,11 +343,12 @@ fn round(
     writeln!(out, "{label}")?;
     writeln!(
         out,
-        "  tick instant           due      floor (fetch)   tick (find+claim)   ratio   peak RSS"
+        "  tick instant           due   fetch floor   write floor   tick (find+claim)   vs fetch   vs fetch+write   peak RSS"
     )?;
     let mut times = vec![];
     for at in instants {
         let (due, f) = floor(c, *at)?;
+        let w = write_floor(c, *at)?;
         let t = Instant::now();
         let runs = run_tick(c, *at, &mut Discard)?;
         let d = t.elapsed();
@@ -314,12 +361,14 @@ fn round(
         times.push(d.as_secs_f64());
         writeln!(
             out,
-            "  {}  {:>8}  {:>10.3} s    {:>10.3} s        {:>6.1}x  {:>6.0} MiB",
+            "  {}  {:>8}  {:>9.3} s   {:>9.3} s   {:>13.3} s   {:>7.1}x   {:>13.1}x   {:>5.0} MiB",
             at.format("%Y-%m-%d %H:%M"),
             due,
             f.as_secs_f64(),
+            w.as_secs_f64(),
             d.as_secs_f64(),
             d.as_secs_f64() / f.as_secs_f64(),
+            d.as_secs_f64() / (f + w).as_secs_f64(),
             peak_rss_mib().unwrap_or(f64::NAN)
         )?;
     }
