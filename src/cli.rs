@@ -327,6 +327,8 @@ pub enum BenchCmd {
     Ingest(bench::IngestArgs),
     /// Find and claim the due runs at several instants beside the fetch-only floor.
     Tick(bench::TickArgs),
+    /// A year of `simulate` over a few thousand subscriptions, beside the periods computed alone.
+    Simulate(bench::SimulateArgs),
     /// Compose and render the digests due at one tick, beside the plan and the full tick.
     Compose(bench::ComposeArgs),
     /// Messages through the real queue into smtp-sink, beside smtp-source into the same sink.
@@ -387,6 +389,9 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             return bench::ingest(&args, cli.db.as_deref(), out)
         }
         Command::Bench(BenchCmd::Tick(args)) => return bench::tick(&args, cli.db.as_deref(), out),
+        Command::Bench(BenchCmd::Simulate(args)) => {
+            return bench::simulate(&args, cli.db.as_deref(), out)
+        }
         Command::Bench(BenchCmd::Compose(args)) => {
             return bench::compose(&args, cli.db.as_deref(), out)
         }
@@ -617,41 +622,36 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let (from, range) = instants.expect("validated above");
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-            // `tick` composes and posts each digest; `simulate` delivers nothing.
-            let mut composer = match range {
-                None => Some(Composer::new(&cfg.digest, &cfg.email)?),
-                Some(_) => None,
-            };
-            let mut tick_at = |c: &mut crate::db::DbConn, t| -> Result<()> {
-                let sink: &mut dyn schedule::HandOff = match composer.as_mut() {
-                    Some(cmp) => cmp,
-                    None => &mut schedule::tick::Discard,
-                };
-                let runs = schedule::run_tick(c, t, &owner, lease_for, sink)?.ok_or_else(|| {
-                    Error::conflict(format!("another process holds the tick lease at {t}"))
-                })?;
-                for r in &runs {
-                    writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string(&r.line()).expect("serialisable")
-                    )?;
-                }
+            let line = |w: &mut dyn Write, r: &schedule::DueRun| -> Result<()> {
+                serde_json::to_writer(&mut *w, &r.line()).map_err(std::io::Error::from)?;
+                writeln!(w)?;
                 Ok(())
             };
             match range {
-                // `tick` records its runs.
-                None => tick_at(&mut conn, from)?,
-                // `simulate` is a what-if: every tick runs for real inside one
-                // transaction that is rolled back, so the database is unchanged.
-                Some((to, step)) => conn.rolled_back(|c| {
-                    let mut t = from;
-                    while t < to {
-                        tick_at(c, t)?;
-                        t += step;
+                // `tick` composes and posts each digest, and records its runs.
+                None => {
+                    let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
+                    let runs =
+                        schedule::run_tick(&mut conn, from, &owner, lease_for, &mut composer)?
+                            .ok_or_else(|| {
+                                Error::conflict(format!(
+                                    "another process holds the tick lease at {from}"
+                                ))
+                            })?;
+                    for r in &runs {
+                        line(out, r)?;
                     }
-                    Ok(())
-                })?,
+                }
+                // `simulate` is a what-if: it delivers nothing and writes
+                // nothing. A year is millions of lines: buffered, not a
+                // write per line.
+                Some((to, step)) => {
+                    let mut w = std::io::BufWriter::new(out.lock());
+                    schedule::simulate(&mut conn, from, to, step, &owner, lease_for, &mut |r| {
+                        line(&mut w, r)
+                    })?;
+                    w.flush()?;
+                }
             }
         }
         Command::Queue(QueueCmd::Run { .. }) => {

@@ -3,6 +3,7 @@
 
 mod compose;
 mod ingest;
+mod simulate;
 mod smtp;
 mod sql;
 mod tick;
@@ -10,6 +11,7 @@ mod xmpp;
 
 pub use compose::{compose, ComposeArgs};
 pub use ingest::{ingest, IngestArgs};
+pub use simulate::{simulate, SimulateArgs};
 pub use smtp::{smtp, SmtpArgs};
 pub use tick::{tick, TickArgs};
 pub use xmpp::{xmpp, XmppArgs};

@@ -10,10 +10,12 @@ mod claim;
 pub mod grid;
 pub mod lease;
 pub mod period;
+mod simulate;
 pub mod tick;
 
 pub use claim::{list as list_runs, RunRecord};
 pub use period::{Period, Rule};
+pub use simulate::simulate;
 pub use tick::{tick, DueRun, HandOff};
 
 use chrono::{DateTime, Utc};
