@@ -117,6 +117,7 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                 key.push(r.map(|r| r.period.clone()));
                 wend.push(r.map(|r| r.window_end));
             }
+            crate::db::prefer_index_lookups(c)?;
             diesel::sql_query(
                 "UPDATE subscriptions AS s SET next_due_at = v.next, \
                      last_scheduled_at = COALESCE(v.sched, s.last_scheduled_at), \

@@ -191,6 +191,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
         // One statement per 10,000 rows.
         DbConn::Postgres(pg) => {
             use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamp};
+            crate::db::prefer_index_lookups(pg)?;
             for chunk in ups.chunks(10_000) {
                 diesel::sql_query(
                     "UPDATE nt_queue AS q SET is_successful = v.ok, gave_up = v.gave_up, \
