@@ -280,8 +280,9 @@ fn floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<(usize, Duration)> {
 /// due subscription and its `next_due_at` moved on — as two hand-written
 /// set statements with no time-zone arithmetic, committed, then undone
 /// (untimed) from a copy of the rows taken before. The tick's own claim
-/// does the same writes plus the periods in each zone, so fetch floor +
-/// write floor is the least a tick that records its runs can cost here.
+/// does the same writes plus the periods in each zone: a yardstick for
+/// what those writes cost here, not a strict bound (on PostgreSQL with a
+/// large table the tick's chunked statements beat the single big ones).
 fn write_floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<Duration> {
     let at = at.naive_utc().format("%F %T").to_string();
     let due = format!("next_due_at <= '{at}' AND NOT paused");
