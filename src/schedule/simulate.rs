@@ -61,7 +61,15 @@ pub fn simulate(
     match conn {
         DbConn::Sqlite(_) => conn.rolled_back(|c| ticks(c, None)),
         DbConn::Postgres(pg) => {
-            let subs = shadow(pg)?;
+            // A connection must never be left with the copies in place:
+            // its next real tick would write into them.
+            let subs = match shadow(pg) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = unshadow(pg);
+                    return Err(e);
+                }
+            };
             // Each run rewrote one subscription row: vacuum once about
             // half the table is dead rows.
             let out = ticks(conn, Some((subs / 2).max(1_000)));
