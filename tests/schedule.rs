@@ -523,7 +523,35 @@ fn simulate_matches_the_real_ticks_and_writes_nothing(db: &TestDb) {
     assert_eq!(scheduler_state(&mut c), state_after);
 }
 
+/// A tick goes through as many transactions as it needs: with chunks of
+/// 7, 60 due subscriptions (two zones, daily and hourly) take nine, and
+/// each gets exactly one run, none is left due, and the next tick at the
+/// same instant finds nothing.
+fn a_tick_in_many_chunks_claims_each_once(db: &TestDb) {
+    let mut c = db.conn();
+    let created = at("2026-11-02T00:00:00Z");
+    let mut ids = BTreeSet::new();
+    for i in 0..30 {
+        let name = format!("c{i}");
+        let tz = if i % 2 == 0 { "Asia/Kathmandu" } else { "UTC" };
+        user(&mut c, &name, tz, created);
+        ids.insert(sub(&mut c, &name, "hourly", None, created).0);
+        ids.insert(sub(&mut c, &name, "daily", Some(0), created).0);
+    }
+    let t = at("2026-11-03T00:00:00Z");
+    let runs = digestd::schedule::tick::tick_in_chunks(&mut c, t, &mut Discard, 7).unwrap();
+    let got: BTreeMap<i64, usize> = runs.iter().fold(BTreeMap::new(), |mut m, r| {
+        *m.entry(r.subscription.0).or_default() += 1;
+        m
+    });
+    assert_eq!(got.keys().copied().collect::<BTreeSet<_>>(), ids);
+    assert!(got.values().all(|&n| n == 1), "{got:?}");
+    assert_eq!(stored_runs(&mut c), 60);
+    assert!(tick(&mut c, t, &mut Discard).unwrap().is_empty());
+}
+
 backend_tests!(
+    a_tick_in_many_chunks_claims_each_once,
     simulate_matches_the_real_ticks_and_writes_nothing,
     downtime_collapses_missed_periods_into_one,
     pause_gets_nothing_and_resume_has_no_burst,

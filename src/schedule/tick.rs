@@ -177,12 +177,23 @@ pub fn rule_for(
 /// them. Works in chunks of [`CHUNK`] subscriptions, each its own
 /// transaction; a crash between chunks leaves the rest due for the next tick.
 pub fn tick(conn: &mut DbConn, at: DateTime<Utc>, sink: &mut dyn HandOff) -> Result<Vec<DueRun>> {
+    tick_in_chunks(conn, at, sink, CHUNK)
+}
+
+/// [`tick`] with chunks of `chunk` subscriptions (tests use small ones to
+/// go through many chunks).
+pub fn tick_in_chunks(
+    conn: &mut DbConn,
+    at: DateTime<Utc>,
+    sink: &mut dyn HandOff,
+    chunk: i64,
+) -> Result<Vec<DueRun>> {
     let mut out = Vec::new();
     loop {
         let t = std::time::Instant::now();
-        let n = conn.write_tx(|c| claim_chunk(c, at, sink, &mut out))?;
+        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out))?;
         tracing::debug!(with_commit = ?t.elapsed(), "tick transaction");
-        if n < CHUNK as usize {
+        if n < chunk as usize {
             return Ok(out);
         }
     }
@@ -191,6 +202,7 @@ pub fn tick(conn: &mut DbConn, at: DateTime<Utc>, sink: &mut dyn HandOff) -> Res
 fn claim_chunk(
     c: &mut DbConn,
     at: DateTime<Utc>,
+    chunk: i64,
     sink: &mut dyn HandOff,
     out: &mut Vec<DueRun>,
 ) -> Result<usize> {
@@ -202,7 +214,7 @@ fn claim_chunk(
         .filter(subscriptions::next_due_at.le(at_n))
         .filter(subscriptions::paused.eq(false))
         .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
-        .limit(CHUNK)
+        .limit(chunk)
         .select((
             (
                 subscriptions::id,
