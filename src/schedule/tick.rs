@@ -180,14 +180,15 @@ pub fn tick(conn: &mut DbConn, at: DateTime<Utc>, sink: &mut dyn HandOff) -> Res
     tick_in_chunks(conn, at, sink, CHUNK)
 }
 
-/// [`tick`] with chunks of `chunk` subscriptions (tests use small ones to
-/// go through many chunks).
+/// [`tick`] with chunks of `chunk` subscriptions, at least one (tests use
+/// small ones to go through many chunks).
 pub fn tick_in_chunks(
     conn: &mut DbConn,
     at: DateTime<Utc>,
     sink: &mut dyn HandOff,
     chunk: i64,
 ) -> Result<Vec<DueRun>> {
+    let chunk = chunk.max(1);
     let mut out = Vec::new();
     loop {
         let t = std::time::Instant::now();
