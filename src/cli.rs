@@ -622,11 +622,6 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let (from, range) = instants.expect("validated above");
             let owner = schedule::lease::owner_name();
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
-            let line = |w: &mut dyn Write, r: &schedule::DueRun| -> Result<()> {
-                serde_json::to_writer(&mut *w, &r.line()).map_err(std::io::Error::from)?;
-                writeln!(w)?;
-                Ok(())
-            };
             match range {
                 // `tick` composes and posts each digest, and records its runs.
                 None => {
@@ -639,7 +634,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                                 ))
                             })?;
                     for r in &runs {
-                        line(out, r)?;
+                        r.write_line(out)?;
                     }
                 }
                 // `simulate` is a what-if: it delivers nothing and writes
@@ -648,7 +643,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                 Some((to, step)) => {
                     let mut w = std::io::BufWriter::new(out.lock());
                     schedule::simulate(&mut conn, from, to, step, &owner, lease_for, &mut |r| {
-                        line(&mut w, r)
+                        r.write_line(&mut w)
                     })?;
                     w.flush()?;
                 }

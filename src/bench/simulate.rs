@@ -165,11 +165,7 @@ pub fn simulate(args: &SimulateArgs, url: Option<&str>, out: &mut dyn Write) -> 
         Duration::hours(1),
         "bench",
         Duration::hours(1),
-        &mut |r| {
-            serde_json::to_writer(&mut sink, &r.line()).map_err(std::io::Error::from)?;
-            writeln!(sink)?;
-            Ok(())
-        },
+        &mut |r| r.write_line(&mut sink),
     )?;
     let d = t.elapsed();
     if runs != periods {

@@ -222,6 +222,12 @@ impl DbConn {
     }
 }
 
+/// Rows as one JSON array, the parameter of SQLite's bulk statements over
+/// `json_each` (claims, queue outcomes).
+pub fn json_rows<T: serde::Serialize>(rows: &T) -> Result<String> {
+    serde_json::to_string(rows).map_err(|e| Error::Storage(e.to_string()))
+}
+
 /// For the rest of the transaction, tells PostgreSQL's planner that a
 /// random page read costs little more than a sequential one (the default
 /// assumes spinning disks). Without it, an `UPDATE … FROM unnest(…)` of a

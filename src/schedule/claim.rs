@@ -63,19 +63,15 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                          json_extract(value, '$[6]') \
                      FROM json_each(?)",
                 )
-                .bind::<Text, _>(json(&rows)?)
+                .bind::<Text, _>(crate::db::json_rows(&rows)?)
                 .execute(c)?;
             }
             let t1 = t0.elapsed();
-            let mut last: HashMap<i64, &RunRow> =
-                runs.iter().map(|r| (r.subscription_id, r)).collect();
-            let rows: Vec<_> = nexts
-                .iter()
-                .map(|(id, n)| {
-                    let r = last.remove(id);
+            let rows: Vec<_> = with_runs(runs, nexts)
+                .map(|(id, n, r)| {
                     (
-                        *id,
-                        stamp(*n),
+                        id,
+                        stamp(n),
                         r.map(|r| stamp(r.scheduled_at)),
                         r.map(|r| &r.period),
                         r.map(|r| stamp(r.window_end)),
@@ -92,7 +88,7 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                          json_extract(value, '$[4]') AS wend FROM json_each(?)) AS v \
                  WHERE subscriptions.id = v.id",
             )
-            .bind::<Text, _>(json(&rows)?)
+            .bind::<Text, _>(crate::db::json_rows(&rows)?)
             .execute(c)?;
             tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
         }
@@ -105,14 +101,11 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                     .execute(c)?;
             }
             let t1 = t0.elapsed();
-            let mut last: HashMap<i64, &RunRow> =
-                runs.iter().map(|r| (r.subscription_id, r)).collect();
             let (mut ids, mut next, mut sched, mut key, mut wend) =
                 (vec![], vec![], vec![], vec![], vec![]);
-            for (id, n) in nexts {
-                let r = last.remove(id);
-                ids.push(*id);
-                next.push(*n);
+            for (id, n, r) in with_runs(runs, nexts) {
+                ids.push(id);
+                next.push(n);
                 sched.push(r.map(|r| r.scheduled_at));
                 key.push(r.map(|r| r.period.clone()));
                 wend.push(r.map(|r| r.window_end));
@@ -138,8 +131,15 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
     Ok(())
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| crate::error::Error::Storage(e.to_string()))
+/// Each `(subscription, new next_due_at)` with the run it just got, if
+/// any (whose period, instant and window end become the subscription's
+/// last ones).
+fn with_runs<'a>(
+    runs: &'a [RunRow],
+    nexts: &'a [(i64, NaiveDateTime)],
+) -> impl Iterator<Item = (i64, NaiveDateTime, Option<&'a RunRow>)> + 'a {
+    let mut last: HashMap<i64, &RunRow> = runs.iter().map(|r| (r.subscription_id, r)).collect();
+    nexts.iter().map(move |(id, n)| (*id, *n, last.remove(id)))
 }
 
 /// A recorded run, as reports read it.

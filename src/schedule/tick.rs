@@ -85,6 +85,13 @@ where
 }
 
 impl DueRun {
+    /// Writes [`DueRun::line`] as one JSON line (`tick`, `simulate`).
+    pub fn write_line(&self, w: &mut dyn std::io::Write) -> Result<()> {
+        serde_json::to_writer(&mut *w, &self.line()).map_err(std::io::Error::from)?;
+        writeln!(w)?;
+        Ok(())
+    }
+
     pub fn line(&self) -> RunLine<'_> {
         RunLine {
             subscription: self.subscription,

@@ -11,7 +11,7 @@ use super::{backoff, PassReport};
 use crate::db::schema::{nt_queue, nt_requests};
 use crate::db::DbConn;
 use crate::deliver::sink::Outcome;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 
 /// What to write back for a batch of rows.
@@ -158,7 +158,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
                     )
                 })
                 .collect();
-            let rows = serde_json::to_string(&rows).map_err(|e| Error::Storage(e.to_string()))?;
+            let rows = crate::db::json_rows(&rows)?;
             let v = "SELECT json_extract(value, '$[0]') AS req, json_extract(value, '$[1]') AS party, \
                          json_extract(value, '$[2]') AS ch, json_extract(value, '$[3]') AS ok, \
                          json_extract(value, '$[4]') AS gave_up, json_extract(value, '$[5]') AS retries, \
