@@ -1815,6 +1815,26 @@ fn demo_writes_a_week_of_real_digests_to_the_outbox() {
 }
 
 #[test]
+fn bench_simulate_refuses_empty_or_huge_ranges_and_writes_nothing() {
+    let env = Env::new();
+    for args in [
+        &["bench", "simulate", "--users", "0"][..],
+        &["bench", "simulate", "--days", "0"][..],
+        &["bench", "simulate", "--days", "3661"][..],
+        &["bench", "simulate", "--days=-5"][..],
+    ] {
+        let out = env.run_raw(args, b"");
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {out:?}");
+        assert!(out.stderr.starts_with("digestd: "), "{args:?}: {out:?}");
+    }
+    // Not a number: clap's own usage error, exit 2 as well.
+    let out = env.run_raw(&["bench", "simulate", "--users", "ten"], b"");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(!env.dir.path().join("data/bench-simulate.db").exists());
+}
+
+#[test]
 fn benches_run_at_toy_sizes() {
     let env = Env::new();
     for (args, needle) in [
@@ -1842,6 +1862,11 @@ fn benches_run_at_toy_sizes() {
         (
             &["bench", "ingest", "--rows", "2000", "--batch", "500"][..],
             "ratio record/floor",
+        ),
+        // Fails unless the simulated runs equal the periods of the rules.
+        (
+            &["bench", "simulate", "--users", "20", "--days", "3"][..],
+            "simulate (the real tick)",
         ),
     ] {
         let out = env.run_raw(args, b"");
