@@ -467,6 +467,44 @@ fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
     }
     assert_eq!(seen.len(), n, "every notification");
     assert!(seen.values().all(|k| *k == 1), "none twice");
+    assert_eq!(
+        server.received().len(),
+        1,
+        "one sender, one recipient: one message"
+    );
+}
+
+/// A pair whose requests straddle a round's limit, by the expansion's and
+/// then by the claim's count, still gets one message holding all of them.
+fn a_pair_cut_by_a_rounds_limit_gets_one_message(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    // The first round takes 1,000 rows in order of sender and recipient:
+    // 999 one-request recipients, then the first of zed's three.
+    let n = 999;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
+    }
+    user(&mut c, "zed", "ok.zed@example.com");
+    notify(&mut c, "sys", "zed", "Z0");
+    for i in 0..n {
+        notify(&mut c, "sys", &format!("p{i}"), &format!("P{i}"));
+    }
+    notify(&mut c, "sys", "zed", "Z1");
+    notify(&mut c, "sys", "zed", "Z2");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!((r.expanded, r.finished), (n + 3, n + 3), "{r}");
+    let got = server.received();
+    assert_eq!(got.len(), n + 1, "one message per recipient");
+    let zed: Vec<_> = got
+        .iter()
+        .filter(|m| m.to == ["ok.zed@example.com"])
+        .collect();
+    assert_eq!(zed.len(), 1, "zed's three in one message");
+    let subject = parse(&zed[0].data).subject().unwrap().to_string();
+    assert_eq!(subject, "Z0 (and 2 more)");
 }
 
 /// `digestd queue run` killed with SIGKILL in the middle of a pass: after
@@ -849,6 +887,7 @@ fn a_pipelined_run_survives_a_refused_dot_and_a_hang_up(db: &TestDb) {
 backend_tests!(
     a_pass_killed_mid_delivery_loses_nothing_and_resends_only_the_unsettled,
     a_backlog_is_expanded_round_by_round_and_each_sent_once,
+    a_pair_cut_by_a_rounds_limit_gets_one_message,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

@@ -30,7 +30,7 @@ fn addresses(conn: &mut DbConn, party: i64) -> Result<HashMap<String, String>> {
 /// expanded over a group walks the group (nested, cycle-safe, each user
 /// once) in its own transaction.
 pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
-    let n = expand_some(conn, now, None)?;
+    let n = expand_some(conn, now, None)?.n;
     if n >= 1_000 {
         analyze(conn)?;
     }
@@ -47,33 +47,73 @@ pub(super) fn analyze(conn: &mut DbConn) -> Result<()> {
     Ok(())
 }
 
-/// [`expand`] for the oldest `limit` pending requests (all when `None`).
-/// A pass expands this way a round at a time, so sending starts before
-/// the whole backlog is expanded.
+/// What [`expand_some`] did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Expanded {
+    /// Requests expanded.
+    pub n: usize,
+    /// While requests are left pending: the last (sender, recipient) pair
+    /// expanded. Every pending request of that pair and of the pairs before
+    /// it is expanded, so a round claims only up to it and each pair goes
+    /// out whole. `None` when nothing is left pending.
+    pub upto: Option<(i64, i64)>,
+}
+
+/// [`expand`] for the first `limit` pending requests (all when `None`),
+/// taken in order of sender and recipient, and then the rest of the last
+/// pair's, so that a pair is never split between two calls. Requests over a
+/// group (whose pairs are known only once the group is walked) are all
+/// expanded by the first call. A pass expands this way a round at a time,
+/// so sending starts before the whole backlog is expanded.
 pub(super) fn expand_some(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     limit: Option<i64>,
-) -> Result<usize> {
-    let pending: Vec<(i64, i64, bool, String, String)> = nt_requests::table
+) -> Result<Expanded> {
+    let is_group = parties::kind.eq("group").and(nt_requests::expand_group);
+    let groups: Vec<(i64, i64, String)> = nt_requests::table
         .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
         .filter(nt_requests::status.eq("pending"))
+        .filter(is_group)
         .select((
             nt_requests::request_id,
             nt_requests::party_to,
-            nt_requests::expand_group,
             nt_requests::channels,
-            parties::kind,
         ))
         .order(nt_requests::request_id.asc())
-        .limit(limit.unwrap_or(i64::MAX))
         .load(conn)?;
-    let n = pending.len();
-    let (groups, simple): (Vec<_>, Vec<_>) = pending
-        .into_iter()
-        .partition(|(_, _, expand, _, kind)| *expand && kind == "group");
+    let simple = nt_requests::table
+        .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
+        .filter(nt_requests::status.eq("pending"))
+        .filter(diesel::dsl::not(is_group))
+        .select((
+            nt_requests::request_id,
+            nt_requests::party_from,
+            nt_requests::party_to,
+        ))
+        .order((
+            nt_requests::party_from.asc(),
+            nt_requests::party_to.asc(),
+            nt_requests::request_id.asc(),
+        ));
+    let mut pending: Vec<(i64, i64, i64)> = simple.limit(limit.unwrap_or(i64::MAX)).load(conn)?;
+    let mut upto = None;
+    if let (Some(limit), Some(&(last, from, to))) = (limit, pending.last()) {
+        if pending.len() as i64 >= limit {
+            // The rest of the last pair's requests.
+            pending.extend(
+                simple
+                    .filter(nt_requests::party_from.eq(from))
+                    .filter(nt_requests::party_to.eq(to))
+                    .filter(nt_requests::request_id.gt(last))
+                    .load::<(i64, i64, i64)>(conn)?,
+            );
+            upto = Some((from, to));
+        }
+    }
+    let n = groups.len() + pending.len();
     let ts = sql_timestamp(conn, now);
-    for chunk in simple.chunks(5_000) {
+    for chunk in pending.chunks(5_000) {
         let ids = chunk
             .iter()
             .map(|r| r.0.to_string())
@@ -102,7 +142,7 @@ pub(super) fn expand_some(
             Ok(())
         })?;
     }
-    for (id, to, _, channels, _) in groups {
+    for (id, to, channels) in groups {
         conn.write_tx(|c| {
             let users = expand_party(c, PartyId(to))?;
             for u in users {
@@ -127,7 +167,7 @@ pub(super) fn expand_some(
             Ok(())
         })?;
     }
-    Ok(n)
+    Ok(Expanded { n, upto })
 }
 
 /// `t` as an SQL timestamp literal, written the way diesel binds one (on

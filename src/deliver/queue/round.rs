@@ -15,7 +15,7 @@ use diesel::prelude::*;
 
 use super::build::BuildCtx;
 use super::email::{self, EmailBatch, EmailJob};
-use super::expand::{analyze, expand_some, sql_timestamp};
+use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
@@ -64,25 +64,30 @@ pub(super) struct Round {
     pub names: HashMap<i64, String>,
 }
 
-/// Claims up to `limit` due rows — not delivered, not given up, retries
-/// left, request `sending`, next attempt due, not claimed by a live round
-/// — and returns the round's token. On PostgreSQL the rows are picked `FOR
-/// UPDATE SKIP LOCKED`, so rounds of several processes claim disjoint
-/// rows; SQLite has one writer at a time. A claim lasts `claim_for`; a
-/// round that dies leaves it to expire.
+/// Claims for the round `token` up to `limit` due rows (all when `None`)
+/// that also meet `and` (more SQL conditions on `r`, the request, and
+/// `q2`, the row) — not delivered, not given up, retries left, request
+/// `sending`, next attempt due, not claimed by a live round — and returns
+/// how many it claimed. Rows are taken in order of sender, recipient and
+/// channel. On PostgreSQL they are picked `FOR UPDATE SKIP LOCKED`, so
+/// rounds of several processes claim disjoint rows; SQLite has one writer
+/// at a time. A claim lasts `claim_for`; a round that dies leaves it to
+/// expire.
 fn claim(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     claim_for: chrono::Duration,
-    limit: i64,
-) -> Result<String> {
-    let token = uuid::Uuid::new_v4().simple().to_string();
+    token: &str,
+    and: &str,
+    limit: Option<i64>,
+) -> Result<usize> {
     let ts = sql_timestamp(conn, now);
     let until = sql_timestamp(conn, now + claim_for);
     let lock = match conn {
         DbConn::Postgres(_) => "FOR UPDATE OF q2 SKIP LOCKED",
         DbConn::Sqlite(_) => "",
     };
+    let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
     let sql = format!(
         "UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
          WHERE (request_id, party_to, channel) IN ( \
@@ -90,12 +95,46 @@ fn claim(
              FROM nt_queue q2 JOIN nt_requests r ON r.request_id = q2.request_id \
              WHERE r.status = 'sending' AND NOT q2.is_successful AND NOT q2.gave_up \
                  AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
-                 AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) \
+                 AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) {and} \
              ORDER BY r.party_from, q2.party_to, q2.channel, q2.request_id \
-             LIMIT {limit} {lock})"
+             {limit} {lock})"
     );
-    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))?;
-    Ok(token)
+    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))
+}
+
+/// Claims a round of up to about `limit` rows under a new token and loads
+/// it. Only pairs up to `upto` (sender, recipient) are taken, when the
+/// expansion has not gone past it; and when the limit cuts a (sender,
+/// recipient, channel) group, the rest of its due rows are claimed too, so
+/// every message holds all of its pair's due rows.
+fn claim_round(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    claim_for: chrono::Duration,
+    limit: i64,
+    upto: Option<(i64, i64)>,
+) -> Result<Round> {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let and = match upto {
+        Some((from, to)) => format!(
+            "AND (r.party_from < {from} OR (r.party_from = {from} AND q2.party_to <= {to}))"
+        ),
+        None => String::new(),
+    };
+    let n = claim(conn, now, claim_for, &token, &and, Some(limit))?;
+    let round = load(conn, &token)?;
+    let Some(last) = round.rows.last().filter(|_| n as i64 >= limit) else {
+        return Ok(round);
+    };
+    let ch = Channel::parse(&last.channel)?.as_str();
+    let and = format!(
+        "AND r.party_from = {} AND q2.party_to = {} AND q2.channel = '{ch}'",
+        last.party_from, last.party_to
+    );
+    if claim(conn, now, claim_for, &token, &and, None)? == 0 {
+        return Ok(round);
+    }
+    load(conn, &token)
 }
 
 /// The rows claimed under `token`, with their requests and senders.
@@ -236,20 +275,20 @@ impl email::Source for Rounds<'_> {
             // As many pending requests as the round has rows, so the
             // first message goes out before the backlog is expanded.
             let start = Instant::now();
-            let expanded = if self.leader {
+            let ex = if self.leader {
                 expand_some(self.conn, self.now, Some(limit))?
             } else {
-                0
+                Expanded::default()
             };
+            let expanded = ex.n;
             self.report.expanded += expanded;
             if expanded >= 1_000 && !self.analyzed {
                 analyze(self.conn)?;
                 self.analyzed = true;
             }
             let expanding = start.elapsed();
-            let token = claim(self.conn, self.now, self.d.claim_for, limit)?;
+            let round = claim_round(self.conn, self.now, self.d.claim_for, limit, ex.upto)?;
             let claimed = start.elapsed() - expanding;
-            let round = load(self.conn, &token)?;
             if round.rows.is_empty() {
                 if expanded == 0 {
                     return Ok(None);
@@ -257,7 +296,6 @@ impl email::Source for Rounds<'_> {
                 continue;
             }
             self.rows += round.rows.len();
-            let loaded = start.elapsed() - claimed - expanding;
             let jobs = self.settle_all_but_email(&round)?;
             tracing::debug!(
                 expanded,
@@ -265,7 +303,6 @@ impl email::Source for Rounds<'_> {
                 email = jobs.len(),
                 ?expanding,
                 ?claimed,
-                ?loaded,
                 "queue round"
             );
             if !jobs.is_empty() {
