@@ -474,6 +474,39 @@ fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
     );
 }
 
+/// Final statuses of requests to one party, whose rows are all settled in
+/// one write (sent, failed) or across writes (email and SMS, no number).
+fn a_single_partys_request_gets_its_final_status_from_its_rows(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "ann", "ok.ann@example.com");
+    user(&mut c, "bob", "gone.bob@example.com");
+    let sent = notify(&mut c, "sys", "ann", "One");
+    let failed = notify(&mut c, "sys", "bob", "Two");
+    let partial = queue::post_request(
+        &mut c,
+        &EmailConfig::default(),
+        &NewNotification {
+            from: "sys".into(),
+            to: "ann".into(),
+            subject: "Three".into(),
+            message: "By mail and SMS.".into(),
+            channels: vec!["email".into(), "sms".into()],
+            ..Default::default()
+        },
+        at(T0),
+    )
+    .unwrap();
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.finished, 3, "{r}");
+    let status = |c: &mut DbConn, id| queue::show(c, id).unwrap().status;
+    assert_eq!(status(&mut c, sent), "sent");
+    assert_eq!(status(&mut c, failed), "failed");
+    assert_eq!(status(&mut c, partial), "partial_failure");
+}
+
 /// A pair whose requests straddle a round's limit, by the expansion's and
 /// then by the claim's count, still gets one message holding all of them.
 fn a_pair_cut_by_a_rounds_limit_gets_one_message(db: &TestDb) {
@@ -888,6 +921,7 @@ backend_tests!(
     a_pass_killed_mid_delivery_loses_nothing_and_resends_only_the_unsettled,
     a_backlog_is_expanded_round_by_round_and_each_sent_once,
     a_pair_cut_by_a_rounds_limit_gets_one_message,
+    a_single_partys_request_gets_its_final_status_from_its_rows,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

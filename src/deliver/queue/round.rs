@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Nullable, Text};
 
 use super::build::BuildCtx;
 use super::email::{self, EmailBatch, EmailJob};
@@ -39,6 +40,18 @@ pub(super) struct Row {
     pub max_retries: i32,
     pub party_from: i64,
     pub to_name: String,
+    /// The request's `expand_group` and channels: a request not expanded
+    /// over a group has one row per channel it names.
+    pub expand_group: bool,
+    pub channels: String,
+}
+
+impl Row {
+    /// How many queue rows the request has, when that is known without
+    /// counting them: one per channel for a request to a single party.
+    pub fn rows_of_request(&self) -> Option<usize> {
+        (!self.expand_group).then(|| self.channels.split(',').filter(|c| !c.is_empty()).count())
+    }
 }
 
 /// A request's content, as messages need it.
@@ -152,6 +165,8 @@ fn load(conn: &mut DbConn, token: &str) -> Result<Round> {
             nt_requests::max_retries,
             nt_requests::party_from,
             parties::name,
+            nt_requests::expand_group,
+            nt_requests::channels,
         ))
         .order((
             nt_requests::party_from.asc(),
@@ -169,26 +184,60 @@ fn load(conn: &mut DbConn, token: &str) -> Result<Round> {
     }
     // The claimed rows' requests, by the claim token: one statement, where
     // a list of ids would be a new statement of thousands of parameters.
-    let claimed_requests = nt_queue::table
-        .filter(nt_queue::claimed_by.eq(token))
-        .select(nt_queue::request_id);
-    let reqs: HashMap<i64, Req> = nt_requests::table
-        .inner_join(nt_messages::table)
-        .filter(nt_requests::request_id.eq_any(claimed_requests))
-        .select((
-            nt_requests::request_id,
-            nt_requests::subject,
-            nt_messages::message,
-            nt_messages::message_html,
-            nt_messages::message_chat,
-            nt_messages::message_sms,
-            nt_requests::request_date,
-            nt_requests::unsubscribe_url,
-        ))
-        .load::<Req>(conn)?
-        .into_iter()
-        .map(|r| (r.id, r))
-        .collect();
+    // Email needs the text and HTML bodies, XMPP and SMS their own texts
+    // (and the text as a fallback): each query reads only what its channels
+    // need, so an email round does not carry a chat body it never sends.
+    let mut reqs: HashMap<i64, Req> = HashMap::new();
+    for email in [true, false] {
+        let claimed = nt_queue::table
+            .filter(nt_queue::claimed_by.eq(token))
+            .select(nt_queue::request_id);
+        let base = nt_requests::table.inner_join(nt_messages::table);
+        let none = || diesel::dsl::sql::<Nullable<Text>>("NULL");
+        let loaded: Vec<Req> = if email {
+            base.filter(
+                nt_requests::request_id.eq_any(claimed.filter(nt_queue::channel.eq("email"))),
+            )
+            .select((
+                nt_requests::request_id,
+                nt_requests::subject,
+                nt_messages::message,
+                nt_messages::message_html,
+                none(),
+                none(),
+                nt_requests::request_date,
+                nt_requests::unsubscribe_url,
+            ))
+            .load(conn)?
+        } else {
+            base.filter(
+                nt_requests::request_id.eq_any(claimed.filter(nt_queue::channel.ne("email"))),
+            )
+            .select((
+                nt_requests::request_id,
+                nt_requests::subject,
+                nt_messages::message,
+                none(),
+                nt_messages::message_chat,
+                nt_messages::message_sms,
+                nt_requests::request_date,
+                nt_requests::unsubscribe_url,
+            ))
+            .load(conn)?
+        };
+        for r in loaded {
+            match reqs.entry(r.id) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(r);
+                }
+                std::collections::hash_map::Entry::Occupied(mut o) => {
+                    let q = o.get_mut();
+                    q.message_chat = r.message_chat;
+                    q.message_sms = r.message_sms;
+                }
+            }
+        }
+    }
     let mut senders: Vec<i64> = rows.iter().map(|r| r.party_from).collect();
     senders.sort_unstable();
     senders.dedup();
@@ -354,6 +403,7 @@ impl Rounds<'_> {
                     .collect(),
                 retry_counts: batch.iter().map(|r| r.retry_count).collect(),
                 max_retries: batch.iter().map(|r| r.max_retries).collect(),
+                rows_of_request: batch.iter().map(Row::rows_of_request).collect(),
                 outcome,
             };
             let ch = Channel::parse(&r0.channel)?;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
+use super::expand::sql_timestamp;
 use super::{backoff, PassReport};
-use crate::db::schema::{nt_queue, nt_requests};
 use crate::db::DbConn;
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
@@ -23,6 +23,9 @@ pub(super) struct Settle {
     pub(super) keys: Vec<(i64, i64, String)>,
     pub(super) retry_counts: Vec<i32>,
     pub(super) max_retries: Vec<i32>,
+    /// Each row's request's number of rows, where known without counting
+    /// ([`super::round::Row::rows_of_request`]).
+    pub(super) rows_of_request: Vec<Option<usize>>,
     /// Where it went (the same for every row of a batch).
     pub(super) address: Option<String>,
     pub(super) outcome: Outcome,
@@ -31,6 +34,7 @@ pub(super) struct Settle {
 /// One queue row's new state.
 struct RowUpdate {
     request_id: i64,
+    rows_of_request: Option<usize>,
     party_to: i64,
     channel: String,
     is_successful: bool,
@@ -66,6 +70,7 @@ pub(super) fn write_outcomes(
             let attempts = s.retry_counts[k] + 1;
             let mut u = RowUpdate {
                 request_id: *req,
+                rows_of_request: s.rows_of_request[k],
                 party_to: *party,
                 channel: ch.clone(),
                 is_successful: false,
@@ -117,17 +122,60 @@ pub(super) fn write_outcomes(
         }
     }
     write_rows(c, &ups, now_n)?;
-    // The requests whose last row this was are final now.
-    let mut ids: Vec<i64> = settles
-        .iter()
-        .flat_map(|s| s.keys.iter().map(|k| k.0))
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    for chunk in ids.chunks(5_000) {
+    // The requests whose last row this was are final now. A request whose
+    // rows are all here gets its status from them; one with a row still
+    // open is not final; the others are counted in the database.
+    let mut here: BTreeMap<i64, (usize, usize, bool, Option<usize>)> = BTreeMap::new();
+    for u in &ups {
+        let e = here
+            .entry(u.request_id)
+            .or_insert((0, 0, false, u.rows_of_request));
+        e.0 += 1;
+        e.1 += usize::from(u.is_successful);
+        e.2 |= !u.is_successful && !u.gave_up;
+    }
+    let mut known: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    let mut count = Vec::new();
+    for (id, (n, ok, open, rows)) in here {
+        match (open, rows) {
+            (true, _) => {}
+            (false, Some(rows)) if rows == n => {
+                known.entry(final_status(n, ok)).or_default().push(id)
+            }
+            _ => count.push(id),
+        }
+    }
+    let ts = sql_timestamp(c, now);
+    for (status, ids) in &known {
+        for chunk in ids.chunks(5_000) {
+            report.finished += diesel::sql_query(format!(
+                "UPDATE nt_requests SET status = '{status}', fulfill_date = {ts} \
+                 WHERE request_id IN ({}) AND status = 'sending'",
+                id_list(chunk)
+            ))
+            .execute(c)?;
+        }
+    }
+    for chunk in count.chunks(5_000) {
         report.finished += finish(c, now, Some(chunk))?;
     }
     Ok(())
+}
+
+/// A finished request's status from its rows: `n` rows, `ok` delivered.
+fn final_status(n: usize, ok: usize) -> &'static str {
+    if ok == n {
+        "sent"
+    } else if ok == 0 {
+        "failed"
+    } else {
+        "partial_failure"
+    }
+}
+
+/// Ids as an SQL list.
+fn id_list(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// The rows' new states, and one `delivery_log` row each.
@@ -257,79 +305,46 @@ fn floor_char(s: &str, max: usize) -> usize {
 
 /// `update_requests`: every sending request with no open row (not
 /// delivered, not given up, retries left) gets its final status — sent (all
-/// delivered), failed (none), partial_failure — and its fulfill date. One
-/// aggregate read, then one UPDATE per status and chunk. Returns how many
-/// requests finished.
+/// delivered), failed (none, or no row at all), partial_failure — and its
+/// fulfill date. Returns how many requests finished.
 pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
-    finish(conn, now, None)
+    let ts = sql_timestamp(conn, now);
+    let rowless = format!(
+        "UPDATE nt_requests SET status = 'failed', fulfill_date = {ts} \
+         WHERE status = 'sending' AND NOT EXISTS \
+             (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id)"
+    );
+    conn.write_tx(|c| {
+        let n = finish(c, now, None)?;
+        Ok(n + diesel::sql_query(&rowless).execute(c)?)
+    })
 }
 
-/// [`update`] for the requests in `only` (all when `None`). Settling calls
-/// it for the requests of the rows it wrote, in the same transaction, so a
-/// request is final as soon as its last row is; the pass's [`update`] is
-/// then left with what two processes settled at once, each before seeing
+/// [`update`] for the requests in `only` (all when `None`) that have rows,
+/// in one statement: each request's rows counted and its status set. Settling
+/// calls it for the requests of the rows it wrote, in the same transaction,
+/// so a request is final as soon as its last row is; the pass's [`update`]
+/// is then left with what two processes settled at once, each before seeing
 /// the other's rows.
 fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result<usize> {
-    use diesel::dsl::count;
-    use diesel::sql_types::{BigInt, Nullable};
-    // Per sending request: rows, delivered rows, open rows.
-    let open = diesel::dsl::sql::<Nullable<BigInt>>(
-        "SUM(CASE WHEN NOT nt_queue.is_successful AND NOT nt_queue.gave_up \
-              AND nt_queue.retry_count < nt_requests.max_retries THEN 1 ELSE 0 END)",
-    );
-    let ok = diesel::dsl::sql::<Nullable<BigInt>>(
-        "SUM(CASE WHEN nt_queue.is_successful THEN 1 ELSE 0 END)",
-    );
-    let base = nt_requests::table
-        .left_join(nt_queue::table)
-        .filter(nt_requests::status.eq("sending"));
-    let select = (
-        nt_requests::request_id,
-        count(nt_queue::request_id.nullable()),
-        ok,
-        open,
-    );
-    let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = match only {
-        Some(ids) => base
-            .filter(nt_requests::request_id.eq_any(ids))
-            .group_by(nt_requests::request_id)
-            .select(select)
-            .load(conn)?,
-        None => base
-            .group_by(nt_requests::request_id)
-            .select(select)
-            .load(conn)?,
+    let ts = sql_timestamp(conn, now);
+    let only = match only {
+        Some(ids) => format!("AND r.request_id IN ({})", id_list(ids)),
+        None => String::new(),
     };
-    let mut by: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
-    for (id, n, ok, open) in rows {
-        if open.unwrap_or(0) > 0 {
-            continue;
-        }
-        let ok = ok.unwrap_or(0);
-        let status = if n > 0 && ok == n {
-            "sent"
-        } else if ok == 0 {
-            "failed"
-        } else {
-            "partial_failure"
-        };
-        by.entry(status).or_default().push(id);
-    }
-    let mut finished = 0;
-    conn.write_tx(|c| {
-        for (status, ids) in &by {
-            for chunk in ids.chunks(5_000) {
-                finished += diesel::update(nt_requests::table)
-                    .filter(nt_requests::request_id.eq_any(chunk))
-                    .filter(nt_requests::status.eq("sending"))
-                    .set((
-                        nt_requests::status.eq(*status),
-                        nt_requests::fulfill_date.eq(now.naive_utc()),
-                    ))
-                    .execute(c)?;
-            }
-        }
-        Ok(())
-    })?;
-    Ok(finished)
+    let sql = format!(
+        "UPDATE nt_requests SET fulfill_date = {ts}, status = CASE \
+             WHEN a.ok = a.n THEN 'sent' WHEN a.ok = 0 THEN 'failed' \
+             ELSE 'partial_failure' END \
+         FROM (SELECT q.request_id AS id, COUNT(*) AS n, \
+                   SUM(CASE WHEN q.is_successful THEN 1 ELSE 0 END) AS ok, \
+                   SUM(CASE WHEN NOT q.is_successful AND NOT q.gave_up \
+                       AND q.retry_count < r.max_retries THEN 1 ELSE 0 END) AS open \
+               FROM nt_queue q JOIN nt_requests r ON r.request_id = q.request_id \
+               WHERE r.status = 'sending' {only} \
+               GROUP BY q.request_id) AS a \
+         WHERE nt_requests.request_id = a.id AND nt_requests.status = 'sending' \
+             AND a.open = 0"
+    );
+    Ok(diesel::sql_query(sql).execute(conn)?)
 }
