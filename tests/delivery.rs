@@ -474,6 +474,54 @@ fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
     );
 }
 
+/// New requests and retries of the same pairs go out together even when
+/// the retries due outnumber a round: a new row whose pair's older rows
+/// fall past the round's cut waits for the round that takes them.
+fn new_rows_wait_for_their_pairs_retries_past_a_rounds_cut(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 1_001;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
+        notify(&mut c, "sys", &format!("p{i}"), &format!("Old {i}"));
+    }
+    // The server is down: every row is retried five minutes later.
+    let port = free_port();
+    let mut d = smtp(&format!("smtp://127.0.0.1:{port}"));
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.retrying, n, "{r}");
+    let later = at(T0) + Duration::minutes(5);
+    for i in [0, n - 1] {
+        queue::post_request(
+            &mut c,
+            &EmailConfig::default(),
+            &NewNotification {
+                from: "sys".into(),
+                to: format!("p{i}"),
+                subject: format!("New {i}"),
+                message: "Posted during the outage.".into(),
+                ..Default::default()
+            },
+            later,
+        )
+        .unwrap();
+    }
+    let server = FaultSmtp::start_on(port);
+    // The first round: both new rows, and the first 1,000 retries (p0 to
+    // p999); p1000's new row waits for its retry.
+    let r = queue::run_pass(&mut c, &mut d, later).unwrap();
+    assert_eq!(r.finished, n + 2, "{r}");
+    let got = server.received();
+    assert_eq!(got.len(), n, "one message per recipient");
+    for i in [0, n - 1] {
+        let to = format!("ok.p{i}@example.com");
+        let m: Vec<_> = got.iter().filter(|m| m.to == [to.as_str()]).collect();
+        assert_eq!(m.len(), 1, "{to}");
+        let subject = parse(&m[0].data).subject().unwrap().to_string();
+        assert_eq!(subject, format!("Old {i} (and 1 more)"));
+    }
+}
+
 /// Final statuses of requests to one party, whose rows are all settled in
 /// one write (sent, failed) or across writes (email and SMS, no number).
 fn a_single_partys_request_gets_its_final_status_from_its_rows(db: &TestDb) {
@@ -922,6 +970,7 @@ backend_tests!(
     a_backlog_is_expanded_round_by_round_and_each_sent_once,
     a_pair_cut_by_a_rounds_limit_gets_one_message,
     a_single_partys_request_gets_its_final_status_from_its_rows,
+    new_rows_wait_for_their_pairs_retries_past_a_rounds_cut,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

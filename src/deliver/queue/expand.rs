@@ -30,7 +30,7 @@ fn addresses(conn: &mut DbConn, party: i64) -> Result<HashMap<String, String>> {
 /// expanded over a group walks the group (nested, cycle-safe, each user
 /// once) in its own transaction.
 pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
-    let n = expand_some(conn, now, None)?.n;
+    let n = expand_some(conn, now, None, None)?.n;
     if n >= 1_000 {
         analyze(conn)?;
     }
@@ -65,10 +65,14 @@ pub(super) struct Expanded {
 /// group (whose pairs are known only once the group is walked) are all
 /// expanded by the first call. A pass expands this way a round at a time,
 /// so sending starts before the whole backlog is expanded.
+///
+/// With `claim` (a round's token and its claim's end), the new rows are
+/// written already claimed by that round: one write a row instead of two.
 pub(super) fn expand_some(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     limit: Option<i64>,
+    claim: Option<(&str, DateTime<Utc>)>,
 ) -> Result<Expanded> {
     let is_group = parties::kind.eq("group").and(nt_requests::expand_group);
     let groups: Vec<(i64, i64, String)> = nt_requests::table
@@ -113,6 +117,10 @@ pub(super) fn expand_some(
     }
     let n = groups.len() + pending.len();
     let ts = sql_timestamp(conn, now);
+    let (claimed_by, claimed_until) = match claim {
+        Some((token, until)) => (format!("'{token}'"), sql_timestamp(conn, until)),
+        None => ("NULL".to_string(), "NULL".to_string()),
+    };
     for chunk in pending.chunks(5_000) {
         let ids = chunk
             .iter()
@@ -124,8 +132,9 @@ pub(super) fn expand_some(
             // fails the insert on the primary key and rolls back.
             diesel::sql_query(format!(
                 "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
-                     is_successful, gave_up, next_attempt_at) \
-                 SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts} \
+                     is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
+                 SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
+                     {claimed_by}, {claimed_until} \
                  FROM nt_requests r \
                  CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
                  LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
@@ -156,6 +165,8 @@ pub(super) fn expand_some(
                             nt_queue::channel.eq(ch.as_str()),
                             nt_queue::address.eq(addrs.get(ch.as_str())),
                             nt_queue::next_attempt_at.eq(now.naive_utc()),
+                            nt_queue::claimed_by.eq(claim.map(|c| c.0)),
+                            nt_queue::claimed_until.eq(claim.map(|c| c.1.naive_utc())),
                         ))
                         .execute(c)?;
                 }

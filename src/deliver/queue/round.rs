@@ -4,7 +4,7 @@
 //! at once, and hand the email to [`super::email`], which builds and sends
 //! it on other threads while this one expands and claims the next round
 //! and writes outcomes. A pass's first round is small so that sending
-//! starts early; each next one is four times larger, up to [`ROUND`].
+//! starts early; each next one is twice as large, up to [`ROUND`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -115,47 +115,87 @@ fn claim(
     conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))
 }
 
-/// Claims a round of up to about `limit` rows under a new token and loads
-/// it. Only pairs up to `upto` (sender, recipient) are taken, when the
-/// expansion has not gone past it; and when the limit cuts a (sender,
-/// recipient, channel) group, the rest of its due rows are claimed too, so
-/// every message holds all of its pair's due rows.
+/// Claims a round and loads it. The lease holder first expands pending
+/// requests, up to `limit` of them, into rows already claimed by the round
+/// ([`expand_some`]); then the round claims up to `limit` rows expanded
+/// earlier and due now (retries, or everything when it does not expand),
+/// only of pairs the expansion has finished. When that limit cuts a
+/// (sender, recipient, channel) group, the rest of its due rows are
+/// claimed too, and new rows of the groups after the cut are left to a
+/// later round with the older rows of their pairs: every message holds
+/// all of its pair's due rows.
 fn claim_round(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     claim_for: chrono::Duration,
     limit: i64,
-    upto: Option<(i64, i64)>,
-) -> Result<Round> {
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let and = match upto {
+    leader: bool,
+) -> Result<(Round, Expanded)> {
+    let token = || uuid::Uuid::new_v4().simple().to_string();
+    let fresh = token();
+    let ex = if leader {
+        expand_some(conn, now, Some(limit), Some((&fresh, now + claim_for)))?
+    } else {
+        Expanded::default()
+    };
+    // The older rows under a token of their own, so that where the limit
+    // cut them can be found.
+    let old = if ex.n > 0 { token() } else { fresh.clone() };
+    let and = match ex.upto {
         Some((from, to)) => format!(
             "AND (r.party_from < {from} OR (r.party_from = {from} AND q2.party_to <= {to}))"
         ),
         None => String::new(),
     };
-    let n = claim(conn, now, claim_for, &token, &and, Some(limit))?;
-    let round = load(conn, &token)?;
-    let Some(last) = round.rows.last().filter(|_| n as i64 >= limit) else {
-        return Ok(round);
-    };
-    let ch = Channel::parse(&last.channel)?.as_str();
-    let and = format!(
-        "AND r.party_from = {} AND q2.party_to = {} AND q2.channel = '{ch}'",
-        last.party_from, last.party_to
-    );
-    if claim(conn, now, claim_for, &token, &and, None)? == 0 {
-        return Ok(round);
+    let n = claim(conn, now, claim_for, &old, &and, Some(limit))?;
+    if n as i64 >= limit {
+        if let Some((from, to, ch)) = last_group(conn, &old)? {
+            let ch = Channel::parse(&ch)?.as_str();
+            let group = format!("(r.party_from, q2.party_to, q2.channel) = ({from}, {to}, '{ch}')");
+            claim(conn, now, claim_for, &old, &format!("AND {group}"), None)?;
+            if old != fresh {
+                let after = group.replacen(" = ", " > ", 1);
+                conn.write_tx(|c| {
+                    Ok(diesel::sql_query(format!(
+                        "UPDATE nt_queue SET claimed_by = NULL, claimed_until = NULL \
+                         WHERE claimed_by = '{fresh}' AND request_id IN ( \
+                             SELECT q2.request_id FROM nt_queue q2 \
+                             JOIN nt_requests r ON r.request_id = q2.request_id \
+                             WHERE q2.claimed_by = '{fresh}' AND {after})"
+                    ))
+                    .execute(c)?)
+                })?;
+            }
+        }
     }
-    load(conn, &token)
+    Ok((load(conn, &[fresh, old])?, ex))
 }
 
-/// The rows claimed under `token`, with their requests and senders.
-fn load(conn: &mut DbConn, token: &str) -> Result<Round> {
+/// The last (sender, recipient, channel) group claimed under `token`.
+fn last_group(conn: &mut DbConn, token: &str) -> Result<Option<(i64, i64, String)>> {
+    Ok(nt_queue::table
+        .inner_join(nt_requests::table)
+        .filter(nt_queue::claimed_by.eq(token))
+        .select((
+            nt_requests::party_from,
+            nt_queue::party_to,
+            nt_queue::channel,
+        ))
+        .order((
+            nt_requests::party_from.desc(),
+            nt_queue::party_to.desc(),
+            nt_queue::channel.desc(),
+        ))
+        .first(conn)
+        .optional()?)
+}
+
+/// The rows claimed under `tokens`, with their requests and senders.
+fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     let rows: Vec<Row> = nt_queue::table
         .inner_join(nt_requests::table)
         .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
-        .filter(nt_queue::claimed_by.eq(token))
+        .filter(nt_queue::claimed_by.eq_any(tokens))
         .select((
             nt_queue::request_id,
             nt_queue::party_to,
@@ -190,7 +230,7 @@ fn load(conn: &mut DbConn, token: &str) -> Result<Round> {
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for email in [true, false] {
         let claimed = nt_queue::table
-            .filter(nt_queue::claimed_by.eq(token))
+            .filter(nt_queue::claimed_by.eq_any(tokens))
             .select(nt_queue::request_id);
         let base = nt_requests::table.inner_join(nt_messages::table);
         let none = || diesel::dsl::sql::<Nullable<Text>>("NULL");
@@ -320,24 +360,19 @@ impl email::Source for Rounds<'_> {
     fn next(&mut self) -> Result<Option<EmailBatch>> {
         loop {
             let limit = self.size;
-            self.size = (limit * 4).min(ROUND);
+            self.size = (limit * 2).min(ROUND);
             // As many pending requests as the round has rows, so the
             // first message goes out before the backlog is expanded.
             let start = Instant::now();
-            let ex = if self.leader {
-                expand_some(self.conn, self.now, Some(limit))?
-            } else {
-                Expanded::default()
-            };
+            let (round, ex) =
+                claim_round(self.conn, self.now, self.d.claim_for, limit, self.leader)?;
             let expanded = ex.n;
             self.report.expanded += expanded;
             if expanded >= 1_000 && !self.analyzed {
                 analyze(self.conn)?;
                 self.analyzed = true;
             }
-            let expanding = start.elapsed();
-            let round = claim_round(self.conn, self.now, self.d.claim_for, limit, ex.upto)?;
-            let claimed = start.elapsed() - expanding;
+            let claimed = start.elapsed();
             if round.rows.is_empty() {
                 if expanded == 0 {
                     return Ok(None);
@@ -350,7 +385,6 @@ impl email::Source for Rounds<'_> {
                 expanded,
                 rows = round.rows.len(),
                 email = jobs.len(),
-                ?expanding,
                 ?claimed,
                 "queue round"
             );
