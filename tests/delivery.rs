@@ -474,6 +474,50 @@ fn a_backlog_is_expanded_round_by_round_and_each_sent_once(db: &TestDb) {
     );
 }
 
+/// A request expanded over a group and a direct one to a member of it,
+/// from the same sender, go out as one message even when the direct one
+/// is expanded in a later round than the group's.
+fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 1_000;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
+        notify(&mut c, "sys", &format!("p{i}"), &format!("P{i}"));
+    }
+    user(&mut c, "zed", "ok.zed@example.com");
+    parties::create_group(&mut c, at(T0), "crew", None).unwrap();
+    parties::add_member(&mut c, "crew", "zed").unwrap();
+    queue::post_request(
+        &mut c,
+        &EmailConfig::default(),
+        &NewNotification {
+            from: "sys".into(),
+            to: "crew".into(),
+            expand_group: true,
+            subject: "To the crew".into(),
+            message: "Everyone.".into(),
+            ..Default::default()
+        },
+        at(T0),
+    )
+    .unwrap();
+    notify(&mut c, "sys", "zed", "To zed");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.finished, n + 2, "{r}");
+    let got = server.received();
+    assert_eq!(got.len(), n + 1, "one message per recipient");
+    let zed: Vec<_> = got
+        .iter()
+        .filter(|m| m.to == ["ok.zed@example.com"])
+        .collect();
+    assert_eq!(zed.len(), 1, "the crew's and zed's own in one message");
+    let subject = parse(&zed[0].data).subject().unwrap().to_string();
+    assert_eq!(subject, "To the crew (and 1 more)");
+}
+
 /// New requests and retries of the same pairs go out together even when
 /// the retries due outnumber a round: a new row whose pair's older rows
 /// fall past the round's cut waits for the round that takes them.
@@ -971,6 +1015,7 @@ backend_tests!(
     a_pair_cut_by_a_rounds_limit_gets_one_message,
     a_single_partys_request_gets_its_final_status_from_its_rows,
     new_rows_wait_for_their_pairs_retries_past_a_rounds_cut,
+    a_group_request_waits_for_a_direct_one_to_the_same_member,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

@@ -66,8 +66,11 @@ pub(super) struct Expanded {
 /// expanded by the first call. A pass expands this way a round at a time,
 /// so sending starts before the whole backlog is expanded.
 ///
-/// With `claim` (a round's token and its claim's end), the new rows are
-/// written already claimed by that round: one write a row instead of two.
+/// With `claim` (a round's token and its claim's end), the new rows of
+/// requests to single parties are written already claimed by that round:
+/// one write a row instead of two. A group's rows are not: their pairs may
+/// be later than the last one expanded, so the round claims them with the
+/// older rows, pair by pair.
 pub(super) fn expand_some(
     conn: &mut DbConn,
     now: DateTime<Utc>,
@@ -165,8 +168,6 @@ pub(super) fn expand_some(
                             nt_queue::channel.eq(ch.as_str()),
                             nt_queue::address.eq(addrs.get(ch.as_str())),
                             nt_queue::next_attempt_at.eq(now.naive_utc()),
-                            nt_queue::claimed_by.eq(claim.map(|c| c.0)),
-                            nt_queue::claimed_until.eq(claim.map(|c| c.1.naive_utc())),
                         ))
                         .execute(c)?;
                 }
