@@ -72,6 +72,21 @@ fn parse(data: &[u8]) -> mail_parser::Message<'_> {
         .expect("valid message")
 }
 
+/// The subject of the one message `to` received; fails unless exactly one.
+fn one_message_to(got: &[common::smtp::Received], to: &str) -> String {
+    let m: Vec<_> = got.iter().filter(|m| m.to == [to]).collect();
+    assert_eq!(m.len(), 1, "one message to {to}");
+    parse(&m[0].data).subject().unwrap().to_string()
+}
+
+/// Users p0, p1 … at `ok.p<i>@example.com`, each sent `subject(i)` by sys.
+fn notified_users(c: &mut DbConn, n: usize, subject: impl Fn(usize) -> String) {
+    for i in 0..n {
+        user(c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
+        notify(c, "sys", &format!("p{i}"), &subject(i));
+    }
+}
+
 fn happy_path_batches_per_sender_and_recipient(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "sys", "sys@example.com");
@@ -481,10 +496,7 @@ fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "sys", "sys@example.com");
     let n = 1_000;
-    for i in 0..n {
-        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
-        notify(&mut c, "sys", &format!("p{i}"), &format!("P{i}"));
-    }
+    notified_users(&mut c, n, |i| format!("P{i}"));
     user(&mut c, "zed", "ok.zed@example.com");
     parties::create_group(&mut c, at(T0), "crew", None).unwrap();
     parties::add_member(&mut c, "crew", "zed").unwrap();
@@ -509,13 +521,10 @@ fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
     assert_eq!(r.finished, n + 2, "{r}");
     let got = server.received();
     assert_eq!(got.len(), n + 1, "one message per recipient");
-    let zed: Vec<_> = got
-        .iter()
-        .filter(|m| m.to == ["ok.zed@example.com"])
-        .collect();
-    assert_eq!(zed.len(), 1, "the crew's and zed's own in one message");
-    let subject = parse(&zed[0].data).subject().unwrap().to_string();
-    assert_eq!(subject, "To the crew (and 1 more)");
+    assert_eq!(
+        one_message_to(&got, "ok.zed@example.com"),
+        "To the crew (and 1 more)"
+    );
 }
 
 /// New requests and retries of the same pairs go out together even when
@@ -525,10 +534,7 @@ fn new_rows_wait_for_their_pairs_retries_past_a_rounds_cut(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "sys", "sys@example.com");
     let n = 1_001;
-    for i in 0..n {
-        user(&mut c, &format!("p{i}"), &format!("ok.p{i}@example.com"));
-        notify(&mut c, "sys", &format!("p{i}"), &format!("Old {i}"));
-    }
+    notified_users(&mut c, n, |i| format!("Old {i}"));
     // The server is down: every row is retried five minutes later.
     let port = free_port();
     let mut d = smtp(&format!("smtp://127.0.0.1:{port}"));
@@ -558,11 +564,10 @@ fn new_rows_wait_for_their_pairs_retries_past_a_rounds_cut(db: &TestDb) {
     let got = server.received();
     assert_eq!(got.len(), n, "one message per recipient");
     for i in [0, n - 1] {
-        let to = format!("ok.p{i}@example.com");
-        let m: Vec<_> = got.iter().filter(|m| m.to == [to.as_str()]).collect();
-        assert_eq!(m.len(), 1, "{to}");
-        let subject = parse(&m[0].data).subject().unwrap().to_string();
-        assert_eq!(subject, format!("Old {i} (and 1 more)"));
+        assert_eq!(
+            one_message_to(&got, &format!("ok.p{i}@example.com")),
+            format!("Old {i} (and 1 more)")
+        );
     }
 }
 
@@ -623,13 +628,10 @@ fn a_pair_cut_by_a_rounds_limit_gets_one_message(db: &TestDb) {
     assert_eq!((r.expanded, r.finished), (n + 3, n + 3), "{r}");
     let got = server.received();
     assert_eq!(got.len(), n + 1, "one message per recipient");
-    let zed: Vec<_> = got
-        .iter()
-        .filter(|m| m.to == ["ok.zed@example.com"])
-        .collect();
-    assert_eq!(zed.len(), 1, "zed's three in one message");
-    let subject = parse(&zed[0].data).subject().unwrap().to_string();
-    assert_eq!(subject, "Z0 (and 2 more)");
+    assert_eq!(
+        one_message_to(&got, "ok.zed@example.com"),
+        "Z0 (and 2 more)"
+    );
 }
 
 /// `digestd queue run` killed with SIGKILL in the middle of a pass: after
