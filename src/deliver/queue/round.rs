@@ -158,8 +158,8 @@ fn claim_round(
                 conn.write_tx(|c| {
                     Ok(diesel::sql_query(format!(
                         "UPDATE nt_queue SET claimed_by = NULL, claimed_until = NULL \
-                         WHERE claimed_by = '{fresh}' AND request_id IN ( \
-                             SELECT q2.request_id FROM nt_queue q2 \
+                         WHERE (request_id, party_to, channel) IN ( \
+                             SELECT q2.request_id, q2.party_to, q2.channel FROM nt_queue q2 \
                              JOIN nt_requests r ON r.request_id = q2.request_id \
                              WHERE q2.claimed_by = '{fresh}' AND {after})"
                     ))
