@@ -527,6 +527,43 @@ fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
     );
 }
 
+/// The queue keeps no foreign key on parties: a member deleted by hand
+/// after a group request was expanded still gets the message at the
+/// address the row was expanded with, and the request finishes.
+fn a_party_deleted_by_hand_after_expansion_still_gets_its_row(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "jo", "ok.jo@example.com");
+    parties::create_group(&mut c, at(T0), "crew", None).unwrap();
+    parties::add_member(&mut c, "crew", "jo").unwrap();
+    let r = queue::post_request(
+        &mut c,
+        &EmailConfig::default(),
+        &NewNotification {
+            from: "sys".into(),
+            to: "crew".into(),
+            expand_group: true,
+            subject: "Rota".into(),
+            message: "Next week's rota.".into(),
+            ..Default::default()
+        },
+        at(T0),
+    )
+    .unwrap();
+    queue::expand(&mut c, at(T0)).unwrap();
+    diesel::sql_query("DELETE FROM parties WHERE name = 'jo'")
+        .execute(&mut c)
+        .unwrap();
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    assert_eq!(
+        one_message_to(&server.received(), "ok.jo@example.com"),
+        "Rota"
+    );
+}
+
 /// New requests and retries of the same pairs go out together even when
 /// the retries due outnumber a round: a new row whose pair's older rows
 /// fall past the round's cut waits for the round that takes them.
@@ -1026,6 +1063,7 @@ backend_tests!(
     a_single_partys_request_gets_its_final_status_from_its_rows,
     new_rows_wait_for_their_pairs_retries_past_a_rounds_cut,
     a_group_request_waits_for_a_direct_one_to_the_same_member,
+    a_party_deleted_by_hand_after_expansion_still_gets_its_row,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

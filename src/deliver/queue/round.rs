@@ -194,7 +194,7 @@ fn last_group(conn: &mut DbConn, token: &str) -> Result<Option<(i64, i64, String
 fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     let rows: Vec<Row> = nt_queue::table
         .inner_join(nt_requests::table)
-        .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
+        .left_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
         .filter(nt_queue::claimed_by.eq_any(tokens))
         .select((
             nt_queue::request_id,
@@ -204,7 +204,9 @@ fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             nt_queue::retry_count,
             nt_requests::max_retries,
             nt_requests::party_from,
-            parties::name,
+            // A party deleted by hand after its rows were expanded (there
+            // is no foreign key) is still written to at the row's address.
+            diesel::dsl::sql::<Text>("COALESCE(parties.name, 'party ' || nt_queue.party_to)"),
             nt_requests::expand_group,
             nt_requests::channels,
         ))
