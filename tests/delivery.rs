@@ -527,6 +527,76 @@ fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
     );
 }
 
+/// A request cancelled after its round was claimed, while the builder is
+/// still behind the sender, is left out of the message it was to be part
+/// of; the rest of that message still goes out.
+fn a_request_cancelled_in_flight_is_left_out(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    // A slow server (20 ms a message, 4 sessions): the builder runs at most
+    // three chunks of 256 ahead of the sender, so the last recipient's
+    // message, in the fourth chunk, is built about 1.3 s into the pass.
+    let n = 800;
+    for i in 0..n {
+        user(&mut c, &format!("p{i}"), &format!("slow.p{i}@example.com"));
+        notify(&mut c, "sys", &format!("p{i}"), &format!("Notice {i}"));
+    }
+    let last = format!("p{}", n - 1);
+    let keep = notify(&mut c, "sys", &last, "Keep");
+    let gone = notify(&mut c, "sys", &last, "Gone");
+    let server = FaultSmtp::start();
+    let (url, db_url) = (server.url(), db.url.clone());
+    let pass = std::thread::spawn(move || {
+        let mut c = digestd::db::DbUrl::parse(&db_url)
+            .unwrap()
+            .connect()
+            .unwrap();
+        let mut d = smtp_pool(&url, 4);
+        queue::run_pass(&mut c, &mut d, at(T0)).unwrap()
+    });
+    let started = std::time::Instant::now();
+    loop {
+        let claimed: Option<Option<String>> = nt_queue::table
+            .filter(nt_queue::request_id.eq(gone.0))
+            .select(nt_queue::claimed_by)
+            .first(&mut c)
+            .optional()
+            .unwrap();
+        if matches!(claimed, Some(Some(_))) {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "never claimed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    queue::cancel_request(&mut c, gone, at(T0)).unwrap();
+    assert!(
+        server.received().len() < n / 2,
+        "cancelled early in the pass"
+    );
+    let r = pass.join().unwrap();
+    assert_eq!(r.finished, n + 1, "{r}");
+    let got = server.received();
+    assert_eq!(got.len(), n);
+    let to_last = format!("slow.{last}@example.com");
+    assert_eq!(
+        one_message_to(&got, &to_last),
+        format!("Notice {} (and 1 more)", n - 1)
+    );
+    let m = got.iter().find(|m| m.to == [to_last.as_str()]).unwrap();
+    let text = parse(&m.data).body_text(0).unwrap().to_string();
+    assert!(
+        text.contains("regarding Keep") && !text.contains("Gone"),
+        "{text}"
+    );
+    assert_eq!(queue::show(&mut c, keep).unwrap().status, "sent");
+    let v = queue::show(&mut c, gone).unwrap();
+    assert_eq!(v.status, "cancelled");
+    assert!(!v.recipients[0].successful);
+}
+
 /// The queue keeps no foreign key on parties: a member deleted by hand
 /// after a group request was expanded still gets the message at the
 /// address the row was expanded with, and the request finishes.
@@ -1064,6 +1134,7 @@ backend_tests!(
     new_rows_wait_for_their_pairs_retries_past_a_rounds_cut,
     a_group_request_waits_for_a_direct_one_to_the_same_member,
     a_party_deleted_by_hand_after_expansion_still_gets_its_row,
+    a_request_cancelled_in_flight_is_left_out,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

@@ -1,11 +1,14 @@
 //! Building a round's email: one message per (sender, recipient) group,
 //! every notification of the group in it (see [`message::combine`]).
 
+use std::collections::HashSet;
+
 use chrono::NaiveDateTime;
 use lettre::message::Mailbox;
 
 use super::email::EmailJob;
-use super::round::{Req, Round};
+use super::round::{Req, Round, Row};
+use super::settle::Settle;
 use super::Delivery;
 use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email, Part};
@@ -32,10 +35,23 @@ impl BuildCtx {
         }
     }
 
-    /// The message of one (sender, recipient) group of `round`.
-    pub(super) fn build_one(&self, round: &Round, job: &EmailJob) -> Result<Outgoing> {
-        let batch = &round.rows[job.range.0..job.range.1];
-        let r0 = &batch[0];
+    /// The message of one (sender, recipient) group of `round`, without
+    /// the requests cancelled since the round was claimed, and what to
+    /// write back for it; `None` when every request in it was cancelled.
+    pub(super) fn build_one(
+        &self,
+        round: &Round,
+        job: &EmailJob,
+        cancelled: &HashSet<i64>,
+    ) -> Result<Option<(Settle, Outgoing)>> {
+        let Some(settle) = job.settle.without(cancelled) else {
+            return Ok(None);
+        };
+        let batch: Vec<&Row> = round.rows[job.range.0..job.range.1]
+            .iter()
+            .filter(|r| !cancelled.contains(&r.request_id))
+            .collect();
+        let r0 = batch[0];
         let parts: Vec<&Req> = batch.iter().map(|r| &round.reqs[&r.request_id]).collect();
         let first = r0.request_id;
         let ps: Vec<Part> = parts
@@ -80,11 +96,12 @@ impl BuildCtx {
             message_id: &message_id,
             unsubscribe,
         })?;
-        Ok(Outgoing {
+        let msg = Outgoing {
             envelope_from: self.from.email.to_string(),
             to: job.address.clone(),
             bytes,
             file: self.outbox.path(first, &r0.to_name, Channel::Email),
-        })
+        };
+        Ok(Some((settle, msg)))
     }
 }

@@ -40,10 +40,16 @@ pub(super) struct EmailBatch {
 pub(super) trait Source {
     fn next(&mut self) -> Result<Option<EmailBatch>>;
     fn write(&mut self, done: &[Settle]) -> Result<()>;
+    /// Looks for requests cancelled since their rows were claimed, so the
+    /// builder leaves them out; called whenever the thread is between two
+    /// other things to do.
+    fn watch(&mut self) -> Result<()>;
 }
 
-/// Builds one message of a round.
-pub(super) type Build<'a> = &'a (dyn Fn(&Round, &EmailJob) -> Result<Outgoing> + Sync);
+/// Builds one message of a round, with what to write back for it; `None`
+/// when there is nothing left to send (its requests were cancelled).
+pub(super) type Build<'a> =
+    &'a (dyn Fn(&Round, &EmailJob) -> Result<Option<(Settle, Outgoing)>> + Sync);
 
 /// Where the time went, per thread.
 #[derive(Debug, Default)]
@@ -85,10 +91,11 @@ pub(super) fn run(
                     let mut bad = Vec::new();
                     for job in chunk {
                         match build(&batch.round, job) {
-                            Ok(m) => {
-                                settles.push(job.settle.clone());
+                            Ok(Some((settle, m))) => {
+                                settles.push(settle);
                                 msgs.push(m);
                             }
+                            Ok(None) => {}
                             Err(e) => bad.push(Settle {
                                 outcome: Outcome::permanent(None, e.to_string()),
                                 ..job.settle.clone()
@@ -124,7 +131,7 @@ pub(super) fn run(
         let mut result: Result<()>;
         let mut waiting: Option<EmailBatch> = None;
         loop {
-            result = write(source, drain(&back_rx, None), &mut t);
+            result = write(source, drain(&back_rx, None), &mut t).and_then(|()| source.watch());
             if result.is_err() {
                 break;
             }
@@ -157,7 +164,14 @@ pub(super) fn run(
         // Until both threads are done; after an error, dropping the
         // receiver stops them after their chunk.
         while result.is_ok() {
-            let Ok(first) = back_rx.recv() else { break };
+            let first = match back_rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(b) => b,
+                Err(RecvTimeoutError::Timeout) => {
+                    result = source.watch();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
             let mut backs = vec![first];
             backs.extend(back_rx.try_iter());
             result = write(source, backs, &mut t);

@@ -18,9 +18,11 @@
 //! - [`round`]: claim due rows, batch them per pair, deliver;
 //! - [`email`]: a pass's email on three threads (build, send, write);
 //! - [`build`]: one message per (sender, recipient) group;
+//! - [`cancel`]: requests cancelled while their round is in flight;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses.
 
 mod build;
+mod cancel;
 mod email;
 mod expand;
 mod post;

@@ -15,6 +15,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Text};
 
 use super::build::BuildCtx;
+use super::cancel::{Cancelled, Watch};
 use super::email::{self, EmailBatch, EmailJob};
 use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::settle::{write_outcomes, Settle};
@@ -311,6 +312,7 @@ pub(super) fn deliver_rounds(
         .expect("Delivery::new gives email a listener");
     let mut email = d.listeners.remove(k);
     let ctx = BuildCtx::new(d, now.naive_utc());
+    let cancelled = Cancelled::default();
     let mut rounds = Rounds {
         conn,
         d,
@@ -320,10 +322,11 @@ pub(super) fn deliver_rounds(
         rows: 0,
         leader,
         analyzed: false,
+        watch: Watch::new(&cancelled),
     };
     let result = email::run(
         email.as_mut(),
-        &|round, job| ctx.build_one(round, job),
+        &|round, job| cancelled.with(|c| ctx.build_one(round, job, c)),
         &mut rounds,
     );
     let n = rounds.rows;
@@ -356,6 +359,8 @@ struct Rounds<'a> {
     leader: bool,
     /// Whether the planner's statistics were refreshed after expanding.
     analyzed: bool,
+    /// Requests cancelled since their round went to the builder.
+    watch: Watch<'a>,
 }
 
 impl email::Source for Rounds<'_> {
@@ -391,6 +396,7 @@ impl email::Source for Rounds<'_> {
                 "queue round"
             );
             if !jobs.is_empty() {
+                self.watch.handed(&round);
                 return Ok(Some(EmailBatch {
                     round: Arc::new(round),
                     jobs,
@@ -404,6 +410,10 @@ impl email::Source for Rounds<'_> {
         let (now, report) = (self.now, &mut *self.report);
         self.conn
             .write_tx(|c| write_outcomes(c, policy, done, now, report))
+    }
+
+    fn watch(&mut self) -> Result<()> {
+        self.watch.check(self.conn)
     }
 }
 

@@ -2,7 +2,7 @@
 //! given up, with one `delivery_log` row per attempt (or give-up); then
 //! each finished request's status.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
@@ -29,6 +29,29 @@ pub(super) struct Settle {
     /// Where it went (the same for every row of a batch).
     pub(super) address: Option<String>,
     pub(super) outcome: Outcome,
+}
+
+impl Settle {
+    /// This batch without the rows of the requests in `cancelled`; `None`
+    /// when nothing is left.
+    pub(super) fn without(&self, cancelled: &HashSet<i64>) -> Option<Settle> {
+        let keep: Vec<usize> = (0..self.keys.len())
+            .filter(|&k| !cancelled.contains(&self.keys[k].0))
+            .collect();
+        if keep.is_empty() {
+            return None;
+        }
+        let pick = |v: &[i32]| keep.iter().map(|&k| v[k]).collect();
+        Some(Settle {
+            attempted: self.attempted,
+            keys: keep.iter().map(|&k| self.keys[k].clone()).collect(),
+            retry_counts: pick(&self.retry_counts),
+            max_retries: pick(&self.max_retries),
+            rows_of_request: keep.iter().map(|&k| self.rows_of_request[k]).collect(),
+            address: self.address.clone(),
+            outcome: self.outcome.clone(),
+        })
+    }
 }
 
 /// One queue row's new state.
