@@ -37,7 +37,9 @@ impl Cancelled {
 /// last looked.
 pub(super) struct Watch<'a> {
     found: &'a Cancelled,
-    /// The lowest and highest request id handed to the builder.
+    /// The requests handed to the builder, and the lowest and highest id
+    /// among them (the look-up's range).
+    handed: HashSet<i64>,
     range: Option<(i64, i64)>,
     last: Option<Instant>,
 }
@@ -46,6 +48,7 @@ impl<'a> Watch<'a> {
     pub(super) fn new(found: &'a Cancelled) -> Watch<'a> {
         Watch {
             found,
+            handed: HashSet::new(),
             range: None,
             last: None,
         }
@@ -56,6 +59,7 @@ impl<'a> Watch<'a> {
         for r in &round.rows {
             let (lo, hi) = self.range.unwrap_or((r.request_id, r.request_id));
             self.range = Some((lo.min(r.request_id), hi.max(r.request_id)));
+            self.handed.insert(r.request_id);
         }
     }
 
@@ -77,7 +81,10 @@ impl<'a> Watch<'a> {
             .load(conn)?;
         let new: Vec<i64> = {
             let mut set = self.found.0.lock().unwrap_or_else(|e| e.into_inner());
-            ids.into_iter().filter(|id| set.insert(*id)).collect()
+            // Requests cancelled earlier may lie in the range too.
+            ids.into_iter()
+                .filter(|id| self.handed.contains(id) && set.insert(*id))
+                .collect()
         };
         if new.is_empty() {
             return Ok(());
