@@ -203,6 +203,14 @@ pub enum QueueCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Delete requests that finished (sent, partial_failure, failed,
+    /// cancelled) longer ago than a duration, with their queue rows and
+    /// delivery log. Open requests stay.
+    Purge {
+        /// e.g. 90d, 12h, 2w.
+        #[arg(long, value_name = "DURATION")]
+        older_than: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -402,7 +410,9 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     }
     // Validate what needs no database before opening (and creating) it.
     let cutoff = match &cli.command {
-        Command::Purge { older_than } => Some(clock.now() - validate::duration(older_than)?),
+        Command::Purge { older_than } | Command::Queue(QueueCmd::Purge { older_than }) => {
+            Some(clock.now() - validate::duration(older_than)?)
+        }
         _ => None,
     };
     let instants = match &cli.command {
@@ -656,6 +666,18 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
             let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, lease_for)?;
             writeln!(out, "{report}")?;
+        }
+        Command::Queue(QueueCmd::Purge { .. }) => {
+            let cutoff = cutoff.expect("computed above");
+            let p = queue::purge(&mut conn, cutoff)?;
+            writeln!(
+                out,
+                "purged {} finished requests, {} queue rows and {} delivery log rows from before {}",
+                p.requests,
+                p.rows,
+                p.log,
+                cutoff.to_rfc3339()
+            )?;
         }
         Command::Queue(QueueCmd::Status { json }) => {
             let s = queue::status(&mut conn)?;

@@ -162,6 +162,19 @@ impl Env {
                 "subscriptions",
                 n(schema::subscriptions::table.count().get_result(c)),
             ),
+            (
+                "nt_requests",
+                n(schema::nt_requests::table.count().get_result(c)),
+            ),
+            (
+                "nt_messages",
+                n(schema::nt_messages::table.count().get_result(c)),
+            ),
+            ("nt_queue", n(schema::nt_queue::table.count().get_result(c))),
+            (
+                "delivery_log",
+                n(schema::delivery_log::table.count().get_result(c)),
+            ),
         ])
     }
 
@@ -363,6 +376,7 @@ fn help_works_for_the_top_level_and_every_subcommand() {
         &["record"],
         &["subscribe"],
         &["purge"],
+        &["queue", "purge"],
         &["demo"],
         &["bench", "ingest"],
     ];
@@ -702,6 +716,68 @@ fn purge_deletes_only_older_modifications_and_prints_a_summary() {
     assert!(
         again.starts_with("purged 0 modifications and 0 values"),
         "{again}"
+    );
+}
+
+#[test]
+fn queue_purge_deletes_only_requests_finished_before_the_cutoff() {
+    let (env, _) = world();
+    env.add_user("bob", &["--email", "bob@example.com"]);
+    let notify = |subject: &str| {
+        let out = env.ok(&[
+            "notify",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--message",
+            "m",
+        ]);
+        out.lines().last().unwrap().to_string()
+    };
+    let (old, cancelled) = (notify("Old"), notify("Cancelled"));
+    env.ok(&["cancel", cancelled.as_str()]);
+    env.ok(&["queue", "run", "--at", "2020-01-01T00:00:00Z"]);
+    let open = notify("Open");
+    assert_eq!(env.count("delivery_log"), 1);
+    let out = env.ok(&["queue", "purge", "--older-than", "90d"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // The cancelled one finished now (the cancel's own time), not in 2020.
+    assert!(
+        out.starts_with(
+            "purged 1 finished requests, 1 queue rows and 1 delivery log rows from before "
+        ),
+        "{out}"
+    );
+    env.refused(&["request", "show", old.as_str()], b"", "no request");
+    env.ok(&["request", "show", cancelled.as_str()]);
+    env.ok(&["request", "show", open.as_str()]);
+    assert_eq!(
+        (
+            env.count("nt_requests"),
+            env.count("nt_messages"),
+            env.count("nt_queue"),
+            env.count("delivery_log")
+        ),
+        (2, 2, 0, 0)
+    );
+    let again = env.ok(&["queue", "purge", "--older-than", "1d"]);
+    assert!(again.starts_with("purged 0 finished requests"), "{again}");
+}
+
+#[test]
+fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
+    let env = Env::new();
+    for d in ["0d", "abc", "5y", "90", "", "-5d", "1.5d"] {
+        let arg = format!("--older-than={d}");
+        let out = env.run(&["queue", "purge", arg.as_str()]);
+        assert_refused(&out, "invalid duration", std::slice::from_ref(&arg));
+    }
+    assert!(
+        !env.db_path.exists(),
+        "a refused purge must not create the database"
     );
 }
 

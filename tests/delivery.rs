@@ -527,6 +527,35 @@ fn a_group_request_waits_for_a_direct_one_to_the_same_member(db: &TestDb) {
     );
 }
 
+/// The history sweep deletes requests finished before the cutoff with
+/// their rows and log, and nothing open or newer.
+fn purge_deletes_requests_finished_before_the_cutoff(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "ann", "ok.ann@example.com");
+    let server = FaultSmtp::start();
+    let mut d = smtp(&server.url());
+    let old = notify(&mut c, "sys", "ann", "Old");
+    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    let newer = notify(&mut c, "sys", "ann", "Newer");
+    queue::run_pass(&mut c, &mut d, at(T0) + Duration::hours(2)).unwrap();
+    let open = notify(&mut c, "sys", "ann", "Open");
+    let p = queue::purge(&mut c, at(T0) + Duration::hours(1)).unwrap();
+    assert_eq!(
+        p,
+        queue::QueuePurged {
+            requests: 1,
+            rows: 1,
+            log: 1
+        }
+    );
+    assert!(queue::show(&mut c, old).is_err(), "gone");
+    assert_eq!(queue::show(&mut c, newer).unwrap().status, "sent");
+    assert_eq!(queue::show(&mut c, open).unwrap().status, "pending");
+    let logged: i64 = delivery_log::table.count().get_result(&mut c).unwrap();
+    assert_eq!(logged, 1, "the newer request's attempt stays");
+}
+
 /// A request cancelled after its round was claimed, while the builder is
 /// still behind the sender, is left out of the message it was to be part
 /// of; the rest of that message still goes out.
@@ -1135,6 +1164,7 @@ backend_tests!(
     a_group_request_waits_for_a_direct_one_to_the_same_member,
     a_party_deleted_by_hand_after_expansion_still_gets_its_row,
     a_request_cancelled_in_flight_is_left_out,
+    purge_deletes_requests_finished_before_the_cutoff,
     a_request_is_final_when_its_last_row_is_written,
     a_pipelined_run_survives_a_refused_dot_and_a_hang_up,
     a_refusal_keeps_the_pipelined_session,

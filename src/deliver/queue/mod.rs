@@ -19,13 +19,15 @@
 //! - [`email`]: a pass's email on three threads (build, send, write);
 //! - [`build`]: one message per (sender, recipient) group;
 //! - [`cancel`]: requests cancelled while their round is in flight;
-//! - [`settle`]: write outcomes, retries and backoff, final statuses.
+//! - [`settle`]: write outcomes, retries and backoff, final statuses;
+//! - [`purge`]: finished requests older than a cutoff, and all of theirs.
 
 mod build;
 mod cancel;
 mod email;
 mod expand;
 mod post;
+mod purge;
 mod round;
 mod settle;
 
@@ -34,6 +36,7 @@ pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
     NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
+pub use purge::{purge, QueuePurged};
 pub use settle::update;
 
 use std::collections::BTreeMap;
