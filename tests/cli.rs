@@ -779,6 +779,27 @@ fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
         !env.db_path.exists(),
         "a refused purge must not create the database"
     );
+    // On a database with finished requests: refused, nothing deleted.
+    let (env, _) = world();
+    env.ok(&[
+        "notify",
+        "--from",
+        "alice",
+        "--to",
+        "alice",
+        "--subject",
+        "S",
+        "--message",
+        "m",
+    ]);
+    env.ok(&["queue", "run", "--at", "2020-01-01T00:00:00Z"]);
+    for d in ["0d", "abc", "5y"] {
+        env.refused(
+            &["queue", "purge", "--older-than", d],
+            b"",
+            "invalid duration",
+        );
+    }
 }
 
 // ------------------------------------------------------ hostile: user add
