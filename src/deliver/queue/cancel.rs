@@ -1,12 +1,12 @@
 //! Requests cancelled while their rows are in flight. A round's rows are
 //! claimed, then built and sent on other threads, the builder up to three
 //! chunks ahead of the sender; a request cancelled in between would still
-//! go out. The pass's own
-//! thread looks for cancelled requests among those it handed out (every
-//! [`EVERY`], when it has nothing else to do: one index look-up), and the
-//! builder leaves them out of every message it has yet to build. A cancel
-//! that lands while its message is being written to the server is too
-//! late, as it would be for a message already sent.
+//! go out. The pass's own thread looks for cancelled requests among those
+//! it handed out (every [`EVERY`], when it has nothing else to do: one
+//! index look-up), and the builder leaves them out of every message it has
+//! yet to build. A cancel that lands once its message is built, or while
+//! it is being written to the server, is too late, as it would be for a
+//! message already sent.
 
 use std::collections::HashSet;
 use std::sync::Mutex;

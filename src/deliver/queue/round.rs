@@ -152,10 +152,20 @@ fn claim_round(
     if n as i64 >= limit {
         if let Some((from, to, ch)) = last_group(conn, &old)? {
             let ch = Channel::parse(&ch)?.as_str();
-            let group = format!("(r.party_from, q2.party_to, q2.channel) = ({from}, {to}, '{ch}')");
-            claim(conn, now, claim_for, &old, &format!("AND {group}"), None)?;
+            // The rows of that group (`=`), or of the groups after it (`>`).
+            let group = |op: &str| {
+                format!("(r.party_from, q2.party_to, q2.channel) {op} ({from}, {to}, '{ch}')")
+            };
+            claim(
+                conn,
+                now,
+                claim_for,
+                &old,
+                &format!("AND {}", group("=")),
+                None,
+            )?;
             if old != fresh {
-                let after = group.replacen(" = ", " > ", 1);
+                let after = group(">");
                 conn.write_tx(|c| {
                     Ok(diesel::sql_query(format!(
                         "UPDATE nt_queue SET claimed_by = NULL, claimed_until = NULL \
@@ -268,15 +278,13 @@ fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             ))
             .load(conn)?
         };
+        // A request on email and another channel is in both: the second
+        // read adds its chat and SMS texts.
         for r in loaded {
-            match reqs.entry(r.id) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(r);
-                }
-                std::collections::hash_map::Entry::Occupied(mut o) => {
-                    let q = o.get_mut();
-                    q.message_chat = r.message_chat;
-                    q.message_sms = r.message_sms;
+            match reqs.get_mut(&r.id) {
+                Some(q) => (q.message_chat, q.message_sms) = (r.message_chat, r.message_sms),
+                None => {
+                    reqs.insert(r.id, r);
                 }
             }
         }
