@@ -87,6 +87,13 @@ pub(super) struct Round {
 /// rounds of several processes claim disjoint rows; SQLite has one writer
 /// at a time. A claim lasts `claim_for`; a round that dies leaves it to
 /// expire.
+///
+/// The unclaimed due rows are found first, from the `nt_queue_due` index,
+/// and only then joined to their requests. Left to the planner, with
+/// statistics older than the expansion just done, it walked the `sending`
+/// requests and for each scanned every due row: 14–27 ms on PostgreSQL
+/// for a first round of 1,000 that found nothing to claim, growing with
+/// the square of the round (`docs/benchmarks.md`).
 fn claim(
     conn: &mut DbConn,
     now: DateTime<Utc>,
@@ -103,10 +110,16 @@ fn claim(
     };
     let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
     let sql = format!(
-        "UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
+        "WITH due AS MATERIALIZED ( \
+             SELECT request_id, party_to, channel FROM nt_queue \
+             WHERE NOT is_successful AND NOT gave_up AND next_attempt_at <= {ts} \
+                 AND (claimed_until IS NULL OR claimed_until < {ts})) \
+         UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
          WHERE (request_id, party_to, channel) IN ( \
              SELECT q2.request_id, q2.party_to, q2.channel \
-             FROM nt_queue q2 JOIN nt_requests r ON r.request_id = q2.request_id \
+             FROM due JOIN nt_queue q2 ON (q2.request_id, q2.party_to, q2.channel) \
+                     = (due.request_id, due.party_to, due.channel) \
+                 JOIN nt_requests r ON r.request_id = q2.request_id \
              WHERE r.status = 'sending' AND NOT q2.is_successful AND NOT q2.gave_up \
                  AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
                  AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) {and} \
@@ -134,6 +147,7 @@ fn claim_round(
 ) -> Result<(Round, Expanded)> {
     let token = || uuid::Uuid::new_v4().simple().to_string();
     let fresh = token();
+    let start = Instant::now();
     let ex = if leader {
         expand_some(conn, now, Some(limit), Some((&fresh, now + claim_for)))?
     } else {
@@ -148,6 +162,7 @@ fn claim_round(
         ),
         None => String::new(),
     };
+    let expanded = start.elapsed();
     let n = claim(conn, now, claim_for, &old, &and, Some(limit))?;
     if n as i64 >= limit {
         if let Some((from, to, ch)) = last_group(conn, &old)? {
@@ -179,7 +194,10 @@ fn claim_round(
             }
         }
     }
-    Ok((load(conn, &[fresh, old])?, ex))
+    let claimed = start.elapsed();
+    let round = load(conn, &[fresh, old])?;
+    tracing::debug!(?expanded, ?claimed, loaded = ?start.elapsed(), "queue round claim");
+    Ok((round, ex))
 }
 
 /// The last (sender, recipient, channel) group claimed under `token`.
@@ -373,6 +391,14 @@ struct Rounds<'a> {
 
 impl email::Source for Rounds<'_> {
     fn next(&mut self) -> Result<Option<EmailBatch>> {
+        // Statistics taken before a large expansion make the planner
+        // pick a nested loop per request for the next rounds' statements;
+        // they are refreshed once, after the first round has gone to the
+        // builder, so that its messages do not wait for it.
+        if self.report.expanded >= 1_000 && !self.analyzed {
+            analyze(self.conn)?;
+            self.analyzed = true;
+        }
         loop {
             let limit = self.size;
             self.size = (limit * 2).min(ROUND);
@@ -383,10 +409,6 @@ impl email::Source for Rounds<'_> {
                 claim_round(self.conn, self.now, self.d.claim_for, limit, self.leader)?;
             let expanded = ex.n;
             self.report.expanded += expanded;
-            if expanded >= 1_000 && !self.analyzed {
-                analyze(self.conn)?;
-                self.analyzed = true;
-            }
             let claimed = start.elapsed();
             if round.rows.is_empty() {
                 if expanded == 0 {
