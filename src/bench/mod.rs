@@ -2,6 +2,7 @@
 //! run on the same database, because these machines are shared and noisy.
 
 mod compose;
+mod cpu;
 mod ingest;
 mod simulate;
 mod smtp;

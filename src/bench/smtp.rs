@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use chrono::{TimeZone, Utc};
 use clap::Args;
 
+use super::cpu::{per_message, Cpu};
 use super::{free_port, messages_line, open_empty, request_world, wait_listening};
 use crate::config::EmailConfig;
 use crate::deliver::queue::{self, Delivery};
@@ -83,6 +84,48 @@ fn start_sink(port: u16) -> Result<Sink> {
     Ok(sink)
 }
 
+/// The PostgreSQL backend serving `c`, when it runs on this machine.
+fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
+    use diesel::prelude::*;
+    let crate::db::DbConn::Postgres(pg) = c else {
+        return None;
+    };
+    let pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+        "pg_backend_pid()",
+    ))
+    .get_result(pg)
+    .ok()?;
+    let pid = pid.to_string();
+    Cpu::is(&pid, "postgres").then_some(pid)
+}
+
+/// CPU spent by the processes of one timed run.
+#[derive(Default)]
+struct Spent {
+    /// This process, or smtp-source (a child, counted once reaped).
+    client: Duration,
+    sink: Duration,
+    backend: Option<Duration>,
+}
+
+/// CPU of (this process or its reaped children, the sink, the backend).
+fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
+    let get = |pid: &str| Cpu::of(pid).unwrap_or_default();
+    (get("self"), get(sink), backend.map(get))
+}
+
+fn spent(before: (Cpu, Cpu, Option<Cpu>), after: (Cpu, Cpu, Option<Cpu>), child: bool) -> Spent {
+    let client = |c: Cpu| if child { c.children } else { c.own };
+    Spent {
+        client: client(after.0).saturating_sub(client(before.0)),
+        sink: after.1.own.saturating_sub(before.1.own),
+        backend: after
+            .2
+            .zip(before.2)
+            .map(|(a, b)| a.own.saturating_sub(b.own)),
+    }
+}
+
 fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
     let t = Instant::now();
     let out = Command::new(find("smtp-source")?)
@@ -125,7 +168,11 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         args.size,
         args.sessions
     )?;
+    let sink_pid = _sink.0.id().to_string();
+    let backend = backend_pid(&mut c);
+    let s0 = snapshot(&sink_pid, backend.as_deref());
     let base1 = smtp_source(port, args)?;
+    let source_cpu = spent(s0, snapshot(&sink_pid, backend.as_deref()), true);
     let cfg = EmailConfig {
         transport: "smtp".into(),
         smtp_url: format!("smtp://127.0.0.1:{port}"),
@@ -134,9 +181,11 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     };
     let mut d = Delivery::new(&cfg)?;
     let now = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    let s0 = snapshot(&sink_pid, backend.as_deref());
     let t = Instant::now();
     let report = queue::run_pass(&mut c, &mut d, now)?;
     let ours = t.elapsed();
+    let our_cpu = spent(s0, snapshot(&sink_pid, backend.as_deref()), false);
     let base2 = smtp_source(port, args)?;
     let sent = report.written.get("email").copied().unwrap_or(0);
     if sent != args.messages || report.finished != args.messages {
@@ -162,6 +211,23 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         out,
         "digestd queue: expand + send + statuses (one run_pass)",
         ours,
+    )?;
+    let us = |d: Duration| per_message(d, args.messages);
+    writeln!(
+        out,
+        "cpu per message, smtp-source run 1: smtp-source {:.0} µs, smtp-sink {:.0} µs",
+        us(source_cpu.client),
+        us(source_cpu.sink)
+    )?;
+    let server = our_cpu
+        .backend
+        .map(|b| format!(", PostgreSQL backend {:.0} µs", us(b)))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "cpu per message, digestd: digestd {:.0} µs{server}, smtp-sink {:.0} µs",
+        us(our_cpu.client),
+        us(our_cpu.sink)
     )?;
     let ratio = base.as_secs_f64() / ours.as_secs_f64();
     writeln!(
