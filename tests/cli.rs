@@ -1972,14 +1972,38 @@ fn benches_run_at_toy_sizes() {
     }
     // bench smtp needs Postfix's smtp-sink and smtp-source (CI installs them).
     if std::path::Path::new("/usr/sbin/smtp-sink").exists() || std::env::var_os("CI").is_some() {
-        let args = ["bench", "smtp", "--messages", "40", "--sessions", "2"];
+        let args = [
+            "bench",
+            "smtp",
+            "--messages",
+            "40",
+            "--sessions",
+            "2",
+            "--repeat",
+            "2",
+        ];
         let out = env.run_raw(&args, b"");
         assert_eq!(out.code, 0, "{out:?}");
-        assert!(
-            out.stdout.contains("ratio digestd/smtp-source"),
+        for needle in [
+            "ratio digestd/smtp-source (medians)",
+            "cpu per message, digestd: digestd",
+        ] {
+            assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
+        }
+        // Two digestd runs between three smtp-source runs.
+        let runs = |label: &str| {
+            let line = out.stdout.lines().find(|l| l.starts_with(label)).unwrap();
+            line.split_whitespace().filter(|w| w.contains('.')).count()
+        };
+        assert_eq!(
+            (runs("smtp-source runs"), runs("digestd runs")),
+            (3, 2),
             "{}",
             out.stdout
         );
+        let out = env.run_raw(&["bench", "smtp", "--messages", "40", "--repeat", "0"], b"");
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("--repeat"), "{out:?}");
     }
 }
 

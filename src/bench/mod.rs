@@ -97,35 +97,40 @@ fn peak_rss_mib() -> Option<f64> {
 /// request from the first to each of the others, with `body` as its text
 /// and chat text: the queue benches' world, loaded in a few statements.
 fn request_world(c: &mut DbConn, n: usize, channel: &str, address: &str, body: &str) -> Result<()> {
+    recipients(c, n, channel, address)?;
+    requests(c, n, 0, channel, body)
+}
+
+/// `n` users (and the sender, party [`PARTY0`]), each with an address on
+/// `channel` (`address` is SQL over `i`, the user's number from 1).
+fn recipients(c: &mut DbConn, n: usize, channel: &str, address: &str) -> Result<()> {
     let d = sql::Dialect(c.backend());
     let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
     let all = d.series(n + 1);
-    let sql = [
-        format!(
-            "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {all}"
-        ),
-        format!(
-            "INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
-             SELECT {PARTY0} + i, 'Etc/UTC', 0, 8, 'en-GB', 'code' || i FROM {all}"
-        ),
-        format!(
-            "INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
+    c.batch_execute(&format!(
+        "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {all}; \
+         INSERT INTO users (party_id, timezone, week_start, daily_hour, locale, subscriber_code) \
+             SELECT {PARTY0} + i, 'Etc/UTC', 0, 8, 'en-GB', 'code' || i FROM {all}; \
+         INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
              SELECT {PARTY0} + i, '{channel}', {address}, true, false, 0, {t0} FROM {all}"
-        ),
-        format!(
-            "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \
+    ))?;
+    Ok(())
+}
+
+/// One pending request from the sender to each of the `n` users, with ids
+/// from `first + 1`.
+fn requests(c: &mut DbConn, n: usize, first: usize, channel: &str, body: &str) -> Result<()> {
+    let d = sql::Dialect(c.backend());
+    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
+    let all = d.series(n + 1);
+    c.batch_execute(&format!(
+        "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \
              request_date, status, max_retries) \
-             SELECT i, {PARTY0} + i, false, {PARTY0}, 'Bench message ' || i, '{channel}', {t0}, 'pending', 3 \
-             FROM {all} WHERE i > 0"
-        ),
-        format!(
-            "INSERT INTO nt_messages (request_id, message, message_chat) \
-             SELECT i, '{body}', '{body}' FROM {all} WHERE i > 0"
-        ),
-        "ANALYZE".to_string(),
-    ];
-    for s in sql {
-        c.batch_execute(&s)?;
-    }
+             SELECT {first} + i, {PARTY0} + i, false, {PARTY0}, 'Bench message ' || ({first} + i), \
+             '{channel}', {t0}, 'pending', 3 FROM {all} WHERE i > 0; \
+         INSERT INTO nt_messages (request_id, message, message_chat) \
+             SELECT {first} + i, '{body}', '{body}' FROM {all} WHERE i > 0; \
+         ANALYZE"
+    ))?;
     Ok(())
 }

@@ -4,9 +4,13 @@
 //! `smtp-source -s P -m N -l SIZE -d` (P sessions, connections reused) into
 //! the same sink, in the same run.
 //!
-//! The baseline runs before and after digestd; the faster run counts. The
-//! requests are generated in the engine; what is timed is one
-//! `queue::run_pass`, from pending requests to final statuses.
+//! smtp-source and digestd take turns, `--repeat` digestd runs between
+//! `--repeat` + 1 smtp-source runs, and their medians are compared: on a
+//! shared machine one run of each says more about the machine than about
+//! either. Each digestd run gets a fresh batch of N pending requests
+//! (generated in the engine; earlier batches stay as history); what is
+//! timed is one `queue::run_pass`, from pending requests to final
+//! statuses. The CPU each process spent per message is printed too.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +21,7 @@ use chrono::{TimeZone, Utc};
 use clap::Args;
 
 use super::cpu::{per_message, Cpu};
-use super::{free_port, messages_line, open_empty, request_world, wait_listening};
+use super::{free_port, messages_line, open_empty, recipients, requests, wait_listening};
 use crate::config::EmailConfig;
 use crate::deliver::queue::{self, Delivery};
 use crate::error::{Error, Result};
@@ -33,6 +37,10 @@ pub struct SmtpArgs {
     /// Approximate size of each message on the wire, in bytes.
     #[arg(long, default_value_t = 4096)]
     pub size: usize,
+    /// Timed digestd runs, each beside an smtp-source run before it (and
+    /// one more after the last); the medians are compared.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-smtp.db";
@@ -108,6 +116,17 @@ struct Spent {
     backend: Option<Duration>,
 }
 
+impl Spent {
+    fn add(&mut self, o: Spent) {
+        self.client += o.client;
+        self.sink += o.sink;
+        self.backend = match (self.backend, o.backend) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 /// CPU of (this process or its reaped children, the sink, the backend).
 fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
     let get = |pid: &str| Cpu::of(pid).unwrap_or_default();
@@ -147,32 +166,31 @@ fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
 
 pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
     find("smtp-source")?;
+    if args.repeat == 0 {
+        return Err(Error::invalid("bench smtp: --repeat must be at least 1"));
+    }
     let port = free_port()?;
-    let _sink = start_sink(port)?;
+    let sink = start_sink(port)?;
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let mut c = db.conn()?;
     // Text and HTML each carry about half of the size.
     let body = "The quick brown fox jumps over the lazy dog. ".repeat((args.size / 2 / 45).max(1));
-    request_world(
+    recipients(
         &mut c,
         args.messages,
         "email",
         "'user' || i || '@example.com'",
-        &body,
     )?;
     writeln!(
         out,
-        "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, into smtp-sink on 127.0.0.1:{port}",
+        "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, {} runs each, \
+         into smtp-sink on 127.0.0.1:{port}",
         c.backend(),
         args.messages,
         args.size,
-        args.sessions
+        args.sessions,
+        args.repeat
     )?;
-    let sink_pid = _sink.0.id().to_string();
-    let backend = backend_pid(&mut c);
-    let s0 = snapshot(&sink_pid, backend.as_deref());
-    let base1 = smtp_source(port, args)?;
-    let source_cpu = spent(s0, snapshot(&sink_pid, backend.as_deref()), true);
     let cfg = EmailConfig {
         transport: "smtp".into(),
         smtp_url: format!("smtp://127.0.0.1:{port}"),
@@ -181,59 +199,90 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     };
     let mut d = Delivery::new(&cfg)?;
     let now = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
-    let s0 = snapshot(&sink_pid, backend.as_deref());
-    let t = Instant::now();
-    let report = queue::run_pass(&mut c, &mut d, now)?;
-    let ours = t.elapsed();
-    let our_cpu = spent(s0, snapshot(&sink_pid, backend.as_deref()), false);
-    let base2 = smtp_source(port, args)?;
-    let sent = report.written.get("email").copied().unwrap_or(0);
-    if sent != args.messages || report.finished != args.messages {
-        return Err(Error::Storage(format!(
-            "the queue delivered {sent} of {} messages ({report})",
-            args.messages
-        )));
+    let sink_pid = sink.0.id().to_string();
+    let backend = backend_pid(&mut c);
+    let snap = || snapshot(&sink_pid, backend.as_deref());
+    let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+    let (mut source_cpu, mut our_cpu) = (Spent::default(), Spent::default());
+    // smtp-source and digestd take turns, smtp-source first and last, so
+    // that a slow spell of the machine falls on both.
+    for k in 0..=args.repeat {
+        let s0 = snap();
+        theirs.push(smtp_source(port, args)?);
+        source_cpu.add(spent(s0, snap(), true));
+        if k == args.repeat {
+            break;
+        }
+        // A fresh batch of pending requests; earlier runs' stay as history.
+        requests(&mut c, args.messages, k * args.messages, "email", &body)?;
+        let s0 = snap();
+        let t = Instant::now();
+        let report = queue::run_pass(&mut c, &mut d, now)?;
+        ours.push(t.elapsed());
+        our_cpu.add(spent(s0, snap(), false));
+        let sent = report.written.get("email").copied().unwrap_or(0);
+        if sent != args.messages || report.finished != args.messages {
+            return Err(Error::Storage(format!(
+                "the queue delivered {sent} of {} messages ({report})",
+                args.messages
+            )));
+        }
     }
-    let base = base1.min(base2);
     let line =
         |out: &mut dyn Write, what: &str, d: Duration| messages_line(out, what, args.messages, d);
+    let runs = |d: &[Duration]| {
+        d.iter()
+            .map(|d| format!("{:.2}", d.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    writeln!(out, "smtp-source runs (s): {}", runs(&theirs))?;
+    writeln!(out, "digestd runs (s):     {}", runs(&ours))?;
+    let (base, mine) = (median(&mut theirs), median(&mut ours));
     line(
         out,
-        &format!("smtp-source -s {} -d (run 1)", args.sessions),
-        base1,
+        &format!("smtp-source -s {} -d (median)", args.sessions),
+        base,
     )?;
     line(
         out,
-        &format!("smtp-source -s {} -d (run 2)", args.sessions),
-        base2,
+        "digestd queue: expand + send + statuses (run_pass, median)",
+        mine,
     )?;
-    line(
-        out,
-        "digestd queue: expand + send + statuses (one run_pass)",
-        ours,
-    )?;
-    let us = |d: Duration| per_message(d, args.messages);
+    let us = |d: Duration, runs: usize| per_message(d, args.messages * runs);
+    let (n_source, n_ours) = (theirs.len(), ours.len());
     writeln!(
         out,
-        "cpu per message, smtp-source run 1: smtp-source {:.0} µs, smtp-sink {:.0} µs",
-        us(source_cpu.client),
-        us(source_cpu.sink)
+        "cpu per message, smtp-source: smtp-source {:.0} µs, smtp-sink {:.0} µs",
+        us(source_cpu.client, n_source),
+        us(source_cpu.sink, n_source)
     )?;
     let server = our_cpu
         .backend
-        .map(|b| format!(", PostgreSQL backend {:.0} µs", us(b)))
+        .map(|b| format!(", PostgreSQL backend {:.0} µs", us(b, n_ours)))
         .unwrap_or_default();
     writeln!(
         out,
         "cpu per message, digestd: digestd {:.0} µs{server}, smtp-sink {:.0} µs",
-        us(our_cpu.client),
-        us(our_cpu.sink)
+        us(our_cpu.client, n_ours),
+        us(our_cpu.sink, n_ours)
     )?;
-    let ratio = base.as_secs_f64() / ours.as_secs_f64();
+    let ratio = base.as_secs_f64() / mine.as_secs_f64();
     writeln!(
         out,
-        "ratio digestd/smtp-source: {ratio:.2} (goal >= 0.80: {})",
+        "ratio digestd/smtp-source (medians): {ratio:.2} (goal >= 0.80: {})",
         if ratio >= 0.8 { "met" } else { "not met" }
     )?;
     Ok(())
+}
+
+/// The median of `d` (the mean of the middle two when even).
+fn median(d: &mut [Duration]) -> Duration {
+    d.sort_unstable();
+    let m = d.len() / 2;
+    if d.len() % 2 == 1 {
+        d[m]
+    } else {
+        (d[m - 1] + d[m]) / 2
+    }
 }
