@@ -286,3 +286,17 @@ fn median(d: &mut [Duration]) -> Duration {
         (d[m - 1] + d[m]) / 2
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+    use std::time::Duration;
+
+    #[test]
+    fn the_median_of_odd_and_even_counts() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&mut [ms(9), ms(1), ms(5)]), ms(5));
+        assert_eq!(median(&mut [ms(8), ms(2), ms(4), ms(100)]), ms(6));
+        assert_eq!(median(&mut [ms(7)]), ms(7));
+    }
+}
