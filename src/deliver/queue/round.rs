@@ -162,7 +162,7 @@ fn claim_round(
         ),
         None => String::new(),
     };
-    let expanded = start.elapsed();
+    let expand = start.elapsed();
     let n = claim(conn, now, claim_for, &old, &and, Some(limit))?;
     if n as i64 >= limit {
         if let Some((from, to, ch)) = last_group(conn, &old)? {
@@ -196,7 +196,12 @@ fn claim_round(
     }
     let claimed = start.elapsed();
     let round = load(conn, &[fresh, old])?;
-    tracing::debug!(?expanded, ?claimed, loaded = ?start.elapsed(), "queue round claim");
+    tracing::debug!(
+        ?expand,
+        claim = ?(claimed - expand),
+        load = ?(start.elapsed() - claimed),
+        "queue round steps"
+    );
     Ok((round, ex))
 }
 
@@ -409,7 +414,7 @@ impl email::Source for Rounds<'_> {
                 claim_round(self.conn, self.now, self.d.claim_for, limit, self.leader)?;
             let expanded = ex.n;
             self.report.expanded += expanded;
-            let claimed = start.elapsed();
+            let took = start.elapsed();
             if round.rows.is_empty() {
                 if expanded == 0 {
                     return Ok(None);
@@ -422,7 +427,7 @@ impl email::Source for Rounds<'_> {
                 expanded,
                 rows = round.rows.len(),
                 email = jobs.len(),
-                ?claimed,
+                ?took,
                 "queue round"
             );
             if !jobs.is_empty() {
