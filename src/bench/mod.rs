@@ -19,7 +19,7 @@ pub use xmpp::{xmpp, XmppArgs};
 
 use std::time::Duration;
 
-use chrono::{TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use diesel::connection::SimpleConnection;
 
 use crate::db::{Db, DbConn, DbUrl};
@@ -101,11 +101,17 @@ fn request_world(c: &mut DbConn, n: usize, channel: &str, address: &str, body: &
     requests(c, n, 0, channel, body)
 }
 
+/// When the queue benches' users and requests were made, and so the
+/// instant their timed pass runs at: every request is due then.
+fn requested_at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap()
+}
+
 /// `n` users (and the sender, party [`PARTY0`]), each with an address on
 /// `channel` (`address` is SQL over `i`, the user's number from 1).
 fn recipients(c: &mut DbConn, n: usize, channel: &str, address: &str) -> Result<()> {
     let d = sql::Dialect(c.backend());
-    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
+    let t0 = d.ts_lit(requested_at());
     let all = d.series(n + 1);
     c.batch_execute(&format!(
         "INSERT INTO parties (id, kind, name, created_at) SELECT {PARTY0} + i, 'user', 'u' || i, {t0} FROM {all}; \
@@ -121,7 +127,7 @@ fn recipients(c: &mut DbConn, n: usize, channel: &str, address: &str) -> Result<
 /// from `first + 1`.
 fn requests(c: &mut DbConn, n: usize, first: usize, channel: &str, body: &str) -> Result<()> {
     let d = sql::Dialect(c.backend());
-    let t0 = d.ts_lit(Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap());
+    let t0 = d.ts_lit(requested_at());
     let all = d.series(n + 1);
     c.batch_execute(&format!(
         "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, channels, \

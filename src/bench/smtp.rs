@@ -17,11 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chrono::{TimeZone, Utc};
 use clap::Args;
 
 use super::cpu::{per_message, Cpu};
-use super::{free_port, messages_line, open_empty, recipients, requests, wait_listening};
+use super::{
+    free_port, messages_line, open_empty, recipients, requested_at, requests, wait_listening,
+};
 use crate::config::EmailConfig;
 use crate::deliver::queue::{self, Delivery};
 use crate::error::{Error, Result};
@@ -198,7 +199,7 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         ..EmailConfig::default()
     };
     let mut d = Delivery::new(&cfg)?;
-    let now = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    let now = requested_at();
     let sink_pid = sink.0.id().to_string();
     let backend = backend_pid(&mut c);
     let snap = || snapshot(&sink_pid, backend.as_deref());

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{TimeZone, Utc};
 use clap::Args;
 use futures_util::StreamExt;
 use tokio_xmpp::connect::DnsConfig;
@@ -28,7 +27,7 @@ use tokio_xmpp::parsers::presence::Presence;
 use tokio_xmpp::xmlstream::Timeouts;
 use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
-use super::{free_port, messages_line, open_empty, request_world, wait_listening};
+use super::{free_port, messages_line, open_empty, request_world, requested_at, wait_listening};
 use crate::config::{EmailConfig, XmppConfig};
 use crate::deliver::queue::{self, Delivery};
 use crate::deliver::xmpp::online;
@@ -272,7 +271,7 @@ pub fn xmpp(args: &XmppArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         max_chars: args.size.max(100),
         ..XmppConfig::default()
     })?;
-    let now = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    let now = requested_at();
     let t = Instant::now();
     let report = queue::run_pass(&mut c, &mut d, now)?;
     let ours = t.elapsed();
