@@ -1,0 +1,1 @@
+DROP INDEX nt_requests_pending_groups;
