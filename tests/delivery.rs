@@ -908,6 +908,43 @@ fn two_processes_deliver_at_once_and_nothing_twice(db: &TestDb) {
     assert_eq!(s.requests.get("sent"), Some(&(n as i64)));
 }
 
+/// Two processes expanding the same pending requests at once: each request
+/// gets its rows once and moves to `sending` once, and neither process
+/// fails (on PostgreSQL the second waits for the first's rows, then finds
+/// them no longer pending; SQLite has one writer at a time).
+fn two_expansions_at_once_write_each_row_once(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = 2_000;
+    notified_users(&mut c, n, |i| format!("Notice {i}"));
+    let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (db_url, start) = (db.url.clone(), start.clone());
+            std::thread::spawn(move || {
+                let mut c = digestd::db::DbUrl::parse(&db_url)
+                    .unwrap()
+                    .connect()
+                    .unwrap();
+                start.wait();
+                queue::expand(&mut c, at(T0))
+            })
+        })
+        .collect();
+    let expanded: Vec<usize> = workers
+        .into_iter()
+        .map(|w| w.join().unwrap().expect("an expansion failed"))
+        .collect();
+    let rows: i64 = nt_queue::table.count().get_result(&mut c).unwrap();
+    assert_eq!(
+        rows, n as i64,
+        "one row per request ({expanded:?} expanded)"
+    );
+    let s = queue::status(&mut c).unwrap();
+    assert_eq!(s.requests.get("sending"), Some(&(n as i64)));
+    assert_eq!(s.requests.get("pending"), None);
+}
+
 /// Statuses follow the rows as they are written: a process that does not
 /// hold the queue lease (and so runs no status update) still leaves final
 /// each request whose last row it wrote; one with a row to retry stays
@@ -1178,6 +1215,7 @@ backend_tests!(
     backoff_doubles_and_is_capped,
     smtp_sink_receives_every_message_once,
     two_processes_deliver_at_once_and_nothing_twice,
+    two_expansions_at_once_write_each_row_once,
     a_claim_left_by_a_dead_round_expires_and_the_row_goes_once,
     the_pipe_transport_reads_exit_codes_like_sendmail,
 );

@@ -228,6 +228,18 @@ pub fn json_rows<T: serde::Serialize>(rows: &T) -> Result<String> {
     serde_json::to_string(rows).map_err(|e| Error::Storage(e.to_string()))
 }
 
+/// `IN` the ids, as SQL for `WHERE column …`: on PostgreSQL one array
+/// constant (`= ANY('{1,2,3}')`), because a list of thousands of literals
+/// cost it more to parse and plan than to run the statement; on SQLite,
+/// which has no arrays, the list.
+pub fn in_ids(conn: &DbConn, ids: &[i64]) -> String {
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    match conn {
+        DbConn::Postgres(_) => format!("= ANY('{{{list}}}'::bigint[])"),
+        DbConn::Sqlite(_) => format!("IN ({list})"),
+    }
+}
+
 /// For the rest of the transaction, tells PostgreSQL's planner that a
 /// random page read costs little more than a sequential one (the default
 /// assumes spinning disks). Without it, an `UPDATE … FROM unnest(…)` of a

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 
 use crate::db::schema::{contact_points, nt_queue, nt_requests, parties};
-use crate::db::DbConn;
+use crate::db::{in_ids, DbConn};
 use crate::error::Result;
 use crate::ids::PartyId;
 use crate::parties::{expand as expand_party, Channel};
@@ -147,34 +147,8 @@ pub(super) fn expand_some(
         None => ("NULL".to_string(), "NULL".to_string()),
     };
     for chunk in pending.chunks(5_000) {
-        let ids = chunk
-            .iter()
-            .map(|r| r.0.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        conn.write_tx(|c| {
-            // Only requests still pending move: a second pass racing this one
-            // fails the insert on the primary key and rolls back.
-            diesel::sql_query(format!(
-                "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
-                     is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
-                 SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
-                     {claimed_by}, {claimed_until} \
-                 FROM nt_requests r \
-                 CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
-                 LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
-                     AND cp.channel = ch.name AND NOT cp.disabled \
-                 WHERE r.request_id IN ({ids}) AND r.status = 'pending' \
-                     AND (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"
-            ))
-            .execute(c)?;
-            diesel::sql_query(format!(
-                "UPDATE nt_requests SET status = 'sending' \
-                 WHERE request_id IN ({ids}) AND status = 'pending'"
-            ))
-            .execute(c)?;
-            Ok(())
-        })?;
+        let ids: Vec<i64> = chunk.iter().map(|r| r.0).collect();
+        conn.write_tx(|c| move_to_queue(c, &ids, &ts, &claimed_by, &claimed_until))?;
     }
     for (id, to, channels) in groups {
         conn.write_tx(|c| {
@@ -202,6 +176,63 @@ pub(super) fn expand_some(
         })?;
     }
     Ok(Expanded { n, upto })
+}
+
+/// Moves the requests `ids` that are still pending to `sending` and writes
+/// their queue rows: one per channel the request names, to the party's
+/// enabled address for it (none: the row is given up when its turn
+/// comes). `ts` is the rows' first attempt, `claimed_by` and
+/// `claimed_until` their claim (SQL literals, `NULL` for none).
+fn move_to_queue(
+    c: &mut DbConn,
+    ids: &[i64],
+    ts: &str,
+    claimed_by: &str,
+    claimed_until: &str,
+) -> Result<()> {
+    let rows = |from: &str| {
+        format!(
+            "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
+                 is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
+             SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
+                 {claimed_by}, {claimed_until} \
+             FROM {from} \
+             CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
+             LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
+                 AND cp.channel = ch.name AND NOT cp.disabled \
+             WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"
+        )
+    };
+    let ids = in_ids(c, ids);
+    match c {
+        // One statement. A request another pass moved first is no longer
+        // pending when this one's UPDATE gets its row (it waits for that
+        // pass to commit), so it gets no rows here either.
+        DbConn::Postgres(_) => {
+            diesel::sql_query(format!(
+                "WITH r AS (UPDATE nt_requests SET status = 'sending' \
+                     WHERE request_id {ids} AND status = 'pending' \
+                     RETURNING request_id, party_to, channels) {}",
+                rows("r")
+            ))
+            .execute(c)?;
+        }
+        // One writer at a time: the rows of the requests still pending,
+        // then their status.
+        DbConn::Sqlite(_) => {
+            diesel::sql_query(format!(
+                "{} AND r.request_id {ids} AND r.status = 'pending'",
+                rows("nt_requests r")
+            ))
+            .execute(c)?;
+            diesel::sql_query(format!(
+                "UPDATE nt_requests SET status = 'sending' \
+                 WHERE request_id {ids} AND status = 'pending'"
+            ))
+            .execute(c)?;
+        }
+    }
+    Ok(())
 }
 
 /// `t` as an SQL timestamp literal, written the way diesel binds one (on

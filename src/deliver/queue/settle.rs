@@ -9,7 +9,7 @@ use diesel::prelude::*;
 
 use super::expand::sql_timestamp;
 use super::{backoff, PassReport};
-use crate::db::DbConn;
+use crate::db::{in_ids, DbConn};
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -173,8 +173,8 @@ pub(super) fn write_outcomes(
         for chunk in ids.chunks(5_000) {
             report.finished += diesel::sql_query(format!(
                 "UPDATE nt_requests SET status = '{status}', fulfill_date = {ts} \
-                 WHERE request_id IN ({}) AND status = 'sending'",
-                id_list(chunk)
+                 WHERE request_id {} AND status = 'sending'",
+                in_ids(c, chunk)
             ))
             .execute(c)?;
         }
@@ -194,11 +194,6 @@ fn final_status(n: usize, ok: usize) -> &'static str {
     } else {
         "partial_failure"
     }
-}
-
-/// Ids as an SQL list.
-fn id_list(ids: &[i64]) -> String {
-    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// The rows' new states, and one `delivery_log` row each.
@@ -352,7 +347,7 @@ pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
 fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result<usize> {
     let ts = sql_timestamp(conn, now);
     let only = match only {
-        Some(ids) => format!("AND r.request_id IN ({})", id_list(ids)),
+        Some(ids) => format!("AND r.request_id {}", in_ids(conn, ids)),
         None => String::new(),
     };
     let sql = format!(
