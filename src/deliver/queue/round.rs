@@ -21,7 +21,7 @@ use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
-use crate::db::DbConn;
+use crate::db::{in_ids, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
@@ -258,48 +258,52 @@ fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             names: HashMap::new(),
         });
     }
-    // The claimed rows' requests, by the claim token: one statement, where
-    // a list of ids would be a new statement of thousands of parameters.
+    // The claimed rows' requests, by id (one array constant on PostgreSQL).
     // Email needs the text and HTML bodies, XMPP and SMS their own texts
     // (and the text as a fallback): each query reads only what its channels
     // need, so an email round does not carry a chat body it never sends.
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for email in [true, false] {
-        let claimed = nt_queue::table
-            .filter(nt_queue::claimed_by.eq_any(tokens))
-            .select(nt_queue::request_id);
+        let mut ids: Vec<i64> = rows
+            .iter()
+            .filter(|r| (r.channel == "email") == email)
+            .map(|r| r.request_id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            continue;
+        }
+        let these = format!("nt_requests.request_id {}", in_ids(conn, &ids));
+        let these = || diesel::dsl::sql::<diesel::sql_types::Bool>(&these);
         let base = nt_requests::table.inner_join(nt_messages::table);
         let none = || diesel::dsl::sql::<Nullable<Text>>("NULL");
         let loaded: Vec<Req> = if email {
-            base.filter(
-                nt_requests::request_id.eq_any(claimed.filter(nt_queue::channel.eq("email"))),
-            )
-            .select((
-                nt_requests::request_id,
-                nt_requests::subject,
-                nt_messages::message,
-                nt_messages::message_html,
-                none(),
-                none(),
-                nt_requests::request_date,
-                nt_requests::unsubscribe_url,
-            ))
-            .load(conn)?
+            base.filter(these())
+                .select((
+                    nt_requests::request_id,
+                    nt_requests::subject,
+                    nt_messages::message,
+                    nt_messages::message_html,
+                    none(),
+                    none(),
+                    nt_requests::request_date,
+                    nt_requests::unsubscribe_url,
+                ))
+                .load(conn)?
         } else {
-            base.filter(
-                nt_requests::request_id.eq_any(claimed.filter(nt_queue::channel.ne("email"))),
-            )
-            .select((
-                nt_requests::request_id,
-                nt_requests::subject,
-                nt_messages::message,
-                none(),
-                nt_messages::message_chat,
-                nt_messages::message_sms,
-                nt_requests::request_date,
-                nt_requests::unsubscribe_url,
-            ))
-            .load(conn)?
+            base.filter(these())
+                .select((
+                    nt_requests::request_id,
+                    nt_requests::subject,
+                    nt_messages::message,
+                    none(),
+                    nt_messages::message_chat,
+                    nt_messages::message_sms,
+                    nt_requests::request_date,
+                    nt_requests::unsubscribe_url,
+                ))
+                .load(conn)?
         };
         // A request on email and another channel is in both: the second
         // read adds its chat and SMS texts.
