@@ -21,7 +21,7 @@ use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
-use crate::db::{in_ids, DbConn};
+use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
@@ -225,7 +225,26 @@ fn last_group(conn: &mut DbConn, token: &str) -> Result<Option<(i64, i64, String
 }
 
 /// The rows claimed under `tokens`, with their requests and senders.
+///
+/// On PostgreSQL in a transaction that prefers index look-ups: a round is
+/// a few thousand rows, requests and bodies read by key, but at the
+/// default cost of a random read the planner scanned every request and
+/// body ever written instead (18 ms instead of 6 for 2,000 bodies with
+/// 150,000 in the table, and growing with the history).
 fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
+    match conn.backend() {
+        Backend::Postgres => conn.write_tx(|c| {
+            if let DbConn::Postgres(pg) = c {
+                prefer_index_lookups(pg)?;
+            }
+            read_round(c, tokens)
+        }),
+        Backend::Sqlite => read_round(conn, tokens),
+    }
+}
+
+/// [`load`]'s reads.
+fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     let rows: Vec<Row> = nt_queue::table
         .inner_join(nt_requests::table)
         .left_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
