@@ -325,11 +325,16 @@ fn floor_char(s: &str, max: usize) -> usize {
 /// delivered, not given up, retries left) gets its final status — sent (all
 /// delivered), failed (none, or no row at all), partial_failure — and its
 /// fulfill date. Returns how many requests finished.
+///
+/// `fulfill_date IS NULL` adds nothing to `status = 'sending'` (a request
+/// gets its fulfill date when it becomes final) but lets both statements
+/// read only the unfinished requests, through `nt_requests_unfinished`,
+/// instead of every request ever written.
 pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
     let ts = sql_timestamp(conn, now);
     let rowless = format!(
         "UPDATE nt_requests SET status = 'failed', fulfill_date = {ts} \
-         WHERE status = 'sending' AND NOT EXISTS \
+         WHERE status = 'sending' AND fulfill_date IS NULL AND NOT EXISTS \
              (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id)"
     );
     conn.write_tx(|c| {
@@ -359,7 +364,7 @@ fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result
                    SUM(CASE WHEN NOT q.is_successful AND NOT q.gave_up \
                        AND q.retry_count < r.max_retries THEN 1 ELSE 0 END) AS open \
                FROM nt_queue q JOIN nt_requests r ON r.request_id = q.request_id \
-               WHERE r.status = 'sending' {only} \
+               WHERE r.status = 'sending' AND r.fulfill_date IS NULL {only} \
                GROUP BY q.request_id) AS a \
          WHERE nt_requests.request_id = a.id AND nt_requests.status = 'sending' \
              AND a.open = 0"
