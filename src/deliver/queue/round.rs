@@ -294,36 +294,24 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             continue;
         }
         let these = format!("nt_requests.request_id {}", in_ids(conn, &ids));
-        let these = || diesel::dsl::sql::<diesel::sql_types::Bool>(&these);
-        let base = nt_requests::table.inner_join(nt_messages::table);
-        let none = || diesel::dsl::sql::<Nullable<Text>>("NULL");
-        let loaded: Vec<Req> = if email {
-            base.filter(these())
-                .select((
-                    nt_requests::request_id,
-                    nt_requests::subject,
-                    nt_messages::message,
-                    nt_messages::message_html,
-                    none(),
-                    none(),
-                    nt_requests::request_date,
-                    nt_requests::unsubscribe_url,
-                ))
-                .load(conn)?
-        } else {
-            base.filter(these())
-                .select((
-                    nt_requests::request_id,
-                    nt_requests::subject,
-                    nt_messages::message,
-                    none(),
-                    nt_messages::message_chat,
-                    nt_messages::message_sms,
-                    nt_requests::request_date,
-                    nt_requests::unsubscribe_url,
-                ))
-                .load(conn)?
+        // A body column this read needs, or NULL in its place.
+        let body = |column: &'static str, needed: bool| {
+            diesel::dsl::sql::<Nullable<Text>>(if needed { column } else { "NULL" })
         };
+        let loaded: Vec<Req> = nt_requests::table
+            .inner_join(nt_messages::table)
+            .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(&these))
+            .select((
+                nt_requests::request_id,
+                nt_requests::subject,
+                nt_messages::message,
+                body("nt_messages.message_html", email),
+                body("nt_messages.message_chat", !email),
+                body("nt_messages.message_sms", !email),
+                nt_requests::request_date,
+                nt_requests::unsubscribe_url,
+            ))
+            .load(conn)?;
         // A request on email and another channel is in both: the second
         // read adds its chat and SMS texts.
         for r in loaded {
