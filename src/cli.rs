@@ -343,6 +343,8 @@ pub enum BenchCmd {
     Smtp(bench::SmtpArgs),
     /// Chat messages through the real queue into Prosody, beside a bare XMPP client.
     Xmpp(bench::XmppArgs),
+    /// One recurring item's expansion for a weekly window, old starts beside new ones.
+    Recur(bench::RecurArgs),
 }
 
 /// Parses the process arguments, runs, prints errors; returns the exit code.
@@ -405,6 +407,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         }
         Command::Bench(BenchCmd::Smtp(args)) => return bench::smtp(&args, cli.db.as_deref(), out),
         Command::Bench(BenchCmd::Xmpp(args)) => return bench::xmpp(&args, cli.db.as_deref(), out),
+        Command::Bench(BenchCmd::Recur(args)) => return bench::recur(&args, out),
         Command::Serve => return crate::serve::run(&cfg, clock),
         _ => {}
     }

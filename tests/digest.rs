@@ -520,6 +520,65 @@ fn forward_digest_expands_a_series_in_its_own_zone_across_dst(db: &TestDb) {
     assert_eq!(reqs.len(), 2);
 }
 
+/// The audit's stalled tick: a series that began in 1900 is expanded from
+/// just before the window, and still lands on its own local hours.
+fn a_series_from_1900_shows_in_this_weeks_digest(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "lena", "Europe/London", "en-GB", None);
+    let cal = items::create_collection(&mut c, at("2026-10-01T00:00:00Z"), "Calendar", None)
+        .unwrap()
+        .uuid;
+    // Every six hours from 1900-01-01 00:00 in Tokyo (on +09:00 since 1888):
+    // 00, 06, 12 and 18 JST.
+    put(
+        &mut c,
+        &ItemInput {
+            rrule: Some("FREQ=HOURLY;INTERVAL=6".into()),
+            tz: Some("Asia/Tokyo".into()),
+            ..item(
+                1,
+                &cal,
+                "Sensor check",
+                "1899-12-31T15:00:00Z",
+                "lena",
+                "2026-10-01T00:00:00Z",
+            )
+        },
+    );
+    subscriptions::subscribe(
+        &mut c,
+        at("2026-11-23T00:00:00Z"),
+        &SubscribeRequest {
+            party: "lena".into(),
+            frequency: "daily".into(),
+            kind: "forward".into(),
+            collection: Some(cal.clone()),
+            hour: Some(7),
+            send_empty: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    tick(&mut c, at("2026-11-24T07:00:00Z"), &mut composer()).unwrap();
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 1);
+    // 18:00 JST is 09:00 GMT, 00:00 JST 15:00 GMT the day before, and so on.
+    for hm in [
+        "24 Nov, 09:00 GMT",
+        "24 Nov, 15:00 GMT",
+        "24 Nov, 21:00 GMT",
+        "25 Nov, 03:00 GMT",
+    ] {
+        assert!(
+            reqs[0]
+                .text
+                .contains(&format!("{hm}: Sensor check (repeats)")),
+            "{hm} missing from {}",
+            reqs[0].text
+        );
+    }
+}
+
 fn html_escapes_untrusted_text(db: &TestDb) {
     let mut c = db.conn();
     user(&mut c, "ann", "America/Los_Angeles", "en-US", None);
@@ -785,6 +844,7 @@ fn a_second_digest_for_the_same_period_is_refused_by_the_database(db: &TestDb) {
 }
 
 backend_tests!(
+    a_series_from_1900_shows_in_this_weeks_digest,
     modification_digest_collapses_the_window_and_leaves_out_own_changes,
     include_own_shows_the_subscribers_changes,
     empty_digests_record_the_run_and_post_only_when_asked,

@@ -4,6 +4,7 @@
 mod compose;
 mod cpu;
 mod ingest;
+mod recur;
 mod simulate;
 mod smtp;
 mod sql;
@@ -12,6 +13,7 @@ mod xmpp;
 
 pub use compose::{compose, ComposeArgs};
 pub use ingest::{ingest, IngestArgs};
+pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};
 pub use smtp::{smtp, SmtpArgs};
 pub use tick::{tick, TickArgs};
