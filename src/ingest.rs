@@ -3,7 +3,7 @@
 //! Every line is parsed, validated and resolved (collection UUID, actor
 //! name) before anything is written; one bad line means nothing is written
 //! and the error names every bad line. Then the lines go to
-//! [`modlog::record`] in batched transactions.
+//! [`modlog::record_in_tx`] in batches inside one transaction.
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -53,13 +53,11 @@ struct Parsed {
     m: NewModification,
 }
 
-fn value(v: Option<String>) -> Result<Option<String>> {
-    match v {
-        Some(s) if s.len() > MAX_VALUE => Err(Error::invalid(format!(
-            "a value is longer than {MAX_VALUE} bytes"
-        ))),
-        other => Ok(other),
+fn value(what: &str, v: Option<String>) -> Result<Option<String>> {
+    if let Some(s) = &v {
+        validate::value(what, s, MAX_VALUE)?;
     }
+    Ok(v)
 }
 
 fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
@@ -83,8 +81,8 @@ fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
         }
         changes.push(Change {
             attribute,
-            old: value(ch.old)?,
-            new: value(ch.new)?,
+            old: value("old value", ch.old)?,
+            new: value("new value", ch.new)?,
         });
     }
     Ok(Parsed {
@@ -161,19 +159,22 @@ pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModifi
     Err(Error::invalid(msg))
 }
 
-/// Writes validated modifications in transactions of `batch` rows,
-/// calling `progress` with the running count after each.
+/// Writes validated modifications in one transaction, in statements of
+/// `batch` rows, calling `progress` with the running count after each: a
+/// storage error anywhere leaves nothing behind.
 pub fn write_batched(
     conn: &mut DbConn,
     mods: &[NewModification],
     batch: usize,
     progress: &mut dyn FnMut(usize),
 ) -> Result<usize> {
-    let mut done = 0;
-    for chunk in mods.chunks(batch.max(1)) {
-        modlog::record(conn, chunk)?;
-        done += chunk.len();
-        progress(done);
-    }
-    Ok(done)
+    conn.write_tx(|c| {
+        let mut done = 0;
+        for chunk in mods.chunks(batch.max(1)) {
+            modlog::record_in_tx(c, chunk)?;
+            done += chunk.len();
+            progress(done);
+        }
+        Ok(done)
+    })
 }

@@ -220,13 +220,19 @@ fn insert_contact(
 
 /// Looks a party up by name: `(id, kind)` where kind is `user` or `group`.
 pub fn find(conn: &mut DbConn, name: &str) -> Result<(PartyId, String)> {
+    let missing = || Error::not_found(format!("no user or group named {name:?}"));
+    // No party has a name the validator refuses; one with a NUL in it would
+    // be a storage error on PostgreSQL instead of "no such user".
+    if validate::name("user or group", name).is_err() {
+        return Err(missing());
+    }
     parties::table
         .filter(parties::name.eq(name))
         .select((parties::id, parties::kind))
         .first::<(i64, String)>(conn)
         .optional()?
         .map(|(id, kind)| (PartyId(id), kind))
-        .ok_or_else(|| Error::not_found(format!("no user or group named {name:?}")))
+        .ok_or_else(missing)
 }
 
 /// Adds `member` (a user or a group) to `group`. Refuses a membership that
@@ -453,6 +459,12 @@ pub fn name_of(conn: &mut DbConn, party: PartyId) -> Result<String> {
 /// Party ids by name, for resolving many names at once (e.g. `record`).
 pub fn ids_by_name(conn: &mut DbConn, names: &[&str]) -> Result<BTreeMap<String, PartyId>> {
     let mut out = BTreeMap::new();
+    // Names the validator refuses name nobody (see [`find`]).
+    let names: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| validate::name("user or group", n).is_ok())
+        .collect();
     for chunk in names.chunks(10_000) {
         let rows: Vec<(i64, String)> = parties::table
             .filter(parties::name.eq_any(chunk))

@@ -255,6 +255,21 @@ pub fn duration(s: &str) -> Result<chrono::Duration> {
     })
 }
 
+/// A change's old or new value: may be empty, at most `max` bytes, and
+/// holds none of the characters [`text`] refuses (NUL, CR, LF, escapes,
+/// bidirectional overrides): a value is shown inside a digest's lines.
+pub fn value(what: &str, s: &str, max: usize) -> Result<()> {
+    if s.len() > max {
+        return Err(Error::invalid(format!("{what} is longer than {max} bytes")));
+    }
+    if has_control(s) {
+        return Err(Error::invalid(format!(
+            "{what} contains a control character (NUL, CR, LF, tab, …)"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1595,6 +1595,35 @@ fn record_refuses_a_duplicated_attribute() {
 }
 
 #[test]
+fn record_refuses_nul_and_control_characters_in_values_and_actors() {
+    let (env, c) = world();
+    let good = mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z");
+    for bad in [
+        "Room\u{0}1",
+        "a\r\nForged: line",
+        "\u{1b}[2J",
+        "\u{202e}txt.exe",
+    ] {
+        let mut line = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
+        line["changes"] = json!([{"attribute": "location", "old": null, "new": bad}]);
+        env.refused(
+            &["record"],
+            &lines(&[good.clone(), line]),
+            "line 2: new value contains a control character",
+        );
+    }
+    let mut actor = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
+    actor["actor"] = json!("alice\u{0}");
+    env.refused(
+        &["record"],
+        &lines(&[good, actor]),
+        "line 2: no user or group named",
+    );
+    assert_eq!(env.count("modifications"), 0);
+    assert_eq!(env.count("modification_values"), 0);
+}
+
+#[test]
 fn record_refuses_an_unknown_actor() {
     let (env, c) = world();
     let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
@@ -1797,6 +1826,27 @@ fn item_put_refuses_other_hostile_fields() {
             "rrule contains a control",
         ),
         ("kind", json!("   "), "kind is empty"),
+        ("actor", json!("alice\u{0}"), "no user or group named"),
+        (
+            "rrule",
+            json!("FREQ=SECONDLY"),
+            "FREQ=MINUTELY and FREQ=SECONDLY are refused",
+        ),
+        (
+            "rrule",
+            json!("FREQ=MINUTELY;INTERVAL=5"),
+            "FREQ=MINUTELY and FREQ=SECONDLY are refused",
+        ),
+        (
+            "rrule",
+            json!("FREQ=DAILY;COUNT=100000"),
+            "COUNT is at most 1000",
+        ),
+        (
+            "rrule",
+            json!("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29"),
+            "periods apart",
+        ),
     ];
     for (field, value, needle) in cases {
         let mut v = base.clone();

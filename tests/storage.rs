@@ -469,6 +469,42 @@ fn hostile_items_write_nothing(db: &TestDb) {
             },
         ),
         (
+            "NUL in actor",
+            ItemInput {
+                actor: "gr24\u{0}".into(),
+                ..good.clone()
+            },
+        ),
+        (
+            "NUL in title",
+            ItemInput {
+                title: "Stand\u{0}up".into(),
+                ..good.clone()
+            },
+        ),
+        (
+            "secondly rule from 1900",
+            ItemInput {
+                start: Some("1900-01-01T00:00:00Z".into()),
+                rrule: Some("FREQ=SECONDLY".into()),
+                ..good.clone()
+            },
+        ),
+        (
+            "minutely rule",
+            ItemInput {
+                rrule: Some("FREQ=MINUTELY".into()),
+                ..good.clone()
+            },
+        ),
+        (
+            "leap days stepped through daily",
+            ItemInput {
+                rrule: Some("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29".into()),
+                ..good.clone()
+            },
+        ),
+        (
             "unknown actor",
             ItemInput {
                 actor: "ghost".into(),
@@ -560,6 +596,61 @@ fn record_is_all_or_nothing(db: &TestDb) {
             old: Some("Room 1".into()),
             new: None
         }]));
+}
+
+/// The audit's case: a PostgreSQL storage error in the last statement of a
+/// long `record` used to leave the earlier batches behind. A NUL in a value
+/// is now refused before anything is written, and a storage error inside
+/// the write (here a value row that breaks its primary key, below the
+/// validator) rolls back every batch.
+fn record_leaves_nothing_after_a_late_error(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = world(&mut c);
+    let line = |i: usize, new: &str| {
+        format!(
+            r#"{{"collection":"{}","item":"6f1b0a52-9d3e-4c1a-9f44-0c7de1c0a003","actor":"gr24","action":"edited","at":"2026-11-20T09:00:00Z","title":"Standup {i}","kind":"event","changes":[{{"attribute":"location","old":"Room 1","new":"{new}"}}]}}"#,
+            cal.uuid
+        )
+    };
+    let before = counts(&mut c);
+    let mut lines: Vec<String> = (0..10_000).map(|i| line(i, "Room 2")).collect();
+    lines.push(line(10_000, "Room\\u0000 3"));
+    let input = lines.join("\n");
+    let err = ingest::parse_all(&mut c, input.as_bytes()).unwrap_err();
+    assert!(err.is_bad_input(), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("line 10001: new value contains a control character"),
+        "{err}"
+    );
+    // The same for the other hostile characters of a value, and for an actor.
+    for bad in ["a\\r\\nb", "\\u001b[31m", "\\u202e", "\\u0007"] {
+        let err = ingest::parse_all(&mut c, line(0, bad).as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains("control character"),
+            "{bad}: {err}"
+        );
+    }
+    let nul_actor = line(0, "x").replace("gr24", "gr24\\u0000");
+    let err = ingest::parse_all(&mut c, nul_actor.as_bytes()).unwrap_err();
+    assert!(
+        err.is_bad_input() && err.to_string().contains("no user or group"),
+        "{err:?}"
+    );
+    assert_eq!(counts(&mut c), before);
+
+    // A storage error in the last of five batches of 2,000.
+    let mut mods = ingest::parse_all(&mut c, lines[..10_000].join("\n").as_bytes()).unwrap();
+    let last = mods.last_mut().unwrap();
+    last.changes.push(last.changes[0].clone());
+    let mut seen = vec![];
+    ingest::write_batched(&mut c, &mods, 2_000, &mut |n| seen.push(n)).unwrap_err();
+    assert_eq!(
+        seen,
+        [2_000, 4_000, 6_000, 8_000],
+        "the batches before the bad one ran"
+    );
+    assert_eq!(counts(&mut c), before, "a failed record left rows behind");
 }
 
 fn windows_and_purge(db: &TestDb) {
@@ -828,6 +919,7 @@ backend_tests!(
     item_put_records_diffs,
     hostile_items_write_nothing,
     record_is_all_or_nothing,
+    record_leaves_nothing_after_a_late_error,
     windows_and_purge,
     subscriptions_validate_and_default,
     concurrent_writers_all_land,

@@ -102,7 +102,8 @@ fn parse_fields(body: &str) -> Vec<Bounce> {
             .to_ascii_lowercase();
         let action = get("action").unwrap_or_default().to_ascii_lowercase();
         let status = get("status").unwrap_or_default();
-        let status = status.split_whitespace().next().unwrap_or("").to_string();
+        let status =
+            crate::validate::escape_for_line(status.split_whitespace().next().unwrap_or(""));
         if !matches!(action.as_str(), "failed" | "delayed") {
             continue;
         }
@@ -111,7 +112,10 @@ fn parse_fields(body: &str) -> Vec<Bounce> {
             address,
             action,
             status,
-            diagnostic: get("diagnostic-code").map(|d| d.chars().take(1000).collect()),
+            // Stored and printed: control characters (a NUL) escaped.
+            diagnostic: get("diagnostic-code").map(|d| {
+                crate::validate::escape_for_line(&d.chars().take(1000).collect::<String>())
+            }),
             hard,
         });
     }
@@ -139,6 +143,12 @@ pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) ->
     conn.write_tx(|c| {
         let (mut recorded, mut unknown) = (Vec::new(), Vec::new());
         for b in &bounces {
+            // An address no contact point can have (a NUL, a space) is
+            // nobody's, and must not reach the database as a query.
+            if crate::validate::email(&b.address).is_err() {
+                unknown.push(crate::validate::escape_for_line(&b.address));
+                continue;
+            }
             let cp: Option<(i64, i32)> = contact_points::table
                 .filter(contact_points::channel.eq("email"))
                 .filter(contact_points::address.eq(&b.address))
