@@ -385,6 +385,7 @@ fn init_tracing(level: &str) {
 /// Runs one parsed command with the given clock.
 pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     let mut cfg = Config::load(cli.config.as_deref(), std::env::vars())?;
+    crate::deliver::check_settings(&cfg)?;
     if let Some(url) = &cli.db {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();

@@ -326,8 +326,6 @@ impl Config {
             ));
         }
         self.check_digest()?;
-        crate::deliver::sms::check(&self.sms)?;
-        crate::deliver::xmpp::check(&self.xmpp)?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -357,41 +355,6 @@ impl Config {
                 "config: digest.base_url {u:?}: use an http:// or https:// URL without spaces"
             )));
         }
-        let e = &self.email;
-        match e.transport.as_str() {
-            "dir" | "stdout" => {}
-            "smtp" => crate::deliver::smtp::check_url(&e.smtp_url)?,
-            "pipe" => crate::deliver::sink::check_pipe(&e.pipe_command)?,
-            "db" => crate::deliver::dbout::check_path(&e.db_path)?,
-            other => {
-                return Err(Error::invalid(format!(
-                "config: email.transport {other:?}: use \"dir\", \"smtp\", \"db\", \"pipe\" or \"stdout\""
-            )))
-            }
-        }
-        if !(1..=64).contains(&e.pool_size) {
-            return Err(Error::invalid("config: email.pool_size must be 1-64"));
-        }
-        if !(1..=600).contains(&e.timeout_seconds) {
-            return Err(Error::invalid(
-                "config: email.timeout_seconds must be 1-600",
-            ));
-        }
-        if e.retry_base_seconds == 0 || e.retry_cap_seconds < e.retry_base_seconds {
-            return Err(Error::invalid(
-                "config: email.retry_base_seconds must be at least 1 and at most retry_cap_seconds",
-            ));
-        }
-        if !(1..=100).contains(&e.max_retries) {
-            return Err(Error::invalid("config: email.max_retries must be 1-100"));
-        }
-        if !(1..=1000).contains(&e.bounce_limit) {
-            return Err(Error::invalid("config: email.bounce_limit must be 1-1000"));
-        }
-        if e.dir.is_empty() || e.dir.chars().any(char::is_control) {
-            return Err(Error::invalid("config: email.dir must be a path"));
-        }
-        crate::deliver::message::parse_from(&e.from)?;
         Ok(())
     }
 }
@@ -435,6 +398,7 @@ mod tests {
             Config::load(Some(&path), env(&[])).unwrap(),
             Config::default()
         );
+        crate::deliver::check_settings(&Config::default()).unwrap();
     }
 
     #[test]
@@ -512,7 +476,9 @@ mod tests {
             "[xmpp]\nmax_chars = 5\n",
         ] {
             std::fs::write(&p, bad).unwrap();
-            assert!(Config::load(Some(&p), env(&[])).is_err(), "{bad:?}");
+            let loaded = Config::load(Some(&p), env(&[]));
+            let checked = loaded.and_then(|c| crate::deliver::check_settings(&c));
+            assert!(checked.is_err(), "{bad:?}");
         }
         assert!(Config::load(Some(&dir.path().join("missing.toml")), env(&[])).is_err());
         assert!(Config::load(None, env(&[("DIGESTD_RECORD__BATCH_SIZE", "lots")])).is_err());

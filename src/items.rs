@@ -155,7 +155,7 @@ fn validate_rrule(r: &str, start: Option<NaiveDateTime>, tz: Option<&str>) -> Re
         .map(validate::timezone)
         .transpose()?
         .unwrap_or(chrono_tz::Tz::UTC);
-    crate::digest::recur::validate(&r, start.and_utc(), tz)
+    crate::recur::validate(&r, start.and_utc(), tz)
         .map_err(|e| Error::invalid(format!("invalid rrule {r:?}: {e}")))
 }
 

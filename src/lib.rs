@@ -35,9 +35,11 @@ pub mod ingest;
 pub mod items;
 pub mod modlog;
 pub mod parties;
+pub mod recur;
 pub mod schedule;
 pub mod serve;
 pub mod subscriptions;
+pub mod text;
 pub mod validate;
 
 pub use error::{Error, Result};

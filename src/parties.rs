@@ -106,10 +106,14 @@ pub fn new_subscriber_code() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The party that sends digests whose changes come from no single actor
+/// (created by the digests migration).
+pub const SYSTEM_PARTY: &str = "digestd";
+
 /// The system party's name (it sends digests with no single actor) is not
 /// for people or groups.
 fn not_reserved(name: String) -> Result<String> {
-    if name.eq_ignore_ascii_case(crate::digest::post::SYSTEM_PARTY) {
+    if name.eq_ignore_ascii_case(SYSTEM_PARTY) {
         return Err(Error::invalid(format!(
             "the name {name:?} is reserved for digestd itself"
         )));

@@ -12,13 +12,14 @@ use digestd::config::{DigestConfig, EmailConfig};
 use digestd::db::schema::{nt_messages, nt_queue, nt_requests, subscription_runs};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
-use digestd::digest::{sms, Composer};
+use digestd::digest::Composer;
 use digestd::ids::{PartyId, RequestId};
 use digestd::items::{self, ItemInput};
 use digestd::parties::{self, NewUser};
 use digestd::schedule::tick::tick;
 use digestd::schedule::{DueRun, HandOff};
 use digestd::subscriptions::{self, SubscribeRequest};
+use digestd::text::gsm as sms;
 
 const CREATED: &str = "2026-11-22T00:00:00Z";
 

@@ -12,9 +12,9 @@ use digestd::config::{EmailConfig, SmsConfig};
 use digestd::db::schema::{delivery_log, nt_queue};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery, NewNotification};
-use digestd::digest::sms::segments;
 use digestd::ids::RequestId;
 use digestd::parties::{self, NewUser};
+use digestd::text::gsm::segments;
 
 const T0: &str = "2026-11-23T09:00:00Z";
 

@@ -11,8 +11,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use clap::Args;
 
 use crate::digest::compose::MAX_OCCURRENCES;
-use crate::digest::recur;
 use crate::error::{Error, Result};
+use crate::recur;
 
 #[derive(Args, Debug, Clone)]
 pub struct RecurArgs {

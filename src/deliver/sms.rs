@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::SmsConfig;
-use crate::digest::sms as segments;
 use crate::error::{Error, Result};
+use crate::text::gsm as segments;
 
 /// Checks `[sms]` without connecting.
 pub fn check(c: &SmsConfig) -> Result<()> {

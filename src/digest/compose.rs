@@ -10,12 +10,12 @@ use chrono_tz::Tz;
 use diesel::prelude::*;
 use serde::Serialize;
 
-use super::recur;
 use crate::db::schema::{collection_items, items};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
 use crate::modlog::{Action, Modification};
+use crate::recur;
 
 /// One attribute's net change over a window: its first old value and its
 /// last new value.

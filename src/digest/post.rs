@@ -30,9 +30,7 @@ use crate::modlog::{self, Modification};
 use crate::schedule::{DueRun, HandOff};
 use crate::subscriptions::Kind;
 
-/// The party that sends digests whose changes come from no single actor
-/// (created by the digests migration).
-pub const SYSTEM_PARTY: &str = "digestd";
+use crate::parties::SYSTEM_PARTY;
 
 /// Windows kept in the cache before it is emptied.
 const CACHE_WINDOWS: usize = 4_096;
@@ -123,7 +121,7 @@ impl Composer {
     pub fn new(digest: &DigestConfig, email: &EmailConfig) -> Result<Composer> {
         Ok(Composer {
             cfg: digest.clone(),
-            from: crate::deliver::message::parse_from(&email.from)?,
+            from: crate::text::parse_from(&email.from)?,
             system: None,
             recipients: HashMap::new(),
             names: HashMap::new(),

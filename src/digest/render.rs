@@ -10,11 +10,12 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 
 use super::compose::{ItemChange, Upcoming};
-use super::sms;
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
 use crate::subscriptions::{Frequency, Kind};
+use crate::text::gsm as sms;
+use crate::text::one_line;
 
 /// What a digest holds.
 ///
@@ -127,14 +128,6 @@ struct EmailHtml<'a> {
 #[template(path = "xmpp/digest.txt")]
 struct Chat<'a> {
     d: &'a View<'a>,
-}
-
-/// Any control character (CR, LF, TAB, …) becomes a space: subjects and
-/// headings are one line, whatever the stored text holds.
-pub fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Builds the body: sections per collection in order of first appearance,

@@ -68,7 +68,7 @@ impl BuildCtx {
             .names
             .get(&r0.party_from)
             .map(String::as_str)
-            .filter(|n| *n != crate::digest::post::SYSTEM_PARTY);
+            .filter(|n| *n != crate::parties::SYSTEM_PARTY);
         let message_id = if batch.len() == 1 {
             format!("nt.{first}.{}@{}", r0.party_to, self.host)
         } else {

@@ -44,7 +44,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::listener::Listener;
-use super::message;
 use super::outbox::{Outbox, OutboxListener};
 use super::sink::EmailSink;
 use super::sms::SmsGateway;
@@ -116,7 +115,7 @@ pub struct Delivery {
 
 impl Delivery {
     pub fn new(cfg: &EmailConfig) -> Result<Delivery> {
-        let from = message::parse_from(&cfg.from)?;
+        let from = crate::text::parse_from(&cfg.from)?;
         Ok(Delivery {
             host: from.email.domain().to_string(),
             from,
