@@ -252,6 +252,9 @@ pub fn prefer_index_lookups(pg: &mut PgConnection) -> Result<()> {
     Ok(())
 }
 
+/// A connection taken from a [`Db`]'s pool; back to the pool when dropped.
+pub type PooledConn = PooledConnection<Manager>;
+
 /// r2d2 manager that connects by URL scheme and sets the SQLite pragmas.
 #[derive(Debug, Clone)]
 pub struct Manager {
@@ -311,7 +314,7 @@ impl Db {
     }
 
     /// Takes a connection from the pool.
-    pub fn conn(&self) -> Result<PooledConnection<Manager>> {
+    pub fn conn(&self) -> Result<PooledConn> {
         self.pool
             .get()
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))

@@ -1,0 +1,40 @@
+//! `bench …`: each benchmark with its floor, on its own database.
+
+use clap::Subcommand;
+
+use super::Ctx;
+use crate::bench;
+use crate::error::Result;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCmd {
+    /// Record modifications through the real `record` path beside the raw load floor.
+    Ingest(bench::IngestArgs),
+    /// Find and claim the due runs at several instants beside the fetch-only floor.
+    Tick(bench::TickArgs),
+    /// A year of `simulate` over a few thousand subscriptions, beside the periods computed alone.
+    Simulate(bench::SimulateArgs),
+    /// Compose and render the digests due at one tick, beside the plan and the full tick.
+    Compose(bench::ComposeArgs),
+    /// Messages through the real queue into smtp-sink, beside smtp-source into the same sink.
+    Smtp(bench::SmtpArgs),
+    /// Chat messages through the real queue into Prosody, beside a bare XMPP client.
+    Xmpp(bench::XmppArgs),
+    /// One recurring item's expansion for a weekly window, old starts beside new ones.
+    Recur(bench::RecurArgs),
+}
+
+/// A bench opens the database it is given (`--db`) itself, or its own
+/// SQLite file: never the configured one.
+pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
+    let out = &mut *ctx.out;
+    match cmd {
+        BenchCmd::Ingest(a) => bench::ingest(&a, db, out),
+        BenchCmd::Tick(a) => bench::tick(&a, db, out),
+        BenchCmd::Simulate(a) => bench::simulate(&a, db, out),
+        BenchCmd::Compose(a) => bench::compose(&a, db, out),
+        BenchCmd::Smtp(a) => bench::smtp(&a, db, out),
+        BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
+        BenchCmd::Recur(a) => bench::recur(&a, out),
+    }
+}

@@ -1,0 +1,105 @@
+//! `collection`, `item put`, `record` and `purge`: what digests are made of.
+
+use std::io::Write;
+
+use clap::{Args, Subcommand};
+
+use super::{read_stdin_limited, Ctx};
+use crate::error::{Error, Result};
+use crate::{ingest, items, modlog, validate};
+
+#[derive(Subcommand, Debug)]
+pub enum CollectionCmd {
+    /// Add a collection; prints its UUID as the last line.
+    Add { name: String },
+    /// List collections.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ItemCmd {
+    /// Upsert one item (JSON on stdin) and record its diff.
+    Put,
+}
+
+#[derive(Args, Debug)]
+pub struct PurgeArgs {
+    /// e.g. 90d, 12h, 2w.
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: String,
+}
+
+pub fn collection(cmd: CollectionCmd, ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    match cmd {
+        CollectionCmd::Add { name } => {
+            let c = items::create_collection(&mut conn, ctx.now(), &name, None)?;
+            writeln!(ctx.out, "{}", c.uuid)?;
+        }
+        CollectionCmd::List { json } => {
+            let cs = items::list_collections(&mut conn)?;
+            if json {
+                writeln!(
+                    ctx.out,
+                    "{}",
+                    serde_json::to_string(&cs).expect("serialisable")
+                )?;
+            } else {
+                for c in cs {
+                    writeln!(ctx.out, "{}  {}", c.uuid, c.name)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn item(cmd: ItemCmd, ctx: &mut Ctx) -> Result<()> {
+    match cmd {
+        ItemCmd::Put => {
+            let text = read_stdin_limited(1 << 20)?;
+            let input: items::ItemInput = serde_json::from_str(&text)
+                .map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
+            let mut conn = ctx.conn()?;
+            let outcome = items::put_item(&mut conn, ctx.now(), &input)?;
+            writeln!(
+                ctx.out,
+                "{}",
+                serde_json::to_string(&outcome).expect("serialisable")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+pub fn record(ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    let mods = ingest::parse_all(&mut conn, std::io::stdin().lock())?;
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(mods.len() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    let n = ingest::write_batched(&mut conn, &mods, ctx.cfg.record.batch_size, &mut |done| {
+        bar.set_position(done as u64)
+    })?;
+    bar.finish_and_clear();
+    writeln!(ctx.out, "{n}")?;
+    Ok(())
+}
+
+pub fn purge(a: PurgeArgs, ctx: &mut Ctx) -> Result<()> {
+    let cutoff = ctx.now() - validate::duration(&a.older_than)?;
+    let mut conn = ctx.conn()?;
+    let p = modlog::purge(&mut conn, cutoff)?;
+    writeln!(
+        ctx.out,
+        "purged {} modifications and {} values older than {}",
+        p.modifications,
+        p.values,
+        cutoff.to_rfc3339()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! The command line (clap). Thin: each command parses its arguments, calls
+//! one library function and prints the result. Bad input gives a one-line
+//! error on stderr and exit code 2 (clap's own usage errors too). What needs
+//! no database (an instant, a duration, stdin) is checked before the
+//! database is opened, and so created.
+//!
+//! One file per group of commands: [`parties`] (user, group, contact),
+//! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
+//! subscription, tick, simulate, grid), [`queue`] (queue, notify, cancel,
+//! request, inbound, test-alert), [`bench`].
+
+mod bench;
+mod content;
+mod parties;
+mod queue;
+mod schedule;
+
+use std::io::{IsTerminal, Read, Stdout, Write};
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+
+use crate::clock::{Clock, FixedClock, SystemClock};
+use crate::config::Config;
+use crate::db::{Db, PooledConn};
+use crate::error::{Error, Result};
+use crate::{demo, validate};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "digestd",
+    version,
+    about = "Hourly, daily and weekly digests in each user's timezone, by email, XMPP and SMS"
+)]
+pub struct Cli {
+    /// Settings file (default: config/digestd.toml when present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Database URL: sqlite://PATH or postgres://… (overrides config and DIGESTD_DATABASE_URL).
+    #[arg(long, global = true, value_name = "URL")]
+    pub db: Option<String>,
+    /// Pretend the current time is this instant (RFC 3339): for tests, demos
+    /// and simulation. Everything that would read the clock reads this.
+    #[arg(long, global = true, value_name = "RFC3339")]
+    pub now: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create the database (if needed) and apply migrations.
+    Init,
+    /// Users: people with a timezone and contact points.
+    #[command(subcommand)]
+    User(parties::UserCmd),
+    /// Groups of users and groups.
+    #[command(subcommand)]
+    Group(parties::GroupCmd),
+    /// Collections of items.
+    #[command(subcommand)]
+    Collection(content::CollectionCmd),
+    /// Items.
+    #[command(subcommand)]
+    Item(content::ItemCmd),
+    /// Record modifications: JSON lines on stdin, all validated before any is written.
+    Record,
+    /// Subscribe a user or group to digests of a collection (or all).
+    Subscribe(schedule::SubscribeArgs),
+    /// One tick at an instant: record the runs that are due and print them as JSON lines.
+    Tick(schedule::TickArgs),
+    /// The nt queue: expand pending requests, deliver what is due, settle statuses.
+    #[command(subcommand)]
+    Queue(queue::QueueCmd),
+    /// Post a notification; prints the request id as the last line.
+    Notify(queue::NotifyArgs),
+    /// Cancel a pending or sending request: nothing more of it is sent.
+    Cancel { id: i64 },
+    /// Requests.
+    #[command(subcommand)]
+    Request(queue::RequestCmd),
+    /// Read one message on stdin: a bounce (RFC 3464 DSN) is recorded against the address; other mail is ignored.
+    Inbound,
+    /// Send one test message now through the channel's configured transport (not the queue).
+    TestAlert(queue::TestAlertArgs),
+    /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
+    Simulate(schedule::SimulateArgs),
+    /// The 168-bucket week grid: digests per local and server-time hour of one week.
+    Grid(schedule::GridArgs),
+    /// The daemon: tick on the [schedule] cron expression until SIGTERM or ctrl-c.
+    Serve,
+    /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
+    Contact(parties::ContactArgs),
+    /// Pause, resume or list subscriptions.
+    #[command(subcommand)]
+    Subscription(schedule::SubscriptionCmd),
+    /// Delete modifications older than a duration.
+    Purge(content::PurgeArgs),
+    /// Build a small demo world in SQLite and print what it holds.
+    Demo,
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCmd),
+}
+
+/// Parses the process arguments, runs, prints errors; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = e.exit_code();
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.now.as_deref().map(|t| validate::instant("--now", t)) {
+        None => run(cli, &SystemClock),
+        Some(Ok(t)) => run(cli, &FixedClock::new(t)),
+        Some(Err(e)) => Err(e),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            let msg = validate::escape_for_line(&e.to_string());
+            eprintln!("digestd: {msg}");
+            e.exit_code()
+        }
+    }
+}
+
+fn init_tracing(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// What a command runs with: the settings, the clock, standard output, and
+/// the database, opened when the command first asks for it.
+pub struct Ctx<'a> {
+    cfg: &'a Config,
+    clock: &'a dyn Clock,
+    out: &'a mut Stdout,
+    db: Option<Db>,
+}
+
+impl Ctx<'_> {
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// A connection, opening (and creating, and migrating) the database
+    /// the first time.
+    fn conn(&mut self) -> Result<PooledConn> {
+        if self.db.is_none() {
+            let d = &self.cfg.database;
+            self.db = Some(Db::open(&d.url, d.pool_size)?);
+        }
+        self.db.as_ref().expect("opened above").conn()
+    }
+
+    fn lease_for(&self) -> chrono::Duration {
+        chrono::Duration::seconds(i64::from(self.cfg.schedule.lease_seconds))
+    }
+}
+
+/// Runs one parsed command with the given clock.
+pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
+    let mut cfg = Config::load(cli.config.as_deref(), std::env::vars())?;
+    crate::deliver::check_settings(&cfg)?;
+    if let Some(url) = &cli.db {
+        crate::db::DbUrl::parse(url)?;
+        cfg.database.url = url.clone();
+    }
+    init_tracing(&cfg.log.level);
+    // Not locked for the whole command: the stdout email transport writes
+    // from the delivery thread.
+    let out = &mut std::io::stdout();
+    let ctx = &mut Ctx {
+        cfg: &cfg,
+        clock,
+        out,
+        db: None,
+    };
+    match cli.command {
+        Command::Init => {
+            ctx.conn()?;
+            writeln!(ctx.out, "database ready: {}", cfg.database.url)?;
+            Ok(())
+        }
+        Command::User(c) => parties::user(c, ctx),
+        Command::Group(c) => parties::group(c, ctx),
+        Command::Contact(a) => parties::contact(a, ctx),
+        Command::Collection(c) => content::collection(c, ctx),
+        Command::Item(c) => content::item(c, ctx),
+        Command::Record => content::record(ctx),
+        Command::Purge(a) => content::purge(a, ctx),
+        Command::Subscribe(a) => schedule::subscribe(a, ctx),
+        Command::Subscription(c) => schedule::subscription(c, ctx),
+        Command::Tick(a) => schedule::tick(a, ctx),
+        Command::Simulate(a) => schedule::simulate(a, ctx),
+        Command::Grid(a) => schedule::grid(a, ctx),
+        Command::Queue(c) => queue::queue(c, ctx),
+        Command::Notify(a) => queue::notify(a, ctx),
+        Command::Cancel { id } => queue::cancel(id, ctx),
+        Command::Request(c) => queue::request(c, ctx),
+        Command::Inbound => queue::inbound(ctx),
+        Command::TestAlert(a) => queue::test_alert(a, ctx),
+        Command::Serve => crate::serve::run(&cfg, clock),
+        Command::Demo => demo::run(&cfg, cli.db.is_some(), ctx.out),
+        Command::Bench(c) => bench::run(c, cli.db.as_deref(), ctx),
+    }
+}
+
+fn read_stdin_limited(limit: usize) -> Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!("reading JSON from stdin (end with Ctrl-D)");
+    }
+    let mut buf = Vec::new();
+    stdin.lock().take(limit as u64 + 1).read_to_end(&mut buf)?;
+    if buf.len() > limit {
+        return Err(Error::invalid(format!(
+            "input is larger than {limit} bytes"
+        )));
+    }
+    String::from_utf8(buf).map_err(|_| Error::invalid("input is not valid UTF-8"))
+}
+
+fn read_stdin_bytes(limit: usize) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() > limit {
+        return Err(Error::invalid(format!(
+            "input is larger than {limit} bytes"
+        )));
+    }
+    Ok(buf)
+}

@@ -1,0 +1,228 @@
+//! `user`, `group` and `contact`: people, groups and their addresses.
+
+use std::io::Write;
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::parties;
+
+#[derive(Subcommand, Debug)]
+pub enum UserCmd {
+    /// Add a user.
+    Add {
+        name: String,
+        /// IANA timezone, e.g. Europe/Paris.
+        #[arg(long)]
+        tz: String,
+        #[arg(long)]
+        email: Option<String>,
+        #[arg(long)]
+        xmpp: Option<String>,
+        /// E.164, e.g. +14155550123.
+        #[arg(long)]
+        phone: Option<String>,
+        /// mon..sun (default mon).
+        #[arg(long)]
+        week_start: Option<String>,
+        /// 0-23 (default 8).
+        #[arg(long, allow_negative_numbers = true)]
+        daily_hour: Option<i64>,
+        /// e.g. en-US (default).
+        #[arg(long)]
+        locale: Option<String>,
+    },
+    /// List users.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a user's preferences (their subscriptions are rescheduled).
+    Set {
+        name: String,
+        #[arg(long)]
+        tz: Option<String>,
+        #[arg(long)]
+        week_start: Option<String>,
+        #[arg(long, allow_negative_numbers = true)]
+        daily_hour: Option<i64>,
+        #[arg(long)]
+        locale: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GroupCmd {
+    /// Add a group.
+    Add {
+        name: String,
+        /// The group's own address (used when a request is not expanded).
+        #[arg(long)]
+        email: Option<String>,
+    },
+    /// Put a user or group into a group.
+    AddMember { group: String, member: String },
+    /// The users in a group, recursively.
+    Expand {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct ContactArgs {
+    /// The user or group.
+    name: String,
+    /// email, xmpp or sms.
+    #[arg(long)]
+    channel: String,
+    /// A new address (checked for the channel): enabled, not verified, bounces reset.
+    #[arg(long, value_name = "ADDRESS")]
+    set: Option<String>,
+    /// Its owner confirmed it.
+    #[arg(long)]
+    verify: bool,
+    /// Send nothing more to it.
+    #[arg(long)]
+    disable: bool,
+    /// Send to it again (bounce count reset).
+    #[arg(long)]
+    enable: bool,
+}
+
+pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    match cmd {
+        UserCmd::Add {
+            name,
+            tz,
+            email,
+            xmpp,
+            phone,
+            week_start,
+            daily_hour,
+            locale,
+        } => {
+            let id = parties::create_user(
+                &mut conn,
+                ctx.now(),
+                &parties::NewUser {
+                    name,
+                    timezone: tz,
+                    email,
+                    xmpp,
+                    phone,
+                    week_start,
+                    daily_hour,
+                    locale,
+                },
+            )?;
+            writeln!(ctx.out, "{id}")?;
+        }
+        UserCmd::List { json } => {
+            let users = parties::list_users(&mut conn)?;
+            print_users(ctx.out, &users, json)?;
+        }
+        UserCmd::Set {
+            name,
+            tz,
+            week_start,
+            daily_hour,
+            locale,
+        } => {
+            parties::update_user(
+                &mut conn,
+                &name,
+                &parties::UserChanges {
+                    timezone: tz,
+                    week_start,
+                    daily_hour,
+                    locale,
+                },
+            )?;
+            writeln!(ctx.out, "updated {name}")?;
+        }
+    }
+    Ok(())
+}
+
+pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    match cmd {
+        GroupCmd::Add { name, email } => {
+            let id = parties::create_group(&mut conn, ctx.now(), &name, email.as_deref())?;
+            writeln!(ctx.out, "{id}")?;
+        }
+        GroupCmd::AddMember { group, member } => {
+            parties::add_member(&mut conn, &group, &member)?;
+            writeln!(ctx.out, "{member} is in {group}")?;
+        }
+        GroupCmd::Expand { name, json } => {
+            let (id, _) = parties::find(&mut conn, &name)?;
+            let users = parties::expand(&mut conn, id)?;
+            print_users(ctx.out, &users, json)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
+    let channel = parties::Channel::parse(&a.channel)?;
+    let change = match (a.set, a.verify, a.disable, a.enable) {
+        (Some(a), false, false, false) => parties::ContactChange::Set(a),
+        (None, true, false, false) => parties::ContactChange::Verify,
+        (None, false, true, false) => parties::ContactChange::Disable,
+        (None, false, false, true) => parties::ContactChange::Enable,
+        _ => {
+            return Err(Error::invalid(
+                "contact: give exactly one of --set ADDRESS, --verify, --disable, --enable",
+            ))
+        }
+    };
+    let mut conn = ctx.conn()?;
+    let p = parties::change_contact(&mut conn, ctx.now(), &a.name, channel, &change)?;
+    writeln!(
+        ctx.out,
+        "{} {} {} ({}, {}, {} bounces)",
+        a.name,
+        p.channel,
+        p.address,
+        if p.verified {
+            "verified"
+        } else {
+            "not verified"
+        },
+        if p.disabled { "disabled" } else { "enabled" },
+        p.bounce_count
+    )?;
+    Ok(())
+}
+
+fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Result<()> {
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(users).expect("serialisable")
+        )?;
+        return Ok(());
+    }
+    for u in users {
+        writeln!(
+            out,
+            "{:<16} {:<24} week starts {} daily {:02}:00  {}",
+            u.username,
+            u.timezone,
+            u.week_start,
+            u.daily_hour,
+            [&u.email, &u.xmpp, &u.phone]
+                .iter()
+                .filter_map(|a| a.as_deref())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )?;
+    }
+    Ok(())
+}

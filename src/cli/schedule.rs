@@ -1,0 +1,225 @@
+//! `subscribe`, `subscription`, `tick`, `simulate` and `grid`: when digests
+//! are due.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use crate::digest::Composer;
+use crate::error::{Error, Result};
+use crate::ids::SubscriptionId;
+use crate::{parties, schedule, subscriptions, validate};
+
+#[derive(Args, Debug)]
+pub struct SubscribeArgs {
+    /// A user or group name.
+    pub party: String,
+    /// hourly, daily or weekly.
+    #[arg(long)]
+    pub frequency: String,
+    /// modification or forward.
+    #[arg(long)]
+    pub kind: String,
+    /// One collection's UUID.
+    #[arg(long, conflicts_with = "all", required_unless_present = "all")]
+    pub collection: Option<String>,
+    /// Every collection.
+    #[arg(long)]
+    pub all: bool,
+    /// Comma-separated: email, xmpp, sms (default email).
+    #[arg(long, value_delimiter = ',')]
+    pub channel: Vec<String>,
+    /// Local hour 0-23 (default: the user's daily hour).
+    #[arg(long, allow_negative_numbers = true)]
+    pub hour: Option<i64>,
+    /// Local day mon..sun for weekly (default: the user's first day of week).
+    #[arg(long)]
+    pub day: Option<String>,
+    /// Include the subscriber's own changes (left out by default).
+    #[arg(long)]
+    pub include_own: bool,
+    /// Send a digest even when nothing changed (not sent by default; the run is recorded either way).
+    #[arg(long)]
+    pub send_empty: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SubscriptionCmd {
+    /// Stop a subscription's digests.
+    Pause { id: i64 },
+    /// Resume a paused subscription from now on (no burst for the paused time).
+    Resume { id: i64 },
+    /// List subscriptions.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct TickArgs {
+    /// The tick's instant (RFC 3339).
+    #[arg(long)]
+    at: String,
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// First tick (RFC 3339, inclusive).
+    #[arg(long)]
+    from: String,
+    /// End (RFC 3339, exclusive).
+    #[arg(long)]
+    to: String,
+    /// Interval between ticks, e.g. 1h, 15m.
+    #[arg(long, default_value = "1h")]
+    every: String,
+}
+
+#[derive(Args, Debug)]
+pub struct GridArgs {
+    /// Only this user's subscriptions.
+    #[arg(long)]
+    user: Option<String>,
+    /// Also write an SVG heat map here.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Any instant in the week to show (RFC 3339; default: this week).
+    #[arg(long)]
+    week: Option<String>,
+}
+
+pub fn subscribe(a: SubscribeArgs, ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    let id = subscriptions::subscribe(
+        &mut conn,
+        ctx.now(),
+        &subscriptions::SubscribeRequest {
+            party: a.party,
+            frequency: a.frequency,
+            kind: a.kind,
+            collection: if a.all { None } else { a.collection },
+            channels: a.channel,
+            hour: a.hour,
+            day: a.day,
+            include_own: a.include_own,
+            send_empty: a.send_empty,
+        },
+    )?;
+    writeln!(ctx.out, "{id}")?;
+    Ok(())
+}
+
+pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
+    let mut conn = ctx.conn()?;
+    match cmd {
+        SubscriptionCmd::Pause { id } => {
+            subscriptions::pause(&mut conn, SubscriptionId(id))?;
+            writeln!(ctx.out, "paused {id}")?;
+        }
+        SubscriptionCmd::Resume { id } => {
+            subscriptions::resume(&mut conn, SubscriptionId(id), ctx.now())?;
+            writeln!(ctx.out, "resumed {id}")?;
+        }
+        SubscriptionCmd::List { json } => {
+            let subs = subscriptions::list(&mut conn)?;
+            if json {
+                writeln!(
+                    ctx.out,
+                    "{}",
+                    serde_json::to_string(&subs).expect("serialisable")
+                )?;
+            } else {
+                for s in subs {
+                    writeln!(ctx.out, "{s}")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tick` composes and posts each digest, and records its runs.
+pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
+    let at = validate::instant("--at", &a.at)?;
+    let mut conn = ctx.conn()?;
+    let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
+    let owner = schedule::lease::owner_name();
+    let runs = schedule::run_tick(&mut conn, at, &owner, ctx.lease_for(), &mut composer)?
+        .ok_or_else(|| Error::conflict(format!("another process holds the tick lease at {at}")))?;
+    for r in &runs {
+        r.write_line(ctx.out)?;
+    }
+    Ok(())
+}
+
+/// `simulate` is a what-if: it delivers nothing and writes nothing. A year
+/// is millions of lines: buffered, not a write per line.
+pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
+    let (from, to) = (
+        validate::instant("--from", &a.from)?,
+        validate::instant("--to", &a.to)?,
+    );
+    let step = validate::duration(&a.every)?;
+    if to <= from {
+        return Err(Error::invalid("--to must be after --from"));
+    }
+    if (to - from).num_seconds() / step.num_seconds() > 2_000_000 {
+        return Err(Error::invalid(
+            "simulate: more than 2,000,000 ticks; use a larger --every",
+        ));
+    }
+    let mut conn = ctx.conn()?;
+    let owner = schedule::lease::owner_name();
+    let lease_for = ctx.lease_for();
+    let mut w = std::io::BufWriter::new(ctx.out.lock());
+    schedule::simulate(&mut conn, from, to, step, &owner, lease_for, &mut |r| {
+        r.write_line(&mut w)
+    })?;
+    w.flush()?;
+    Ok(())
+}
+
+pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
+    let week = match &a.week {
+        Some(w) => validate::instant("--week", w)?,
+        None => ctx.now(),
+    };
+    let mut conn = ctx.conn()?;
+    let party = a
+        .user
+        .as_deref()
+        .map(|u| parties::find(&mut conn, u))
+        .transpose()?
+        .map(|(id, _)| id);
+    let (local, server) = schedule::grid::build(&mut conn, week, party)?;
+    let start = schedule::grid::week_start_utc(week);
+    let scope = a
+        .user
+        .as_deref()
+        .map_or("all users".to_string(), |u| format!("user {u}"));
+    writeln!(
+        ctx.out,
+        "{}",
+        local.to_text(&format!(
+            "digests in the week of {} ({scope}), by local time",
+            start.format("%Y-%m-%d")
+        ))
+    )?;
+    writeln!(
+        ctx.out,
+        "{}",
+        server.to_text("the same digests by server time (UTC)")
+    )?;
+    if let Some(path) = a.svg {
+        let title = format!(
+            "digestd: digests in the week of {} ({scope}), server time (UTC)",
+            start.format("%Y-%m-%d")
+        );
+        std::fs::write(&path, server.to_svg(&title))?;
+        writeln!(ctx.out, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
