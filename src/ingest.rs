@@ -53,12 +53,17 @@ struct Parsed {
     m: NewModification,
 }
 
-fn value(v: Option<String>) -> Result<Option<String>> {
+/// A changed value of `attribute`: any text up to [`MAX_VALUE`] bytes that
+/// every channel can carry (digests quote it as it is).
+fn value(attribute: &str, v: Option<String>) -> Result<Option<String>> {
     match v {
         Some(s) if s.len() > MAX_VALUE => Err(Error::invalid(format!(
             "a value is longer than {MAX_VALUE} bytes"
         ))),
-        other => Ok(other),
+        Some(s) => {
+            validate::carriable(&format!("the value of {attribute:?}"), &s).map(|()| Some(s))
+        }
+        None => Ok(None),
     }
 }
 
@@ -81,10 +86,11 @@ fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
                 "attribute {attribute:?} changed twice"
             )));
         }
+        let (old, new) = (value(&attribute, ch.old)?, value(&attribute, ch.new)?);
         changes.push(Change {
             attribute,
-            old: value(ch.old)?,
-            new: value(ch.new)?,
+            old,
+            new,
         });
     }
     Ok(Parsed {
