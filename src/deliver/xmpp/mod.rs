@@ -18,6 +18,9 @@
 //! anything of error type `wait` are transient. A session that drops is
 //! torn down with its runtime (so nothing is resent behind the queue's
 //! back) and opened again at the next send, with backoff after failures.
+//!
+//! `config` checks `[xmpp]`; `stanza` holds what a stanza carries (its id,
+//! the capped body) and what a stanza error means.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -36,115 +39,13 @@ use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
 
-const STANZAS_NS: &str = "urn:ietf:params:xml:ns:xmpp-stanzas";
+mod config;
+mod stanza;
 
-/// Checks `[xmpp]` without connecting.
-pub fn check(c: &XmppConfig) -> Result<()> {
-    let bad = |why: String| Error::invalid(format!("config: xmpp.{why}"));
-    if !(1..=600).contains(&c.timeout_seconds) {
-        return Err(bad("timeout_seconds must be 1-600".into()));
-    }
-    if !(100..=100_000).contains(&c.max_chars) {
-        return Err(bad("max_chars must be 100-100000".into()));
-    }
-    if !(1..=86_400).contains(&c.reconnect_cap_seconds) {
-        return Err(bad("reconnect_cap_seconds must be 1-86400".into()));
-    }
-    for (name, v) in [
-        ("jid", &c.jid),
-        ("password", &c.password),
-        ("server", &c.server),
-    ] {
-        if v.chars().any(char::is_control) {
-            return Err(bad(format!("{name}: no control characters")));
-        }
-    }
-    match c.transport.as_str() {
-        "dir" => return Ok(()),
-        "xmpp" => {}
-        other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"xmpp\""))),
-    }
-    let jid = BareJid::new(&c.jid).map_err(|e| bad(format!("jid {:?}: {e}", c.jid)))?;
-    if jid.node().is_none() {
-        return Err(bad(format!(
-            "jid {:?}: needs a local part (name@host)",
-            c.jid
-        )));
-    }
-    if c.password.is_empty() {
-        return Err(bad("password: required with transport \"xmpp\"".into()));
-    }
-    let host = if c.server.is_empty() {
-        None
-    } else {
-        Some(server(&c.server).map_err(bad)?.0)
-    };
-    let loopback = host.as_deref().is_some_and(|h| {
-        h == "localhost"
-            || h.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    });
-    if !c.tls && !loopback {
-        return Err(bad(
-            "tls: false sends the password in clear; allowed only with a loopback server".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// `host:port` of the `server` override.
-fn server(s: &str) -> std::result::Result<(String, u16), String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("server {s:?}: use host:port"))?;
-    let port: u16 = port
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| format!("server {s:?}: bad port"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("server {s:?}: bad host"));
-    }
-    Ok((host.to_string(), port))
-}
-
-/// What a `<message type="error">` says: the defined condition and whether
-/// it is worth another attempt.
-pub fn classify(error: &Element) -> (String, bool) {
-    let condition = error
-        .children()
-        .find(|c| c.ns() == STANZAS_NS && c.name() != "text")
-        .map(|c| c.name().to_string())
-        .unwrap_or_else(|| "undefined-condition".into());
-    let kind = error.attr("type").unwrap_or("cancel");
-    let transient = match condition.as_str() {
-        "item-not-found" | "not-allowed" | "forbidden" | "jid-malformed" | "not-acceptable"
-        | "bad-request" => false,
-        "service-unavailable"
-        | "remote-server-timeout"
-        | "resource-constraint"
-        | "internal-server-error"
-        | "recipient-unavailable" => true,
-        _ => kind == "wait",
-    };
-    let text = error
-        .children()
-        .find(|c| c.ns() == STANZAS_NS && c.name() == "text")
-        .map(|t| format!(": {}", t.text()))
-        .unwrap_or_default();
-    (format!("{condition} ({kind}){text}"), transient)
-}
-
-/// Cuts `body` to `max` characters, marking the cut.
-pub fn cap(body: &str, max: usize) -> String {
-    if body.chars().count() <= max {
-        return body.to_string();
-    }
-    let mut s: String = body.chars().take(max.saturating_sub(1)).collect();
-    s.push('…');
-    s
-}
+pub use config::check;
+use config::server;
+use stanza::stanza_id;
+pub use stanza::{cap, classify};
 
 /// Waits until `client` has logged in, at most `timeout`. A bad password
 /// or certificate is retried inside tokio-xmpp without end: only the
@@ -328,16 +229,6 @@ fn note_event(
         Some(Event::Disconnected(e)) => Err(format!("connection lost: {e}")),
         None => Err("stream closed".into()),
         Some(_) => Ok(()),
-    }
-}
-
-/// The message's stanza id: named after its outbox file (first request and
-/// recipient), so a retry of the same message carries the same id; a
-/// message without one (a test alert) gets one unique to its batch.
-fn stanza_id(m: &Outgoing, batch: u64, i: usize) -> String {
-    match m.file.file_stem().and_then(|s| s.to_str()) {
-        Some(stem) if !stem.is_empty() => format!("digestd-{stem}"),
-        _ => format!("digestd-{batch}-{i}"),
     }
 }
 
@@ -559,122 +450,6 @@ impl Drop for XmppListener {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn error(xml: &str) -> Element {
-        xml.parse().unwrap()
-    }
-
-    #[test]
-    fn stanza_errors_are_told_apart() {
-        let cases = [
-            ("item-not-found", "cancel", false),
-            ("not-allowed", "cancel", false),
-            ("forbidden", "auth", false),
-            ("service-unavailable", "cancel", true),
-            ("remote-server-timeout", "wait", true),
-            ("policy-violation", "modify", false),
-            ("policy-violation", "wait", true),
-        ];
-        for (cond, kind, retry) in cases {
-            let e = error(&format!(
-                "<error xmlns='jabber:client' type='{kind}'><{cond} xmlns='{STANZAS_NS}'/>\
-                 <text xmlns='{STANZAS_NS}'>why</text></error>"
-            ));
-            let (text, transient) = classify(&e);
-            assert_eq!(transient, retry, "{cond} {kind}");
-            assert_eq!(text, format!("{cond} ({kind}): why"));
-        }
-        let (text, transient) = classify(&error("<error xmlns='jabber:client'/>"));
-        assert_eq!(
-            (text.as_str(), transient),
-            ("undefined-condition (cancel)", false)
-        );
-    }
-
-    #[test]
-    fn long_bodies_are_capped_on_a_character_boundary() {
-        assert_eq!(cap("short", 100), "short");
-        let long = "é".repeat(300);
-        let c = cap(&long, 100);
-        assert_eq!(c.chars().count(), 100);
-        assert!(c.ends_with('…'));
-    }
-
-    #[test]
-    fn config_is_checked_without_connecting() {
-        let ok = XmppConfig {
-            transport: "xmpp".into(),
-            jid: "digestd@localhost".into(),
-            password: "pw".into(),
-            server: "127.0.0.1:5222".into(),
-            ..XmppConfig::default()
-        };
-        check(&ok).unwrap();
-        let bad = [
-            XmppConfig {
-                transport: "pigeon".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                jid: "localhost".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                jid: "a@b@c".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                password: String::new(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                password: "a\r\nb".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1:0".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1:99999".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                timeout_seconds: 0,
-                ..ok.clone()
-            },
-            XmppConfig {
-                max_chars: 5,
-                ..ok.clone()
-            },
-            XmppConfig {
-                tls: false,
-                server: "chat.example.com:5222".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                tls: false,
-                server: String::new(),
-                ..ok.clone()
-            },
-        ];
-        for server in ["127.0.0.1:5222", "[::1]:5222", "localhost:15222"] {
-            check(&XmppConfig {
-                tls: false,
-                server: server.into(),
-                ..ok.clone()
-            })
-            .unwrap();
-        }
-        for c in bad {
-            let e = check(&c).unwrap_err().to_string();
-            assert!(e.starts_with("config: xmpp."), "{e}");
-        }
-    }
 
     #[test]
     fn a_server_that_is_down_is_a_transient_failure_with_backoff() {
