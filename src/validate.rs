@@ -22,9 +22,14 @@ pub fn is_xml_char(c: char) -> bool {
 
 /// Whether all of `s` may stand in an XML document, so in an XMPP stanza.
 /// A stanza with one character outside it cannot be serialised at all: the
-/// XMPP listener checks every body with this before it goes on the wire.
+/// XMPP listener checks every body before it goes on the wire.
 pub fn xml_safe(s: &str) -> bool {
-    s.chars().all(is_xml_char)
+    not_xml(s).is_none()
+}
+
+/// The first character of `s` that XML 1.0 forbids, to name in an error.
+pub fn not_xml(s: &str) -> Option<char> {
+    s.chars().find(|&c| !is_xml_char(c))
 }
 
 /// Unicode's 66 noncharacters: U+FDD0–U+FDEF and the last two code points
@@ -473,6 +478,7 @@ mod tests {
         ] {
             assert!(!xml_safe(bad), "{bad:?}");
         }
+        assert_eq!(not_xml("ok \u{FDD0} \u{FFFF} \u{1}"), Some('\u{FFFF}'));
         // Multi-line text keeps its line breaks, tabs and direction marks.
         carriable("message", "line\n\tline\r\n\u{200F}").unwrap();
         for (bad, code) in [

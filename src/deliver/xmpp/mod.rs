@@ -12,6 +12,12 @@
 //! That is the same promise as an SMTP relay's `250`: accepted by the
 //! server, not read by the person.
 //!
+//! A message that can never be sent is answered on its own before it
+//! reaches the session: an address that is not a JID, a body that is not
+//! UTF-8 or holds a character XML 1.0 forbids (U+FFFF, a C0 control), a
+//! stanza the XML layer will not write. Handed to the stream, such a body
+//! failed the whole session and every other message of the batch with it.
+//!
 //! Stanza errors `item-not-found`, `not-allowed`, `forbidden`,
 //! `jid-malformed`, `not-acceptable` and `bad-request` are permanent;
 //! `service-unavailable`, `remote-server-timeout`, connection loss and
@@ -29,7 +35,7 @@ use futures_util::{FutureExt, StreamExt};
 use tokio_xmpp::connect::DnsConfig;
 use tokio_xmpp::jid::{BareJid, Jid};
 use tokio_xmpp::minidom::Element;
-use tokio_xmpp::parsers::message::{Id, Lang, Message, MessageType};
+use tokio_xmpp::parsers::message::MessageType;
 use tokio_xmpp::parsers::ping::Ping;
 use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
 use tokio_xmpp::xmlstream::Timeouts;
@@ -276,19 +282,11 @@ async fn send_batch(
     let mut domains: Vec<Option<Jid>> =
         vec![client.bound_jid().map(|j| Jid::from(j.domain().to_owned()))];
     for (i, m) in msgs.iter().enumerate() {
-        let jid = match BareJid::new(&m.to) {
-            Ok(j) => j,
-            Err(e) => {
-                out[i] = Some(Err(DeliveryError::Permanent {
-                    code: None,
-                    text: format!("xmpp: jid-malformed: {:?}: {e}", m.to),
-                }));
-                tokens.push(None);
-                continue;
-            }
-        };
-        let body = match m.body() {
-            Ok(b) => b,
+        // A message that can never be sent (bad address, a body XML cannot
+        // carry) is answered here and never reaches the session, so it
+        // cannot break the session for the rest of the batch.
+        let (jid, stanza) = match stanza::prepare(m, &sent_ids[i], max_chars) {
+            Ok(p) => p,
             Err(e) => {
                 out[i] = Some(Err(e));
                 tokens.push(None);
@@ -299,13 +297,20 @@ async fn send_batch(
         if !domains.contains(&domain) {
             domains.push(domain);
         }
-        let mut m = Message::chat(Some(Jid::from(jid)))
-            .with_body(Lang(String::new()), cap(body, max_chars));
-        m.id = Some(Id(sent_ids[i].clone()));
-        let failed = match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
+        let failed = match tokio::time::timeout(timeout, client.send_stanza(stanza)).await {
             Ok(Ok(t)) => {
                 tokens.push(Some(t));
                 continue;
+            }
+            // The stream could not write what `prepare` could: this message
+            // will never go. Its writer may have stopped inside the stanza,
+            // so the session ends here as after any failed send.
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                out[i] = Some(Err(DeliveryError::Permanent {
+                    code: None,
+                    text: format!("xmpp: the message cannot be written as XML: {e}"),
+                }));
+                format!("send failed: {e}")
             }
             Ok(Err(e)) => format!("send failed: {e}"),
             Err(_) => "send timed out".to_string(),
