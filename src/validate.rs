@@ -12,16 +12,87 @@ const MAX_NAME: usize = 64;
 /// Longest free text (titles, collection names) we accept, in bytes.
 pub const MAX_TEXT: usize = 1000;
 
-/// Control characters, line/paragraph separators and bidirectional
-/// overrides: anything that could break a header or a line, or make text
-/// display differently from what it is.
+/// Whether XML 1.0 allows `c` in a document (its `Char` production:
+/// `#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] |
+/// [#x10000-#x10FFFF]`). A `char` is never a surrogate, so what is left
+/// out is the C0 controls other than tab, LF and CR, and U+FFFE, U+FFFF.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// Whether all of `s` may stand in an XML document, so in an XMPP stanza.
+/// A stanza with one character outside it cannot be serialised at all: the
+/// XMPP listener checks every body before it goes on the wire.
+pub fn xml_safe(s: &str) -> bool {
+    not_xml(s).is_none()
+}
+
+/// The first character of `s` that XML 1.0 forbids, to name in an error.
+pub fn not_xml(s: &str) -> Option<char> {
+    s.chars().find(|&c| !is_xml_char(c))
+}
+
+/// Unicode's 66 noncharacters: U+FDD0–U+FDEF and the last two code points
+/// of every plane (U+FFFE, U+FFFF, U+1FFFE … U+10FFFF). They are reserved
+/// for a program's own use, never for text that travels. XML forbids two of
+/// them and discourages the rest; we refuse them all in the text we store,
+/// which costs nobody a real character and keeps every channel able to
+/// carry what we accepted.
+pub fn is_noncharacter(c: char) -> bool {
+    matches!(c, '\u{FDD0}'..='\u{FDEF}') || (c as u32) & 0xFFFE == 0xFFFE
+}
+
+/// Line and paragraph separators.
+fn is_line_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Bidirectional marks, embeddings, overrides and isolates.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Control characters (NUL among them), anything XML 1.0 forbids,
+/// noncharacters, line/paragraph separators and bidirectional overrides:
+/// anything that could break a header, a line or a chat stanza, or make
+/// text display differently from what it is.
 fn is_hostile_char(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || !is_xml_char(c)
+        || is_noncharacter(c)
+        || is_line_separator(c)
+        || is_bidi_control(c)
 }
 
 fn has_control(s: &str) -> bool {
     s.chars().any(is_hostile_char)
+}
+
+/// What `c` is, for an error message: never the character itself, which
+/// may be invisible or act on a terminal.
+fn describe(c: char) -> String {
+    let code = format!("U+{:04X}", c as u32);
+    if c == '\0' {
+        format!("a control character ({code}, NUL)")
+    } else if is_noncharacter(c) {
+        format!("a Unicode noncharacter ({code})")
+    } else if c.is_control() || !is_xml_char(c) {
+        format!("a control character ({code})")
+    } else if is_line_separator(c) {
+        format!("a line or paragraph separator ({code})")
+    } else {
+        format!("a bidirectional mark or override ({code})")
+    }
+}
+
+/// Refuses `s` when it holds a character XML 1.0 forbids or a Unicode
+/// noncharacter: for multi-line text (a notification's message) that may keep tabs, line breaks and direction marks but must
+/// still reach every channel.
+pub fn carriable(what: &str, s: &str) -> Result<()> {
+    match s.chars().find(|&c| !is_xml_char(c) || is_noncharacter(c)) {
+        Some(c) => Err(Error::invalid(format!("{what} contains {}", describe(c)))),
+        None => Ok(()),
+    }
 }
 
 /// `s` with every hostile character escaped, for one-line error messages.
@@ -64,8 +135,9 @@ pub fn name(what: &str, s: &str) -> Result<String> {
 }
 
 /// Free text that ends up in a subject or a title: non-empty after trimming,
-/// at most [`MAX_TEXT`] bytes, no control characters (so no CR/LF that could
-/// break out of a header).
+/// at most [`MAX_TEXT`] bytes, no hostile character (so no CR/LF that could
+/// break out of a header, nothing XML cannot carry, no noncharacter); the
+/// error names the field and the character's code point.
 pub fn text(what: &str, s: &str) -> Result<String> {
     let t = s.trim();
     if t.is_empty() {
@@ -76,10 +148,8 @@ pub fn text(what: &str, s: &str) -> Result<String> {
             "{what} is longer than {MAX_TEXT} bytes"
         )));
     }
-    if has_control(t) {
-        return Err(Error::invalid(format!(
-            "{what} contains a control character (CR, LF, tab, …)"
-        )));
+    if let Some(c) = t.chars().find(|&c| is_hostile_char(c)) {
+        return Err(Error::invalid(format!("{what} contains {}", describe(c))));
     }
     Ok(t.to_string())
 }
@@ -262,12 +332,10 @@ pub fn value(what: &str, s: &str, max: usize) -> Result<()> {
     if s.len() > max {
         return Err(Error::invalid(format!("{what} is longer than {max} bytes")));
     }
-    if has_control(s) {
-        return Err(Error::invalid(format!(
-            "{what} contains a control character (NUL, CR, LF, tab, …)"
-        )));
+    match s.chars().find(|&c| is_hostile_char(c)) {
+        Some(c) => Err(Error::invalid(format!("{what} contains {}", describe(c)))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -374,6 +442,76 @@ mod tests {
         for bad in ["", "e", "english-language-tag-x", "en-US\r\n", "12-US"] {
             assert!(locale(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn texts_refuse_what_xml_or_a_terminal_cannot_take_and_name_it() {
+        for (bad, code) in [
+            ("a\u{FFFF}b", "noncharacter (U+FFFF)"),
+            ("a\u{FFFE}b", "noncharacter (U+FFFE)"),
+            ("a\u{FDD0}b", "noncharacter (U+FDD0)"),
+            ("a\u{FDEF}b", "noncharacter (U+FDEF)"),
+            ("a\u{1FFFF}b", "noncharacter (U+1FFFF)"),
+            ("a\u{10FFFE}b", "noncharacter (U+10FFFE)"),
+            ("a\0b", "control character (U+0000, NUL)"),
+            ("a\u{1b}[2Jb", "control character (U+001B)"),
+            ("a\u{1}b", "control character (U+0001)"),
+            ("a\u{1f}b", "control character (U+001F)"),
+            ("a\u{7f}b", "control character (U+007F)"),
+            ("a\u{2029}b", "separator (U+2029)"),
+            ("a\u{2066}b", "override (U+2066)"),
+        ] {
+            let e = text("title", bad).unwrap_err().to_string();
+            assert!(e.starts_with("title contains a"), "{bad:?}: {e}");
+            assert!(e.contains(code), "{bad:?}: {e}");
+            assert!(!e.contains(['\n', '\r']), "{e}");
+        }
+        for good in [
+            "Lunch 🍱 at noon",
+            "会議 — 東京",
+            "שלום עולם",
+            "مرحبا بالعالم",
+            "Ünïcødé ﬁ \u{FDCF} \u{FDF0} \u{FFFD} \u{E000} \u{10000}",
+        ] {
+            assert_eq!(text("title", good).unwrap(), good);
+            assert!(xml_safe(good), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn xml_safe_is_the_xml_char_production() {
+        assert!(xml_safe(
+            "tab\tlf\ncr\r \u{D7FF}\u{E000}\u{FFFD}\u{10000}\u{10FFFF}"
+        ));
+        // XML allows the noncharacters other than U+FFFE and U+FFFF.
+        assert!(xml_safe("\u{FDD0}\u{1FFFE}"));
+        for bad in [
+            "\0", "\u{1}", "\u{8}", "\u{b}", "\u{c}", "\u{1f}", "\u{FFFE}", "\u{FFFF}",
+        ] {
+            assert!(!xml_safe(bad), "{bad:?}");
+        }
+        assert_eq!(not_xml("ok \u{FDD0} \u{FFFF} \u{1}"), Some('\u{FFFF}'));
+        // Multi-line text keeps its line breaks, tabs and direction marks.
+        carriable("message", "line\n\tline\r\n\u{200F}").unwrap();
+        for (bad, code) in [
+            ("a\u{FFFF}", "U+FFFF"),
+            ("a\u{FDD0}", "U+FDD0"),
+            ("a\u{7}", "U+0007"),
+        ] {
+            let e = carriable("message", bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("message contains a") && e.contains(code),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_validators_refuse_noncharacters_too() {
+        assert!(timezone("UTC\u{FFFF}").is_err());
+        assert!(jid("alice\u{FFFE}@localhost").is_err());
+        assert!(email("alice\u{FFFF}@example.com").is_err());
+        assert_eq!(escape_for_line("a\u{FFFF}b"), "a\\u{ffff}b");
     }
 
     #[test]

@@ -1609,7 +1609,7 @@ fn record_refuses_nul_and_control_characters_in_values_and_actors() {
         env.refused(
             &["record"],
             &lines(&[good.clone(), line]),
-            "line 2: new value contains a control character",
+            "line 2: new value contains",
         );
     }
     let mut actor = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
@@ -1868,6 +1868,98 @@ fn item_put_refuses_other_hostile_fields() {
         "cannot delete unknown item",
     );
     assert_eq!(env.count("items"), 0);
+}
+
+/// U+FFFF (and the other characters XML or a chat client cannot carry)
+/// is refused at every door that stores text a message is built from, with
+/// exit 2, the field named, and nothing written.
+#[test]
+fn characters_xml_cannot_carry_are_refused_everywhere_and_nothing_is_written() {
+    let (env, c) = world();
+    for title in [
+        "Lunch \u{FFFF}",
+        "\u{FFFE}Lunch",
+        "Lu\0nch",
+        "Lunch \u{FDD0}",
+    ] {
+        let input = item_json(&c, title).to_string();
+        env.refused(&["item", "put"], input.as_bytes(), "title contains a");
+        let mut kind = item_json(&c, "Lunch");
+        kind["kind"] = json!(title);
+        env.refused(
+            &["item", "put"],
+            kind.to_string().as_bytes(),
+            "kind contains a",
+        );
+    }
+    env.refused(
+        &["item", "put"],
+        item_json(&c, "Lunch \u{FFFF}").to_string().as_bytes(),
+        "title contains a Unicode noncharacter (U+FFFF)",
+    );
+    let line = |f: &dyn Fn(&mut Value)| {
+        let mut v = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+        f(&mut v);
+        lines(&[v])
+    };
+    for (input, needle) in [
+        (
+            line(&|v| v["title"] = json!("Lunch \u{FFFF}")),
+            "line 1: title contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["kind"] = json!("ev\u{FFFF}ent")),
+            "line 1: kind contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["changes"][0]["new"] = json!("Team \u{FFFF} lunch")),
+            "line 1: new value contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["changes"][0]["old"] = json!("Lunch\u{1}")),
+            "control character (U+0001)",
+        ),
+    ] {
+        env.refused(&["record"], &input, needle);
+    }
+    env.refused(
+        &["collection", "add", "Cal \u{FFFF}"],
+        b"",
+        "collection name contains a Unicode noncharacter (U+FFFF)",
+    );
+    let notify = |subject: &str, message: &str| {
+        let args = [
+            "notify",
+            "--from",
+            "alice",
+            "--to",
+            "alice",
+            "--channel",
+            "xmpp",
+            "--subject",
+            subject,
+            "--message",
+            message,
+        ];
+        args.map(String::from)
+    };
+    env.refused(
+        &notify("Disk \u{FFFF} full", "m"),
+        b"",
+        "subject contains a Unicode noncharacter (U+FFFF)",
+    );
+    env.refused(
+        &notify("Disk full", "on \u{FFFF} db-2"),
+        b"",
+        "message contains a Unicode noncharacter (U+FFFF)",
+    );
+    assert_eq!(env.count("items"), 0);
+    assert_eq!(env.count("modifications"), 0);
+    assert_eq!(env.count("nt_requests"), 0);
+    // Ordinary Unicode in the same places goes in.
+    let ok = item_json(&c, "会議 🍱 שלום");
+    env.ok_in(&["item", "put"], ok.to_string().as_bytes());
+    assert_eq!(env.count("items"), 1);
 }
 
 #[test]

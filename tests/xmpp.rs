@@ -10,9 +10,11 @@ use common::prosody::{Prosody, Reader};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{EmailConfig, XmppConfig};
-use digestd::db::schema::{delivery_log, nt_messages};
+use digestd::db::schema::{delivery_log, nt_messages, nt_requests};
 use digestd::db::DbConn;
+use digestd::deliver::listener::{DeliveryError, Listener, Outgoing};
 use digestd::deliver::queue::{self, Delivery, NewNotification};
+use digestd::deliver::xmpp::XmppListener;
 use digestd::ids::RequestId;
 use digestd::parties::{self, NewUser};
 
@@ -76,6 +78,16 @@ fn delivery(p: &Prosody) -> Delivery {
 
 fn prosody() -> Option<Prosody> {
     Prosody::start(&[("digestd", "servicepw"), ("bob", "bobpw")])
+}
+
+/// bob, carol and dave, each with an account.
+fn prosody_for_three() -> Option<Prosody> {
+    Prosody::start(&[
+        ("digestd", "servicepw"),
+        ("bob", "bobpw"),
+        ("carol", "carolpw"),
+        ("dave", "davepw"),
+    ])
 }
 
 fn a_digest_reaches_a_second_xmpp_client(db: &TestDb) {
@@ -239,16 +251,119 @@ fn a_killed_server_is_retried_and_delivers_after_it_returns(db: &TestDb) {
     d.shutdown();
 }
 
+/// A subject stored before the validators refused U+FFFF (written here
+/// straight to the row, as an old row would be): XML cannot carry it, so
+/// that one request fails for good at its first attempt, and the other
+/// people in the same batch get theirs.
+fn a_body_xml_cannot_carry_fails_alone(db: &TestDb) {
+    let Some(p) = prosody_for_three() else { return };
+    let mut c = db.conn();
+    user(&mut c, "ops", None);
+    for name in ["bob", "carol", "dave"] {
+        user(&mut c, name, Some(&format!("{name}@localhost")));
+    }
+    let b = notify(&mut c, "bob", "Disk 91% full", "on db-2");
+    let bad = notify(&mut c, "carol", "Backup late", "by 40 minutes");
+    let d = notify(&mut c, "dave", "Cert expires", "in 3 days");
+    diesel::update(nt_requests::table.find(bad.0))
+        .set(nt_requests::subject.eq("Backup \u{FFFF} late"))
+        .execute(&mut c)
+        .unwrap();
+    let mut readers = [
+        Reader::login(&p, "bob", "bobpw"),
+        Reader::login(&p, "carol", "carolpw"),
+        Reader::login(&p, "dave", "davepw"),
+    ];
+    let mut dl = delivery(&p);
+    queue::run_pass(&mut c, &mut dl, at(T0)).unwrap();
+    let v = queue::show(&mut c, bad).unwrap();
+    let msg = v.recipients[0].reply_message.clone().unwrap_or_default();
+    assert_eq!(v.status, "failed", "{msg}\n{}", p.log());
+    assert_eq!(
+        (v.recipients[0].retry_count, v.recipients[0].gave_up),
+        (1, true),
+        "{msg}"
+    );
+    assert!(msg.contains("U+FFFF"), "{msg}");
+    for r in [b, d] {
+        let v = queue::show(&mut c, r).unwrap();
+        assert_eq!(v.status, "sent", "{v:?}\n{}", p.log());
+    }
+    let [bob, carol, dave] = &mut readers;
+    assert_eq!(
+        bob.bodies(1, WAIT),
+        vec!["Disk 91% full\non db-2".to_string()]
+    );
+    assert_eq!(
+        dave.bodies(1, WAIT),
+        vec!["Cert expires\nin 3 days".to_string()]
+    );
+    assert!(carol.bodies(1, Duration::from_millis(500)).is_empty());
+    // Nothing is left to retry.
+    let again = queue::run_pass(&mut c, &mut dl, at(T0) + chrono::Duration::hours(6)).unwrap();
+    assert_eq!(again.finished, 0);
+    dl.shutdown();
+}
+
+/// The listener itself, below every validator: in one batch to four
+/// people, the bodies XML 1.0 forbids (U+FFFF, U+FFFE, a C0 control) are
+/// refused one by one, and the others, before and after them, arrive; the
+/// session outlives the batch.
+#[test]
+fn the_listener_refuses_only_the_bodies_xml_cannot_carry() {
+    let Some(p) = prosody_for_three() else { return };
+    let mut readers = [
+        Reader::login(&p, "bob", "bobpw"),
+        Reader::login(&p, "carol", "carolpw"),
+        Reader::login(&p, "dave", "davepw"),
+    ];
+    let mut l = XmppListener::new(&xmpp_config(&p)).unwrap();
+    let msg = |to: &str, body: &str| Outgoing::text(to, body, Default::default());
+    let r = l.send(&[
+        msg("bob@localhost", "for bob"),
+        msg("carol@localhost", "for carol \u{FFFF}"),
+        msg("dave@localhost", "for dave"),
+        msg("carol@localhost", "\u{FFFE} for carol"),
+        msg("carol@localhost", "for \u{1} carol"),
+        msg("bob@localhost", "for bob again"),
+    ]);
+    for (i, want) in [(1, "U+FFFF"), (3, "U+FFFE"), (4, "U+0001")] {
+        match &r[i] {
+            Err(DeliveryError::Permanent { text, .. }) => {
+                assert!(text.starts_with("xmpp: ") && text.contains(want), "{text}")
+            }
+            other => panic!("message {i}: {other:?}\n{}", p.log()),
+        }
+    }
+    for i in [0, 2, 5] {
+        assert!(r[i].is_ok(), "message {i}: {:?}\n{}", r[i], p.log());
+    }
+    let [bob, carol, dave] = &mut readers;
+    assert_eq!(bob.bodies(2, WAIT), vec!["for bob", "for bob again"]);
+    assert_eq!(dave.bodies(1, WAIT), vec!["for dave"]);
+    assert!(carol.bodies(1, Duration::from_millis(500)).is_empty());
+    // The same session takes the next batch: the service logged in once.
+    let r = l.send(&[msg("carol@localhost", "for carol, clean")]);
+    assert!(r[0].is_ok(), "{r:?}\n{}", p.log());
+    assert_eq!(carol.bodies(1, WAIT), vec!["for carol, clean"]);
+    let log = p.log();
+    assert_eq!(
+        log.matches("Authenticated as digestd@localhost").count(),
+        1,
+        "{log}"
+    );
+    l.shutdown();
+}
+
 #[test]
 fn a_wrong_password_is_a_transient_failure_not_a_hang() {
     let Some(p) = prosody() else { return };
-    let mut l = digestd::deliver::xmpp::XmppListener::new(&XmppConfig {
+    let mut l = XmppListener::new(&XmppConfig {
         password: "wrong".into(),
         timeout_seconds: 3,
         ..xmpp_config(&p)
     })
     .unwrap();
-    use digestd::deliver::listener::{DeliveryError, Listener, Outgoing};
     let r = l.send(&[Outgoing::text("bob@localhost", "hi", Default::default())]);
     match &r[0] {
         Err(DeliveryError::Transient { text, .. }) => assert!(text.starts_with("xmpp: "), "{text}"),
@@ -299,4 +414,5 @@ backend_tests!(
     an_unknown_account_is_retried_and_others_still_get_theirs,
     a_domain_the_server_cannot_reach_is_given_up_at_once,
     a_killed_server_is_retried_and_delivers_after_it_returns,
+    a_body_xml_cannot_carry_fails_alone,
 );

@@ -57,6 +57,9 @@ pub fn post_request(
             "message contains a control character other than newline or tab",
         ));
     }
+    // Tabs, line breaks and direction marks may stay; what XML or a chat
+    // client cannot carry (U+FFFE, U+FFFF, other noncharacters) may not.
+    validate::carriable("message", &n.message)?;
     let max_retries = match n.max_retries {
         None => i64::from(cfg.max_retries),
         Some(m) if (1..=100).contains(&m) => m,

@@ -12,12 +12,21 @@
 //! That is the same promise as an SMTP relay's `250`: accepted by the
 //! server, not read by the person.
 //!
+//! A message that can never be sent is answered on its own before it
+//! reaches the session: an address that is not a JID, a body that is not
+//! UTF-8 or holds a character XML 1.0 forbids (U+FFFF, a C0 control), a
+//! stanza the XML layer will not write. Handed to the stream, such a body
+//! failed the whole session and every other message of the batch with it.
+//!
 //! Stanza errors `item-not-found`, `not-allowed`, `forbidden`,
 //! `jid-malformed`, `not-acceptable` and `bad-request` are permanent;
 //! `service-unavailable`, `remote-server-timeout`, connection loss and
 //! anything of error type `wait` are transient. A session that drops is
 //! torn down with its runtime (so nothing is resent behind the queue's
 //! back) and opened again at the next send, with backoff after failures.
+//!
+//! `config` checks `[xmpp]`; `stanza` holds what a stanza carries (its id,
+//! the capped body) and what a stanza error means.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -26,7 +35,7 @@ use futures_util::{FutureExt, StreamExt};
 use tokio_xmpp::connect::DnsConfig;
 use tokio_xmpp::jid::{BareJid, Jid};
 use tokio_xmpp::minidom::Element;
-use tokio_xmpp::parsers::message::{Id, Lang, Message, MessageType};
+use tokio_xmpp::parsers::message::MessageType;
 use tokio_xmpp::parsers::ping::Ping;
 use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
 use tokio_xmpp::xmlstream::Timeouts;
@@ -36,115 +45,13 @@ use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
 
-const STANZAS_NS: &str = "urn:ietf:params:xml:ns:xmpp-stanzas";
+mod config;
+mod stanza;
 
-/// Checks `[xmpp]` without connecting.
-pub fn check(c: &XmppConfig) -> Result<()> {
-    let bad = |why: String| Error::invalid(format!("config: xmpp.{why}"));
-    if !(1..=600).contains(&c.timeout_seconds) {
-        return Err(bad("timeout_seconds must be 1-600".into()));
-    }
-    if !(100..=100_000).contains(&c.max_chars) {
-        return Err(bad("max_chars must be 100-100000".into()));
-    }
-    if !(1..=86_400).contains(&c.reconnect_cap_seconds) {
-        return Err(bad("reconnect_cap_seconds must be 1-86400".into()));
-    }
-    for (name, v) in [
-        ("jid", &c.jid),
-        ("password", &c.password),
-        ("server", &c.server),
-    ] {
-        if v.chars().any(char::is_control) {
-            return Err(bad(format!("{name}: no control characters")));
-        }
-    }
-    match c.transport.as_str() {
-        "dir" => return Ok(()),
-        "xmpp" => {}
-        other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"xmpp\""))),
-    }
-    let jid = BareJid::new(&c.jid).map_err(|e| bad(format!("jid {:?}: {e}", c.jid)))?;
-    if jid.node().is_none() {
-        return Err(bad(format!(
-            "jid {:?}: needs a local part (name@host)",
-            c.jid
-        )));
-    }
-    if c.password.is_empty() {
-        return Err(bad("password: required with transport \"xmpp\"".into()));
-    }
-    let host = if c.server.is_empty() {
-        None
-    } else {
-        Some(server(&c.server).map_err(bad)?.0)
-    };
-    let loopback = host.as_deref().is_some_and(|h| {
-        h == "localhost"
-            || h.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    });
-    if !c.tls && !loopback {
-        return Err(bad(
-            "tls: false sends the password in clear; allowed only with a loopback server".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// `host:port` of the `server` override.
-fn server(s: &str) -> std::result::Result<(String, u16), String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("server {s:?}: use host:port"))?;
-    let port: u16 = port
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| format!("server {s:?}: bad port"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("server {s:?}: bad host"));
-    }
-    Ok((host.to_string(), port))
-}
-
-/// What a `<message type="error">` says: the defined condition and whether
-/// it is worth another attempt.
-pub fn classify(error: &Element) -> (String, bool) {
-    let condition = error
-        .children()
-        .find(|c| c.ns() == STANZAS_NS && c.name() != "text")
-        .map(|c| c.name().to_string())
-        .unwrap_or_else(|| "undefined-condition".into());
-    let kind = error.attr("type").unwrap_or("cancel");
-    let transient = match condition.as_str() {
-        "item-not-found" | "not-allowed" | "forbidden" | "jid-malformed" | "not-acceptable"
-        | "bad-request" => false,
-        "service-unavailable"
-        | "remote-server-timeout"
-        | "resource-constraint"
-        | "internal-server-error"
-        | "recipient-unavailable" => true,
-        _ => kind == "wait",
-    };
-    let text = error
-        .children()
-        .find(|c| c.ns() == STANZAS_NS && c.name() == "text")
-        .map(|t| format!(": {}", t.text()))
-        .unwrap_or_default();
-    (format!("{condition} ({kind}){text}"), transient)
-}
-
-/// Cuts `body` to `max` characters, marking the cut.
-pub fn cap(body: &str, max: usize) -> String {
-    if body.chars().count() <= max {
-        return body.to_string();
-    }
-    let mut s: String = body.chars().take(max.saturating_sub(1)).collect();
-    s.push('…');
-    s
-}
+pub use config::check;
+use config::server;
+use stanza::stanza_id;
+pub use stanza::{cap, classify};
 
 /// Waits until `client` has logged in, at most `timeout`. A bad password
 /// or certificate is retried inside tokio-xmpp without end: only the
@@ -331,16 +238,6 @@ fn note_event(
     }
 }
 
-/// The message's stanza id: named after its outbox file (first request and
-/// recipient), so a retry of the same message carries the same id; a
-/// message without one (a test alert) gets one unique to its batch.
-fn stanza_id(m: &Outgoing, batch: u64, i: usize) -> String {
-    match m.file.file_stem().and_then(|s| s.to_str()) {
-        Some(stem) if !stem.is_empty() => format!("digestd-{stem}"),
-        _ => format!("digestd-{batch}-{i}"),
-    }
-}
-
 /// What [`send_batch`] knows: each message's result where known, why the
 /// stream broke if it did, and whether any message had been handed to the
 /// stream before it broke (if not, a fresh session can safely try again).
@@ -385,19 +282,11 @@ async fn send_batch(
     let mut domains: Vec<Option<Jid>> =
         vec![client.bound_jid().map(|j| Jid::from(j.domain().to_owned()))];
     for (i, m) in msgs.iter().enumerate() {
-        let jid = match BareJid::new(&m.to) {
-            Ok(j) => j,
-            Err(e) => {
-                out[i] = Some(Err(DeliveryError::Permanent {
-                    code: None,
-                    text: format!("xmpp: jid-malformed: {:?}: {e}", m.to),
-                }));
-                tokens.push(None);
-                continue;
-            }
-        };
-        let body = match m.body() {
-            Ok(b) => b,
+        // A message that can never be sent (bad address, a body XML cannot
+        // carry) is answered here and never reaches the session, so it
+        // cannot break the session for the rest of the batch.
+        let (jid, stanza) = match stanza::prepare(m, &sent_ids[i], max_chars) {
+            Ok(p) => p,
             Err(e) => {
                 out[i] = Some(Err(e));
                 tokens.push(None);
@@ -408,13 +297,20 @@ async fn send_batch(
         if !domains.contains(&domain) {
             domains.push(domain);
         }
-        let mut m = Message::chat(Some(Jid::from(jid)))
-            .with_body(Lang(String::new()), cap(body, max_chars));
-        m.id = Some(Id(sent_ids[i].clone()));
-        let failed = match tokio::time::timeout(timeout, client.send_stanza(m.into())).await {
+        let failed = match tokio::time::timeout(timeout, client.send_stanza(stanza)).await {
             Ok(Ok(t)) => {
                 tokens.push(Some(t));
                 continue;
+            }
+            // The stream could not write what `prepare` could: this message
+            // will never go. Its writer may have stopped inside the stanza,
+            // so the session ends here as after any failed send.
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                out[i] = Some(Err(DeliveryError::Permanent {
+                    code: None,
+                    text: format!("xmpp: the message cannot be written as XML: {e}"),
+                }));
+                format!("send failed: {e}")
             }
             Ok(Err(e)) => format!("send failed: {e}"),
             Err(_) => "send timed out".to_string(),
@@ -559,122 +455,6 @@ impl Drop for XmppListener {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn error(xml: &str) -> Element {
-        xml.parse().unwrap()
-    }
-
-    #[test]
-    fn stanza_errors_are_told_apart() {
-        let cases = [
-            ("item-not-found", "cancel", false),
-            ("not-allowed", "cancel", false),
-            ("forbidden", "auth", false),
-            ("service-unavailable", "cancel", true),
-            ("remote-server-timeout", "wait", true),
-            ("policy-violation", "modify", false),
-            ("policy-violation", "wait", true),
-        ];
-        for (cond, kind, retry) in cases {
-            let e = error(&format!(
-                "<error xmlns='jabber:client' type='{kind}'><{cond} xmlns='{STANZAS_NS}'/>\
-                 <text xmlns='{STANZAS_NS}'>why</text></error>"
-            ));
-            let (text, transient) = classify(&e);
-            assert_eq!(transient, retry, "{cond} {kind}");
-            assert_eq!(text, format!("{cond} ({kind}): why"));
-        }
-        let (text, transient) = classify(&error("<error xmlns='jabber:client'/>"));
-        assert_eq!(
-            (text.as_str(), transient),
-            ("undefined-condition (cancel)", false)
-        );
-    }
-
-    #[test]
-    fn long_bodies_are_capped_on_a_character_boundary() {
-        assert_eq!(cap("short", 100), "short");
-        let long = "é".repeat(300);
-        let c = cap(&long, 100);
-        assert_eq!(c.chars().count(), 100);
-        assert!(c.ends_with('…'));
-    }
-
-    #[test]
-    fn config_is_checked_without_connecting() {
-        let ok = XmppConfig {
-            transport: "xmpp".into(),
-            jid: "digestd@localhost".into(),
-            password: "pw".into(),
-            server: "127.0.0.1:5222".into(),
-            ..XmppConfig::default()
-        };
-        check(&ok).unwrap();
-        let bad = [
-            XmppConfig {
-                transport: "pigeon".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                jid: "localhost".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                jid: "a@b@c".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                password: String::new(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                password: "a\r\nb".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1:0".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                server: "127.0.0.1:99999".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                timeout_seconds: 0,
-                ..ok.clone()
-            },
-            XmppConfig {
-                max_chars: 5,
-                ..ok.clone()
-            },
-            XmppConfig {
-                tls: false,
-                server: "chat.example.com:5222".into(),
-                ..ok.clone()
-            },
-            XmppConfig {
-                tls: false,
-                server: String::new(),
-                ..ok.clone()
-            },
-        ];
-        for server in ["127.0.0.1:5222", "[::1]:5222", "localhost:15222"] {
-            check(&XmppConfig {
-                tls: false,
-                server: server.into(),
-                ..ok.clone()
-            })
-            .unwrap();
-        }
-        for c in bad {
-            let e = check(&c).unwrap_err().to_string();
-            assert!(e.starts_with("config: xmpp."), "{e}");
-        }
-    }
 
     #[test]
     fn a_server_that_is_down_is_a_transient_failure_with_backoff() {

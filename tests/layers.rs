@@ -1,0 +1,133 @@
+//! The house rule, checked: a top-level module imports only modules below
+//! it in [`LAYERS`], so the data path reads one way (ingest → schedule →
+//! digest → deliver) and no import circle can form. Test modules
+//! (`#[cfg(test)] mod tests` at the end of a file) may import anything.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Every top-level module of `src/`, lowest first.
+const LAYERS: &[&str] = &[
+    "error",
+    "clock",
+    "ids",
+    "validate",
+    "db",
+    "text",
+    "config",
+    "recur",
+    "parties",
+    "modlog",
+    "items",
+    "subscriptions",
+    "ingest",
+    "schedule",
+    "digest",
+    "deliver",
+    "serve",
+    "demo",
+    "bench",
+    "cli",
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_dir() {
+        for e in std::fs::read_dir(p).unwrap() {
+            rust_files(&e.unwrap().path(), out);
+        }
+    } else if p.extension().is_some_and(|x| x == "rs") {
+        out.push(p.to_path_buf());
+    }
+}
+
+/// The top-level modules a piece of source names through `crate::`, as
+/// `crate::a::…` or inside `crate::{a, b::{…}}`.
+fn crate_names(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level names of the group: those at brace depth 0.
+            let (mut depth, mut at_start) = (0, true);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => at_start = true,
+                    c if at_start && !c.is_whitespace() => {
+                        names.insert(ident(&group[j..]));
+                        at_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names
+}
+
+#[test]
+fn every_module_imports_only_modules_below_it() {
+    let mut tops: Vec<String> = std::fs::read_dir(src())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n != "lib" && n != "main")
+        .collect();
+    tops.sort();
+    let mut listed: Vec<String> = LAYERS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(tops, listed, "LAYERS must name every top-level module once");
+
+    let mut upward = Vec::new();
+    for (rank, top) in LAYERS.iter().enumerate() {
+        let mut files = Vec::new();
+        let dir = src().join(top);
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        } else {
+            files.push(src().join(format!("{top}.rs")));
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text
+                .find("#[cfg(test)]\nmod tests")
+                .map_or(text.as_str(), |i| &text[..i]);
+            for name in crate_names(code) {
+                let Some(to) = LAYERS.iter().position(|l| *l == name) else {
+                    continue; // a crate-root item (`crate::Result`)
+                };
+                if to > rank {
+                    upward.push(format!("{} -> {name}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports upward:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn the_import_reader_sees_every_form() {
+    let got = crate_names(
+        "use crate::a::b;\nuse crate::{c, d::{e, f}, g as h};\nlet x = crate::i::j(); crate::Result",
+    );
+    // `crate::Result` is a crate-root item: its name reads as "".
+    let want: BTreeSet<String> = ["", "a", "c", "d", "g", "i"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(got, want);
+}
