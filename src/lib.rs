@@ -3,22 +3,30 @@
 //! Other systems tell digestd what changed ([`ingest`], [`items`] →
 //! [`modlog`]); people subscribe to collections ([`parties`],
 //! [`subscriptions`]); every hour one job picks the digests that are due in
-//! each user's own timezone and delivers them.
+//! each user's own timezone ([`schedule`]), composes them ([`digest`]) and
+//! delivers them by email, XMPP and SMS ([`deliver`]).
 //!
-//! Where things live:
+//! Where things live, lowest layer first; a module imports only modules
+//! above it in this list (`tests/layers.rs` checks it):
+//! - [`error`], [`clock`], [`ids`]: the error policy, injected time, typed ids.
+//! - [`validate`]: every input validator (text, names, addresses, zones, instants).
 //! - [`db`]: the connection type (SQLite | PostgreSQL), the pool, migrations, the schema.
-//! - [`parties`]: users, groups, membership, expansion, contact points.
-//! - [`items`]: collections and items; item upserts record their diff.
+//! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic.
+//! - [`config`]: typed settings (file, `DIGESTD_*` environment, flags).
+//! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
+//! - [`parties`]: users, groups, membership, expansion, contact points, the system party.
 //! - [`modlog`]: the modification log and its values; bulk writes; purge.
-//! - [`ingest`]: JSON-lines input for `digestd record`.
+//! - [`items`]: collections and items; item upserts record their diff.
 //! - [`subscriptions`]: the subscription table and its validation.
+//! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
 //! - [`digest`]: composing and rendering a due run, posted as an nt request.
-//! - [`deliver`]: the nt queue pass and its transports (so far `dir`).
-//! - [`validate`]: every input validator.
-//! - [`config`], [`clock`], [`error`], [`ids`]: settings, injected time, the error policy, typed ids.
-//! - [`serve`]: the daemon loop (cron-driven ticks, graceful shutdown).
-//! - [`cli`], [`demo`], [`bench`]: the command line and what it runs.
+//! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
+//!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
+//!   the check of the channels' settings.
+//! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
+//! - [`demo`], [`bench`]: the demo world and the benchmarks.
+//! - [`cli`]: the command line, one file per group of commands.
 #![forbid(unsafe_code)]
 
 pub mod bench;
