@@ -1999,13 +1999,14 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn bench_simulate_refuses_empty_or_huge_ranges_and_writes_nothing() {
+fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
     let env = Env::new();
     for args in [
         &["bench", "simulate", "--users", "0"][..],
         &["bench", "simulate", "--days", "0"][..],
         &["bench", "simulate", "--days", "3661"][..],
         &["bench", "simulate", "--days=-5"][..],
+        &["bench", "tick", "--subs", "10", "--idle-factor", "170"][..],
     ] {
         let out = env.run_raw(args, b"");
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
@@ -2016,6 +2017,7 @@ fn bench_simulate_refuses_empty_or_huge_ranges_and_writes_nothing() {
     let out = env.run_raw(&["bench", "simulate", "--users", "ten"], b"");
     assert_eq!(out.code, 2, "{out:?}");
     assert!(!env.dir.path().join("data/bench-simulate.db").exists());
+    assert!(!env.dir.path().join("data/bench-tick.db").exists());
 }
 
 #[test]
@@ -2023,7 +2025,8 @@ fn benches_run_at_toy_sizes() {
     let env = Env::new();
     for (args, needle) in [
         (
-            &["bench", "tick", "--subs", "300", "--idle-factor", "2"][..],
+            // Two idle subscriptions per user, each a digest of its own.
+            &["bench", "tick", "--subs", "300", "--idle-factor", "3"][..],
             "total tick time",
         ),
         (
