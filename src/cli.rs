@@ -55,7 +55,8 @@ pub enum Command {
     Item(ItemCmd),
     /// Record modifications: JSON lines on stdin, all validated before any is written.
     Record,
-    /// Subscribe a user or group to digests of a collection (or all).
+    /// Subscribe a user or group to digests of a collection (or all). A digest the party
+    /// already has is refused, naming that subscription, or gets the new channels merged in.
     Subscribe(SubscribeArgs),
     /// One tick at an instant: record the runs that are due and print them as JSON lines.
     Tick {
@@ -551,7 +552,16 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
                     send_empty: a.send_empty,
                 },
             )?;
-            writeln!(out, "{id}")?;
+            if let subscriptions::Subscribed::Merged { id, channels } = &id {
+                let names: Vec<&str> = channels.iter().map(|c| c.as_str()).collect();
+                writeln!(
+                    out,
+                    "merged into subscription {id}: channels {}",
+                    names.join(",")
+                )?;
+            }
+            // The id stays the last line, for scripts.
+            writeln!(out, "{}", id.id())?;
         }
         Command::User(UserCmd::Set {
             name,

@@ -1124,6 +1124,68 @@ fn collection_add_refuses_control_characters_empty_and_long_names() {
 
 // ------------------------------------------------------ hostile: subscribe
 
+/// The "first hour" report: the same subscription twice was stored twice,
+/// and every digest came twice.
+#[test]
+fn subscribe_refuses_a_twin_and_merges_new_channels() {
+    let (env, c) = world();
+    env.ok(&[
+        "contact",
+        "alice",
+        "--channel",
+        "sms",
+        "--set",
+        "+33612345678",
+    ]);
+    let sub = |extra: &[&str]| {
+        let mut args = vec![
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "modification",
+            "--collection",
+            c.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let id = assert_integer_last_line(&env.ok(&sub(&[])));
+    let named = format!("subscription {id}");
+    // The same digest: refused, naming the subscription, nothing written.
+    for extra in [
+        &[][..],
+        &["--hour", "8"],
+        &["--channel", "email"],
+        &["--send-empty"],
+        &["--include-own", "--channel", "sms"],
+    ] {
+        let out = env.refused(&sub(extra), b"", &named);
+        assert!(out.stderr.contains("already has this digest"), "{out:?}");
+    }
+    // Only the channels differ: merged.
+    let out = env.ok(&sub(&["--channel", "sms"]));
+    assert_eq!(
+        out,
+        format!("merged into subscription {id}: channels email,sms\n{id}\n")
+    );
+    assert_eq!(env.count("subscriptions"), 1);
+    let list = env.ok(&["subscription", "list"]);
+    assert!(list.contains("via email,sms"), "{list}");
+    // Paused: refused, saying how to resume it.
+    env.ok(&["subscription", "pause", &id.to_string()]);
+    let out = env.refused(&sub(&["--channel", "sms"]), b"", &named);
+    assert!(
+        out.stderr
+            .contains(&format!("digestd subscription resume {id}")),
+        "{out:?}"
+    );
+    // Another hour is another digest.
+    assert_integer_last_line(&env.ok(&sub(&["--hour", "9"])));
+    assert_eq!(env.count("subscriptions"), 2);
+}
+
 #[test]
 fn subscribe_refuses_bad_frequency_and_kind() {
     let (env, c) = world();
