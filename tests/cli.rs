@@ -1124,6 +1124,68 @@ fn collection_add_refuses_control_characters_empty_and_long_names() {
 
 // ------------------------------------------------------ hostile: subscribe
 
+/// The "first hour" report: the same subscription twice was stored twice,
+/// and every digest came twice.
+#[test]
+fn subscribe_refuses_a_twin_and_merges_new_channels() {
+    let (env, c) = world();
+    env.ok(&[
+        "contact",
+        "alice",
+        "--channel",
+        "sms",
+        "--set",
+        "+33612345678",
+    ]);
+    let sub = |extra: &[&str]| {
+        let mut args = vec![
+            "subscribe",
+            "alice",
+            "--frequency",
+            "daily",
+            "--kind",
+            "modification",
+            "--collection",
+            c.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let id = assert_integer_last_line(&env.ok(&sub(&[])));
+    let named = format!("subscription {id}");
+    // The same digest: refused, naming the subscription, nothing written.
+    for extra in [
+        &[][..],
+        &["--hour", "8"],
+        &["--channel", "email"],
+        &["--send-empty"],
+        &["--include-own", "--channel", "sms"],
+    ] {
+        let out = env.refused(&sub(extra), b"", &named);
+        assert!(out.stderr.contains("already has this digest"), "{out:?}");
+    }
+    // Only the channels differ: merged.
+    let out = env.ok(&sub(&["--channel", "sms"]));
+    assert_eq!(
+        out,
+        format!("merged into subscription {id}: channels email,sms\n{id}\n")
+    );
+    assert_eq!(env.count("subscriptions"), 1);
+    let list = env.ok(&["subscription", "list"]);
+    assert!(list.contains("via email,sms"), "{list}");
+    // Paused: refused, saying how to resume it.
+    env.ok(&["subscription", "pause", &id.to_string()]);
+    let out = env.refused(&sub(&["--channel", "sms"]), b"", &named);
+    assert!(
+        out.stderr
+            .contains(&format!("digestd subscription resume {id}")),
+        "{out:?}"
+    );
+    // Another hour is another digest.
+    assert_integer_last_line(&env.ok(&sub(&["--hour", "9"])));
+    assert_eq!(env.count("subscriptions"), 2);
+}
+
 #[test]
 fn subscribe_refuses_bad_frequency_and_kind() {
     let (env, c) = world();
@@ -2008,20 +2070,20 @@ fn error_messages_never_echo_raw_control_characters() {
 // ------------------------------------------------------- demo and benches
 
 #[test]
-fn demo_writes_a_week_of_real_digests_to_the_outbox() {
+fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     let env = Env::new();
     let out = env.run_raw(&["demo"], b"");
     assert_eq!(out.code, 0, "{out:?}");
     for needle in [
         "A week of hourly ticks",
         "digests delivered",
-        "One of them, outbox/",
-        "An XMPP chat message (not sent), outbox/xmpp/",
-        "An SMS (not sent), outbox/sms/",
+        "One of them, data/demo-outbox/",
+        "An XMPP chat message (not sent), data/demo-outbox/xmpp/",
+        "An SMS (not sent), data/demo-outbox/sms/",
     ] {
         assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
     }
-    let outbox = env.dir.path().join("outbox");
+    let outbox = env.dir.path().join("data/demo-outbox");
     let emls: Vec<_> = std::fs::read_dir(&outbox)
         .unwrap()
         .flatten()
@@ -2053,14 +2115,102 @@ fn demo_writes_a_week_of_real_digests_to_the_outbox() {
     assert_eq!(n, emls.len());
 }
 
+/// The "first hour" report: a real `queue run` wrote
+/// `outbox/00001000-asha.eml`, then `digestd demo` removed it as "a file
+/// from an earlier demo" (both number requests from 1000). The demo must
+/// write and clear only a directory of its own.
 #[test]
-fn bench_simulate_refuses_empty_or_huge_ranges_and_writes_nothing() {
+fn demo_leaves_the_real_outbox_alone() {
+    let env = Env::init();
+    env.add_user("ops", &["--email", "ops@example.com"]);
+    env.add_user("asha", &["--email", "asha@example.com"]);
+    env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "asha",
+        "--subject",
+        "Real mail",
+        "--message",
+        "Not a demo.",
+    ]);
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let outbox = env.dir.path().join("outbox");
+    let real = outbox.join("00001000-asha.eml");
+    let bytes = std::fs::read(&real).expect("the real queue run wrote its message");
+    let listing = |dir: &std::path::Path| {
+        let mut v = walk(dir);
+        v.sort();
+        v
+    };
+    let before = listing(&outbox);
+
+    for run in 0..2 {
+        let out = env.run_raw(&["demo"], b"");
+        assert_eq!(out.code, 0, "demo run {run}: {out:?}");
+        assert_eq!(std::fs::read(&real).unwrap(), bytes, "demo run {run}");
+        assert_eq!(listing(&outbox), before, "demo run {run} wrote to ./outbox");
+        // The second run clears the first one's files, in its own directory.
+        assert_eq!(
+            out.stdout.contains("from an earlier demo removed first"),
+            run == 1,
+            "demo run {run}: {}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("data/demo-outbox/"), "{}", out.stdout);
+    }
+    let demo = env.dir.path().join("data/demo-outbox");
+    let emls = std::fs::read_dir(&demo)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert!(emls >= 30, "{emls} .eml files in {}", demo.display());
+    assert!(std::fs::read_dir(demo.join("xmpp")).unwrap().count() > 0);
+    assert!(std::fs::read_dir(demo.join("sms")).unwrap().count() > 0);
+}
+
+#[test]
+fn demo_refuses_a_real_outbox_in_its_own_directory() {
+    let env = Env::new();
+    std::fs::write(&env.config, "[email]\ndir = \"./data/demo-outbox/\"\n").unwrap();
+    let real = env.dir.path().join("data/demo-outbox/00001000-alice.eml");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "real").unwrap();
+    let config = env.config.to_str().unwrap();
+    let out = env.run_raw(&["--config", config, "demo"], b"");
+    assert_refused(&out, "the demo's own outbox", &os_args(&["demo"]));
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "real");
+    assert!(!env.dir.path().join("data/demo.db").exists());
+}
+
+/// Every file under `dir`, recursively (none when it does not exist).
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
     let env = Env::new();
     for args in [
         &["bench", "simulate", "--users", "0"][..],
         &["bench", "simulate", "--days", "0"][..],
         &["bench", "simulate", "--days", "3661"][..],
         &["bench", "simulate", "--days=-5"][..],
+        &["bench", "tick", "--subs", "10", "--idle-factor", "170"][..],
     ] {
         let out = env.run_raw(args, b"");
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
@@ -2071,6 +2221,7 @@ fn bench_simulate_refuses_empty_or_huge_ranges_and_writes_nothing() {
     let out = env.run_raw(&["bench", "simulate", "--users", "ten"], b"");
     assert_eq!(out.code, 2, "{out:?}");
     assert!(!env.dir.path().join("data/bench-simulate.db").exists());
+    assert!(!env.dir.path().join("data/bench-tick.db").exists());
 }
 
 #[test]
@@ -2078,7 +2229,8 @@ fn benches_run_at_toy_sizes() {
     let env = Env::new();
     for (args, needle) in [
         (
-            &["bench", "tick", "--subs", "300", "--idle-factor", "2"][..],
+            // Two idle subscriptions per user, each a digest of its own.
+            &["bench", "tick", "--subs", "300", "--idle-factor", "3"][..],
             "total tick time",
         ),
         (

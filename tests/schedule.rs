@@ -52,6 +52,7 @@ fn sub(
         },
     )
     .unwrap()
+    .id()
 }
 
 /// Ticks every hour on the hour in [from, to), collecting the runs.

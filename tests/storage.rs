@@ -739,8 +739,12 @@ fn subscriptions_validate_and_default(db: &TestDb) {
         collection: Some(cal.uuid.clone()),
         ..Default::default()
     };
-    let daily = subscriptions::subscribe(&mut c, now, &req("mo", "daily")).unwrap();
-    let weekly = subscriptions::subscribe(&mut c, now, &req("mo", "weekly")).unwrap();
+    let daily = subscriptions::subscribe(&mut c, now, &req("mo", "daily"))
+        .unwrap()
+        .id();
+    let weekly = subscriptions::subscribe(&mut c, now, &req("mo", "weekly"))
+        .unwrap()
+        .id();
     let hourly = subscriptions::subscribe(
         &mut c,
         now,
@@ -749,7 +753,8 @@ fn subscriptions_validate_and_default(db: &TestDb) {
             ..req("mo", "hourly")
         },
     )
-    .unwrap();
+    .unwrap()
+    .id();
     let explicit = subscriptions::subscribe(
         &mut c,
         now,
@@ -759,8 +764,11 @@ fn subscriptions_validate_and_default(db: &TestDb) {
             ..req("mo", "weekly")
         },
     )
-    .unwrap();
-    let group = subscriptions::subscribe(&mut c, now, &req("team", "weekly")).unwrap();
+    .unwrap()
+    .id();
+    let group = subscriptions::subscribe(&mut c, now, &req("team", "weekly"))
+        .unwrap()
+        .id();
     let all = subscriptions::list(&mut c).unwrap();
     let get = |id| all.iter().find(|s| s.id == id).unwrap();
     assert_eq!(

@@ -535,7 +535,7 @@ fn year(db: &TestDb) {
                         ..Default::default()
                     },
                 )?;
-                ids.insert(id.0, k);
+                ids.insert(id.id().0, k);
             }
             Ok(ids)
         })

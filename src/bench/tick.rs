@@ -36,6 +36,8 @@ pub struct TickArgs {
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-tick.db";
+/// The base row and one idle weekly digest per hour of the week.
+const MAX_IDLE_FACTOR: usize = 1 + 7 * 24;
 
 #[derive(Insertable)]
 #[diesel(table_name = parties, treat_none_as_default_value = false)]
@@ -217,7 +219,7 @@ fn add_idle(
     for start in (0..extra).step_by(BATCH) {
         let ss = (start..(start + BATCH).min(extra))
             .map(|k| {
-                sub_row(
+                let mut row = sub_row(
                     k,
                     (n + k) as i64 + 1,
                     PARTY0 + (k % n) as i64,
@@ -225,7 +227,18 @@ fn add_idle(
                     0,
                     t0,
                     Some(idle_until),
-                )
+                )?;
+                // A user's r-th idle row is a weekly forward digest at a
+                // (day, hour) of its own: a user has each digest once
+                // (`subscriptions_digest`), and the base row is always a
+                // modification digest. Never due here, so which digest it
+                // is does not change what the tick reads.
+                let r = k / n;
+                row.kind = "forward";
+                row.frequency = "weekly";
+                row.hour_of_day = Some((r % 24) as i32);
+                row.day_of_week = Some((r / 24) as i32);
+                Ok(row)
             })
             .collect::<Result<Vec<_>>>()?;
         bulk_insert!(c, subscriptions::table, ss);
@@ -392,6 +405,11 @@ pub fn tick(args: &TickArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         return Err(Error::invalid(
             "--subs and --idle-factor must be at least 1",
         ));
+    }
+    if args.idle_factor > MAX_IDLE_FACTOR {
+        return Err(Error::invalid(format!(
+            "--idle-factor must be at most {MAX_IDLE_FACTOR}: each idle subscription is another weekly digest of its user, and a week has 168 hours"
+        )));
     }
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let mut c = db.conn()?;

@@ -66,7 +66,8 @@ pub enum Command {
     Item(content::ItemCmd),
     /// Record modifications: JSON lines on stdin, all validated before any is written.
     Record,
-    /// Subscribe a user or group to digests of a collection (or all).
+    /// Subscribe a user or group to digests of a collection (or all). A digest the party
+    /// already has is refused, naming that subscription, or gets the new channels merged in.
     Subscribe(schedule::SubscribeArgs),
     /// One tick at an instant: record the runs that are due and print them as JSON lines.
     Tick(schedule::TickArgs),

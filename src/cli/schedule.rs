@@ -108,7 +108,16 @@ pub fn subscribe(a: SubscribeArgs, ctx: &mut Ctx) -> Result<()> {
             send_empty: a.send_empty,
         },
     )?;
-    writeln!(ctx.out, "{id}")?;
+    if let subscriptions::Subscribed::Merged { id, channels } = &id {
+        let names: Vec<&str> = channels.iter().map(|c| c.as_str()).collect();
+        writeln!(
+            ctx.out,
+            "merged into subscription {id}: channels {}",
+            names.join(",")
+        )?;
+    }
+    // The id stays the last line, for scripts.
+    writeln!(ctx.out, "{}", id.id())?;
     Ok(())
 }
 

@@ -4,6 +4,12 @@
 //! `.eml`, XMPP and SMS bodies as text files beside them) — and prints a
 //! summary: digests per subscription, per user and channel, and one digest.
 //! Without --db it uses a fresh SQLite file, `data/demo.db`.
+//!
+//! The demo writes to a directory of its own, [`DEMO_OUTBOX`], never to the
+//! configured `[email] dir`: its request ids start at 1000 like a real
+//! database's, so its file names are the ones a real `queue run` writes,
+//! and clearing "the previous demo's files" from the real outbox deleted
+//! real mail.
 
 pub mod world;
 
@@ -19,9 +25,17 @@ use crate::error::{Error, Result};
 use crate::subscriptions;
 
 const DEMO_DB: &str = "sqlite://data/demo.db";
+/// Where every channel's messages go during the demo, beside its database.
+pub const DEMO_OUTBOX: &str = "data/demo-outbox";
 
 /// Runs the demo. `explicit_db`: the user named a database with --db.
 pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
+    let outbox = Path::new(DEMO_OUTBOX);
+    if same_dir(outbox, Path::new(&cfg.email.dir)) {
+        return Err(Error::invalid(format!(
+            "demo: [email] dir is {DEMO_OUTBOX}, the demo's own outbox: point it elsewhere, or the demo would replace real messages"
+        )));
+    }
     let url = if explicit_db {
         cfg.database.url.clone()
     } else {
@@ -33,14 +47,17 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     if !crate::parties::list_users(&mut c)?.is_empty() {
         return Err(Error::invalid("demo needs an empty database"));
     }
-    let outbox = Path::new(&cfg.email.dir);
     let stale = clear_outbox(outbox)?;
     // A fixed week, so every run tells the same story.
     let start = Utc.with_ymd_and_hms(2026, 11, 16, 0, 0, 0).unwrap();
     // To Monday noon UTC, so every zone's Monday weekly digest is in.
     let end = start + Duration::days(7) + Duration::hours(12);
     world::build(&mut c, start)?;
-    writeln!(out, "digestd demo: {url}")?;
+    writeln!(
+        out,
+        "digestd demo: {url}, messages to {}/ (not [email] dir)",
+        outbox.display()
+    )?;
     writeln!(
         out,
         "5 users (New York, Berlin, Kolkata +5:30, Sydney, Santiago), groups planners ⊂ everyone,"
@@ -54,8 +71,10 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
 
     let mut run_cfg = cfg.clone();
     run_cfg.database.url = url.clone();
-    // The demo sends nothing: every channel goes to the outbox.
+    // The demo sends nothing: every channel goes to the demo's outbox (the
+    // push channels' `dir` transports write under `[email] dir` too).
     run_cfg.email.transport = "dir".into();
+    run_cfg.email.dir = DEMO_OUTBOX.into();
     run_cfg.sms.transport = "dir".into();
     run_cfg.xmpp.transport = "dir".into();
     let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?;
@@ -165,8 +184,21 @@ fn per_channel(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Outbox files by channel, named `NNNNNNNN-party.eml|txt`.
+/// True when `a` and `b` name the same directory, whether or not it exists
+/// yet (`outbox` and `./outbox/` are the same).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let norm = |p: &Path| {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        std::fs::canonicalize(&abs).unwrap_or_else(|_| abs.components().collect())
+    };
+    norm(a) == norm(b)
+}
+
+/// Demo outbox files by channel: `NNNNNNNN-party.eml|txt` where `party` is
+/// one of the demo world's recipients, so nothing else found there is
+/// ever listed or removed.
 fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
+    let names = world::recipients();
     let mut out = Vec::new();
     for (ch, sub, ext) in [
         ("email", "", "eml"),
@@ -183,7 +215,10 @@ fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
             let ours = name.len() > 9
                 && name[..8].bytes().all(|b| b.is_ascii_digit())
                 && name.as_bytes()[8] == b'-'
-                && p.extension().and_then(|x| x.to_str()) == Some(ext);
+                && p.extension().and_then(|x| x.to_str()) == Some(ext)
+                && p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| names.contains(&&s[9..]));
             if ours {
                 out.push((ch, p));
             }
@@ -193,7 +228,8 @@ fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
     Ok(out)
 }
 
-/// Removes the files an earlier demo wrote (only names of its own shape).
+/// Removes the files an earlier demo wrote to the demo's own outbox (only
+/// names of its own shape and recipients).
 fn clear_outbox(dir: &Path) -> Result<usize> {
     let files = list_outbox(dir)?;
     for (_, p) in &files {
@@ -235,4 +271,47 @@ fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_demo_recipients_files_are_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("sms")).unwrap();
+        for f in [
+            "00001000-alice.eml",
+            "00001000-asha.eml",
+            "00001001-planners.eml",
+            "notes.eml",
+            "sms/00001002-elena.txt",
+            "sms/00001002-elena.eml",
+        ] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        let names: Vec<_> = list_outbox(d)
+            .unwrap()
+            .into_iter()
+            .map(|(ch, p)| (ch, p.strip_prefix(d).unwrap().display().to_string()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("email", "00001000-alice.eml".to_string()),
+                ("email", "00001001-planners.eml".to_string()),
+                ("sms", "sms/00001002-elena.txt".to_string()),
+            ]
+        );
+        assert_eq!(clear_outbox(d).unwrap(), 3);
+        assert!(d.join("00001000-asha.eml").exists());
+    }
+
+    #[test]
+    fn the_same_directory_under_two_spellings() {
+        assert!(same_dir(Path::new("outbox"), Path::new("./outbox/")));
+        assert!(!same_dir(Path::new(DEMO_OUTBOX), Path::new("outbox")));
+    }
 }

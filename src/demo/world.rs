@@ -33,6 +33,22 @@ pub const PEOPLE: [(&str, &str, &str, u8, Option<&str>); 5] = [
     ),
 ];
 
+/// (name, the group's own email address).
+pub const GROUPS: [(&str, Option<&str>); 2] = [
+    ("planners", Some("planners@example.com")),
+    ("everyone", None),
+];
+
+/// Every party a demo message can be addressed to, which the demo's
+/// outbox file names end with.
+pub fn recipients() -> Vec<&'static str> {
+    PEOPLE
+        .iter()
+        .map(|p| p.0)
+        .chain(GROUPS.iter().map(|g| g.0))
+        .collect()
+}
+
 pub struct World {
     pub calendar: Collection,
     pub wiki: Collection,
@@ -68,8 +84,9 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
             },
         )?;
     }
-    parties::create_group(c, before, "planners", Some("planners@example.com"))?;
-    parties::create_group(c, before, "everyone", None)?;
+    for (name, email) in GROUPS {
+        parties::create_group(c, before, name, email)?;
+    }
     for m in ["alice", "bruno"] {
         parties::add_member(c, "planners", m)?;
     }

@@ -2,7 +2,19 @@
 //! collection (or all), how often, at which local hour and day, on which
 //! channels. Validated here, before anything is written.
 //!
+//! A party has each digest once: party, collection (or all), kind,
+//! frequency, local hour and day say which digest it is, and a second
+//! subscription with the same six would send every digest twice. So
+//! [`subscribe`] refuses such a twin, naming the subscription that exists,
+//! or merges it into that one when all it adds is channels. Its other
+//! settings (`send_empty`, `include_own`) do not make another digest: a
+//! twin that differs only there is refused too. The check runs in the write
+//! transaction, and the unique index `subscriptions_digest` on the same six
+//! (NULLs folded, as NULL never equals NULL) stops two concurrent writers.
+//!
 //! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
+
+mod twin;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -16,6 +28,7 @@ use crate::items;
 use crate::parties::{self, Channel};
 use crate::schedule;
 use crate::validate;
+use twin::{channel_list, merge, twin_of, Digest, DIGEST_INDEX};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -129,14 +142,37 @@ impl std::fmt::Display for Subscription {
     }
 }
 
-/// Validates and stores a subscription. Hour and day default from the
-/// user's preferences (daily hour, first day of week); a group has no
-/// preferences, so it defaults to 08:00 on Monday.
+/// What [`subscribe`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscribed {
+    /// A new subscription.
+    Created(SubscriptionId),
+    /// The party had this digest already: the request's channels were added
+    /// to that subscription, which now has `channels`.
+    Merged {
+        id: SubscriptionId,
+        channels: Vec<Channel>,
+    },
+}
+
+impl Subscribed {
+    /// The subscription that delivers the digest, new or merged into.
+    pub fn id(&self) -> SubscriptionId {
+        match self {
+            Subscribed::Created(id) | Subscribed::Merged { id, .. } => *id,
+        }
+    }
+}
+
+/// Validates and stores a subscription, or merges it into the party's
+/// subscription to the same digest (see the module doc). Hour and day
+/// default from the user's preferences (daily hour, first day of week); a
+/// group has no preferences, so it defaults to 08:00 on Monday.
 pub fn subscribe(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     req: &SubscribeRequest,
-) -> Result<SubscriptionId> {
+) -> Result<Subscribed> {
     let frequency = Frequency::parse(&req.frequency)?;
     let kind = Kind::parse(&req.kind)?;
     let mut channels: Vec<Channel> = if req.channels.is_empty() {
@@ -205,31 +241,65 @@ pub fn subscribe(
         prefs.as_ref().map(|p| (p.0.as_str(), p.1)),
     )?;
     let next_due = schedule::tick::first_due(&rule, now);
-    let channel_list = channels
-        .iter()
-        .map(|c| c.as_str())
-        .collect::<Vec<_>>()
-        .join(",");
-    let id = conn.write_tx(|c| {
-        Ok(diesel::insert_into(subscriptions::table)
-            .values((
-                subscriptions::party_id.eq(party.0),
-                subscriptions::collection_id.eq(collection.map(|c| c.0)),
-                subscriptions::kind.eq(kind.as_str()),
-                subscriptions::frequency.eq(frequency.as_str()),
-                subscriptions::day_of_week.eq(day),
-                subscriptions::hour_of_day.eq(hour),
-                subscriptions::channels.eq(&channel_list),
-                subscriptions::include_own.eq(req.include_own),
-                subscriptions::send_empty.eq(req.send_empty),
-                subscriptions::created_at.eq(now.naive_utc()),
-                subscriptions::active_since.eq(now.naive_utc()),
-                subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
-            ))
-            .returning(subscriptions::id)
-            .get_result::<i64>(c)?)
-    })?;
-    Ok(SubscriptionId(id))
+    let digest = Digest {
+        party,
+        collection,
+        kind,
+        frequency,
+        hour,
+        day,
+    };
+    // A concurrent writer can store the same digest between our look-up
+    // and our write (PostgreSQL; SQLite's writers take turns): the index
+    // refuses our insert, or our channel update finds the row changed.
+    // Then look again, which finds what it stored. Each lost race is
+    // another writer's progress, and a digest sees at most three: its
+    // insert and two merges (channels only grow, from one to all three),
+    // so the fourth look finds it settled.
+    for _ in 0..4 {
+        let mut raced = false;
+        let done = conn.write_tx(|c| {
+            if let Some(twin) = twin_of(c, &digest)? {
+                return merge(c, &twin, &channels, req, &mut raced);
+            }
+            let inserted = diesel::insert_into(subscriptions::table)
+                .values((
+                    subscriptions::party_id.eq(party.0),
+                    subscriptions::collection_id.eq(collection.map(|c| c.0)),
+                    subscriptions::kind.eq(kind.as_str()),
+                    subscriptions::frequency.eq(frequency.as_str()),
+                    subscriptions::day_of_week.eq(day),
+                    subscriptions::hour_of_day.eq(hour),
+                    subscriptions::channels.eq(channel_list(&channels)),
+                    subscriptions::include_own.eq(req.include_own),
+                    subscriptions::send_empty.eq(req.send_empty),
+                    subscriptions::created_at.eq(now.naive_utc()),
+                    subscriptions::active_since.eq(now.naive_utc()),
+                    subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
+                ))
+                .returning(subscriptions::id)
+                .get_result::<i64>(c);
+            match inserted {
+                Ok(id) => Ok(Subscribed::Created(SubscriptionId(id))),
+                Err(diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::UniqueViolation,
+                    info,
+                )) if info.constraint_name() == Some(DIGEST_INDEX)
+                    || info.message().contains(DIGEST_INDEX) =>
+                {
+                    raced = true;
+                    Err(Error::conflict("the same subscription was just stored"))
+                }
+                Err(e) => Err(e.into()),
+            }
+        });
+        if !raced {
+            return done;
+        }
+    }
+    Err(Error::Storage(
+        "subscribe: the subscription kept changing under concurrent writers; try again".into(),
+    ))
 }
 
 /// All subscriptions, by id.
