@@ -20,6 +20,7 @@
 //! - [`subscriptions`]: the subscription table and its validation.
 //! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
+//! - [`manage`]: operations that span layers: subscribe, resume, a user's new preferences.
 //! - [`digest`]: composing and rendering a due run, posted as an nt request.
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
@@ -41,6 +42,7 @@ pub mod error;
 pub mod ids;
 pub mod ingest;
 pub mod items;
+pub mod manage;
 pub mod modlog;
 pub mod parties;
 pub mod recur;

@@ -488,43 +488,63 @@ pub struct UserChanges {
     pub locale: Option<String>,
 }
 
-/// Changes a user's preferences and reschedules their subscriptions in the
-/// same transaction, so a new timezone neither loses nor doubles a period.
-pub fn update_user(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<PartyId> {
-    let tz = ch.timezone.as_deref().map(validate::timezone).transpose()?;
-    let ws = ch
-        .week_start
-        .as_deref()
-        .map(validate::weekday)
-        .transpose()?;
-    let dh = ch.daily_hour.map(validate::hour).transpose()?;
-    let locale = ch.locale.as_deref().map(validate::locale).transpose()?;
-    conn.write_tx(|c| {
-        let (id, kind) = find(c, name)?;
-        if kind != "user" {
-            return Err(Error::invalid(format!("{name:?} is a group, not a user")));
-        }
-        if let Some(tz) = tz {
-            diesel::update(users::table.find(id.0))
-                .set(users::timezone.eq(tz.name()))
-                .execute(c)?;
-        }
-        if let Some(ws) = ws {
-            diesel::update(users::table.find(id.0))
-                .set(users::week_start.eq(i32::from(ws)))
-                .execute(c)?;
-        }
-        if let Some(dh) = dh {
-            diesel::update(users::table.find(id.0))
-                .set(users::daily_hour.eq(i32::from(dh)))
-                .execute(c)?;
-        }
-        if let Some(l) = &locale {
-            diesel::update(users::table.find(id.0))
-                .set(users::locale.eq(l))
-                .execute(c)?;
-        }
-        crate::schedule::tick::reschedule_party(c, id)?;
-        Ok(id)
-    })
+/// [`UserChanges`], validated.
+#[derive(Debug, Clone, Default)]
+pub struct ValidChanges {
+    timezone: Option<chrono_tz::Tz>,
+    week_start: Option<u8>,
+    daily_hour: Option<u8>,
+    locale: Option<String>,
+}
+
+impl UserChanges {
+    /// Checks every field; touches no storage.
+    pub fn validate(&self) -> Result<ValidChanges> {
+        Ok(ValidChanges {
+            timezone: self
+                .timezone
+                .as_deref()
+                .map(validate::timezone)
+                .transpose()?,
+            week_start: self
+                .week_start
+                .as_deref()
+                .map(validate::weekday)
+                .transpose()?,
+            daily_hour: self.daily_hour.map(validate::hour).transpose()?,
+            locale: self.locale.as_deref().map(validate::locale).transpose()?,
+        })
+    }
+}
+
+/// Writes a user's new preferences inside the caller's transaction.
+/// `manage::update_user` is the whole operation: it reschedules the
+/// user's subscriptions in the same transaction, so a new timezone neither
+/// loses nor doubles a period.
+pub fn apply_user_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -> Result<PartyId> {
+    let (id, kind) = find(c, name)?;
+    if kind != "user" {
+        return Err(Error::invalid(format!("{name:?} is a group, not a user")));
+    }
+    if let Some(tz) = ch.timezone {
+        diesel::update(users::table.find(id.0))
+            .set(users::timezone.eq(tz.name()))
+            .execute(c)?;
+    }
+    if let Some(ws) = ch.week_start {
+        diesel::update(users::table.find(id.0))
+            .set(users::week_start.eq(i32::from(ws)))
+            .execute(c)?;
+    }
+    if let Some(dh) = ch.daily_hour {
+        diesel::update(users::table.find(id.0))
+            .set(users::daily_hour.eq(i32::from(dh)))
+            .execute(c)?;
+    }
+    if let Some(l) = &ch.locale {
+        diesel::update(users::table.find(id.0))
+            .set(users::locale.eq(l))
+            .execute(c)?;
+    }
+    Ok(id)
 }

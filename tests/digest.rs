@@ -15,10 +15,11 @@ use digestd::deliver::queue::{self, Delivery};
 use digestd::digest::Composer;
 use digestd::ids::{PartyId, RequestId};
 use digestd::items::{self, ItemInput};
+use digestd::manage;
 use digestd::parties::{self, NewUser};
 use digestd::schedule::tick::tick;
 use digestd::schedule::{DueRun, HandOff};
-use digestd::subscriptions::{self, SubscribeRequest};
+use digestd::subscriptions::SubscribeRequest;
 use digestd::text::gsm as sms;
 
 const CREATED: &str = "2026-11-22T00:00:00Z";
@@ -115,7 +116,7 @@ fn composer() -> Composer {
 }
 
 fn subscribe(c: &mut DbConn, r: SubscribeRequest) {
-    subscriptions::subscribe(c, at(CREATED), &r).unwrap();
+    manage::subscribe(c, at(CREATED), &r).unwrap();
 }
 
 /// ann in Los Angeles follows a calendar that gr24 edits; 09:00 PST is 17:00Z.
@@ -471,7 +472,7 @@ fn forward_digest_expands_a_series_in_its_own_zone_across_dst(db: &TestDb) {
             )
         },
     );
-    subscriptions::subscribe(
+    manage::subscribe(
         &mut c,
         at("2026-10-20T00:00:00Z"),
         &SubscribeRequest {
@@ -546,7 +547,7 @@ fn a_series_from_1900_shows_in_this_weeks_digest(db: &TestDb) {
             )
         },
     );
-    subscriptions::subscribe(
+    manage::subscribe(
         &mut c,
         at("2026-11-23T00:00:00Z"),
         &SubscribeRequest {

@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "subscriptions",
     "ingest",
     "schedule",
+    "manage",
     "digest",
     "deliver",
     "serve",

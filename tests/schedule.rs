@@ -14,6 +14,7 @@ use diesel::prelude::*;
 use digestd::db::schema::subscription_runs;
 use digestd::db::DbConn;
 use digestd::ids::SubscriptionId;
+use digestd::manage;
 use digestd::parties::{self, NewUser, UserChanges};
 use digestd::schedule::tick::{tick, Discard};
 use digestd::schedule::{lease, DueRun};
@@ -40,7 +41,7 @@ fn sub(
     hour: Option<i64>,
     now: DateTime<Utc>,
 ) -> SubscriptionId {
-    subscriptions::subscribe(
+    manage::subscribe(
         c,
         now,
         &SubscribeRequest {
@@ -115,7 +116,7 @@ fn pause_gets_nothing_and_resume_has_no_burst(db: &TestDb) {
     subscriptions::pause(&mut c, id).unwrap();
     assert!(ticks(&mut c, "2026-11-02T06:00:00Z", "2026-11-04T06:00:00Z").is_empty());
     let resumed = at("2026-11-04T06:20:00Z");
-    subscriptions::resume(&mut c, id, resumed).unwrap();
+    manage::resume(&mut c, id, resumed).unwrap();
     let after = ticks(&mut c, "2026-11-04T06:00:00Z", "2026-11-04T10:00:00Z");
     // 07:15Z and 08:15Z are local hour starts after the resume (seen at 08:00 and
     // 09:00); 06:15Z was before it.
@@ -127,7 +128,7 @@ fn pause_gets_nothing_and_resume_has_no_burst(db: &TestDb) {
     );
     assert_eq!(after[1].window_start, after[0].window_end);
     // Resuming an active subscription changes nothing; unknown ids are refused.
-    subscriptions::resume(&mut c, id, at("2026-11-04T08:30:00Z")).unwrap();
+    manage::resume(&mut c, id, at("2026-11-04T08:30:00Z")).unwrap();
     assert!(ticks(&mut c, "2026-11-04T10:00:00Z", "2026-11-04T11:00:00Z").len() == 1);
     assert!(subscriptions::pause(&mut c, SubscriptionId(999_999))
         .unwrap_err()
@@ -219,7 +220,7 @@ fn timezone_change_between_ticks_neither_loses_nor_doubles(db: &TestDb) {
     // Now they swap zones: Tokyo → New York would see "the 21st" again at 13:00Z on the
     // 22nd... no: New York's 21st has passed; its 22nd is next. New York → Tokyo sees
     // Tokyo's 22nd at 23:00Z on the 21st, the very next day.
-    parties::update_user(
+    manage::update_user(
         &mut c,
         "west",
         &UserChanges {
@@ -228,7 +229,7 @@ fn timezone_change_between_ticks_neither_loses_nor_doubles(db: &TestDb) {
         },
     )
     .unwrap();
-    parties::update_user(
+    manage::update_user(
         &mut c,
         "east",
         &UserChanges {
@@ -281,7 +282,7 @@ fn timezone_change_between_ticks_neither_loses_nor_doubles(db: &TestDb) {
         at("2026-11-24T00:00:00Z"),
     );
     let mut m = ticks(&mut c2, "2026-11-24T00:00:00Z", "2026-11-25T00:00:00Z");
-    parties::update_user(
+    manage::update_user(
         &mut c2,
         "mover",
         &UserChanges {
@@ -312,12 +313,12 @@ fn timezone_change_between_ticks_neither_loses_nor_doubles(db: &TestDb) {
             ..Default::default()
         },
     ] {
-        assert!(parties::update_user(&mut c2, "mover", &bad)
+        assert!(manage::update_user(&mut c2, "mover", &bad)
             .unwrap_err()
             .is_bad_input());
     }
     assert!(
-        parties::update_user(&mut c2, "ghost", &UserChanges::default())
+        manage::update_user(&mut c2, "ghost", &UserChanges::default())
             .unwrap_err()
             .is_bad_input()
     );

@@ -10,6 +10,7 @@ use digestd::db::schema::{modification_values, users};
 use digestd::db::DbConn;
 use digestd::error::Error;
 use digestd::items::{self, ItemInput};
+use digestd::manage;
 use digestd::modlog::{self, Action, Change, NewModification};
 use digestd::parties::{self, NewUser};
 use digestd::subscriptions::{self, SubscribeRequest};
@@ -739,13 +740,13 @@ fn subscriptions_validate_and_default(db: &TestDb) {
         collection: Some(cal.uuid.clone()),
         ..Default::default()
     };
-    let daily = subscriptions::subscribe(&mut c, now, &req("mo", "daily"))
+    let daily = manage::subscribe(&mut c, now, &req("mo", "daily"))
         .unwrap()
         .id();
-    let weekly = subscriptions::subscribe(&mut c, now, &req("mo", "weekly"))
+    let weekly = manage::subscribe(&mut c, now, &req("mo", "weekly"))
         .unwrap()
         .id();
-    let hourly = subscriptions::subscribe(
+    let hourly = manage::subscribe(
         &mut c,
         now,
         &SubscribeRequest {
@@ -755,7 +756,7 @@ fn subscriptions_validate_and_default(db: &TestDb) {
     )
     .unwrap()
     .id();
-    let explicit = subscriptions::subscribe(
+    let explicit = manage::subscribe(
         &mut c,
         now,
         &SubscribeRequest {
@@ -766,7 +767,7 @@ fn subscriptions_validate_and_default(db: &TestDb) {
     )
     .unwrap()
     .id();
-    let group = subscriptions::subscribe(&mut c, now, &req("team", "weekly"))
+    let group = manage::subscribe(&mut c, now, &req("team", "weekly"))
         .unwrap()
         .id();
     let all = subscriptions::list(&mut c).unwrap();
@@ -869,7 +870,7 @@ fn subscriptions_validate_and_default(db: &TestDb) {
         ),
     ];
     for (what, r) in cases {
-        assert_bad_input(subscriptions::subscribe(&mut c, now, &r), what);
+        assert_bad_input(manage::subscribe(&mut c, now, &r), what);
         assert_eq!(counts(&mut c), before, "{what} wrote something");
     }
 }

@@ -15,6 +15,7 @@ use digestd::deliver::queue::{self, Delivery};
 use digestd::digest::Composer;
 use digestd::ids::SubscriptionId;
 use digestd::items::{self, ItemInput};
+use digestd::manage;
 use digestd::parties::{self, Channel, NewUser};
 use digestd::subscriptions::{self, SubscribeRequest, Subscribed};
 
@@ -56,7 +57,7 @@ fn daily(coll: &str, channels: &[&str]) -> SubscribeRequest {
 }
 
 fn subscribe(c: &mut DbConn, r: &SubscribeRequest) -> digestd::Result<Subscribed> {
-    subscriptions::subscribe(c, at(CREATED), r)
+    manage::subscribe(c, at(CREATED), r)
 }
 
 /// Subscribes, requiring a new subscription.

@@ -32,8 +32,9 @@ use chrono::{
 };
 use chrono_tz::{Tz, TZ_VARIANTS};
 use common::{at, TestDb};
+use digestd::manage;
 use digestd::parties::{self, NewUser};
-use digestd::subscriptions::{self, SubscribeRequest};
+use digestd::subscriptions::SubscribeRequest;
 
 const DAY_NAMES: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
@@ -521,7 +522,7 @@ fn year(db: &TestDb) {
                         Some(DAY_NAMES[day as usize].to_string()),
                     ),
                 };
-                let id = subscriptions::subscribe(
+                let id = manage::subscribe(
                     c,
                     now,
                     &SubscribeRequest {

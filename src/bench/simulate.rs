@@ -12,9 +12,10 @@ use clap::Args;
 
 use super::{open_empty, peak_rss_mib};
 use crate::error::{Error, Result};
+use crate::manage::subscribe;
 use crate::parties::{create_user, NewUser};
 use crate::schedule::tick::rule_for;
-use crate::subscriptions::{subscribe, Frequency, SubscribeRequest};
+use crate::subscriptions::{Frequency, SubscribeRequest};
 
 #[derive(Args, Debug, Clone)]
 pub struct SimulateArgs {

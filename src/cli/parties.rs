@@ -132,7 +132,7 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             daily_hour,
             locale,
         } => {
-            parties::update_user(
+            crate::manage::update_user(
                 &mut conn,
                 &name,
                 &parties::UserChanges {

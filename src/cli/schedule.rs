@@ -93,7 +93,7 @@ pub struct GridArgs {
 
 pub fn subscribe(a: SubscribeArgs, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
-    let id = subscriptions::subscribe(
+    let id = crate::manage::subscribe(
         &mut conn,
         ctx.now(),
         &subscriptions::SubscribeRequest {
@@ -129,7 +129,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
             writeln!(ctx.out, "paused {id}")?;
         }
         SubscriptionCmd::Resume { id } => {
-            subscriptions::resume(&mut conn, SubscriptionId(id), ctx.now())?;
+            crate::manage::resume(&mut conn, SubscriptionId(id), ctx.now())?;
             writeln!(ctx.out, "resumed {id}")?;
         }
         SubscriptionCmd::List { json } => {

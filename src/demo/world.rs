@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::items::{self, Collection, ItemInput};
 use crate::modlog::{self, Action, Change, NewModification};
 use crate::parties::{self, NewUser};
-use crate::subscriptions::{self, SubscribeRequest};
+use crate::subscriptions::SubscribeRequest;
 
 /// (name, zone, locale, daily hour, phone).
 pub const PEOPLE: [(&str, &str, &str, u8, Option<&str>); 5] = [
@@ -390,7 +390,7 @@ fn subscribe_all(
         ),
     ];
     for (party, freq, kind, coll, channels, include_own, send_empty) in subs {
-        subscriptions::subscribe(
+        crate::manage::subscribe(
             c,
             start,
             &SubscribeRequest {

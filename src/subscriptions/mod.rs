@@ -5,7 +5,7 @@
 //! A party has each digest once: party, collection (or all), kind,
 //! frequency, local hour and day say which digest it is, and a second
 //! subscription with the same six would send every digest twice. So
-//! [`subscribe`] refuses such a twin, naming the subscription that exists,
+//! [`store`] refuses such a twin, naming the subscription that exists,
 //! or merges it into that one when all it adds is channels. Its other
 //! settings (`send_empty`, `include_own`) do not make another digest: a
 //! twin that differs only there is refused too. The check runs in the write
@@ -26,7 +26,6 @@ use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::items;
 use crate::parties::{self, Channel};
-use crate::schedule;
 use crate::validate;
 use twin::{channel_list, merge, twin_of, Digest, DIGEST_INDEX};
 
@@ -164,15 +163,43 @@ impl Subscribed {
     }
 }
 
-/// Validates and stores a subscription, or merges it into the party's
-/// subscription to the same digest (see the module doc). Hour and day
-/// default from the user's preferences (daily hour, first day of week); a
-/// group has no preferences, so it defaults to 08:00 on Monday.
-pub fn subscribe(
-    conn: &mut DbConn,
-    now: DateTime<Utc>,
-    req: &SubscribeRequest,
-) -> Result<Subscribed> {
+/// A validated subscription request, with its names resolved and its hour
+/// and day defaulted, not yet stored: what the scheduler needs to find its
+/// first period ([`Prepared::timing`]) before [`store`] writes it.
+pub struct Prepared<'a> {
+    req: &'a SubscribeRequest,
+    digest: Digest,
+    channels: Vec<Channel>,
+    /// The user's timezone and first day of week; `None` for a group.
+    zone: Option<(String, i32)>,
+}
+
+/// When a subscription's digests fall due: what the scheduler's rule is
+/// made of.
+pub struct Timing<'a> {
+    pub frequency: Frequency,
+    pub hour: Option<i32>,
+    pub day: Option<i32>,
+    /// The user's timezone and first day of week; `None` for a group (UTC).
+    pub zone: Option<(&'a str, i32)>,
+}
+
+impl Prepared<'_> {
+    pub fn timing(&self) -> Timing<'_> {
+        Timing {
+            frequency: self.digest.frequency,
+            hour: self.digest.hour,
+            day: self.digest.day,
+            zone: self.zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
+        }
+    }
+}
+
+/// Validates a subscription request and resolves its names; writes
+/// nothing. Hour and day default from the user's preferences (daily hour,
+/// first day of week); a group has no preferences, so it defaults to 08:00
+/// on Monday.
+pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepared<'a>> {
     let frequency = Frequency::parse(&req.frequency)?;
     let kind = Kind::parse(&req.kind)?;
     let mut channels: Vec<Channel> = if req.channels.is_empty() {
@@ -234,21 +261,39 @@ pub fn subscribe(
             Some(day.map_or(week_start, i32::from)),
         ),
     };
-    let rule = schedule::tick::rule_for(
-        frequency,
-        hour,
-        day,
-        prefs.as_ref().map(|p| (p.0.as_str(), p.1)),
-    )?;
-    let next_due = schedule::tick::first_due(&rule, now);
-    let digest = Digest {
+    Ok(Prepared {
+        req,
+        digest: Digest {
+            party,
+            collection,
+            kind,
+            frequency,
+            hour,
+            day,
+        },
+        channels,
+        zone: prefs.map(|(tz, ws, _)| (tz, ws)),
+    })
+}
+
+/// Stores a prepared subscription whose first period falls due at
+/// `next_due`, or merges it into the party's subscription to the same
+/// digest (see the module doc). `manage::subscribe` is the whole operation.
+pub fn store(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    p: &Prepared,
+    next_due: DateTime<Utc>,
+) -> Result<Subscribed> {
+    let (req, digest, channels) = (p.req, &p.digest, &p.channels);
+    let Digest {
         party,
         collection,
         kind,
         frequency,
         hour,
         day,
-    };
+    } = *digest;
     // A concurrent writer can store the same digest between our look-up
     // and our write (PostgreSQL; SQLite's writers take turns): the index
     // refuses our insert, or our channel update finds the row changed.
@@ -259,8 +304,8 @@ pub fn subscribe(
     for _ in 0..4 {
         let mut raced = false;
         let done = conn.write_tx(|c| {
-            if let Some(twin) = twin_of(c, &digest)? {
-                return merge(c, &twin, &channels, req, &mut raced);
+            if let Some(twin) = twin_of(c, digest)? {
+                return merge(c, &twin, channels, req, &mut raced);
             }
             let inserted = diesel::insert_into(subscriptions::table)
                 .values((
@@ -270,7 +315,7 @@ pub fn subscribe(
                     subscriptions::frequency.eq(frequency.as_str()),
                     subscriptions::day_of_week.eq(day),
                     subscriptions::hour_of_day.eq(hour),
-                    subscriptions::channels.eq(channel_list(&channels)),
+                    subscriptions::channels.eq(channel_list(channels)),
                     subscriptions::include_own.eq(req.include_own),
                     subscriptions::send_empty.eq(req.send_empty),
                     subscriptions::created_at.eq(now.naive_utc()),
@@ -360,23 +405,19 @@ pub fn pause(conn: &mut DbConn, id: SubscriptionId) -> Result<()> {
     })
 }
 
-/// Resumes a paused subscription at `now`. No burst: its first digest is
-/// its first period at or after `now`, and a modification window starts at
-/// `now`, so what changed while it was paused is not sent.
-pub fn resume(conn: &mut DbConn, id: SubscriptionId, now: DateTime<Utc>) -> Result<()> {
-    conn.write_tx(|c| {
-        let paused: bool = subscriptions::table
-            .find(id.0)
-            .select(subscriptions::paused)
-            .first(c)
-            .optional()?
-            .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
-        if !paused {
-            return Ok(());
-        }
+/// Clears a subscription's pause inside the caller's transaction; whether
+/// it was paused. `manage::resume` reschedules it in the same transaction.
+pub fn unpause_in_tx(c: &mut DbConn, id: SubscriptionId) -> Result<bool> {
+    let paused: bool = subscriptions::table
+        .find(id.0)
+        .select(subscriptions::paused)
+        .first(c)
+        .optional()?
+        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
+    if paused {
         diesel::update(subscriptions::table.find(id.0))
             .set(subscriptions::paused.eq(false))
             .execute(c)?;
-        schedule::tick::reschedule(c, id, Some(now))
-    })
+    }
+    Ok(paused)
 }

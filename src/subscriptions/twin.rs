@@ -17,6 +17,7 @@ use crate::parties::Channel;
 pub(super) const DIGEST_INDEX: &str = "subscriptions_digest";
 
 /// Which digest a subscription delivers: what `subscriptions_digest` keys.
+#[derive(Clone, Copy)]
 pub(super) struct Digest {
     pub party: PartyId,
     pub collection: Option<CollectionId>,

@@ -142,7 +142,7 @@ pub fn one_change_digest(
     let cal = digestd::items::create_collection(c, at("2026-11-01T00:00:00Z"), "Rota", None)
         .unwrap()
         .uuid;
-    digestd::subscriptions::subscribe(
+    digestd::manage::subscribe(
         c,
         at("2026-11-22T00:00:00Z"),
         &digestd::subscriptions::SubscribeRequest {
