@@ -1,7 +1,15 @@
 //! Parties: users and groups, nested membership (cycle-free), contact points
 //! per channel, and recursive expansion of a party to its users.
 //!
-//! Owns `parties`, `users`, `memberships` and `contact_points`.
+//! Owns `parties`, `users`, `memberships` and `contact_points`;
+//! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
+//! user's preference changes.
+
+mod contacts;
+mod prefs;
+
+pub use contacts::{change_contact, contact_points, ContactChange, ContactPoint};
+pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -84,18 +92,6 @@ pub struct User {
     pub email: Option<String>,
     pub xmpp: Option<String>,
     pub phone: Option<String>,
-}
-
-/// A contact point: one address of a party on one channel.
-#[derive(Debug, Clone, Serialize, PartialEq, Queryable)]
-pub struct ContactPoint {
-    pub id: i64,
-    pub party_id: i64,
-    pub channel: String,
-    pub address: String,
-    pub verified: bool,
-    pub disabled: bool,
-    pub bounce_count: i32,
 }
 
 /// A 32-byte random subscriber code, hex encoded (Fossil's scheme), used in
@@ -362,94 +358,6 @@ fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
         .collect())
 }
 
-/// The contact points of a party.
-pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPoint>> {
-    Ok(contact_points::table
-        .filter(contact_points::party_id.eq(party.0))
-        .select((
-            contact_points::id,
-            contact_points::party_id,
-            contact_points::channel,
-            contact_points::address,
-            contact_points::verified,
-            contact_points::disabled,
-            contact_points::bounce_count,
-        ))
-        .order(contact_points::channel.asc())
-        .load(conn)?)
-}
-
-/// What `digestd contact` does to one contact point.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ContactChange {
-    /// A new address (validated for its channel): not verified, enabled,
-    /// its bounce count reset. Added when the party has none there yet.
-    Set(String),
-    /// The address was confirmed by its owner.
-    Verify,
-    /// No more messages to it: the queue gives its rows up.
-    Disable,
-    /// Messages again; the bounce count starts over.
-    Enable,
-}
-
-/// Changes `party`'s contact point on `channel`; the point after the change.
-pub fn change_contact(
-    conn: &mut DbConn,
-    now: DateTime<Utc>,
-    party: &str,
-    channel: Channel,
-    change: &ContactChange,
-) -> Result<ContactPoint> {
-    let change = match change {
-        ContactChange::Set(a) => ContactChange::Set(channel.validate_address(a)?),
-        other => other.clone(),
-    };
-    let (id, _) = find(conn, party)?;
-    conn.write_tx(|c| {
-        let mine = contact_points::table
-            .filter(contact_points::party_id.eq(id.0))
-            .filter(contact_points::channel.eq(channel.as_str()));
-        let n = match &change {
-            ContactChange::Set(a) => diesel::update(mine)
-                .set((
-                    contact_points::address.eq(a),
-                    contact_points::verified.eq(false),
-                    contact_points::disabled.eq(false),
-                    contact_points::bounce_count.eq(0),
-                ))
-                .execute(c)?,
-            ContactChange::Verify => diesel::update(mine)
-                .set(contact_points::verified.eq(true))
-                .execute(c)?,
-            ContactChange::Disable => diesel::update(mine)
-                .set(contact_points::disabled.eq(true))
-                .execute(c)?,
-            ContactChange::Enable => diesel::update(mine)
-                .set((
-                    contact_points::disabled.eq(false),
-                    contact_points::bounce_count.eq(0),
-                ))
-                .execute(c)?,
-        };
-        match (&change, n) {
-            (ContactChange::Set(a), 0) => insert_contact(c, id, channel, a, now.naive_utc())?,
-            (_, 0) => {
-                return Err(Error::not_found(format!(
-                    "{party} has no {} address",
-                    channel.as_str()
-                )))
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    contact_points(conn, id)?
-        .into_iter()
-        .find(|p| p.channel == channel.as_str())
-        .ok_or_else(|| Error::not_found("contact point vanished"))
-}
-
 /// A party's name.
 pub fn name_of(conn: &mut DbConn, party: PartyId) -> Result<String> {
     parties::table
@@ -477,74 +385,4 @@ pub fn ids_by_name(conn: &mut DbConn, names: &[&str]) -> Result<BTreeMap<String,
         out.extend(rows.into_iter().map(|(id, n)| (n, PartyId(id))));
     }
     Ok(out)
-}
-
-/// What `user set` may change.
-#[derive(Debug, Clone, Default)]
-pub struct UserChanges {
-    pub timezone: Option<String>,
-    pub week_start: Option<String>,
-    pub daily_hour: Option<i64>,
-    pub locale: Option<String>,
-}
-
-/// [`UserChanges`], validated.
-#[derive(Debug, Clone, Default)]
-pub struct ValidChanges {
-    timezone: Option<chrono_tz::Tz>,
-    week_start: Option<u8>,
-    daily_hour: Option<u8>,
-    locale: Option<String>,
-}
-
-impl UserChanges {
-    /// Checks every field; touches no storage.
-    pub fn validate(&self) -> Result<ValidChanges> {
-        Ok(ValidChanges {
-            timezone: self
-                .timezone
-                .as_deref()
-                .map(validate::timezone)
-                .transpose()?,
-            week_start: self
-                .week_start
-                .as_deref()
-                .map(validate::weekday)
-                .transpose()?,
-            daily_hour: self.daily_hour.map(validate::hour).transpose()?,
-            locale: self.locale.as_deref().map(validate::locale).transpose()?,
-        })
-    }
-}
-
-/// Writes a user's new preferences inside the caller's transaction.
-/// `manage::update_user` is the whole operation: it reschedules the
-/// user's subscriptions in the same transaction, so a new timezone neither
-/// loses nor doubles a period.
-pub fn apply_user_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -> Result<PartyId> {
-    let (id, kind) = find(c, name)?;
-    if kind != "user" {
-        return Err(Error::invalid(format!("{name:?} is a group, not a user")));
-    }
-    if let Some(tz) = ch.timezone {
-        diesel::update(users::table.find(id.0))
-            .set(users::timezone.eq(tz.name()))
-            .execute(c)?;
-    }
-    if let Some(ws) = ch.week_start {
-        diesel::update(users::table.find(id.0))
-            .set(users::week_start.eq(i32::from(ws)))
-            .execute(c)?;
-    }
-    if let Some(dh) = ch.daily_hour {
-        diesel::update(users::table.find(id.0))
-            .set(users::daily_hour.eq(i32::from(dh)))
-            .execute(c)?;
-    }
-    if let Some(l) = &ch.locale {
-        diesel::update(users::table.find(id.0))
-            .set(users::locale.eq(l))
-            .execute(c)?;
-    }
-    Ok(id)
 }

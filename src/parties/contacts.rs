@@ -1,0 +1,112 @@
+//! Contact points: one address of a party on one channel, with its
+//! verified, disabled and bounce state, and what `digestd contact` changes.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+
+use super::{find, insert_contact, Channel};
+use crate::db::schema::contact_points;
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::PartyId;
+
+/// A contact point: one address of a party on one channel.
+#[derive(Debug, Clone, Serialize, PartialEq, Queryable)]
+pub struct ContactPoint {
+    pub id: i64,
+    pub party_id: i64,
+    pub channel: String,
+    pub address: String,
+    pub verified: bool,
+    pub disabled: bool,
+    pub bounce_count: i32,
+}
+
+/// The contact points of a party.
+pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPoint>> {
+    Ok(contact_points::table
+        .filter(contact_points::party_id.eq(party.0))
+        .select((
+            contact_points::id,
+            contact_points::party_id,
+            contact_points::channel,
+            contact_points::address,
+            contact_points::verified,
+            contact_points::disabled,
+            contact_points::bounce_count,
+        ))
+        .order(contact_points::channel.asc())
+        .load(conn)?)
+}
+
+/// What `digestd contact` does to one contact point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContactChange {
+    /// A new address (validated for its channel): not verified, enabled,
+    /// its bounce count reset. Added when the party has none there yet.
+    Set(String),
+    /// The address was confirmed by its owner.
+    Verify,
+    /// No more messages to it: the queue gives its rows up.
+    Disable,
+    /// Messages again; the bounce count starts over.
+    Enable,
+}
+
+/// Changes `party`'s contact point on `channel`; the point after the change.
+pub fn change_contact(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    party: &str,
+    channel: Channel,
+    change: &ContactChange,
+) -> Result<ContactPoint> {
+    let change = match change {
+        ContactChange::Set(a) => ContactChange::Set(channel.validate_address(a)?),
+        other => other.clone(),
+    };
+    let (id, _) = find(conn, party)?;
+    conn.write_tx(|c| {
+        let mine = contact_points::table
+            .filter(contact_points::party_id.eq(id.0))
+            .filter(contact_points::channel.eq(channel.as_str()));
+        let n = match &change {
+            ContactChange::Set(a) => diesel::update(mine)
+                .set((
+                    contact_points::address.eq(a),
+                    contact_points::verified.eq(false),
+                    contact_points::disabled.eq(false),
+                    contact_points::bounce_count.eq(0),
+                ))
+                .execute(c)?,
+            ContactChange::Verify => diesel::update(mine)
+                .set(contact_points::verified.eq(true))
+                .execute(c)?,
+            ContactChange::Disable => diesel::update(mine)
+                .set(contact_points::disabled.eq(true))
+                .execute(c)?,
+            ContactChange::Enable => diesel::update(mine)
+                .set((
+                    contact_points::disabled.eq(false),
+                    contact_points::bounce_count.eq(0),
+                ))
+                .execute(c)?,
+        };
+        match (&change, n) {
+            (ContactChange::Set(a), 0) => insert_contact(c, id, channel, a, now.naive_utc())?,
+            (_, 0) => {
+                return Err(Error::not_found(format!(
+                    "{party} has no {} address",
+                    channel.as_str()
+                )))
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    contact_points(conn, id)?
+        .into_iter()
+        .find(|p| p.channel == channel.as_str())
+        .ok_or_else(|| Error::not_found("contact point vanished"))
+}

@@ -1,0 +1,82 @@
+//! A user's preferences (timezone, first day of week, daily hour, locale):
+//! validated, then written inside the caller's transaction
+//! (`manage::update_user` reschedules in the same one).
+
+use diesel::prelude::*;
+
+use super::find;
+use crate::db::schema::users;
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::PartyId;
+use crate::validate;
+
+/// What `user set` may change.
+#[derive(Debug, Clone, Default)]
+pub struct UserChanges {
+    pub timezone: Option<String>,
+    pub week_start: Option<String>,
+    pub daily_hour: Option<i64>,
+    pub locale: Option<String>,
+}
+
+/// [`UserChanges`], validated.
+#[derive(Debug, Clone, Default)]
+pub struct ValidChanges {
+    timezone: Option<chrono_tz::Tz>,
+    week_start: Option<u8>,
+    daily_hour: Option<u8>,
+    locale: Option<String>,
+}
+
+impl UserChanges {
+    /// Checks every field; touches no storage.
+    pub fn validate(&self) -> Result<ValidChanges> {
+        Ok(ValidChanges {
+            timezone: self
+                .timezone
+                .as_deref()
+                .map(validate::timezone)
+                .transpose()?,
+            week_start: self
+                .week_start
+                .as_deref()
+                .map(validate::weekday)
+                .transpose()?,
+            daily_hour: self.daily_hour.map(validate::hour).transpose()?,
+            locale: self.locale.as_deref().map(validate::locale).transpose()?,
+        })
+    }
+}
+
+/// Writes a user's new preferences inside the caller's transaction.
+/// `manage::update_user` is the whole operation: it reschedules the
+/// user's subscriptions in the same transaction, so a new timezone neither
+/// loses nor doubles a period.
+pub fn apply_user_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -> Result<PartyId> {
+    let (id, kind) = find(c, name)?;
+    if kind != "user" {
+        return Err(Error::invalid(format!("{name:?} is a group, not a user")));
+    }
+    if let Some(tz) = ch.timezone {
+        diesel::update(users::table.find(id.0))
+            .set(users::timezone.eq(tz.name()))
+            .execute(c)?;
+    }
+    if let Some(ws) = ch.week_start {
+        diesel::update(users::table.find(id.0))
+            .set(users::week_start.eq(i32::from(ws)))
+            .execute(c)?;
+    }
+    if let Some(dh) = ch.daily_hour {
+        diesel::update(users::table.find(id.0))
+            .set(users::daily_hour.eq(i32::from(dh)))
+            .execute(c)?;
+    }
+    if let Some(l) = &ch.locale {
+        diesel::update(users::table.find(id.0))
+            .set(users::locale.eq(l))
+            .execute(c)?;
+    }
+    Ok(id)
+}
