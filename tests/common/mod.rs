@@ -3,9 +3,13 @@
 //! SQLite always; PostgreSQL when `DIGESTD_TEST_DATABASE_URL` is set, in a
 //! fresh database per test, dropped when the test ends. When the variable is
 //! set and the server is unreachable the test fails loudly.
+//!
+//! `cli` is the harness the black-box tests of the binary share
+//! (`tests/cli_*.rs`): a temporary directory and SQLite database per test.
 
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod http;
 pub mod prosody;
 pub mod smtp;

@@ -1,0 +1,438 @@
+//! Black-box tests of the `digestd` binary: `queue purge`, `notify`,
+//! `queue run`, `cancel`, `request show`, `inbound` and `test-alert`
+//! (`src/cli/queue.rs`).
+//!
+//! Each test runs the real executable against a throwaway SQLite database
+//! in its own temporary directory; the harness is in `common/cli.rs`. Bad
+//! input must give exit code 2 and write nothing.
+
+mod common;
+
+use std::ffi::OsStr;
+
+use common::cli::*;
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------ queue purge
+
+#[test]
+fn queue_purge_deletes_only_requests_finished_before_the_cutoff() {
+    let (env, _) = world();
+    env.add_user("bob", &["--email", "bob@example.com"]);
+    let notify = |subject: &str| {
+        let out = env.ok(&[
+            "notify",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--message",
+            "m",
+        ]);
+        out.lines().last().unwrap().to_string()
+    };
+    let (old, cancelled) = (notify("Old"), notify("Cancelled"));
+    env.ok(&["cancel", cancelled.as_str()]);
+    env.ok(&["queue", "run", "--at", "2020-01-01T00:00:00Z"]);
+    let open = notify("Open");
+    assert_eq!(env.count("delivery_log"), 1);
+    let out = env.ok(&["queue", "purge", "--older-than", "90d"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // The cancelled one finished now (the cancel's own time), not in 2020.
+    assert!(
+        out.starts_with(
+            "purged 1 finished requests, 1 queue rows and 1 delivery log rows from before "
+        ),
+        "{out}"
+    );
+    env.refused(&["request", "show", old.as_str()], b"", "no request");
+    env.ok(&["request", "show", cancelled.as_str()]);
+    env.ok(&["request", "show", open.as_str()]);
+    assert_eq!(
+        (
+            env.count("nt_requests"),
+            env.count("nt_messages"),
+            env.count("nt_queue"),
+            env.count("delivery_log")
+        ),
+        (2, 2, 0, 0)
+    );
+    let again = env.ok(&["queue", "purge", "--older-than", "1d"]);
+    assert!(again.starts_with("purged 0 finished requests"), "{again}");
+}
+
+#[test]
+fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
+    let env = Env::new();
+    for d in ["0d", "abc", "5y", "90", "", "-5d", "1.5d"] {
+        let arg = format!("--older-than={d}");
+        let out = env.run(&["queue", "purge", arg.as_str()]);
+        assert_refused(&out, "invalid duration", std::slice::from_ref(&arg));
+    }
+    assert!(
+        !env.db_path.exists(),
+        "a refused purge must not create the database"
+    );
+    // On a database with finished requests: refused, nothing deleted.
+    let (env, _) = world();
+    env.ok(&[
+        "notify",
+        "--from",
+        "alice",
+        "--to",
+        "alice",
+        "--subject",
+        "S",
+        "--message",
+        "m",
+    ]);
+    env.ok(&["queue", "run", "--at", "2020-01-01T00:00:00Z"]);
+    for d in ["0d", "abc", "5y"] {
+        env.refused(
+            &["queue", "purge", "--older-than", d],
+            b"",
+            "invalid duration",
+        );
+    }
+}
+
+// ------------------------------------------------------------ notify / queue
+
+fn notify_world() -> Env {
+    let env = Env::init();
+    env.ok(&[
+        "user",
+        "add",
+        "ops",
+        "--tz",
+        "UTC",
+        "--email",
+        "ops@example.com",
+    ]);
+    env.ok(&[
+        "user",
+        "add",
+        "ann",
+        "--tz",
+        "Europe/Paris",
+        "--email",
+        "ann@example.com",
+    ]);
+    env
+}
+
+#[test]
+fn notify_queue_run_and_request_show_follow_a_request() {
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Disk 91% full",
+        "--message",
+        "Clean up /var.\nThanks.",
+        "--max-retries",
+        "5",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert!(id.parse::<i64>().is_ok(), "{out}");
+    let show = |env: &Env| -> Value {
+        serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap()
+    };
+    assert_eq!(show(&env)["status"], "pending");
+    let pass = env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    assert!(pass.contains("delivered email 1"), "{pass}");
+    let v = show(&env);
+    assert_eq!(v["status"], "sent");
+    assert_eq!(v["recipients"][0]["party"], "ann");
+    assert_eq!(v["recipients"][0]["address"], "ann@example.com");
+    assert_eq!(v["recipients"][0]["successful"], true);
+    assert_eq!(v["recipients"][0]["retry_count"], 0);
+    let status: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
+    assert_eq!(status["requests"]["sent"], 1);
+    assert_eq!(status["rows_delivered"], 1);
+    // The dir transport wrote the message; its subject and body are intact.
+    let eml: Vec<_> = std::fs::read_dir(env.dir.path().join("outbox"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .collect();
+    assert_eq!(eml.len(), 1);
+    let raw = std::fs::read(eml[0].path()).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    assert_eq!(m.subject(), Some("Disk 91% full"));
+    let text = m.body_text(0).unwrap().replace("\r\n", "\n");
+    assert!(text.contains("Clean up /var.\nThanks."), "{text}");
+    // Sent requests cannot be cancelled.
+    env.refused(&["cancel", &id], b"", "already sent");
+}
+
+#[test]
+fn cancel_before_the_queue_runs_sends_nothing() {
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Oops",
+        "--message",
+        "ignore",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert_eq!(env.ok(&["cancel", &id]).trim(), format!("cancelled {id}"));
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    assert_eq!(v["status"], "cancelled");
+    assert!(!env.dir.path().join("outbox").exists());
+    env.refused(&["cancel", "999999"], b"", "no request 999999");
+    env.refused(&["request", "show", "999999"], b"", "no request 999999");
+}
+
+#[test]
+fn notify_refuses_hostile_input_and_writes_nothing() {
+    let env = notify_world();
+    let big = "x".repeat(256 * 1024 + 1);
+    let base = ["notify", "--from", "ops", "--to", "ann"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--subject", "Hi\r\nBcc: evil@example.com", "--message", "m"],
+            "control character",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "a\u{7}b"],
+            "control character",
+        ),
+        (
+            vec!["--subject", "   ", "--message", "m"],
+            "subject is empty",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "  "],
+            "message is empty",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--max-retries", "0"],
+            "use 1-100",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--channel", "pigeon"],
+            "unknown channel",
+        ),
+        (
+            vec!["--subject", "Hi", "--message", "m", "--expand-group"],
+            "is not a group",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(extra);
+        env.refused(&args, b"", needle);
+    }
+    let stdin = [
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "-",
+    ];
+    env.refused(&stdin, big.as_bytes(), "larger than");
+    env.refused(&stdin, b"caf\xe9", "not valid UTF-8");
+    env.refused(
+        &[
+            "notify",
+            "--from",
+            "mallory",
+            "--to",
+            "ann",
+            "--subject",
+            "s",
+            "--message",
+            "m",
+        ],
+        b"",
+        "no user or group named",
+    );
+    let status: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
+    assert_eq!(status["requests"], json!({}));
+}
+
+#[cfg(unix)]
+#[test]
+fn notify_refuses_a_non_utf8_message() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = notify_world();
+    let bad = OsStr::from_bytes(b"caf\xe9");
+    let args: Vec<&OsStr> = [
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+    ]
+    .iter()
+    .map(OsStr::new)
+    .chain([bad])
+    .collect();
+    let out = env.run(&args);
+    assert_eq!(out.code, 2, "{out:?}");
+}
+
+// ------------------------------------------------------- inbound / test-alert
+
+const DSN_TO_ANN: &str = "From: MAILER-DAEMON@mx.example.net\r\n\
+To: digestd@localhost\r\n\
+Subject: Undelivered Mail Returned to Sender\r\n\
+MIME-Version: 1.0\r\n\
+Content-Type: multipart/report; report-type=delivery-status; boundary=\"B1\"\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: text/plain\r\n\
+\r\n\
+Your message could not be delivered.\r\n\
+\r\n\
+--B1\r\n\
+Content-Type: message/delivery-status\r\n\
+\r\n\
+Reporting-MTA: dns; mx.example.net\r\n\
+\r\n\
+Final-Recipient: rfc822; ann@example.com\r\n\
+Action: failed\r\n\
+Status: 5.1.1\r\n\
+Diagnostic-Code: smtp; 550 5.1.1 User unknown\r\n\
+\r\n\
+--B1--\r\n";
+
+#[test]
+fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
+    let env = notify_world();
+    for _ in 1..=2 {
+        let out = env.ok_in(&["inbound"], DSN_TO_ANN.as_bytes());
+        assert_eq!(out.trim(), "bounce hard ann@example.com");
+    }
+    // The third disables the address, and says so in the log too.
+    let third = env.run_in(&["inbound"], DSN_TO_ANN.as_bytes());
+    assert_eq!(third.code, 0, "{third:?}");
+    assert_eq!(
+        third.stdout.trim(),
+        "bounce hard ann@example.com (address disabled)"
+    );
+    assert!(third.stderr.contains("address disabled after hard bounces"));
+    assert!(
+        !third.stderr.contains('\u{1b}'),
+        "no colour codes in a log file"
+    );
+    let soft = DSN_TO_ANN
+        .replace("Action: failed", "Action: delayed")
+        .replace("Status: 5.1.1", "Status: 4.4.1");
+    assert_eq!(
+        env.ok_in(&["inbound"], soft.as_bytes()).trim(),
+        "bounce soft ann@example.com"
+    );
+    let stranger = DSN_TO_ANN.replace("ann@example.com", "zed@example.org");
+    assert!(env
+        .ok_in(&["inbound"], stranger.as_bytes())
+        .contains("ignored: zed@example.org is no address of ours"));
+    // The disabled address is not used: the row is given up at once.
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["recipients"][0]["reply_message"], "no email address");
+}
+
+#[test]
+fn inbound_ignores_other_mail_and_survives_garbage() {
+    let env = notify_world();
+    assert_eq!(
+        env.ok_in(&["inbound"], b"From: a@b.c\r\nSubject: hi\r\n\r\nhello\r\n")
+            .trim(),
+        "ignored: not a delivery status notification"
+    );
+    assert!(env
+        .ok_in(&["inbound"], &[0xff, 0xfe, 0, 0x80, b'\n', 0xc3])
+        .starts_with("ignored"));
+    assert!(env.ok_in(&["inbound"], b"").starts_with("ignored"));
+    let huge = vec![b'x'; (10 << 20) + 1];
+    env.refused(&["inbound"], &huge, "larger than");
+}
+
+#[test]
+fn test_alert_sends_one_message_through_the_transport() {
+    let env = Env::init();
+    let out = env.ok(&["test-alert", "--to", "ops@example.com"]);
+    assert!(out.starts_with("sent to ops@example.com"), "{out}");
+    let eml: Vec<_> = std::fs::read_dir(env.dir.path().join("outbox"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(eml.len(), 1);
+    let raw = std::fs::read(eml[0].path()).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    assert_eq!(m.subject(), Some("digestd test alert"));
+    for bad in ["not-an-address", "a@b.c\r\nBcc: x@y.z", ""] {
+        env.refused(&["test-alert", "--to", bad], b"", "invalid");
+    }
+}
+
+#[test]
+fn the_stdout_transport_prints_each_message() {
+    let env = notify_world();
+    env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "Printed",
+        "--message",
+        "hello",
+    ]);
+    let cfg = env.dir.path().join("stdout.toml");
+    std::fs::write(&cfg, "[email]\ntransport = \"stdout\"\n").unwrap();
+    let out = env.run_raw(
+        &[
+            OsStr::new("--config"),
+            cfg.as_os_str(),
+            OsStr::new("--db"),
+            OsStr::new(&env.url),
+            OsStr::new("queue"),
+            OsStr::new("run"),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.starts_with("From digestd@localhost \n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("Subject: Printed"));
+    assert!(out.stdout.contains("delivered email 1"));
+}
