@@ -366,6 +366,24 @@ fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
     assert_eq!(v["recipients"][0]["reply_message"], "no email address");
 }
 
+/// The audit's DSN with a NUL in its fields: nobody's address, nothing
+/// stored against anyone, and the status and diagnostic printed escaped.
+#[test]
+fn inbound_with_nul_and_escapes_in_a_dsn_names_nobody() {
+    let env = notify_world();
+    let nul = DSN_TO_ANN.replace("ann@example.com", "ann@example.com\u{0}");
+    let out = env.ok_in(&["inbound"], nul.as_bytes());
+    assert_eq!(
+        out.trim(),
+        "ignored: ann@example.com\\u{0} is no address of ours",
+        "{out:?}"
+    );
+    let esc = DSN_TO_ANN.replace("ann@example.com", "\u{1b}[2Jann@example.com");
+    let out = env.ok_in(&["inbound"], esc.as_bytes());
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert_eq!(env.count("email_bounces"), 0);
+}
+
 #[test]
 fn inbound_ignores_other_mail_and_survives_garbage() {
     let env = notify_world();

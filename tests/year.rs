@@ -20,6 +20,10 @@
 //! (`offset_from_utc_datetime`), searched on a one-minute UTC grid, which
 //! is exact because every offset and transition in force around 2026 is a
 //! whole number of minutes (checked while scanning the zones).
+//!
+//! Longer than 500 lines on purpose: one world, one year of ticks and one
+//! independent model of every zone's periods, checked against each other;
+//! its parts only mean something together.
 
 mod common;
 

@@ -175,6 +175,10 @@ impl Env {
                 "delivery_log",
                 n(schema::delivery_log::table.count().get_result(c)),
             ),
+            (
+                "email_bounces",
+                n(schema::email_bounces::table.count().get_result(c)),
+            ),
         ])
     }
 
