@@ -253,6 +253,15 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
             "1s",
         ],
         &["--now", "noon", "tick", "--at", "2026-04-01T00:00:00Z"],
+        // Far ahead of the clock: the periods in between would collapse.
+        &["tick", "--at", "2099-01-01T00:00:00Z"],
+        &[
+            "--now",
+            "2026-04-01T00:00:00Z",
+            "tick",
+            "--at",
+            "2026-04-01T01:00:01Z",
+        ],
         &["grid", "--week", "next week"],
         &["grid", "--user", "nobody"],
         &["user", "set", "kiri", "--tz", "Europe/Atlantis"],
@@ -282,4 +291,25 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schedule.tick"));
     assert_eq!(snapshot(), before);
+}
+
+#[test]
+fn tick_defaults_to_now_and_goes_ahead_only_one_interval_or_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    world(dir.path(), "2026-03-01T00:00:00Z");
+    let now = ["--now", "2026-04-01T00:00:00Z"];
+    fn at<'a>(now: &[&'a str], t: &'a str) -> Vec<&'a str> {
+        [now, &["tick", "--at", t][..]].concat()
+    }
+    // One hourly interval ahead is a tick like any other.
+    ok(&digestd(dir.path(), &at(&now, "2026-04-01T01:00:00Z")));
+    // No --at: the clock's now (here the --now instant), already ticked.
+    assert_eq!(
+        ok(&digestd(dir.path(), &[&now[..], &["tick"][..]].concat())),
+        ""
+    );
+    let before = runs(dir.path());
+    let ahead = [&at(&now, "2026-05-01T00:00:00Z")[..], &["--force"][..]].concat();
+    ok(&digestd(dir.path(), &ahead));
+    assert!(runs(dir.path()) > before, "--force ticks ahead");
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 
 use super::Ctx;
@@ -60,9 +61,14 @@ pub enum SubscriptionCmd {
 
 #[derive(Args, Debug)]
 pub struct TickArgs {
-    /// The tick's instant (RFC 3339).
+    /// The tick's instant (RFC 3339; default now). Refused when more than
+    /// one tick interval ahead of now: a tick moves every schedule past it
+    /// (use `digestd simulate` for a what-if).
     #[arg(long)]
-    at: String,
+    at: Option<String>,
+    /// Tick at an --at far ahead of now anyway.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -152,7 +158,14 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
 
 /// `tick` composes and posts each digest, and records its runs.
 pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
-    let at = validate::instant("--at", &a.at)?;
+    let now = ctx.now();
+    let at = match &a.at {
+        Some(t) => validate::instant("--at", t)?,
+        None => now,
+    };
+    if !a.force {
+        check_not_ahead(ctx, at, now)?;
+    }
     let mut conn = ctx.conn()?;
     let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
     let owner = schedule::lease::owner_name();
@@ -160,6 +173,28 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
         .ok_or_else(|| Error::conflict(format!("another process holds the tick lease at {at}")))?;
     for r in &runs {
         r.write_line(ctx.out)?;
+    }
+    Ok(())
+}
+
+/// A tick far ahead of the clock records every period up to it as run, so
+/// the periods in between collapse into one digest: refused beyond one
+/// interval of `[schedule] tick` after `now`.
+fn check_not_ahead(ctx: &Ctx, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+    let schedule = ctx.cfg.schedule.cron()?;
+    let mut next = schedule.after(&now);
+    let interval = match (next.next(), next.next()) {
+        (Some(a), Some(b)) => b - a,
+        _ => chrono::Duration::hours(1),
+    };
+    if at > now + interval {
+        return Err(Error::invalid(format!(
+            "--at {} is more than one tick interval ({} min) after now ({}): a tick moves every \
+             schedule past it; use digestd simulate for a what-if, or --force",
+            at.to_rfc3339(),
+            interval.num_minutes(),
+            now.to_rfc3339()
+        )));
     }
     Ok(())
 }
