@@ -109,11 +109,7 @@ pub enum Command {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = e.exit_code();
-            let _ = e.print();
-            return code;
-        }
+        Err(e) => return usage_error(&e),
     };
     let result = match cli.now.as_deref().map(|t| validate::instant("--now", t)) {
         None => run(cli, &SystemClock),
@@ -128,6 +124,29 @@ pub fn main() -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// clap's answer when the arguments do not parse: help and version as clap
+/// prints them; a usage error as the one line every other error is, exit 2.
+fn usage_error(e: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return e.exit_code();
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!(
+        "digestd: {} (see digestd --help)",
+        validate::escape_for_line(first)
+    );
+    2
 }
 
 fn init_tracing(level: &str) {

@@ -201,7 +201,7 @@ impl Env {
         out
     }
 
-    /// Like [`Env::refused`], for clap's own usage errors (multi-line).
+    /// Like [`Env::refused`], for clap's own usage errors (one line too).
     pub fn usage_error<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {
         let before = self.snapshot();
         let out = self.run(args);
@@ -290,8 +290,14 @@ pub fn assert_usage_error(out: &Out, what: &[String]) {
     assert_eq!(out.code, 2, "{what:?}: want exit 2, got {out:?}");
     assert_eq!(out.stdout, "", "{what:?}: stdout should be empty");
     assert!(
-        out.stderr.starts_with("error: "),
-        "{what:?}: want a clap usage error: {:?}",
+        out.stderr.starts_with("digestd: ") && out.stderr.contains("--help"),
+        "{what:?}: want a usage error: {:?}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stderr.trim_end().lines().count(),
+        1,
+        "{what:?}: a usage error is one line: {:?}",
         out.stderr
     );
 }
