@@ -10,9 +10,12 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod delivery;
+pub mod digest;
 pub mod http;
 pub mod prosody;
 pub mod smtp;
+pub mod storage;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,0 +1,212 @@
+//! Digests posted on each back end: the tick hands each due run to the real
+//! [`Composer`], which posts an nt request in the tick's transaction; a
+//! crash between compose and post loses and doubles nothing, the database
+//! refuses a second digest for a period, and the outbox pass writes each
+//! digest to disk once. The shared helpers are in `common/digest.rs`.
+
+mod common;
+
+use chrono::{DateTime, Utc};
+use common::digest::{calendar_week, calendar_world, composer, daily, requests, subscribe, user};
+use common::{at, TestDb};
+use diesel::prelude::*;
+use digestd::config::EmailConfig;
+use digestd::db::schema::{nt_queue, nt_requests, subscription_runs};
+use digestd::db::DbConn;
+use digestd::deliver::queue::{self, Delivery};
+use digestd::digest::Composer;
+use digestd::ids::RequestId;
+use digestd::parties;
+use digestd::schedule::tick::tick;
+use digestd::schedule::{DueRun, HandOff};
+use digestd::subscriptions::SubscribeRequest;
+
+/// Composes and posts, then fails as a crash would before the commit.
+struct CrashAfterPost(Composer);
+
+impl HandOff for CrashAfterPost {
+    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> digestd::Result<Option<RequestId>> {
+        let id = self.0.hand_off(c, run)?;
+        assert!(id.is_some(), "the digest was posted before the crash");
+        Err(digestd::Error::Storage(
+            "simulated crash after posting".into(),
+        ))
+    }
+}
+
+fn a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    calendar_week(&mut c, &cal);
+    let crashed = tick(
+        &mut c,
+        at("2026-11-22T17:00:00Z"),
+        &mut CrashAfterPost(composer()),
+    );
+    assert!(crashed.is_err());
+    assert_eq!(
+        requests(&mut c).len(),
+        0,
+        "the post rolled back with the run"
+    );
+    let recorded: i64 = subscription_runs::table.count().get_result(&mut c).unwrap();
+    assert_eq!(recorded, 0);
+    // The next tick (an hour late) delivers the same digest once.
+    let mut comp = composer();
+    assert_eq!(
+        tick(&mut c, at("2026-11-22T18:00:00Z"), &mut comp)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        tick(&mut c, at("2026-11-22T19:00:00Z"), &mut comp)
+            .unwrap()
+            .len(),
+        0
+    );
+    let reqs = requests(&mut c);
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(
+        reqs[0].subject,
+        "2 changes in Calendar since Saturday 4:00 PM"
+    );
+}
+
+fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    // A group of ann (email only) and a user with an SMS number.
+    user(&mut c, "zoe", "Europe/Paris", "fr-FR", Some("+33612345678"));
+    parties::create_group(&mut c, at("2026-11-01T00:00:00Z"), "team", None).unwrap();
+    parties::add_member(&mut c, "team", "ann").unwrap();
+    parties::add_member(&mut c, "team", "zoe").unwrap();
+    subscribe(&mut c, daily("ann", &cal));
+    subscribe(
+        &mut c,
+        SubscribeRequest {
+            channels: vec!["email".into(), "sms".into()],
+            hour: Some(18),
+            ..daily("team", &cal)
+        },
+    );
+    calendar_week(&mut c, &cal);
+    let dir = tempfile::tempdir().unwrap();
+    let email = EmailConfig {
+        dir: dir.path().display().to_string(),
+        ..EmailConfig::default()
+    };
+    let mut ob = Delivery::new(&email).unwrap();
+    // A group's hours are UTC: the team's 18:00 is 18:00Z; ann's 09:00 is 17:00Z.
+    let mut t = at("2026-11-22T08:00:00Z");
+    let mut comp = composer();
+    while t <= at("2026-11-22T18:00:00Z") {
+        tick(&mut c, t, &mut comp).unwrap();
+        queue::run_pass(&mut c, &mut ob, t).unwrap();
+        t += chrono::Duration::hours(1);
+    }
+    // A second pass finds nothing to do and writes nothing twice.
+    let again = queue::run_pass(&mut c, &mut ob, t).unwrap();
+    assert_eq!(
+        (again.expanded, again.written.len(), again.finished),
+        (0, 0, 0)
+    );
+    let mut emls: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    emls.sort();
+    // ann's own digest, and the team's to ann and to zoe.
+    assert_eq!(emls.len(), 3, "{emls:?}");
+    let mut one_click = 0;
+    for p in &emls {
+        let raw = std::fs::read(p).unwrap();
+        assert!(
+            !raw.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r'),
+            "bare LF in {p:?}"
+        );
+        let m = mail_parser::MessageParser::default()
+            .parse(&raw)
+            .expect("parses");
+        assert!(m.subject().unwrap().contains("in Calendar since"));
+        assert!(m.date().is_some() && m.message_id().is_some());
+        assert_eq!(m.text_body_count(), 1);
+        assert!(m
+            .body_html(0)
+            .unwrap()
+            .contains("<strong>Janitor&#39;s Pipe Dream</strong>"));
+        assert!(m
+            .body_text(0)
+            .unwrap()
+            .contains("Janitor's Pipe Dream from"));
+        if m.header_raw("List-Unsubscribe-Post").is_some() {
+            one_click += 1;
+        }
+    }
+    // A user's own subscription has an RFC 8058 one-click unsubscribe; a
+    // group's, sent to its members, has none.
+    assert_eq!(one_click, 1);
+    let sms_files: Vec<_> = std::fs::read_dir(dir.path().join("sms"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(sms_files.len(), 1, "only zoe has a number");
+    // ann has no phone: her SMS row is given up, so the team's request is a
+    // partial failure; ann's own (the first, at 17:00Z) is sent.
+    let statuses: Vec<String> = nt_requests::table
+        .select(nt_requests::status)
+        .order(nt_requests::request_id.asc())
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(statuses, vec!["sent", "partial_failure"]);
+    let gave_up: Vec<(String, Option<String>)> = nt_queue::table
+        .filter(nt_queue::gave_up.eq(true))
+        .select((nt_queue::channel, nt_queue::smtp_reply_message))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(
+        gave_up,
+        vec![("sms".to_string(), Some("no sms address".to_string()))]
+    );
+}
+
+fn times(c: &mut DbConn) -> Vec<DateTime<Utc>> {
+    nt_requests::table
+        .select(nt_requests::request_date)
+        .load::<chrono::NaiveDateTime>(c)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.and_utc())
+        .collect()
+}
+
+fn a_second_digest_for_the_same_period_is_refused_by_the_database(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    subscribe(&mut c, daily("ann", &cal));
+    calendar_week(&mut c, &cal);
+    tick(&mut c, at("2026-11-22T17:00:00Z"), &mut composer()).unwrap();
+    assert_eq!(times(&mut c), vec![at("2026-11-22T17:00:00Z")]);
+    // Copy the request as a buggy second poster would.
+    let dup = diesel::sql_query(
+        "INSERT INTO nt_requests (party_to, expand_group, party_from, subject, channels, \
+         request_date, status, max_retries, kind, subscription_id, period) \
+         SELECT party_to, expand_group, party_from, subject, channels, request_date, \
+         status, max_retries, kind, subscription_id, period FROM nt_requests",
+    )
+    .execute(&mut c);
+    assert!(
+        dup.is_err(),
+        "the unique (subscription, period) index holds"
+    );
+    assert_eq!(requests(&mut c).len(), 1);
+}
+
+backend_tests!(
+    a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,
+    the_outbox_writes_valid_mime_once_and_settles_statuses,
+    a_second_digest_for_the_same_period_is_refused_by_the_database,
+);
