@@ -143,6 +143,25 @@ fn pipe(cmd: &[String], bytes: &[u8]) -> Outcome {
     }
 }
 
+/// A message's lines as an mbox (mboxrd) holds them: a line that starts
+/// with `From `, after any number of `>`, gets one more `>`, so that no
+/// line of a message reads as the start of the next one; a reader removes
+/// one `>` from each such line.
+fn mboxrd(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let quoted = line.iter().take_while(|b| **b == b'>').count();
+        if line[quoted..].starts_with(b"From ") {
+            out.push(b'>');
+        }
+        out.extend_from_slice(line);
+    }
+    out
+}
+
 impl EmailSink {
     pub fn new(cfg: &EmailConfig) -> Result<EmailSink> {
         match cfg.transport.as_str() {
@@ -185,7 +204,7 @@ impl EmailSink {
                     .map(|m| {
                         // mbox-style separation, so a reader can split them.
                         let r = writeln!(out, "From {} ", m.envelope_from)
-                            .and_then(|_| out.write_all(&m.bytes))
+                            .and_then(|_| out.write_all(&mboxrd(&m.bytes)))
                             .and_then(|_| out.write_all(b"\n"))
                             .and_then(|_| out.flush());
                         match r {
@@ -216,5 +235,36 @@ impl Listener for EmailSink {
             .into_iter()
             .map(Outcome::into_result)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mboxrd;
+
+    #[test]
+    fn mbox_lines_that_read_as_a_new_message_are_quoted() {
+        let body = b"Subject: s\r\n\r\nFrom me\r\n>From you\r\nnot From here\r\nFrom\r\nFrom";
+        let got = String::from_utf8(mboxrd(body)).unwrap();
+        assert_eq!(
+            got,
+            "Subject: s\r\n\r\n>From me\r\n>>From you\r\nnot From here\r\nFrom\r\nFrom"
+        );
+        // Three notifications whose bodies forge "From " lines still read
+        // as three messages.
+        let mbox: Vec<u8> = (0..3)
+            .flat_map(|_| {
+                let mut m = b"From digestd@localhost \n".to_vec();
+                m.extend(mboxrd(b"Subject: x\r\n\r\nFrom forged@evil\r\nFrom x\r\n"));
+                m.push(b'\n');
+                m
+            })
+            .collect();
+        let starts = String::from_utf8(mbox)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("From "))
+            .count();
+        assert_eq!(starts, 3);
     }
 }
