@@ -10,8 +10,8 @@
 //! above it in this list (`tests/layers.rs` checks it):
 //! - [`error`], [`clock`], [`ids`]: the error policy, injected time, typed ids.
 //! - [`validate`]: every input validator (text, names, addresses, zones, instants).
+//! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic, URLs with their password hidden.
 //! - [`db`]: the connection type (SQLite | PostgreSQL), the pool, migrations, the schema.
-//! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic.
 //! - [`config`]: typed settings (file, `DIGESTD_*` environment, flags).
 //! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
 //! - [`parties`]: users, groups, membership, expansion, contact points, the system party.

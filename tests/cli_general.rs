@@ -122,6 +122,53 @@ fn db_url_must_be_sqlite_or_postgres() {
     assert_eq!(entries, [OsStr::new("digestd.toml")], "nothing was created");
 }
 
+/// The audit's finding 11: a password in a URL is never printed, whether
+/// the URL is refused or accepted.
+#[test]
+fn passwords_in_urls_are_never_printed() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "db.toml",
+            "[database]\nurl = \"mysql://root:Secret1@db/x\"\n",
+            "database URL",
+        ),
+        (
+            "smtp.toml",
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"smtp://bob:Secret1@mail:25?tls=maybe\"\n",
+            "email.smtp_url",
+        ),
+        (
+            "sms.toml",
+            "[sms]\ntransport = \"http\"\nendpoint = \"ftp://u:Secret1@gw/send\"\n",
+            "endpoint",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = env.run_raw(&["--config", path.to_str().unwrap(), "init"], b"");
+        assert_refused(&out, needle, &[name.to_string()]);
+        assert!(!out.stderr.contains("Secret1"), "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(":***@"), "{name}: {}", out.stderr);
+    }
+    // An accepted URL is printed without its password too.
+    let url = format!("sqlite://{}", env.db_path.display());
+    let out = env.run_raw(
+        &[
+            "--config",
+            env.config.to_str().unwrap(),
+            "--db",
+            &url,
+            "init",
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("database ready: sqlite://"));
+}
+
 #[test]
 fn bad_config_files_are_refused() {
     let env = Env::new();

@@ -209,7 +209,8 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     match cli.command {
         Command::Init => {
             ctx.conn()?;
-            writeln!(ctx.out, "database ready: {}", cfg.database.url)?;
+            let url = crate::text::redact_url(&cfg.database.url);
+            writeln!(ctx.out, "database ready: {url}")?;
             Ok(())
         }
         Command::User(c) => parties::user(c, ctx),

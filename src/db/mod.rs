@@ -79,7 +79,8 @@ impl DbUrl {
             });
         }
         Err(Error::invalid(format!(
-            "database URL must start with sqlite:// or postgres://, got {url:?}"
+            "database URL must start with sqlite:// or postgres://, got {:?}",
+            crate::text::redact_url(url)
         )))
     }
 

@@ -37,13 +37,10 @@ pub fn check(c: &SmsConfig) -> Result<()> {
         "http" => {}
         other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"http\""))),
     }
-    let url =
-        url::Url::parse(&c.endpoint).map_err(|e| bad(format!("endpoint {:?}: {e}", c.endpoint)))?;
+    let shown = crate::text::redact_url(&c.endpoint);
+    let url = url::Url::parse(&c.endpoint).map_err(|e| bad(format!("endpoint {shown:?}: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(bad(format!(
-            "endpoint {:?}: use http:// or https://",
-            c.endpoint
-        )));
+        return Err(bad(format!("endpoint {shown:?}: use http:// or https://")));
     }
     match c.shape.as_str() {
         "twilio" => {}

@@ -30,9 +30,51 @@ pub fn parse_from(s: &str) -> Result<Mailbox> {
     Ok(m)
 }
 
+/// `s` with the password of a URL's user info replaced by `***`
+/// (`postgres://root:***@db/x`), for anything printed or logged: a
+/// database, SMTP or gateway URL may carry a secret.
+pub fn redact_url(s: &str) -> String {
+    let Some(scheme_end) = s.find("://").map(|i| i + 3) else {
+        return s.to_string();
+    };
+    let rest = &s[scheme_end..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rfind('@').map(|at| (at, &authority[..at])) {
+        Some((at, userinfo)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &s[..scheme_end], &rest[at..])
+        }
+        _ => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_in_urls_are_redacted() {
+        for (url, want) in [
+            (
+                "postgres://root:Secret@db:5432/x",
+                "postgres://root:***@db:5432/x",
+            ),
+            (
+                "smtp://bob:p%40ss@mail.example.com?tls=required",
+                "smtp://bob:***@mail.example.com?tls=required",
+            ),
+            ("https://u:p:q@gw/send?x=a@b", "https://u:***@gw/send?x=a@b"),
+            ("https://gw/send?user=a:b@c", "https://gw/send?user=a:b@c"),
+            (
+                "postgres://root@127.0.0.1/test",
+                "postgres://root@127.0.0.1/test",
+            ),
+            ("sqlite://data/digestd.db", "sqlite://data/digestd.db"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redact_url(url), want, "{url}");
+        }
+    }
 
     #[test]
     fn bad_senders_are_refused() {

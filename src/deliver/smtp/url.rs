@@ -20,7 +20,10 @@ pub(super) struct Target {
 }
 
 pub(super) fn parse_url(raw: &str) -> Result<Target> {
-    let bad = |why: &str| Error::invalid(format!("config: email.smtp_url {raw:?}: {why}"));
+    let bad = |why: &str| {
+        let shown = crate::text::redact_url(raw);
+        Error::invalid(format!("config: email.smtp_url {shown:?}: {why}"))
+    };
     if raw.is_empty() {
         return Err(bad("required when email.transport is \"smtp\""));
     }
