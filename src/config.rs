@@ -294,7 +294,8 @@ impl Config {
                     "config: [{section}] is not a table"
                 )));
             };
-            sec.insert(name, env_value(&val));
+            let value = env_value(&section, &name, &val);
+            sec.insert(name, value);
         }
         let cfg: Config = toml::Value::Table(table)
             .try_into()
@@ -366,10 +367,24 @@ fn read_table(path: &Path) -> Result<toml::Table> {
         .map_err(|e| Error::invalid(format!("config {}: {}", path.display(), e.message())))
 }
 
-/// An environment value typed as TOML would type it: integers, floats and
-/// booleans as such, anything else as a string.
-fn env_value(v: &str) -> toml::Value {
-    if let Ok(i) = v.parse::<i64>() {
+/// The shipped settings file: every setting with its default, so with its
+/// type (a test checks it equals `Config::default()`).
+const SHIPPED: &str = include_str!("../config/digestd.toml");
+
+/// An environment value for `[section] name`: a string setting takes the
+/// value as it is (a phone number `+15005550006`, an all-digit password, a
+/// directory called `2026`); any other is typed as TOML would type it:
+/// integers, floats and booleans as such, anything else as a string.
+fn env_value(section: &str, name: &str, v: &str) -> toml::Value {
+    let shipped: Option<toml::Table> = SHIPPED.parse().ok();
+    let is_string = shipped
+        .as_ref()
+        .and_then(|t| t.get(section))
+        .and_then(|s| s.get(name))
+        .is_some_and(toml::Value::is_str);
+    if is_string {
+        toml::Value::String(v.to_string())
+    } else if let Ok(i) = v.parse::<i64>() {
         toml::Value::Integer(i)
     } else if let Ok(b) = v.parse::<bool>() {
         toml::Value::Boolean(b)
@@ -389,6 +404,26 @@ mod tests {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn string_settings_from_the_environment_take_any_string() {
+        let cfg = Config::load(
+            None,
+            env(&[
+                ("DIGESTD_SMS__FROM", "+15005550006"),
+                ("DIGESTD_XMPP__PASSWORD", "12345678"),
+                ("DIGESTD_EMAIL__DIR", "2026"),
+                ("DIGESTD_XMPP__TLS", "false"),
+                ("DIGESTD_EMAIL__POOL_SIZE", "8"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(cfg.sms.from, "+15005550006");
+        assert_eq!(cfg.xmpp.password, "12345678");
+        assert_eq!(cfg.email.dir, "2026");
+        assert!(!cfg.xmpp.tls);
+        assert_eq!(cfg.email.pool_size, 8);
     }
 
     #[test]
