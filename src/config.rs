@@ -275,6 +275,7 @@ impl Config {
             }
             None => toml::Table::new(),
         };
+        let shipped: toml::Table = SHIPPED.parse().unwrap_or_default();
         for (key, val) in env {
             let Some(rest) = key.strip_prefix("DIGESTD_") else {
                 continue;
@@ -294,7 +295,7 @@ impl Config {
                     "config: [{section}] is not a table"
                 )));
             };
-            let value = env_value(&section, &name, &val);
+            let value = env_value(&shipped, &section, &name, &val);
             sec.insert(name, value);
         }
         let cfg: Config = toml::Value::Table(table)
@@ -375,11 +376,9 @@ const SHIPPED: &str = include_str!("../config/digestd.toml");
 /// value as it is (a phone number `+15005550006`, an all-digit password, a
 /// directory called `2026`); any other is typed as TOML would type it:
 /// integers, floats and booleans as such, anything else as a string.
-fn env_value(section: &str, name: &str, v: &str) -> toml::Value {
-    let shipped: Option<toml::Table> = SHIPPED.parse().ok();
+fn env_value(shipped: &toml::Table, section: &str, name: &str, v: &str) -> toml::Value {
     let is_string = shipped
-        .as_ref()
-        .and_then(|t| t.get(section))
+        .get(section)
         .and_then(|s| s.get(name))
         .is_some_and(toml::Value::is_str);
     if is_string {
