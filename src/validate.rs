@@ -89,8 +89,9 @@ fn describe(c: char) -> String {
 }
 
 /// Refuses `s` when it holds a character XML 1.0 forbids or a Unicode
-/// noncharacter: for multi-line text (a notification's message) that may keep tabs, line breaks and direction marks but must
-/// still reach every channel.
+/// noncharacter: for multi-line text (a notification's message) that may
+/// keep tabs, line breaks and direction marks but must still reach every
+/// channel.
 pub fn carriable(what: &str, s: &str) -> Result<()> {
     match s.chars().find(|&c| !is_xml_char(c) || is_noncharacter(c)) {
         Some(c) => Err(Error::invalid(format!("{what} contains {}", describe(c)))),
@@ -151,10 +152,26 @@ pub fn text(what: &str, s: &str) -> Result<String> {
             "{what} is longer than {MAX_TEXT} bytes"
         )));
     }
-    if let Some(c) = t.chars().find(|&c| is_hostile_char(c)) {
-        return Err(Error::invalid(format!("{what} contains {}", describe(c))));
-    }
+    refuse_hostile(what, t)?;
     Ok(t.to_string())
+}
+
+/// A change's old or new value: may be empty, at most `max` bytes, and
+/// holds none of the characters [`text`] refuses (NUL, CR, LF, escapes,
+/// bidirectional overrides): a value is shown inside a digest's lines.
+pub fn value(what: &str, s: &str, max: usize) -> Result<()> {
+    if s.len() > max {
+        return Err(Error::invalid(format!("{what} is longer than {max} bytes")));
+    }
+    refuse_hostile(what, s)
+}
+
+/// Refuses `s` when it holds a hostile character, naming the first.
+fn refuse_hostile(what: &str, s: &str) -> Result<()> {
+    match s.chars().find(|&c| is_hostile_char(c)) {
+        Some(c) => Err(Error::invalid(format!("{what} contains {}", describe(c)))),
+        None => Ok(()),
+    }
 }
 
 fn is_atext(b: u8) -> bool {
@@ -326,19 +343,6 @@ pub fn duration(s: &str) -> Result<chrono::Duration> {
         "w" => chrono::Duration::weeks(n),
         _ => return Err(bad()),
     })
-}
-
-/// A change's old or new value: may be empty, at most `max` bytes, and
-/// holds none of the characters [`text`] refuses (NUL, CR, LF, escapes,
-/// bidirectional overrides): a value is shown inside a digest's lines.
-pub fn value(what: &str, s: &str, max: usize) -> Result<()> {
-    if s.len() > max {
-        return Err(Error::invalid(format!("{what} is longer than {max} bytes")));
-    }
-    match s.chars().find(|&c| is_hostile_char(c)) {
-        Some(c) => Err(Error::invalid(format!("{what} contains {}", describe(c)))),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]
