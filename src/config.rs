@@ -205,6 +205,12 @@ impl Default for ScheduleConfig {
 }
 
 impl ScheduleConfig {
+    /// How long a tick or queue lease is held before another process may
+    /// take it.
+    pub fn lease_for(&self) -> chrono::Duration {
+        chrono::Duration::seconds(i64::from(self.lease_seconds))
+    }
+
     /// The tick schedule, parsed (and so validated).
     pub fn cron(&self) -> Result<cron::Schedule> {
         parse_cron(&self.tick)

@@ -52,7 +52,7 @@ pub fn tick_and_deliver(
     owner: &str,
     at: DateTime<Utc>,
 ) -> Result<()> {
-    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+    let lease_for = cfg.schedule.lease_for();
     let mut conn = db.conn()?;
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
     match schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer)? {
@@ -76,7 +76,7 @@ pub fn deliver(
     owner: &str,
     at: DateTime<Utc>,
 ) -> Result<()> {
-    let lease_for = chrono::Duration::seconds(i64::from(cfg.schedule.lease_seconds));
+    let lease_for = cfg.schedule.lease_for();
     let report = queue::run_queue(conn, delivery, at, owner, lease_for)?;
     tracing::info!(%at, "queue: {report}");
     Ok(())

@@ -182,10 +182,6 @@ impl Ctx<'_> {
         }
         self.db.as_ref().expect("opened above").conn()
     }
-
-    fn lease_for(&self) -> chrono::Duration {
-        chrono::Duration::seconds(i64::from(self.cfg.schedule.lease_seconds))
-    }
 }
 
 /// Runs one parsed command with the given clock.

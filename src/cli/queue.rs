@@ -89,7 +89,13 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
             let mut conn = ctx.conn()?;
             let mut delivery = Delivery::new(&ctx.cfg.email)?.with_listeners(ctx.cfg)?;
             let owner = schedule::lease::owner_name();
-            let report = queue::run_queue(&mut conn, &mut delivery, at, &owner, ctx.lease_for())?;
+            let report = queue::run_queue(
+                &mut conn,
+                &mut delivery,
+                at,
+                &owner,
+                ctx.cfg.schedule.lease_for(),
+            )?;
             writeln!(ctx.out, "{report}")?;
         }
         QueueCmd::Purge { older_than } => {

@@ -169,8 +169,14 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
     let owner = schedule::lease::owner_name();
-    let runs = schedule::run_tick(&mut conn, at, &owner, ctx.lease_for(), &mut composer)?
-        .ok_or_else(|| Error::conflict(format!("another process holds the tick lease at {at}")))?;
+    let runs = schedule::run_tick(
+        &mut conn,
+        at,
+        &owner,
+        ctx.cfg.schedule.lease_for(),
+        &mut composer,
+    )?
+    .ok_or_else(|| Error::conflict(format!("another process holds the tick lease at {at}")))?;
     for r in &runs {
         r.write_line(ctx.out)?;
     }
@@ -217,7 +223,7 @@ pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
     }
     let mut conn = ctx.conn()?;
     let owner = schedule::lease::owner_name();
-    let lease_for = ctx.lease_for();
+    let lease_for = ctx.cfg.schedule.lease_for();
     let mut w = std::io::BufWriter::new(ctx.out.lock());
     schedule::simulate(&mut conn, from, to, step, &owner, lease_for, &mut |r| {
         r.write_line(&mut w)
