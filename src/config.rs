@@ -22,6 +22,37 @@ pub struct Config {
     pub email: EmailConfig,
     pub sms: SmsConfig,
     pub xmpp: XmppConfig,
+    pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// `serve` answers HTTP too when true; `digestd web` always does.
+    pub enabled: bool,
+    /// The address to listen on, `host:port`.
+    pub listen: String,
+    /// The largest request body, in bytes (413 beyond it).
+    pub max_body_bytes: usize,
+    /// A request that takes longer is answered 503.
+    pub timeout_seconds: u64,
+    /// How long an `Idempotency-Key` answer is kept.
+    pub idempotency_hours: u32,
+    /// The longest range an Atom feed covers.
+    pub max_feed_days: u32,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            enabled: true,
+            listen: "127.0.0.1:8080".into(),
+            max_body_bytes: 16 * 1024 * 1024,
+            timeout_seconds: 30,
+            idempotency_hours: 24,
+            max_feed_days: 366,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -323,6 +354,20 @@ impl Config {
             )));
         }
         self.schedule.cron()?;
+        if self.http.listen.parse::<std::net::SocketAddr>().is_err() {
+            return Err(Error::invalid(format!(
+                "config: http.listen {:?} is not host:port (e.g. 127.0.0.1:8080)",
+                self.http.listen
+            )));
+        }
+        if self.http.max_body_bytes < 1024
+            || self.http.timeout_seconds == 0
+            || self.http.max_feed_days == 0
+        {
+            return Err(Error::invalid(
+                "config: http.max_body_bytes must be at least 1024, http.timeout_seconds and http.max_feed_days at least 1",
+            ));
+        }
         if self.schedule.lease_seconds < 10 {
             return Err(Error::invalid(
                 "config: schedule.lease_seconds must be at least 10",

@@ -17,6 +17,7 @@
 //! - [`parties`]: users, groups, membership, expansion, contact points, the system party.
 //! - [`modlog`]: the modification log and its values; bulk writes; purge.
 //! - [`items`]: collections and items; item upserts record their diff.
+//! - [`access`]: API tokens and collection read tickets (secrets kept as hashes).
 //! - [`subscriptions`]: the subscription table and its validation.
 //! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
@@ -25,11 +26,13 @@
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
+//! - [`http`]: the HTTP server: health, and (as they land) the JSON API, Atom feeds, metrics.
 //! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
 //! - [`demo`], [`bench`]: the demo world and the benchmarks.
 //! - [`cli`]: the command line, one file per group of commands.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod bench;
 pub mod cli;
 pub mod clock;
@@ -39,6 +42,7 @@ pub mod deliver;
 pub mod demo;
 pub mod digest;
 pub mod error;
+pub mod http;
 pub mod ids;
 pub mod ingest;
 pub mod items;

@@ -5,9 +5,11 @@
 //! On start it ticks once at once, so periods that came due while nothing
 //! ran are delivered without waiting for the next scheduled instant.
 //! Each tick composes and posts the due digests, then one queue pass
-//! delivers what is pending.
+//! delivers what is pending. Beside the loop, on the same runtime, the
+//! HTTP server answers (`[http] enabled`); SIGTERM drains its requests too.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -17,30 +19,15 @@ use crate::db::{Db, DbConn};
 use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
-use crate::schedule;
+use crate::{http, schedule};
 
 /// Runs the daemon until SIGTERM or ctrl-c.
-pub fn run(cfg: &Config, clock: &dyn Clock) -> Result<()> {
+pub fn run(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(serve(cfg, clock, shutdown_signal()))
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
+    rt.block_on(serve(cfg, clock, http::shutdown_signal()))
 }
 
 /// One tick (digests composed and posted) and one queue pass (delivered),
@@ -82,23 +69,78 @@ pub fn deliver(
     Ok(())
 }
 
-/// The loop, with the shutdown future passed in (tests pass their own).
-/// Ticks on the cron schedule; between ticks the queue runs every
-/// `schedule.queue_seconds`, so retries go out when they are due.
+/// The daemon, with the shutdown future passed in (tests pass their own):
+/// the tick loop and, when `[http] enabled`, the HTTP server beside it.
+/// On shutdown the tick in flight finishes and the HTTP requests in flight
+/// drain; then it returns. If either side fails, the other is stopped too.
 pub async fn serve(
     cfg: &Config,
+    clock: Arc<dyn Clock>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
+    let listener = match cfg.http.enabled {
+        true => Some(http::bind(&cfg.http.listen).await?),
+        false => None,
+    };
+    let addr = match &listener {
+        Some(l) => format!("http://{}", l.local_addr()?),
+        None => "off".into(),
+    };
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        database = %crate::text::redact_url(&cfg.database.url),
+        tick = %cfg.schedule.tick,
+        email = %cfg.email.transport,
+        xmpp = %cfg.xmpp.transport,
+        sms = %cfg.sms.transport,
+        http = %addr,
+        "digestd serve started"
+    );
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let signal = async {
+        tokio::select! {
+            _ = shutdown => tracing::info!("shutting down"),
+            _ = stopped(stop_rx.clone()) => {}
+        }
+        let _ = stop_tx.send(true);
+    };
+    let web = async {
+        let Some(listener) = listener else {
+            return Ok(());
+        };
+        let app = http::App::new(db.clone(), cfg.clone(), clock.clone());
+        let r = http::serve_on(listener, app, stopped(stop_rx.clone())).await;
+        let _ = stop_tx.send(true);
+        r
+    };
+    let ticks = async {
+        let r = tick_loop(cfg, &*clock, &db, stopped(stop_rx.clone())).await;
+        let _ = stop_tx.send(true);
+        r
+    };
+    let ((), web, ticks) = tokio::join!(signal, web, ticks);
+    ticks.and(web)
+}
+
+/// Ticks on the cron schedule; between ticks the queue runs every
+/// `schedule.queue_seconds`, so retries go out when they are due.
+async fn tick_loop(
+    cfg: &Config,
     clock: &dyn Clock,
+    db: &Db,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let schedule = cfg.schedule.cron()?;
-    let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let owner = schedule::lease::owner_name();
     let every = chrono::Duration::seconds(i64::from(cfg.schedule.queue_seconds));
     // One Delivery for the daemon's life: the XMPP session and the SMTP
     // settings outlive a pass.
     let mut delivery = Delivery::new(&cfg.email)?.with_listeners(cfg)?;
     tokio::pin!(shutdown);
-    tracing::info!(owner, tick = %cfg.schedule.tick, "digestd serve started");
     let mut at = clock.now();
     let mut is_tick = true;
     loop {
@@ -136,7 +178,6 @@ pub async fn serve(
         let wait = (at - clock.now()).to_std().unwrap_or_default();
         tokio::select! {
             _ = &mut shutdown => {
-                tracing::info!("shutting down");
                 tokio::task::spawn_blocking(move || delivery.shutdown()).await.ok();
                 return Ok(());
             }

@@ -73,10 +73,12 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
     // Subscribed three hours ago (the test reads the wall clock, as serve does).
     let three_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
     world(dir.path(), &three_hours_ago);
+    let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
         .current_dir(dir.path())
         .args(["--db", "sqlite://t.db", "serve"])
         .env_remove("DIGESTD_DATABASE_URL")
+        .env("DIGESTD_HTTP__LISTEN", format!("127.0.0.1:{port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -90,6 +92,18 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // It answers HTTP beside its ticks, and the start-up tick made it ready.
+    let base = format!("http://127.0.0.1:{port}");
+    let get = |path: &str| reqwest::blocking::get(format!("{base}{path}")).unwrap();
+    assert_eq!(get("/healthz").status(), 200);
+    let ready = loop {
+        let r = get("/readyz");
+        if r.status() == 200 || started.elapsed() > Duration::from_secs(20) {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(ready.status(), 200, "{}", ready.text().unwrap());
     let kill = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -105,6 +119,19 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
     };
     assert_eq!(status.code(), Some(0), "clean exit on SIGTERM");
     assert_eq!(runs(dir.path()), 1, "three missed hours, one digest");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the HTTP port is closed after shutdown"
+    );
+}
+
+/// A port nothing listens on now (the OS picks it; it is released at once).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]

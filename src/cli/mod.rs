@@ -9,6 +9,7 @@
 //! subscription, tick, simulate, grid), [`queue`] (queue, notify, cancel,
 //! request, inbound, test-alert), [`bench`].
 
+mod access;
 mod bench;
 mod content;
 mod parties;
@@ -89,8 +90,17 @@ pub enum Command {
     Simulate(schedule::SimulateArgs),
     /// The 168-bucket week grid: digests per local and server-time hour of one week.
     Grid(schedule::GridArgs),
-    /// The daemon: tick on the [schedule] cron expression until SIGTERM or ctrl-c.
+    /// The daemon: tick on the [schedule] cron expression, deliver, and answer HTTP
+    /// ([http] listen, when [http] enabled) until SIGTERM or ctrl-c.
     Serve,
+    /// The HTTP server alone ([http] listen): API, feeds, health, metrics; until SIGTERM or ctrl-c.
+    Web,
+    /// API tokens for the HTTP API.
+    #[command(subcommand)]
+    Token(access::TokenCmd),
+    /// Read tickets: a secret that opens one collection's Atom feeds.
+    #[command(subcommand)]
+    Ticket(access::TicketCmd),
     /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
     Contact(parties::ContactArgs),
     /// Pause, resume or list subscriptions.
@@ -227,9 +237,21 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Request(c) => queue::request(c, ctx),
         Command::Inbound => queue::inbound(ctx),
         Command::TestAlert(a) => queue::test_alert(a, ctx),
-        Command::Serve => crate::serve::run(&cfg, clock),
+        Command::Serve => crate::serve::run(&cfg, shared_clock(cli.now.as_deref(), clock)),
+        Command::Web => crate::http::run_web(&cfg, shared_clock(cli.now.as_deref(), clock)),
+        Command::Token(c) => access::token(c, ctx),
+        Command::Ticket(c) => access::ticket(c, ctx),
         Command::Demo => demo::run(&cfg, cli.db.is_some(), ctx.out),
         Command::Bench(c) => bench::run(c, cli.db.as_deref(), ctx),
+    }
+}
+
+/// The clock a daemon shares between threads: the wall clock, or the fixed
+/// instant `--now` named (already checked by `main`).
+fn shared_clock(now: Option<&str>, clock: &dyn Clock) -> std::sync::Arc<dyn Clock> {
+    match now {
+        Some(_) => std::sync::Arc::new(FixedClock::new(clock.now())),
+        None => std::sync::Arc::new(SystemClock),
     }
 }
 

@@ -226,6 +226,8 @@ diesel::joinable!(subscriptions -> parties (party_id));
 diesel::joinable!(subscription_runs -> subscriptions (subscription_id));
 diesel::joinable!(nt_queue -> nt_requests (request_id));
 diesel::joinable!(nt_messages -> nt_requests (request_id));
+diesel::joinable!(collection_tickets -> collections (collection_id));
+diesel::joinable!(idempotency_keys -> api_tokens (token_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     parties,
@@ -245,4 +247,39 @@ diesel::allow_tables_to_appear_in_same_query!(
     nt_job,
     email_bounces,
     delivery_log,
+    api_tokens,
+    collection_tickets,
+    idempotency_keys,
 );
+
+diesel::table! {
+    api_tokens (id) {
+        id -> BigInt,
+        name -> Text,
+        scope -> Text,
+        secret_hash -> Text,
+        created_at -> Timestamp,
+        last_used_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    collection_tickets (id) {
+        id -> BigInt,
+        collection_id -> BigInt,
+        secret_hash -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    idempotency_keys (token_id, route, idem_key) {
+        token_id -> BigInt,
+        route -> Text,
+        idem_key -> Text,
+        request_hash -> Text,
+        status -> Integer,
+        body -> Text,
+        created_at -> Timestamp,
+    }
+}

@@ -67,3 +67,13 @@ pub fn owner_name() -> String {
         rand::random::<u32>()
     )
 }
+
+/// When `job` last finished (the instant its holder released it), if ever.
+pub fn last_run(conn: &mut DbConn, job: &str) -> Result<Option<DateTime<Utc>>> {
+    let t: Option<Option<chrono::NaiveDateTime>> = nt_job::table
+        .filter(nt_job::job_name.eq(job))
+        .select(nt_job::last_run_date)
+        .first(conn)
+        .optional()?;
+    Ok(t.flatten().map(|t| t.and_utc()))
+}

@@ -147,6 +147,14 @@ impl Env {
             ),
             ("items", n(schema::items::table.count().get_result(c))),
             (
+                "api_tokens",
+                n(schema::api_tokens::table.count().get_result(c)),
+            ),
+            (
+                "collection_tickets",
+                n(schema::collection_tickets::table.count().get_result(c)),
+            ),
+            (
                 "collection_items",
                 n(schema::collection_items::table.count().get_result(c)),
             ),

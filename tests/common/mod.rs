@@ -16,6 +16,7 @@ pub mod http;
 pub mod prosody;
 pub mod smtp;
 pub mod storage;
+pub mod web;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -67,6 +68,15 @@ impl TestDb {
             _dir: None,
             pg: Some((base, name)),
         })
+    }
+
+    /// A database someone else made and keeps (e.g. a CLI test's file).
+    pub fn existing(url: &str) -> Self {
+        TestDb {
+            url: url.to_string(),
+            _dir: None,
+            pg: None,
+        }
     }
 
     pub fn open(&self) -> Db {

@@ -1,0 +1,3 @@
+DROP TABLE idempotency_keys;
+DROP TABLE collection_tickets;
+DROP TABLE api_tokens;

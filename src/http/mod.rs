@@ -1,0 +1,173 @@
+//! The HTTP face: axum on the process's tokio runtime. Database work runs
+//! on the blocking pool through the r2d2 pool ([`App::blocking`]); Diesel
+//! stays synchronous. Every error is a JSON body ([`error`]); bearer tokens
+//! and their scopes are in [`auth`].
+//!
+//! Routes: [`health`] (`/healthz`, `/readyz`).
+//! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
+//! runs it beside its ticks ([`serve_on`]).
+
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod health;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::Router;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::{Db, DbConn};
+use crate::error::{Error, Result};
+
+pub use error::{ApiError, ApiResult};
+
+/// What every handler shares.
+pub struct AppState {
+    pub db: Db,
+    pub cfg: Config,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The handlers' state: cheap to clone.
+#[derive(Clone)]
+pub struct App(pub Arc<AppState>);
+
+impl std::ops::Deref for App {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.0
+    }
+}
+
+impl App {
+    pub fn new(db: Db, cfg: Config, clock: Arc<dyn Clock>) -> Self {
+        App(Arc::new(AppState { db, cfg, clock }))
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool.
+    pub async fn blocking<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = db.conn()?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "blocking task failed");
+            ApiError::internal()
+        })?
+        .map_err(ApiError::from)
+    }
+}
+
+/// Every route, with the layers every answer goes through.
+pub fn router(app: App) -> Router {
+    let limit = app.cfg.http.max_body_bytes;
+    let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
+    Router::new()
+        .merge(health::routes())
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
+        })
+        .layer(axum::extract::DefaultBodyLimit::max(limit))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            timeout,
+        ))
+        // Method and path only: a query may hold a read ticket.
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|r: &Request<_>| {
+                tracing::debug_span!("http", method = %r.method(), path = %r.uri().path())
+            }),
+        )
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+        ))
+        .with_state(app)
+}
+
+/// Binds `[http] listen` (a clear error when the address is taken).
+pub async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("http.listen {listen}: {e}"),
+        ))
+    })
+}
+
+/// Serves until `shutdown` completes, then lets the requests in flight
+/// finish (graceful drain) and returns.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    app: App,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+/// Completes on SIGTERM or ctrl-c.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// `digestd web`: the HTTP server alone, until SIGTERM or ctrl-c.
+pub fn run_web(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
+        let listener = bind(&cfg.http.listen).await?;
+        let addr = listener.local_addr()?;
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            database = %crate::text::redact_url(&cfg.database.url),
+            %addr,
+            "digestd web listening"
+        );
+        eprintln!("digestd web: listening on http://{addr}");
+        let app = App::new(db, cfg.clone(), clock);
+        serve_on(listener, app, shutdown_signal()).await
+    })
+}
