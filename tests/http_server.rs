@@ -167,3 +167,20 @@ fn tickets_are_made_listed_and_revoked_by_the_cli() {
     env.refused(&["ticket", "revoke", id], b"", &format!("no ticket {id}"));
     assert_eq!(env.ok(&["ticket", "list", &coll]), "");
 }
+
+#[test]
+fn the_openapi_document_lists_the_routes() {
+    let w = Web::start(TestDb::sqlite(), at());
+    let a = w.get("/api/v1/openapi.json", None);
+    assert_eq!(a.status, 200);
+    let doc = a.json();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(doc["info"]["version"], env!("CARGO_PKG_VERSION"));
+    for path in ["/healthz", "/readyz", "/api/v1/token"] {
+        assert!(doc["paths"][path]["get"].is_object(), "{path} missing");
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+}

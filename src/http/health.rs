@@ -14,6 +14,14 @@ use crate::schedule::{self, lease};
 use super::error::ApiResult;
 use super::{ApiError, App};
 
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(healthz, readyz, whoami))]
+struct Doc;
+
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <Doc as utoipa::OpenApi>::openapi()
+}
+
 pub fn routes() -> Router<App> {
     Router::new()
         .route("/healthz", get(healthz))
@@ -22,6 +30,8 @@ pub fn routes() -> Router<App> {
 }
 
 /// The caller's own token: name and scope (any valid token may ask).
+#[utoipa::path(get, path = "/api/v1/token", tag = "tokens", security(("bearer" = [])),
+    responses((status = 200, description = "{\"name\": …, \"scope\": …}"), (status = 401, description = "no valid token")))]
 async fn whoami(
     State(app): State<App>,
     headers: axum::http::HeaderMap,
@@ -30,10 +40,15 @@ async fn whoami(
     Ok(Json(json!({"name": t.name, "scope": t.scope})))
 }
 
+/// The process runs.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "running")))]
 async fn healthz() -> Json<serde_json::Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
 }
 
+/// The database answers and the last tick finished within two tick intervals.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses((status = 200, description = "ready"), (status = 503, description = "not ready, with why")))]
 async fn readyz(State(app): State<App>) -> ApiResult<Json<serde_json::Value>> {
     let now = app.clock.now();
     let last = app

@@ -3,7 +3,9 @@
 //! stays synchronous. Every error is a JSON body ([`error`]); bearer tokens
 //! and their scopes are in [`auth`].
 //!
-//! Routes: [`health`] (`/healthz`, `/readyz`).
+//! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
+//! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
+//! `openapi()`).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
@@ -11,6 +13,7 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod openapi;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -78,6 +81,7 @@ pub fn router(app: App) -> Router {
     let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
     Router::new()
         .merge(health::routes())
+        .merge(openapi::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
