@@ -213,7 +213,7 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
             tracing::info!("inbound: ignored: {why}");
             writeln!(ctx.out, "ignored: {why}")?;
         }
-        Inbound::Recorded { recorded, unknown } => {
+        Inbound::Recorded { recorded, ignored } => {
             for (addr, hard, disabled) in recorded {
                 writeln!(
                     ctx.out,
@@ -222,8 +222,8 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
                     if disabled { " (address disabled)" } else { "" }
                 )?;
             }
-            for addr in unknown {
-                writeln!(ctx.out, "ignored: {addr} is no address of ours")?;
+            for why in ignored {
+                writeln!(ctx.out, "ignored: {why}")?;
             }
         }
     }
