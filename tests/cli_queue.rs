@@ -101,6 +101,11 @@ fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
 // ------------------------------------------------------------ notify / queue
 
 fn notify_world() -> Env {
+    world_with_ann_at("ann@example.com")
+}
+
+/// ops (ops@example.com) and ann (Europe/Paris) at `ann_email`.
+fn world_with_ann_at(ann_email: &str) -> Env {
     let env = Env::init();
     env.ok(&[
         "user",
@@ -118,7 +123,7 @@ fn notify_world() -> Env {
         "--tz",
         "Europe/Paris",
         "--email",
-        "ann@example.com",
+        ann_email,
     ]);
     env
 }
@@ -486,25 +491,7 @@ fn only_a_bounce_of_a_message_we_sent_to_that_address_counts_and_once() {
 /// stored, the domain in any case.
 #[test]
 fn bounces_keep_a_hand_disabled_address_disabled_and_match_as_stored() {
-    let env = Env::init();
-    env.ok(&[
-        "user",
-        "add",
-        "ops",
-        "--tz",
-        "UTC",
-        "--email",
-        "ops@example.com",
-    ]);
-    env.ok(&[
-        "user",
-        "add",
-        "ann",
-        "--tz",
-        "UTC",
-        "--email",
-        "Bob.Smith@example.com",
-    ]);
+    let env = world_with_ann_at("Bob.Smith@example.com");
     let id = sent_to_ann(&env);
     let dsn = quoting(DSN_TO_ANN, &id).replace("ann@example.com", "Bob.Smith@EXAMPLE.COM");
     let lower = dsn.replace("Bob.Smith@EXAMPLE.COM", "bob.smith@example.com");
