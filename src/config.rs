@@ -198,7 +198,7 @@ impl Default for EmailConfig {
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
             db_path: "outbox/outbox.db".into(),
-            pipe_command: "/usr/sbin/sendmail -t -i".into(),
+            pipe_command: "/usr/sbin/sendmail -t -i -f {from}".into(),
             pool_size: 4,
             timeout_seconds: 30,
             retry_base_seconds: 300,
