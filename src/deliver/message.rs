@@ -211,13 +211,20 @@ mod tests {
     #[test]
     fn a_long_subject_keeps_every_line_within_998_octets() {
         let from = parse_from("digestd <digestd@localhost>").unwrap();
-        for subject in ["x".repeat(1000), "ü".repeat(1000), "word ".repeat(200), "€".repeat(600)] {
+        for subject in [
+            "x".repeat(1000),
+            "ü".repeat(1000),
+            "word ".repeat(200),
+            "€".repeat(600),
+        ] {
             let bytes = build(&email(&from, &subject, "zoë")).unwrap();
             let text = String::from_utf8(bytes).unwrap();
             for line in text.split("\r\n") {
                 assert!(line.len() <= 998, "{} octets: {line:.80}", line.len());
             }
-            let m = mail_parser::MessageParser::default().parse(text.as_bytes()).unwrap();
+            let m = mail_parser::MessageParser::default()
+                .parse(text.as_bytes())
+                .unwrap();
             let got = m.subject().unwrap();
             assert_eq!(got.chars().count(), MAX_SUBJECT_CHARS, "{got}");
             assert!(got.ends_with('…'));

@@ -116,7 +116,11 @@ fn pipe(cmd: &[String], m: &Outgoing) -> Outcome {
     use std::process::{Command, Stdio};
     let bytes = &m.bytes;
     let child = Command::new(&cmd[0])
-        .args(cmd[1..].iter().map(|a| a.replace("{from}", &m.envelope_from)))
+        .args(
+            cmd[1..]
+                .iter()
+                .map(|a| a.replace("{from}", &m.envelope_from)),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
