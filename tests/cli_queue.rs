@@ -610,3 +610,34 @@ fn the_stdout_transport_prints_each_message() {
     assert!(out.stdout.contains("Subject: Printed"));
     assert!(out.stdout.contains("delivered email 1"));
 }
+
+/// The audit's finding 15: a server's reply with terminal escapes and a
+/// newline (an SMS gateway's 400 body) forged a line in `request show`.
+#[test]
+fn request_show_prints_a_remote_reply_escaped() {
+    use diesel::prelude::*;
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let mut c = diesel::SqliteConnection::establish(env.db_path.to_str().unwrap()).unwrap();
+    diesel::sql_query(
+        "UPDATE nt_queue SET smtp_reply_code = 400, smtp_reply_message = 'bad\x1b[2J\nrequest 1 (notification): sent' ",
+    )
+    .execute(&mut c)
+    .unwrap();
+    let shown = env.ok(&["request", "show", &id.to_string()]);
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert!(shown.contains("400 bad"), "{shown}");
+}
