@@ -293,7 +293,7 @@ impl Default for RecordConfig {
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
-            level: "warn".into(),
+            level: "warn,digestd::serve=info".into(),
         }
     }
 }

@@ -118,6 +118,28 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0), "clean exit on SIGTERM");
+    // At the default log level: a start line, a line per tick and pass.
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let start = err
+        .lines()
+        .find(|l| l.contains("digestd serve started"))
+        .unwrap_or_else(|| panic!("{err}"));
+    for want in [
+        "version=",
+        "database=sqlite://t.db",
+        "tick=0 0 * * * *",
+        "email=dir",
+        &format!("http=http://127.0.0.1:{port}"),
+    ] {
+        assert!(start.contains(want), "{want} in {start}");
+    }
+    assert!(
+        err.lines()
+            .any(|l| l.contains(" tick ") && l.contains("runs=1")),
+        "{err}"
+    );
+    assert!(err.lines().any(|l| l.contains("queue: ")), "{err}");
     assert_eq!(runs(dir.path()), 1, "three missed hours, one digest");
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
