@@ -144,6 +144,11 @@ fn metrics_need_the_read_scope() {
         let admin = w.token("root", Scope::Admin);
         assert_eq!(w.get("/metrics", Some(&admin)).status, 200);
     });
+    let doc = serde_json::to_value(digestd::http::openapi::document()).unwrap();
+    assert!(
+        doc["paths"]["/metrics"]["get"].is_object(),
+        "in the OpenAPI document"
+    );
 }
 
 #[test]
