@@ -13,6 +13,7 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod metrics;
 pub mod openapi;
 
 use std::future::Future;
@@ -37,6 +38,8 @@ pub struct AppState {
     pub db: Db,
     pub cfg: Config,
     pub clock: Arc<dyn Clock>,
+    /// What `/metrics` shows of this process; `serve` feeds it.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// The handlers' state: cheap to clone.
@@ -52,7 +55,22 @@ impl std::ops::Deref for App {
 
 impl App {
     pub fn new(db: Db, cfg: Config, clock: Arc<dyn Clock>) -> Self {
-        App(Arc::new(AppState { db, cfg, clock }))
+        Self::with_metrics(db, cfg, clock, Default::default())
+    }
+
+    /// With the metrics a tick loop feeds (`serve`).
+    pub fn with_metrics(
+        db: Db,
+        cfg: Config,
+        clock: Arc<dyn Clock>,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Self {
+        App(Arc::new(AppState {
+            db,
+            cfg,
+            clock,
+            metrics,
+        }))
     }
 
     /// Runs `f` with a pooled connection on the blocking pool.
@@ -82,6 +100,7 @@ pub fn router(app: App) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(openapi::routes())
+        .merge(metrics::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
