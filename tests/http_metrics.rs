@@ -96,7 +96,24 @@ fn notify(c: &mut DbConn, to: &str, channels: &[&str], when: &str) -> digestd::i
     .unwrap()
 }
 
-fn dsn(address: &str, action: &str, status: &str) -> String {
+/// A DSN for `address` that quotes the Message-ID of message `request`
+/// made for `party` (a bounce counts only then, once per message).
+fn dsn(
+    c: &mut DbConn,
+    party: &str,
+    request: i64,
+    address: &str,
+    action: &str,
+    status: &str,
+) -> String {
+    use digestd::db::schema::parties;
+    let party: i64 = parties::table
+        .filter(parties::name.eq(party))
+        .select(parties::id)
+        .first(c)
+        .unwrap();
+    let key = digestd::deliver::msgid::MessageKey::load(c).unwrap();
+    let id = key.message_id(request, party, 1, "localhost");
     format!(
         "From: MAILER-DAEMON@mx.example.net\r\nTo: digestd@localhost\r\n\
          Subject: Undelivered\r\nMIME-Version: 1.0\r\n\
@@ -104,7 +121,8 @@ fn dsn(address: &str, action: &str, status: &str) -> String {
          --B1\r\nContent-Type: text/plain\r\n\r\nNot delivered.\r\n\r\n\
          --B1\r\nContent-Type: message/delivery-status\r\n\r\n\
          Reporting-MTA: dns; mx.example.net\r\n\r\n\
-         Final-Recipient: rfc822; {address}\r\nAction: {action}\r\nStatus: {status}\r\n\r\n--B1--\r\n"
+         Final-Recipient: rfc822; {address}\r\nAction: {action}\r\nStatus: {status}\r\n\r\n\
+         --B1\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <{id}>\r\n\r\n--B1--\r\n"
     )
 }
 
@@ -172,9 +190,9 @@ fn every_metric_is_there_with_its_type_and_the_database_state() {
             .unwrap();
         // Two hard bounces of ann (disabled after one), one soft of bob.
         for raw in [
-            dsn("ann@example.com", "failed", "5.1.1"),
-            dsn("ann@example.com", "failed", "5.1.1"),
-            dsn("bob@example.com", "delayed", "4.4.1"),
+            dsn(&mut c, "ann", 1, "ann@example.com", "failed", "5.1.1"),
+            dsn(&mut c, "ann", 2, "ann@example.com", "failed", "5.1.1"),
+            dsn(&mut c, "bob", 3, "bob@example.com", "delayed", "4.4.1"),
         ] {
             bounce::inbound(&mut c, raw.as_bytes(), 1, at(NOW)).unwrap();
         }

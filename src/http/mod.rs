@@ -5,7 +5,7 @@
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
-//! `openapi()`).
+//! `openapi()`), [`metrics`] (`/metrics`, Prometheus text).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
