@@ -13,7 +13,10 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod idempotency;
+pub mod ingest;
 pub mod openapi;
+pub mod requests;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -82,6 +85,8 @@ pub fn router(app: App) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(openapi::routes())
+        .merge(ingest::routes())
+        .merge(requests::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
