@@ -118,7 +118,10 @@ pub type BadLines = Vec<(usize, String)>;
 pub enum Checked {
     Good(Vec<NewModification>),
     /// `total` counts the lines that were not blank.
-    Bad { bad: BadLines, total: usize },
+    Bad {
+        bad: BadLines,
+        total: usize,
+    },
 }
 
 /// Reads, validates and resolves every line of `input`. Blank lines are

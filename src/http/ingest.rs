@@ -28,7 +28,14 @@ const ROUTE_MODIFICATIONS: &str = "POST /api/v1/modifications";
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(record, put_item, add_collection, list_collections),
-    components(schemas(Recorded, CollectionOut, NewCollection, PutAnswer, RefusedBatch, LineErrorDoc))
+    components(schemas(
+        Recorded,
+        CollectionOut,
+        NewCollection,
+        PutAnswer,
+        RefusedBatch,
+        LineErrorDoc
+    ))
 )]
 struct Doc;
 
@@ -78,11 +85,7 @@ pub struct LineErrorDoc {
         (status = 401, description = "no valid token"), (status = 403, description = "needs ingest"),
         (status = 413, description = "body too large"),
         (status = 422, description = "Idempotency-Key reused with another body")))]
-async fn record(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: RawBody,
-) -> ApiResult<Reply> {
+async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> ApiResult<Reply> {
     let token = auth::require(&app, &headers, Scope::Ingest).await?;
     let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
     let ndjson = is_ndjson(&headers);
@@ -202,8 +205,8 @@ async fn put_item(
             )))
         }
     }
-    let input: items::ItemInput = serde_json::from_value(body)
-        .map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
+    let input: items::ItemInput =
+        serde_json::from_value(body).map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
     let now = app.clock.now();
     let out = app
         .blocking(move |c| items::put_item(c, now, &input))

@@ -86,11 +86,7 @@ pub struct Cancelled {
         (status = 401, description = "no valid token"), (status = 403, description = "needs admin"),
         (status = 404, description = "no such sender or recipient"),
         (status = 422, description = "Idempotency-Key reused with another body")))]
-async fn notify(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: RawBody,
-) -> ApiResult<Reply> {
+async fn notify(State(app): State<App>, headers: HeaderMap, body: RawBody) -> ApiResult<Reply> {
     let token = auth::require(&app, &headers, Scope::Admin).await?;
     let key = IdemKey::from_request(&headers, &token, ROUTE_REQUESTS, &body.0)?;
     let (now, hours) = (app.clock.now(), app.cfg.http.idempotency_hours);
@@ -138,9 +134,7 @@ async fn show(
     Path(id): Path<i64>,
 ) -> ApiResult<Json<RequestView>> {
     auth::require(&app, &headers, Scope::Read).await?;
-    let v = app
-        .blocking(move |c| queue::show(c, RequestId(id)))
-        .await?;
+    let v = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
     Ok(Json(v))
 }
 
