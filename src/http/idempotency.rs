@@ -5,8 +5,8 @@
 //!
 //! A key belongs to (token, route): another token's key, or the same key on
 //! another route, is unrelated. Keys are kept `[http] idempotency_hours`;
-//! an older key is ignored, and expired keys are deleted whenever a new one
-//! is stored. Only successes are kept: a refused request writes nothing,
+//! an older key is ignored, and expired keys are deleted (in a statement of
+//! their own) just before a new one is stored. Only successes are kept: a refused request writes nothing,
 //! its key included, so it may be retried as is.
 //!
 //! The key's row is claimed first inside the write's own transaction and
@@ -179,8 +179,10 @@ pub fn once(
     let Some(key) = key else {
         return conn.write_tx(write).map(Ok);
     };
+    // Purged in a statement of its own, so that the write's transaction
+    // holds no locks on other keys' rows while it runs.
+    diesel::delete(k::table.filter(k::created_at.le(cutoff(now, hours)))).execute(conn)?;
     conn.write_tx(|c| {
-        diesel::delete(k::table.filter(k::created_at.le(cutoff(now, hours)))).execute(c)?;
         // A savepoint: losing the race leaves the transaction usable.
         let claim = c.write_tx(|c| {
             diesel::insert_into(k::table)
