@@ -5,7 +5,9 @@
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
-//! `openapi()`), [`metrics`] (`/metrics`, Prometheus text).
+//! `openapi()`), [`metrics`] (`/metrics`, Prometheus text), [`ingest`]
+//! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
+//! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write.
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
@@ -13,8 +15,11 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod idempotency;
+pub mod ingest;
 pub mod metrics;
 pub mod openapi;
+pub mod requests;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -101,6 +106,8 @@ pub fn router(app: App) -> Router {
         .merge(health::routes())
         .merge(openapi::routes())
         .merge(metrics::routes())
+        .merge(ingest::routes())
+        .merge(requests::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")

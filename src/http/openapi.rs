@@ -23,6 +23,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     doc.merge(health::openapi());
     doc.merge(metrics::openapi());
+    doc.merge(super::ingest::openapi());
+    doc.merge(super::requests::openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",
