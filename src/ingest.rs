@@ -27,6 +27,9 @@ pub const MAX_LINE: usize = 1 << 20;
 pub const MAX_VALUE: usize = 64 * 1024;
 /// How many bad lines the error message lists before "and N more".
 const MAX_LISTED: usize = 10;
+/// Bad lines kept (the first by line number); the rest are only counted,
+/// so a flood of bad input costs no more memory than a little of it.
+pub const MAX_BAD_KEPT: usize = 100;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,11 +120,55 @@ pub type BadLines = Vec<(usize, String)>;
 #[derive(Debug)]
 pub enum Checked {
     Good(Vec<NewModification>),
-    /// `total` counts the lines that were not blank.
+    /// The first [`MAX_BAD_KEPT`] bad lines; `bad_total` counts them all,
+    /// `total` every line that was not blank.
     Bad {
         bad: BadLines,
+        bad_total: usize,
         total: usize,
     },
+}
+
+/// Bad lines as they are found: the first [`MAX_BAD_KEPT`] kept, all counted.
+#[derive(Default)]
+struct Bad {
+    kept: BadLines,
+    count: usize,
+}
+
+impl Bad {
+    fn push(&mut self, line: usize, why: String) {
+        self.count += 1;
+        if self.kept.len() < MAX_BAD_KEPT {
+            self.kept.push((line, why));
+        }
+    }
+}
+
+/// Reads one line (without its `\n`) into `buf`, keeping at most
+/// `MAX_LINE + 1` bytes: a longer line is read through to its end and
+/// dropped, so one huge line costs no memory. `None` at the end of input.
+fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<()>> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(any.then_some(()));
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1),
+            None => (chunk, chunk.len()),
+        };
+        let room = (MAX_LINE + 1).saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        let ended = done > part.len();
+        input.consume(done);
+        if ended {
+            return Ok(Some(()));
+        }
+    }
 }
 
 /// Reads, validates and resolves every line of `input`. Blank lines are
@@ -129,27 +176,33 @@ pub enum Checked {
 pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModification>> {
     match check_lines(conn, input)? {
         Checked::Good(mods) => Ok(mods),
-        Checked::Bad { bad, total } => Err(refusal(&bad, total)),
+        Checked::Bad {
+            bad,
+            bad_total,
+            total,
+        } => Err(refusal(&bad, bad_total, total)),
     }
 }
 
 /// [`parse_all`] without the verdict: every bad line comes back as data.
 /// `Err` only for a failed read or a storage error.
-pub fn check_lines(conn: &mut DbConn, input: impl BufRead) -> Result<Checked> {
+pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead) -> Result<Checked> {
     let tx_prefix = new_prefix();
     let mut parsed = Vec::new();
-    let mut bad: BadLines = Vec::new();
+    let mut bad = Bad::default();
     let mut total = 0usize;
-    for (i, raw) in input.split(b'\n').enumerate() {
-        let raw = raw?;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(&raw);
+    let mut buf = Vec::new();
+    let mut i = 0usize;
+    while read_line_bounded(&mut input, &mut buf)?.is_some() {
+        i += 1;
+        let raw = buf.strip_suffix(b"\r").unwrap_or(&buf);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         total += 1;
-        match parse_line(raw, &tx_prefix, i + 1) {
-            Ok(p) => parsed.push((i + 1, p)),
-            Err(e) => bad.push((i + 1, e.to_string())),
+        match parse_line(raw, &tx_prefix, i) {
+            Ok(p) => parsed.push((i, p)),
+            Err(e) => bad.push(i, e.to_string()),
         }
     }
     resolve(conn, parsed, bad, total)
@@ -161,14 +214,14 @@ pub fn check_values(conn: &mut DbConn, values: Vec<serde_json::Value>) -> Result
     let tx_prefix = new_prefix();
     let total = values.len();
     let mut parsed = Vec::new();
-    let mut bad: BadLines = Vec::new();
+    let mut bad = Bad::default();
     for (i, v) in values.into_iter().enumerate() {
         let line = serde_json::from_value::<Line>(v)
             .map_err(|e| Error::invalid(format!("bad JSON: {e}")))
             .and_then(|line| check_line(line, &tx_prefix, i + 1));
         match line {
             Ok(p) => parsed.push((i + 1, p)),
-            Err(e) => bad.push((i + 1, e.to_string())),
+            Err(e) => bad.push(i + 1, e.to_string()),
         }
     }
     resolve(conn, parsed, bad, total)
@@ -183,9 +236,12 @@ fn new_prefix() -> String {
 fn resolve(
     conn: &mut DbConn,
     parsed: Vec<(usize, Parsed)>,
-    mut bad: BadLines,
+    parse_bad: Bad,
     total: usize,
 ) -> Result<Checked> {
+    // Lines are parsed in order, so each phase keeps its lowest-numbered
+    // bad lines; the lowest of both are among those kept.
+    let mut bad = Bad::default();
     let colls: BTreeSet<&str> = parsed.iter().map(|(_, p)| p.collection.as_str()).collect();
     let colls = items::collection_ids(conn, &colls.into_iter().collect::<Vec<_>>())?;
     let actors: BTreeSet<&str> = parsed.iter().map(|(_, p)| p.actor.as_str()).collect();
@@ -199,32 +255,36 @@ fn resolve(
                 m.actor = Some(*a);
                 out.push(m);
             }
-            (None, _) => bad.push((n, format!("no collection {}", p.collection))),
-            (_, None) => bad.push((n, format!("no user or group named {:?}", p.actor))),
+            (None, _) => bad.push(n, format!("no collection {}", p.collection)),
+            (_, None) => bad.push(n, format!("no user or group named {:?}", p.actor)),
         }
     }
-    if bad.is_empty() {
+    let bad_total = bad.count + parse_bad.count;
+    if bad_total == 0 {
         return Ok(Checked::Good(out));
     }
-    bad.sort();
-    Ok(Checked::Bad { bad, total })
+    let mut kept = bad.kept;
+    kept.extend(parse_bad.kept);
+    kept.sort();
+    kept.truncate(MAX_BAD_KEPT);
+    Ok(Checked::Bad {
+        bad: kept,
+        bad_total,
+        total,
+    })
 }
 
 /// The CLI's one-line refusal: the first bad lines, then "and N more".
-fn refusal(bad: &[(usize, String)], total: usize) -> Error {
-    let mut msg = format!(
-        "{} of {} lines are invalid, nothing was written: ",
-        bad.len(),
-        total
-    );
+fn refusal(bad: &[(usize, String)], bad_total: usize, total: usize) -> Error {
+    let mut msg = format!("{bad_total} of {total} lines are invalid, nothing was written: ");
     let listed: Vec<String> = bad
         .iter()
         .take(MAX_LISTED)
         .map(|(n, e)| format!("line {n}: {e}"))
         .collect();
     msg.push_str(&listed.join("; "));
-    if bad.len() > MAX_LISTED {
-        msg.push_str(&format!("; and {} more", bad.len() - MAX_LISTED));
+    if bad_total > MAX_LISTED {
+        msg.push_str(&format!("; and {} more", bad_total - MAX_LISTED));
     }
     Error::invalid(msg)
 }
@@ -247,4 +307,46 @@ pub fn write_batched(
         }
         Ok(done)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<Vec<u8>> {
+        let mut r = std::io::BufReader::with_capacity(7, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while read_line_bounded(&mut r, &mut buf).unwrap().is_some() {
+            out.push(buf.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_read_whole_up_to_the_limit_and_no_further() {
+        assert_eq!(
+            lines(b"a\nbc\n\nd"),
+            vec![b"a".to_vec(), b"bc".to_vec(), vec![], b"d".to_vec()]
+        );
+        assert!(lines(b"").is_empty());
+        // The audit's finding 9: a 1.5 GB line was read whole before it was
+        // refused. A line past the limit keeps MAX_LINE + 1 bytes at most.
+        let mut big = vec![b'x'; 3 * MAX_LINE];
+        big.extend_from_slice(b"\nnext\n");
+        let got = lines(&big);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), MAX_LINE + 1);
+        assert_eq!(got[1], b"next");
+    }
+
+    #[test]
+    fn a_flood_of_bad_lines_keeps_the_first_hundred_and_counts_all() {
+        let mut bad = Bad::default();
+        for i in 1..=100_000 {
+            bad.push(i, format!("bad {i}"));
+        }
+        assert_eq!((bad.kept.len(), bad.count), (MAX_BAD_KEPT, 100_000));
+        assert_eq!(bad.kept.last().unwrap().0, MAX_BAD_KEPT);
+    }
 }

@@ -110,7 +110,11 @@ async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> Ap
         };
         let mods = match checked {
             Checked::Good(mods) => mods,
-            Checked::Bad { bad, total } => return Ok(Err(refused(bad, total))),
+            Checked::Bad {
+                bad,
+                bad_total,
+                total,
+            } => return Ok(Err(refused(bad, bad_total, total))),
         };
         idempotency::once(c, key.as_ref(), now, hours, |c| {
             let n = ingest::write_batched(c, &mods, batch, &mut |_| {})?;
@@ -137,12 +141,10 @@ fn parse_array(body: &RawBody) -> ApiResult<Vec<serde_json::Value>> {
 }
 
 /// 400 naming how many lines are bad, listing the first ones.
-fn refused(bad: ingest::BadLines, total: usize) -> ApiError {
+fn refused(bad: ingest::BadLines, bad_total: usize, total: usize) -> ApiError {
     let (first, why) = &bad[0];
     let mut e = ApiError::bad_request(format!(
-        "{} of {} lines are invalid, nothing was written; line {first}: {why}",
-        bad.len(),
-        total
+        "{bad_total} of {total} lines are invalid, nothing was written; line {first}: {why}"
     ));
     e.lines = bad
         .into_iter()
