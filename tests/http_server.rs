@@ -184,3 +184,94 @@ fn the_openapi_document_lists_the_routes() {
         "bearer"
     );
 }
+
+/// `digestd web` on SIGTERM stops taking connections, lets a request in
+/// flight finish (its rows are written and it gets its answer), then
+/// exits 0.
+#[test]
+fn web_drains_a_request_in_flight_on_sigterm() {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration as Wait, Instant};
+    let env = Env::init();
+    env.ok(&["user", "add", "asha", "--tz", "UTC"]);
+    let coll = env.ok(&["collection", "add", "Team"]).trim().to_string();
+    let token = env.ok(&["token", "add", "ci", "--scope", "ingest"]);
+    let token = token.lines().last().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .current_dir(env.dir.path())
+        .args([
+            "--config",
+            env.config.to_str().unwrap(),
+            "--db",
+            &env.url,
+            "web",
+        ])
+        .env("DIGESTD_HTTP__LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut conn = loop {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(c) => break c,
+            Err(_) if started.elapsed() < Wait::from_secs(20) => {
+                std::thread::sleep(Wait::from_millis(50))
+            }
+            Err(e) => panic!("web did not start: {e}"),
+        }
+    };
+    let body = format!(
+        r#"[{{"collection":"{coll}","item":"6f1b0a52-9d3e-4c1a-9f44-0c7de1c0a003","actor":"asha","action":"created","at":"2026-11-24T09:00:00Z","title":"Standup","kind":"event"}}]"#
+    );
+    let (first, rest) = body.split_at(body.len() / 2);
+    write!(
+        conn,
+        "POST /api/v1/modifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{first}",
+        body.len()
+    )
+    .unwrap();
+    conn.flush().unwrap();
+    // The request is in flight, half its body sent.
+    std::thread::sleep(Wait::from_millis(200));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // Draining: no new connection is taken …
+    let stopped = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            stopped.elapsed() < Wait::from_secs(20),
+            "still accepting after SIGTERM"
+        );
+        std::thread::sleep(Wait::from_millis(20));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "exited with a request in flight"
+    );
+    // … and the one in flight finishes.
+    conn.write_all(rest.as_bytes()).unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.ends_with(r#"{"recorded":1}"#), "{answer}");
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(stopped.elapsed() < Wait::from_secs(20), "web did not exit");
+        std::thread::sleep(Wait::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(env.count("modifications"), 1);
+}
