@@ -3,6 +3,7 @@
 
 mod compose;
 mod cpu;
+mod http;
 mod ingest;
 mod recur;
 mod simulate;
@@ -12,6 +13,7 @@ mod tick;
 mod xmpp;
 
 pub use compose::{compose, ComposeArgs};
+pub use http::{http, HttpArgs};
 pub use ingest::{ingest, IngestArgs};
 pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};

@@ -22,6 +22,8 @@ pub enum BenchCmd {
     Xmpp(bench::XmppArgs),
     /// One recurring item's expansion for a weekly window, old starts beside new ones.
     Recur(bench::RecurArgs),
+    /// HTTP routes (304 feed, full feed, POST modifications) beside a constant route and the record path.
+    Http(bench::HttpArgs),
 }
 
 /// A bench opens the database it is given (`--db`) itself, or its own
@@ -36,5 +38,6 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Smtp(a) => bench::smtp(&a, db, out),
         BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
         BenchCmd::Recur(a) => bench::recur(&a, out),
+        BenchCmd::Http(a) => bench::http(&a, db, out),
     }
 }

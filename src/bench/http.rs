@@ -1,0 +1,284 @@
+//! `bench http`: the HTTP server in this process on a loopback port, driven
+//! by the bench's own many-connection client (reqwest, keep-alive), each
+//! route measured right after the floor: `GET /healthz`, a constant with no
+//! database work, served by the same server in the same run.
+//!
+//! - a conditional `changed` feed answered 304 (goal ≥ 0.5 × the floor);
+//! - a full `changed` feed of 50 entries (goal ≥ 0.2 × the floor);
+//! - `POST /api/v1/modifications` in batches of 1,000 rows, beside the
+//!   `digestd record` path (parse, validate, resolve, one transaction) on
+//!   the same back end and the same number of rows (goal ≥ 0.7 × its rows/s).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeZone, Utc};
+use clap::Args;
+
+use super::{open_empty, rate};
+use crate::access::{self, Scope};
+use crate::clock::{Clock, FixedClock};
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::{http, ingest, items, parties};
+
+#[derive(Args, Debug, Clone)]
+pub struct HttpArgs {
+    /// GET requests per measured route (and per floor run).
+    #[arg(long, default_value_t = 20_000)]
+    pub requests: usize,
+    /// Concurrent keep-alive connections of the client.
+    #[arg(long, default_value_t = 16)]
+    pub connections: usize,
+    /// Batches of 1,000 modifications posted (and recorded by the record path).
+    #[arg(long, default_value_t = 50)]
+    pub batches: usize,
+}
+
+/// Where `bench http` runs when no --db is given (recreated each run).
+const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-http.db";
+const BATCH: usize = 1_000;
+const FEED_ENTRIES: usize = 50;
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap()
+}
+
+/// `n` modification lines (JSON objects) for `collection`, items from `first`.
+fn lines(collection: &str, first: usize, n: usize) -> Vec<String> {
+    (first..first + n)
+        .map(|i| {
+            let item = uuid::Uuid::from_u128(0xbe7c_0000_0000_0000_0000_0000_0000_0000 + i as u128);
+            let at = t0() + chrono::Duration::milliseconds(i as i64);
+            format!(
+                r#"{{"collection":"{collection}","item":"{item}","actor":"bench","action":"edited","at":"{}","title":"Item {i}","kind":"event","changes":[{{"attribute":"location","old":"Room {i}","new":"Room {}"}}]}}"#,
+                at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                i + 1
+            )
+        })
+        .collect()
+}
+
+pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    if args.requests == 0 || args.connections == 0 || args.batches == 0 {
+        return Err(Error::invalid(
+            "bench http: --requests, --connections and --batches must be at least 1",
+        ));
+    }
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let mut c = db.conn()?;
+    parties::create_user(
+        &mut c,
+        t0(),
+        &parties::NewUser {
+            name: "bench".into(),
+            timezone: "UTC".into(),
+            ..Default::default()
+        },
+    )?;
+    let feed = items::create_collection(&mut c, t0(), "Feed", None)?;
+    let posts = items::create_collection(&mut c, t0(), "Posts", None)?;
+    let (_, token) = access::add_token(&mut c, t0(), "bench", Scope::Admin)?;
+    // The feed's 50 items, each modified once in the window.
+    let mods = ingest::parse_all(&mut c, lines(&feed.uuid, 0, FEED_ENTRIES).join("\n").as_bytes())?;
+    ingest::write_batched(&mut c, &mods, BATCH, &mut |_| {})?;
+    drop(c);
+
+    writeln!(
+        out,
+        "bench http: {} requests per GET run over {} connections; {} batches of {BATCH} rows posted; {:?}",
+        args.requests,
+        args.connections,
+        args.batches,
+        db.backend()
+    )?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let clock: Arc<dyn Clock> = Arc::new(FixedClock::new(t0() + chrono::Duration::days(1)));
+    let mut cfg = Config::default();
+    cfg.http.listen = "127.0.0.1:0".into();
+    let result = rt.block_on(async {
+        let listener = http::bind(&cfg.http.listen).await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let app = http::App::new(db.clone(), cfg.clone(), clock);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(http::serve_on(listener, app, async {
+            let _ = stopped.await;
+        }));
+        let r = measure(args, &db, &base, &token, &feed.uuid, &posts.uuid, out).await;
+        let _ = stop.send(());
+        let _ = server.await;
+        r
+    });
+    result
+}
+
+async fn measure(
+    args: &HttpArgs,
+    db: &Db,
+    base: &str,
+    token: &str,
+    feed: &str,
+    posts: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.connections)
+        .build()
+        .map_err(|e| Error::Storage(format!("bench client: {e}")))?;
+    let auth = format!("Bearer {token}");
+    let feed_url = format!(
+        "{base}/atom/collection/{feed}/changed?start=2026-11-23T00:00:00Z&end=2026-11-24T00:00:00Z"
+    );
+    // The feed once, to check it and learn its ETag.
+    let first = client
+        .get(&feed_url)
+        .header("authorization", &auth)
+        .send()
+        .await
+        .map_err(|e| Error::Storage(format!("bench: {e}")))?;
+    let etag = first
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+        .ok_or_else(|| Error::Storage(format!("feed answered {} without an ETag", first.status())))?;
+    let body = first.text().await.unwrap_or_default();
+    let entries = body.matches("<entry>").count() + body.matches("<entry ").count();
+    if entries != FEED_ENTRIES {
+        return Err(Error::Storage(format!("the feed has {entries} entries, not {FEED_ENTRIES}")));
+    }
+    let healthz = format!("{base}/healthz");
+    let get = |url: String, headers: Vec<(&'static str, String)>, want: u16| {
+        load(&client, args.requests, args.connections, url, headers, want)
+    };
+    let mut line = |what: &str, n: usize, d: Duration, floor: Option<f64>, goal: f64| -> Result<f64> {
+        let r = rate(n, d);
+        match floor {
+            None => writeln!(out, "{what:<52} {:>8.2} s {:>10.0} req/s", d.as_secs_f64(), r)?,
+            Some(f) => writeln!(
+                out,
+                "{what:<52} {:>8.2} s {:>10.0} req/s  {:.2}x the floor (goal >= {goal})",
+                d.as_secs_f64(),
+                r,
+                r / f
+            )?,
+        }
+        Ok(r)
+    };
+    let d = get(healthz.clone(), vec![], 200).await?;
+    let floor = line("floor: GET /healthz (constant, no database)", args.requests, d, None, 0.0)?;
+    let d = get(
+        feed_url.clone(),
+        vec![("authorization", auth.clone()), ("if-none-match", etag)],
+        304,
+    )
+    .await?;
+    line("GET changed feed, If-None-Match: 304", args.requests, d, Some(floor), 0.5)?;
+    let d = get(healthz.clone(), vec![], 200).await?;
+    let floor = line("floor: GET /healthz (constant, no database)", args.requests, d, None, 0.0)?;
+    let d = get(feed_url, vec![("authorization", auth.clone())], 200).await?;
+    line(
+        &format!("GET changed feed, {FEED_ENTRIES} entries: 200"),
+        args.requests,
+        d,
+        Some(floor),
+        0.2,
+    )?;
+
+    // Writes: the record path, then the same number of rows over HTTP.
+    let rows = args.batches * BATCH;
+    let record_lines = lines(posts, 1_000_000, rows).join("\n");
+    let db2 = db.clone();
+    let record = tokio::task::spawn_blocking(move || -> Result<Duration> {
+        let mut c = db2.conn()?;
+        let started = Instant::now();
+        let mods = ingest::parse_all(&mut c, record_lines.as_bytes())?;
+        ingest::write_batched(&mut c, &mods, 10_000, &mut |_| {})?;
+        Ok(started.elapsed())
+    })
+    .await
+    .map_err(|e| Error::Storage(format!("bench: {e}")))??;
+    let record_rate = rate(rows, record);
+    writeln!(
+        out,
+        "{:<52} {:>8.2} s {:>10.0} rows/s",
+        format!("digestd record path, {rows} rows"),
+        record.as_secs_f64(),
+        record_rate
+    )?;
+    let bodies: Vec<String> = (0..args.batches)
+        .map(|b| format!("[{}]", lines(posts, 2_000_000 + b * BATCH, BATCH).join(",")))
+        .collect();
+    let started = Instant::now();
+    for body in bodies {
+        let r = client
+            .post(format!("{base}/api/v1/modifications"))
+            .header("authorization", &auth)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| Error::Storage(format!("bench: {e}")))?;
+        if r.status() != 201 {
+            return Err(Error::Storage(format!(
+                "POST /api/v1/modifications answered {}: {}",
+                r.status(),
+                r.text().await.unwrap_or_default()
+            )));
+        }
+    }
+    let posted = started.elapsed();
+    let post_rate = rate(rows, posted);
+    writeln!(
+        out,
+        "{:<52} {:>8.2} s {:>10.0} rows/s  {:.2}x the record path (goal >= 0.7)",
+        format!("POST /api/v1/modifications, {} x {BATCH} rows", args.batches),
+        posted.as_secs_f64(),
+        post_rate,
+        post_rate / record_rate
+    )?;
+    Ok(())
+}
+
+/// `n` GETs of `url` over `conns` concurrent connections; every answer must
+/// have status `want`. Returns the wall time.
+async fn load(
+    client: &reqwest::Client,
+    n: usize,
+    conns: usize,
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    want: u16,
+) -> Result<Duration> {
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(conns);
+    for k in 0..conns {
+        let share = n / conns + usize::from(k < n % conns);
+        let (client, url, headers) = (client.clone(), url.clone(), headers.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..share {
+                let mut req = client.get(&url);
+                for (h, v) in &headers {
+                    req = req.header(*h, v);
+                }
+                let r = req.send().await.map_err(|e| format!("{e}"))?;
+                let status = r.status().as_u16();
+                r.bytes().await.map_err(|e| format!("{e}"))?;
+                if status != want {
+                    return Err(format!("{url} answered {status}, not {want}"));
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    for t in tasks {
+        t.await
+            .map_err(|e| Error::Storage(format!("bench: {e}")))?
+            .map_err(|e| Error::Storage(format!("bench: {e}")))?;
+    }
+    Ok(started.elapsed())
+}
