@@ -23,6 +23,8 @@
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
 //! - [`manage`]: operations that span layers: subscribe, resume, a user's new preferences.
 //! - [`digest`]: composing and rendering a due run, posted as an nt request.
+//! - [`feeds`]: the Atom feeds of a collection (Cosmo's `changed` and
+//!   `range` projections) and their validators, from the digest's queries.
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
@@ -42,6 +44,7 @@ pub mod deliver;
 pub mod demo;
 pub mod digest;
 pub mod error;
+pub mod feeds;
 pub mod http;
 pub mod ids;
 pub mod ingest;

@@ -9,6 +9,7 @@
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
+pub mod atom;
 pub mod auth;
 pub mod body;
 pub mod error;
@@ -81,6 +82,7 @@ pub fn router(app: App) -> Router {
     let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
     Router::new()
         .merge(health::routes())
+        .merge(atom::routes())
         .merge(openapi::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
