@@ -40,7 +40,13 @@ pub fn local(t: DateTime<Utc>, tz: Tz) -> String {
 /// `s` without what XML 1.0 forbids (replaced by U+FFFD).
 fn xml_clean(s: &str) -> String {
     s.chars()
-        .map(|c| if validate::is_xml_char(c) { c } else { '\u{FFFD}' })
+        .map(|c| {
+            if validate::is_xml_char(c) {
+                c
+            } else {
+                '\u{FFFD}'
+            }
+        })
         .collect()
 }
 

@@ -231,9 +231,7 @@ pub fn not_modified(
     if let Some(inm) = if_none_match {
         let bare = |t: &str| t.trim().trim_start_matches("W/").to_string();
         let ours = bare(etag);
-        return inm
-            .split(',')
-            .any(|t| t.trim() == "*" || bare(t) == ours);
+        return inm.split(',').any(|t| t.trim() == "*" || bare(t) == ours);
     }
     match if_modified_since.and_then(|s| DateTime::parse_from_rfc2822(s.trim()).ok()) {
         Some(since) => changed_at.timestamp() <= since.timestamp(),
@@ -341,7 +339,12 @@ mod tests {
         let same = http_date(at);
         assert_eq!(same, "Mon, 16 Nov 2026 09:00:30 GMT");
         assert!(not_modified(e, at, None, Some(&same)));
-        assert!(!not_modified(e, at, None, Some("Mon, 16 Nov 2026 09:00:29 GMT")));
+        assert!(!not_modified(
+            e,
+            at,
+            None,
+            Some("Mon, 16 Nov 2026 09:00:29 GMT")
+        ));
         // If-None-Match wins over a date that alone would say "unchanged".
         assert!(!not_modified(e, at, Some("\"x\""), Some(&same)));
         assert!(!not_modified(e, at, None, Some("yesterday")));

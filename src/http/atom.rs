@@ -145,7 +145,12 @@ async fn authorize(
             "unknown read ticket",
         ));
     };
-    let other = || ApiError::new(StatusCode::FORBIDDEN, "this ticket opens another collection");
+    let other = || {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this ticket opens another collection",
+        )
+    };
     match app.blocking(move |c| feeds::head(c, &uuid)).await {
         Ok(head) if head.collection == opened => Ok(head),
         Ok(_) => Err(other()),
@@ -154,7 +159,7 @@ async fn authorize(
     }
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -162,7 +167,10 @@ fn validators(etag: &str, head: &Head) -> ApiResult<[(header::HeaderName, Header
     let v = |s: &str| HeaderValue::from_str(s).map_err(|_| ApiError::internal());
     Ok([
         (header::ETAG, v(etag)?),
-        (header::LAST_MODIFIED, v(&feeds::http_date(head.changed_at))?),
+        (
+            header::LAST_MODIFIED,
+            v(&feeds::http_date(head.changed_at))?,
+        ),
         // Revalidate every time; a ticket's feed is nobody else's to cache.
         (header::CACHE_CONTROL, v("private, no-cache")?),
     ])
