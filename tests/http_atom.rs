@@ -169,6 +169,12 @@ fn range_expands_recurring_events_with_a_link_to_their_master() {
             dentist[1].contains("Starts") && dentist[1].contains("10:00"),
             "{dentist:?}"
         );
+        // Nothing in the range: a valid feed with no entries.
+        let empty = feed(&w.get(&path(&wo.other, "range", q), Some(&wo.read)));
+        assert_eq!(
+            (title(&empty.title).as_str(), empty.entries.len()),
+            ("Other", 0)
+        );
     });
 }
 
@@ -212,6 +218,7 @@ fn tickets_and_tokens_decide_who_reads() {
         // No credentials: 401, whether or not the collection exists.
         assert_eq!(w.get(&cal, None).status, 401);
         assert_eq!(w.get(&nobody, None).status, 401);
+        assert_eq!(w.get(&format!("{cal}&start=x"), None).status, 401);
         let a = w.get(&format!("{cal}&ticket=dgk_nope"), None);
         assert_eq!((a.status, a.error()), (401, "unknown read ticket".into()));
         // A ticket opens its collection only; it cannot probe others.

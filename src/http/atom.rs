@@ -95,17 +95,19 @@ async fn range(
     answer(app, Projection::Range, uuid, query, headers).await
 }
 
-/// The query string's parameters; a name given twice is refused.
+/// The query string's parameters. A name given twice is refused, after
+/// the credentials are checked (`twice`).
 #[derive(Default)]
 struct Params {
     start: Option<String>,
     end: Option<String>,
     tz: Option<String>,
     ticket: Option<String>,
+    twice: Option<String>,
 }
 
 impl Params {
-    fn parse(raw: Option<&str>) -> ApiResult<Params> {
+    fn parse(raw: Option<&str>) -> Params {
         let mut p = Params::default();
         for (k, v) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
             let slot = match k.as_ref() {
@@ -115,11 +117,11 @@ impl Params {
                 "ticket" => &mut p.ticket,
                 _ => continue,
             };
-            if slot.replace(v.into_owned()).is_some() {
-                return Err(ApiError::bad_request(format!("{k} is given twice")));
+            if slot.replace(v.into_owned()).is_some() && p.twice.is_none() {
+                p.twice = Some(k.into_owned());
             }
         }
-        Ok(p)
+        p
     }
 }
 
@@ -185,8 +187,11 @@ async fn answer(
     raw: Option<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let p = Params::parse(raw.as_deref())?;
+    let p = Params::parse(raw.as_deref());
     let head = authorize(&app, &headers, p.ticket.clone(), uuid).await?;
+    if let Some(k) = p.twice {
+        return Err(ApiError::bad_request(format!("{k} is given twice")));
+    }
     let q = Query::new(
         projection,
         p.start.as_deref(),
