@@ -278,8 +278,15 @@ pub fn revoke_ticket(conn: &mut DbConn, id: i64) -> Result<()> {
 /// True when `secret` is a ticket for `collection` (a ticket for another
 /// collection opens nothing here).
 pub fn ticket_opens(conn: &mut DbConn, secret: &str, collection: CollectionId) -> Result<bool> {
+    Ok(ticket_collection(conn, secret)? == Some(collection))
+}
+
+/// The collection a ticket opens, or `None` for an unknown secret: lets a
+/// caller tell "no such ticket" (401) from "a ticket for another
+/// collection" (403).
+pub fn ticket_collection(conn: &mut DbConn, secret: &str) -> Result<Option<CollectionId>> {
     if secret.len() > MAX_SECRET || !secret.starts_with(TICKET_PREFIX) {
-        return Ok(false);
+        return Ok(None);
     }
     let hash = hash_secret(secret);
     let stored: Option<(i64, String)> = collection_tickets::table
@@ -291,7 +298,8 @@ pub fn ticket_opens(conn: &mut DbConn, secret: &str, collection: CollectionId) -
         .first(conn)
         .optional()?;
     Ok(stored
-        .is_some_and(|(c, h)| constant_time_eq(h.as_bytes(), hash.as_bytes()) && c == collection.0))
+        .filter(|(_, h)| constant_time_eq(h.as_bytes(), hash.as_bytes()))
+        .map(|(c, _)| CollectionId(c)))
 }
 
 #[cfg(test)]

@@ -299,6 +299,9 @@ pub fn write_batched(
     progress: &mut dyn FnMut(usize),
 ) -> Result<usize> {
     conn.write_tx(|c| {
+        // Every collection's feed row first, in id order: the chunks below
+        // then lock nothing new (see `modlog::touch_feeds`).
+        modlog::touch_feeds(c, mods.iter().map(|m| m.collection))?;
         let mut done = 0;
         for chunk in mods.chunks(batch.max(1)) {
             modlog::record_in_tx(c, chunk)?;

@@ -23,11 +23,13 @@
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
 //! - [`manage`]: operations that span layers: subscribe, resume, a user's new preferences.
 //! - [`digest`]: composing and rendering a due run, posted as an nt request.
+//! - [`feeds`]: the Atom feeds of a collection (Cosmo's `changed` and
+//!   `range` projections) and their validators, from the digest's queries.
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
 //! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
-//! - [`http`]: the HTTP server: health, and (as they land) the JSON API, Atom feeds, metrics.
+//! - [`http`]: the HTTP server: health, tokens, the JSON API, the Atom feeds, metrics, OpenAPI.
 //! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
 //! - [`demo`], [`bench`]: the demo world and the benchmarks.
 //! - [`cli`]: the command line, one file per group of commands.
@@ -43,6 +45,7 @@ pub mod deliver;
 pub mod demo;
 pub mod digest;
 pub mod error;
+pub mod feeds;
 pub mod http;
 pub mod ids;
 pub mod ingest;

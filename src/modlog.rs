@@ -3,9 +3,12 @@
 //! [`record`], which is also the bulk path (`digestd record`, item diffs);
 //! reads through [`find_in_window`]; old rows leave through [`purge`].
 //!
-//! Owns `modifications` and `modification_values`.
+//! Owns `modifications` and `modification_values`, and the log's mark on
+//! `collections`: `feed_version` and `feed_changed_at`, which every write of
+//! a collection's log moves in the same transaction ([`touch_feeds`]), so
+//! the Atom feeds answer a conditional GET without reading the log.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
@@ -162,6 +165,7 @@ pub fn record(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<Modific
 
 /// [`record`] for a caller that already holds the write transaction.
 pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
+    touch_feeds(conn, mods.iter().map(|m| m.collection))?;
     let ids = reserve_ids(conn, mods.len())?;
     let rows: Vec<ModRow> = mods
         .iter()
@@ -316,6 +320,12 @@ pub struct Purged {
 pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
     let cutoff = cutoff.naive_utc();
     conn.write_tx(|c| {
+        let touched: Vec<i64> = modifications::table
+            .filter(modifications::occurred_at.lt(cutoff))
+            .select(modifications::collection_id)
+            .distinct()
+            .load(c)?;
+        touch_feeds(c, touched.into_iter().map(CollectionId))?;
         let old = modifications::table
             .filter(modifications::occurred_at.lt(cutoff))
             .select(modifications::id);
@@ -331,6 +341,36 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
             values,
         })
     })
+}
+
+/// Moves the feed version of each collection on (once, whatever the
+/// number of rows) and sets its change time, inside the caller's write
+/// transaction: any write to a collection's log must call this, so that a
+/// feed's validators change with it. Rows are updated one at a time in
+/// id order: two PostgreSQL writers lock shared collections in the same
+/// order and cannot deadlock; on SQLite the write lock orders them anyway.
+///
+/// The change time is the database's clock (this layer has no injected
+/// clock, and a backdated `at` must still move `Last-Modified` forward); it
+/// never moves back.
+pub fn touch_feeds(
+    conn: &mut DbConn,
+    collections: impl IntoIterator<Item = CollectionId>,
+) -> Result<()> {
+    let ids: BTreeSet<i64> = collections.into_iter().map(|c| c.0).collect();
+    let now = match conn {
+        DbConn::Sqlite(_) => "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+        DbConn::Postgres(_) => "(clock_timestamp() AT TIME ZONE 'UTC')",
+    };
+    for id in ids {
+        let sql = format!(
+            "UPDATE collections SET feed_version = feed_version + 1, \
+             feed_changed_at = CASE WHEN feed_changed_at IS NULL OR feed_changed_at < {now} \
+             THEN {now} ELSE feed_changed_at END WHERE id = {id}"
+        );
+        diesel::sql_query(sql).execute(conn)?;
+    }
+    Ok(())
 }
 
 /// Number of stored modifications (for `demo`, tests and benchmarks).

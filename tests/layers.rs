@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "schedule",
     "manage",
     "digest",
+    "feeds",
     "deliver",
     "metrics",
     "http",

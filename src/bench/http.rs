@@ -82,7 +82,10 @@ pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let posts = items::create_collection(&mut c, t0(), "Posts", None)?;
     let (_, token) = access::add_token(&mut c, t0(), "bench", Scope::Admin)?;
     // The feed's 50 items, each modified once in the window.
-    let mods = ingest::parse_all(&mut c, lines(&feed.uuid, 0, FEED_ENTRIES).join("\n").as_bytes())?;
+    let mods = ingest::parse_all(
+        &mut c,
+        lines(&feed.uuid, 0, FEED_ENTRIES).join("\n").as_bytes(),
+    )?;
     ingest::write_batched(&mut c, &mods, BATCH, &mut |_| {})?;
     drop(c);
 
@@ -145,41 +148,69 @@ async fn measure(
         .get("etag")
         .and_then(|v| v.to_str().ok())
         .map(String::from)
-        .ok_or_else(|| Error::Storage(format!("feed answered {} without an ETag", first.status())))?;
+        .ok_or_else(|| {
+            Error::Storage(format!("feed answered {} without an ETag", first.status()))
+        })?;
     let body = first.text().await.unwrap_or_default();
     let entries = body.matches("<entry>").count() + body.matches("<entry ").count();
     if entries != FEED_ENTRIES {
-        return Err(Error::Storage(format!("the feed has {entries} entries, not {FEED_ENTRIES}")));
+        return Err(Error::Storage(format!(
+            "the feed has {entries} entries, not {FEED_ENTRIES}"
+        )));
     }
     let healthz = format!("{base}/healthz");
     let get = |url: String, headers: Vec<(&'static str, String)>, want: u16| {
         load(&client, args.requests, args.connections, url, headers, want)
     };
-    let mut line = |what: &str, n: usize, d: Duration, floor: Option<f64>, goal: f64| -> Result<f64> {
-        let r = rate(n, d);
-        match floor {
-            None => writeln!(out, "{what:<52} {:>8.2} s {:>10.0} req/s", d.as_secs_f64(), r)?,
-            Some(f) => writeln!(
-                out,
-                "{what:<52} {:>8.2} s {:>10.0} req/s  {:.2}x the floor (goal >= {goal})",
-                d.as_secs_f64(),
-                r,
-                r / f
-            )?,
-        }
-        Ok(r)
-    };
+    let mut line =
+        |what: &str, n: usize, d: Duration, floor: Option<f64>, goal: f64| -> Result<f64> {
+            let r = rate(n, d);
+            match floor {
+                None => writeln!(
+                    out,
+                    "{what:<52} {:>8.2} s {:>10.0} req/s",
+                    d.as_secs_f64(),
+                    r
+                )?,
+                Some(f) => writeln!(
+                    out,
+                    "{what:<52} {:>8.2} s {:>10.0} req/s  {:.2}x the floor (goal >= {goal})",
+                    d.as_secs_f64(),
+                    r,
+                    r / f
+                )?,
+            }
+            Ok(r)
+        };
     let d = get(healthz.clone(), vec![], 200).await?;
-    let floor = line("floor: GET /healthz (constant, no database)", args.requests, d, None, 0.0)?;
+    let floor = line(
+        "floor: GET /healthz (constant, no database)",
+        args.requests,
+        d,
+        None,
+        0.0,
+    )?;
     let d = get(
         feed_url.clone(),
         vec![("authorization", auth.clone()), ("if-none-match", etag)],
         304,
     )
     .await?;
-    line("GET changed feed, If-None-Match: 304", args.requests, d, Some(floor), 0.5)?;
+    line(
+        "GET changed feed, If-None-Match: 304",
+        args.requests,
+        d,
+        Some(floor),
+        0.5,
+    )?;
     let d = get(healthz.clone(), vec![], 200).await?;
-    let floor = line("floor: GET /healthz (constant, no database)", args.requests, d, None, 0.0)?;
+    let floor = line(
+        "floor: GET /healthz (constant, no database)",
+        args.requests,
+        d,
+        None,
+        0.0,
+    )?;
     let d = get(feed_url, vec![("authorization", auth.clone())], 200).await?;
     line(
         &format!("GET changed feed, {FEED_ENTRIES} entries: 200"),
@@ -236,7 +267,10 @@ async fn measure(
     writeln!(
         out,
         "{:<52} {:>8.2} s {:>10.0} rows/s  {:.2}x the record path (goal >= 0.7)",
-        format!("POST /api/v1/modifications, {} x {BATCH} rows", args.batches),
+        format!(
+            "POST /api/v1/modifications, {} x {BATCH} rows",
+            args.batches
+        ),
         posted.as_secs_f64(),
         post_rate,
         post_rate / record_rate

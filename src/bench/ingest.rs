@@ -210,6 +210,8 @@ fn clear(conn: &mut DbConn) -> Result<()> {
         }
         DbConn::Postgres(c) => c.batch_execute("TRUNCATE modification_values, modifications")?,
     }
+    // The log changed under every feed (see `modlog::touch_feeds`).
+    conn.batch_execute("UPDATE collections SET feed_version = feed_version + 1")?;
     Ok(())
 }
 

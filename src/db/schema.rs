@@ -49,6 +49,8 @@ diesel::table! {
         name -> Text,
         owner_id -> Nullable<BigInt>,
         created_at -> Timestamp,
+        feed_version -> BigInt,
+        feed_changed_at -> Nullable<Timestamp>,
     }
 }
 

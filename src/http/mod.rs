@@ -7,10 +7,12 @@
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
 //! `openapi()`), [`metrics`] (`/metrics`, Prometheus text), [`ingest`]
 //! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
-//! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write.
+//! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write,
+//! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
+pub mod atom;
 pub mod auth;
 pub mod body;
 pub mod error;
@@ -104,6 +106,7 @@ pub fn router(app: App) -> Router {
     let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
     Router::new()
         .merge(health::routes())
+        .merge(atom::routes())
         .merge(openapi::routes())
         .merge(metrics::routes())
         .merge(ingest::routes())

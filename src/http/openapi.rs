@@ -8,7 +8,7 @@ use axum::{Json, Router};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::OpenApi;
 
-use super::{health, metrics, App};
+use super::{atom, health, metrics, App};
 
 #[derive(OpenApi)]
 #[openapi(info(
@@ -25,6 +25,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.merge(metrics::openapi());
     doc.merge(super::ingest::openapi());
     doc.merge(super::requests::openapi());
+    doc.merge(atom::openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",

@@ -1,0 +1,2 @@
+ALTER TABLE collections DROP COLUMN feed_changed_at;
+ALTER TABLE collections DROP COLUMN feed_version;

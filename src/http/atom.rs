@@ -1,0 +1,234 @@
+//! The Atom projections of a collection (Cosmo proposal):
+//! `GET /atom/collection/{uuid}/changed?start=…&end=…[&tz=…]` and
+//! `GET /atom/collection/{uuid}/range?start=…&end=…[&tz=…]`.
+//!
+//! Who: a read ticket for this collection (`?ticket=…`), or a bearer token
+//! with the `read` scope. An unknown ticket or no credentials is 401 before
+//! anything says whether the collection exists; a ticket for another
+//! collection is 403.
+//!
+//! Widgets poll, so every feed carries a strong `ETag` and
+//! `Last-Modified`, and a conditional GET is answered 304 from the
+//! collection's row alone ([`feeds::head`]): the log is read only when the
+//! caller's copy is stale ([`answer`] checks before it loads).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::access::{self, Scope};
+use crate::feeds::{self, atom::Data, Head, Projection, Query};
+use crate::ids::CollectionId;
+
+use super::error::ApiResult;
+use super::{auth, ApiError, App};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(changed, range))]
+struct Doc;
+
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <Doc as utoipa::OpenApi>::openapi()
+}
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/atom/collection/{uuid}/changed", get(changed))
+        .route("/atom/collection/{uuid}/range", get(range))
+}
+
+/// Every item modified in `[start, end)`, one entry each: the net change of
+/// each attribute over the window (old → new), who changed it, when.
+#[utoipa::path(get, path = "/atom/collection/{uuid}/changed", tag = "feeds",
+    security(("bearer" = []), ()),
+    params(
+        ("uuid" = String, Path, description = "the collection"),
+        ("start" = String, Query, description = "RFC 3339 instant, inclusive"),
+        ("end" = String, Query, description = "RFC 3339 instant, exclusive; at most http.max_feed_days after start"),
+        ("tz" = Option<String>, Query, description = "IANA zone for the times in the content; default the owner's, else UTC"),
+        ("ticket" = Option<String>, Query, description = "a read ticket of this collection, instead of a token"),
+    ),
+    responses(
+        (status = 200, description = "Atom 1.0 feed", content_type = "application/atom+xml"),
+        (status = 304, description = "If-None-Match / If-Modified-Since: the caller's copy is current"),
+        (status = 400, description = "bad start, end, range or tz"),
+        (status = 401, description = "no valid token or ticket"),
+        (status = 403, description = "a token without read, or a ticket for another collection"),
+        (status = 404, description = "no such collection"),
+    ))]
+async fn changed(
+    State(app): State<App>,
+    Path(uuid): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    answer(app, Projection::Changed, uuid, query, headers).await
+}
+
+/// Every start or reminder in `[start, end)`, one entry each; each instance
+/// of a recurring event is its own entry, linked to its series.
+#[utoipa::path(get, path = "/atom/collection/{uuid}/range", tag = "feeds",
+    security(("bearer" = []), ()),
+    params(
+        ("uuid" = String, Path, description = "the collection"),
+        ("start" = String, Query, description = "RFC 3339 instant, inclusive"),
+        ("end" = String, Query, description = "RFC 3339 instant, exclusive; at most http.max_feed_days after start"),
+        ("tz" = Option<String>, Query, description = "IANA zone for the times in the content; default the owner's, else UTC"),
+        ("ticket" = Option<String>, Query, description = "a read ticket of this collection, instead of a token"),
+    ),
+    responses(
+        (status = 200, description = "Atom 1.0 feed", content_type = "application/atom+xml"),
+        (status = 304, description = "If-None-Match / If-Modified-Since: the caller's copy is current"),
+        (status = 400, description = "bad start, end, range or tz"),
+        (status = 401, description = "no valid token or ticket"),
+        (status = 403, description = "a token without read, or a ticket for another collection"),
+        (status = 404, description = "no such collection"),
+    ))]
+async fn range(
+    State(app): State<App>,
+    Path(uuid): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    answer(app, Projection::Range, uuid, query, headers).await
+}
+
+/// The query string's parameters. A name given twice is refused, after
+/// the credentials are checked (`twice`).
+#[derive(Default)]
+struct Params {
+    start: Option<String>,
+    end: Option<String>,
+    tz: Option<String>,
+    ticket: Option<String>,
+    twice: Option<String>,
+}
+
+impl Params {
+    fn parse(raw: Option<&str>) -> Params {
+        let mut p = Params::default();
+        for (k, v) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+            let slot = match k.as_ref() {
+                "start" => &mut p.start,
+                "end" => &mut p.end,
+                "tz" => &mut p.tz,
+                "ticket" => &mut p.ticket,
+                _ => continue,
+            };
+            if slot.replace(v.into_owned()).is_some() && p.twice.is_none() {
+                p.twice = Some(k.into_owned());
+            }
+        }
+        p
+    }
+}
+
+/// The collection the caller may read, by `uuid`: with a ticket, the one it
+/// opens (a ticket for another collection, or a UUID that names nothing, is
+/// 403 so a ticket cannot probe); with a token, any (404 when none).
+async fn authorize(
+    app: &App,
+    headers: &HeaderMap,
+    ticket: Option<String>,
+    uuid: String,
+) -> ApiResult<Head> {
+    let Some(ticket) = ticket else {
+        auth::require(app, headers, Scope::Read).await?;
+        return app.blocking(move |c| feeds::head(c, &uuid)).await;
+    };
+    let opened: Option<CollectionId> = app
+        .blocking(move |c| access::ticket_collection(c, &ticket))
+        .await?;
+    let Some(opened) = opened else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unknown read ticket",
+        ));
+    };
+    let other = || {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this ticket opens another collection",
+        )
+    };
+    match app.blocking(move |c| feeds::head(c, &uuid)).await {
+        Ok(head) if head.collection == opened => Ok(head),
+        Ok(_) => Err(other()),
+        Err(e) if e.status.is_client_error() => Err(other()),
+        Err(e) => Err(e),
+    }
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn validators(etag: &str, head: &Head) -> ApiResult<[(header::HeaderName, HeaderValue); 3]> {
+    let v = |s: &str| HeaderValue::from_str(s).map_err(|_| ApiError::internal());
+    Ok([
+        (header::ETAG, v(etag)?),
+        (
+            header::LAST_MODIFIED,
+            v(&feeds::http_date(head.changed_at))?,
+        ),
+        // Revalidate every time; a ticket's feed is nobody else's to cache.
+        (header::CACHE_CONTROL, v("private, no-cache")?),
+    ])
+}
+
+/// Authorise, validate, answer 304 from the validators when the caller's
+/// copy is current, else read the log (or the items) and write the feed.
+async fn answer(
+    app: App,
+    projection: Projection,
+    uuid: String,
+    raw: Option<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let p = Params::parse(raw.as_deref());
+    let head = authorize(&app, &headers, p.ticket.clone(), uuid).await?;
+    if let Some(k) = p.twice {
+        return Err(ApiError::bad_request(format!("{k} is given twice")));
+    }
+    let q = Query::new(
+        projection,
+        p.start.as_deref(),
+        p.end.as_deref(),
+        p.tz.as_deref(),
+        app.cfg.http.max_feed_days,
+        &head,
+    )
+    .map_err(ApiError::from)?;
+    let base = app.cfg.digest.base_url.clone();
+    let etag = feeds::etag(&head, &q, &base);
+    let validators = validators(&etag, &head)?;
+    if feeds::not_modified(
+        &etag,
+        head.changed_at,
+        header_str(&headers, header::IF_NONE_MATCH),
+        header_str(&headers, header::IF_MODIFIED_SINCE),
+    ) {
+        return Ok((StatusCode::NOT_MODIFIED, validators).into_response());
+    }
+    // A write between the head and this read makes the body newer than its
+    // tag: the next poll fetches once more, never a stale body as current.
+    let xml = app
+        .blocking(move |c| {
+            let data = match q.projection {
+                Projection::Changed => {
+                    let (changes, names) = feeds::changed(c, &head, q.start, q.end)?;
+                    Data::Changed(changes, names)
+                }
+                Projection::Range => Data::Range(feeds::range(c, &head, q.start, q.end)?),
+            };
+            feeds::atom::render(&head, &q, &base, &data)
+        })
+        .await?;
+    let ctype = (
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/atom+xml; charset=utf-8"),
+    );
+    Ok((StatusCode::OK, validators, [ctype], xml).into_response())
+}
