@@ -26,6 +26,8 @@
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
+//! - [`remove`]: deleting users, groups, collections and subscriptions with
+//!   their unsent requests, in one transaction.
 //! - [`http`]: the HTTP server: health, and (as they land) the JSON API, Atom feeds, metrics.
 //! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
 //! - [`demo`], [`bench`]: the demo world and the benchmarks.
@@ -50,6 +52,7 @@ pub mod manage;
 pub mod modlog;
 pub mod parties;
 pub mod recur;
+pub mod remove;
 pub mod schedule;
 pub mod serve;
 pub mod subscriptions;
