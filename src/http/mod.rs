@@ -14,6 +14,8 @@ pub mod body;
 pub mod error;
 pub mod health;
 pub mod openapi;
+pub mod people;
+pub mod subscriptions;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -82,6 +84,8 @@ pub fn router(app: App) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(openapi::routes())
+        .merge(people::routes())
+        .merge(subscriptions::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")

@@ -22,6 +22,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = Base::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     doc.merge(health::openapi());
+    doc.merge(super::people::openapi());
+    doc.merge(super::subscriptions::openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",
