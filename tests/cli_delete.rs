@@ -106,7 +106,13 @@ fn deleting_a_user_ends_cancels_and_removes_in_one_go_and_keeps_history() {
     assert_eq!(after["memberships"], 1, "bob stays in team");
     assert_eq!(after["contact_points"], 1);
     // History stays: every request, message and log row is still there.
-    for t in ["nt_requests", "nt_messages", "nt_queue", "delivery_log", "parties"] {
+    for t in [
+        "nt_requests",
+        "nt_messages",
+        "nt_queue",
+        "delivery_log",
+        "parties",
+    ] {
         assert_eq!(after[t], before[t], "{t}");
     }
     let sent = status(&env, &ids[0]);
@@ -170,7 +176,10 @@ fn deleting_a_group_ends_its_subscriptions_and_cancels_requests_to_it() {
 fn deleting_a_collection_keeps_shared_items_and_drops_its_log() {
     let (env, c, _) = history();
     let d = env.add_collection("Other");
-    env.ok_in(&["item", "put"], item_json(&c, "Lunch").to_string().as_bytes());
+    env.ok_in(
+        &["item", "put"],
+        item_json(&c, "Lunch").to_string().as_bytes(),
+    );
     let shared = json!({
         "uuid": ITEM_B, "collections": [c, d], "kind": "event",
         "title": "Shared", "start": "2026-03-01T12:00:00Z", "actor": "alice",
@@ -192,7 +201,10 @@ fn deleting_a_collection_keeps_shared_items_and_drops_its_log() {
     assert_eq!(after["items"], 1);
     assert_eq!(after["collection_items"], 1);
     assert_eq!(after["modifications"], 1);
-    assert_eq!(after["subscriptions"], 1, "the one to all collections stays");
+    assert_eq!(
+        after["subscriptions"], 1,
+        "the one to all collections stays"
+    );
     assert_eq!(after["nt_requests"], before["nt_requests"]);
     env.refused(&["collection", "delete", &c], b"", "no collection");
 }
@@ -237,7 +249,8 @@ fn renames_keep_ids_and_history() {
         ["ann"]
     );
     assert_eq!(
-        env.ok(&["collection", "rename", &c, "Team calendar"]).trim(),
+        env.ok(&["collection", "rename", &c, "Team calendar"])
+            .trim(),
         format!("renamed collection {c} to Team calendar")
     );
     assert!(env.ok(&["collection", "list"]).contains("Team calendar"));
@@ -254,26 +267,53 @@ fn bad_input_is_refused_and_writes_nothing() {
     env.add_user("carol", &[]);
     let cases: &[(&[&str], &str)] = &[
         (&["user", "delete", "nobody"], "no user named \"nobody\""),
-        (&["user", "delete", "team"], "\"team\" is a group, not a user"),
+        (
+            &["user", "delete", "team"],
+            "\"team\" is a group, not a user",
+        ),
         (&["user", "delete", "a\nb"], "no user named"),
         (&["user", "delete", "digestd"], "is a group, not a user"),
         (&["group", "delete", "alice"], "is a user, not a group"),
         (&["group", "delete", "nobody"], "no group named"),
         (&["user", "rename", "alice", "bob"], "already exists"),
-        (&["user", "rename", "alice", "bad name"], "invalid user name"),
+        (
+            &["user", "rename", "alice", "bad name"],
+            "invalid user name",
+        ),
         (&["user", "rename", "alice", "a\r\nb"], "invalid user name"),
         (&["user", "rename", "alice", "digestd"], "reserved"),
         (&["user", "rename", "nobody", "x"], "no user named"),
         (&["user", "rename", "team", "x"], "is a group"),
         (&["group", "rename", "team", "alice"], "already exists"),
-        (&["group", "remove-member", "team", "carol"], "\"carol\" is not in \"team\""),
-        (&["group", "remove-member", "team", "nobody"], "no user or group"),
-        (&["group", "remove-member", "alice", "bob"], "is a user, not a group"),
+        (
+            &["group", "remove-member", "team", "carol"],
+            "\"carol\" is not in \"team\"",
+        ),
+        (
+            &["group", "remove-member", "team", "nobody"],
+            "no user or group",
+        ),
+        (
+            &["group", "remove-member", "alice", "bob"],
+            "is a user, not a group",
+        ),
         (&["collection", "delete", "not-a-uuid"], "collection"),
-        (&["collection", "delete", NO_SUCH_COLLECTION], "no collection"),
-        (&["collection", "rename", &c, ""], "collection name is empty"),
-        (&["collection", "rename", &c, "a\u{FFFF}b"], "collection name"),
-        (&["collection", "rename", NO_SUCH_COLLECTION, "x"], "no collection"),
+        (
+            &["collection", "delete", NO_SUCH_COLLECTION],
+            "no collection",
+        ),
+        (
+            &["collection", "rename", &c, ""],
+            "collection name is empty",
+        ),
+        (
+            &["collection", "rename", &c, "a\u{FFFF}b"],
+            "collection name",
+        ),
+        (
+            &["collection", "rename", NO_SUCH_COLLECTION, "x"],
+            "no collection",
+        ),
         (&["subscription", "end", "999999"], "no subscription 999999"),
     ];
     for (args, needle) in cases {

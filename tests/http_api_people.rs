@@ -29,9 +29,15 @@ fn counts(w: &Web) -> BTreeMap<&'static str, i64> {
     BTreeMap::from([
         ("parties", n(parties::table.count().get_result(c))),
         ("users", n(users::table.count().get_result(c))),
-        ("contact_points", n(contact_points::table.count().get_result(c))),
+        (
+            "contact_points",
+            n(contact_points::table.count().get_result(c)),
+        ),
         ("memberships", n(memberships::table.count().get_result(c))),
-        ("subscriptions", n(subscriptions::table.count().get_result(c))),
+        (
+            "subscriptions",
+            n(subscriptions::table.count().get_result(c)),
+        ),
         ("runs", n(subscription_runs::table.count().get_result(c))),
         ("nt_requests", n(nt_requests::table.count().get_result(c))),
         ("nt_queue", n(nt_queue::table.count().get_result(c))),
@@ -49,7 +55,10 @@ fn refused(w: &Web, status: u16, needle: &str, send: impl FnOnce() -> Answer) {
 }
 
 fn tokens(w: &Web) -> (String, String) {
-    (w.token("admin", Scope::Admin), w.token("reader", Scope::Read))
+    (
+        w.token("admin", Scope::Admin),
+        w.token("reader", Scope::Read),
+    )
 }
 
 fn patch(w: &Web, path: &str, token: &str, body: &str) -> Answer {
@@ -98,15 +107,28 @@ fn users_are_put_read_and_deleted() {
         assert_eq!(u["contacts"].as_array().unwrap().len(), 3);
         assert_eq!(u["contacts"][0]["address"], "Ann@example.com");
         // Verified stays verified when the same address is put again.
-        parties::change_contact(&mut w.db.conn(), at(), "ann", parties::Channel::Email,
-            &parties::ContactChange::Verify).unwrap();
-        let a = w.put("/api/v1/users/ann", Some(&admin), r#"{"daily_hour": 9, "email": "Ann@example.com"}"#);
+        parties::change_contact(
+            &mut w.db.conn(),
+            at(),
+            "ann",
+            parties::Channel::Email,
+            &parties::ContactChange::Verify,
+        )
+        .unwrap();
+        let a = w.put(
+            "/api/v1/users/ann",
+            Some(&admin),
+            r#"{"daily_hour": 9, "email": "Ann@example.com"}"#,
+        );
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["daily_hour"], 9);
         let a = w.get("/api/v1/users/ann", Some(&read));
         assert_eq!(a.status, 200, "{}", a.text);
         let email = &a.json()["contacts"][0];
-        assert_eq!((email["channel"].as_str(), email["verified"].as_bool()), (Some("email"), Some(true)));
+        assert_eq!(
+            (email["channel"].as_str(), email["verified"].as_bool()),
+            (Some("email"), Some(true))
+        );
         assert_eq!(email["disabled"], false);
         let a = w.delete("/api/v1/users/ann", Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
@@ -121,13 +143,20 @@ fn a_new_timezone_reschedules_as_user_set_does() {
     each_backend(at(), |w| {
         let (admin, _) = tokens(w);
         for name in ["ann", "bob"] {
-            w.put(&format!("/api/v1/users/{name}"), Some(&admin),
-                r#"{"tz": "Europe/Paris", "email": "x@example.com"}"#);
+            w.put(
+                &format!("/api/v1/users/{name}"),
+                Some(&admin),
+                r#"{"tz": "Europe/Paris", "email": "x@example.com"}"#,
+            );
         }
         let (a, b) = (subscribe(w, "ann"), subscribe(w, "bob"));
         assert_eq!(next_due(w, a), next_due(w, b));
         let before = next_due(w, a);
-        let r = w.put("/api/v1/users/ann", Some(&admin), r#"{"tz": "Asia/Tokyo", "daily_hour": 21}"#);
+        let r = w.put(
+            "/api/v1/users/ann",
+            Some(&admin),
+            r#"{"tz": "Asia/Tokyo", "daily_hour": 21}"#,
+        );
         assert_eq!(r.status, 200, "{}", r.text);
         let changes = parties::UserChanges {
             timezone: Some("Asia/Tokyo".into()),
@@ -146,18 +175,44 @@ fn hostile_user_input_is_refused_and_writes_nothing() {
         let (admin, read) = tokens(w);
         w.put("/api/v1/users/ann", Some(&admin), r#"{"tz": "UTC"}"#);
         w.put("/api/v1/groups/team", Some(&admin), "");
-        let put = |name: &str, body: &str| w.put(&format!("/api/v1/users/{name}"), Some(&admin), body.to_string());
+        let put = |name: &str, body: &str| {
+            w.put(
+                &format!("/api/v1/users/{name}"),
+                Some(&admin),
+                body.to_string(),
+            )
+        };
         for (name, body, status, needle) in [
             ("bob", "{", 400, "request body"),
             ("bob", "[]", 400, "request body"),
-            ("bob", r#"{"tz": "UTC", "daily_hour": "8"}"#, 400, "invalid type"),
-            ("bob", r#"{"tz": "UTC", "admin": true}"#, 400, "unknown field"),
+            (
+                "bob",
+                r#"{"tz": "UTC", "daily_hour": "8"}"#,
+                400,
+                "invalid type",
+            ),
+            (
+                "bob",
+                r#"{"tz": "UTC", "admin": true}"#,
+                400,
+                "unknown field",
+            ),
             ("bob", r#"{"tz": "Mars/Olympus"}"#, 400, "Mars/Olympus"),
-            ("bob", r#"{"tz": "UTC", "email": "not an address"}"#, 400, "email"),
+            (
+                "bob",
+                r#"{"tz": "UTC", "email": "not an address"}"#,
+                400,
+                "email",
+            ),
             ("bob", r#"{"tz": "UTC", "xmpp": "a@b@c"}"#, 400, "JID"),
             ("bob", r#"{"tz": "UTC", "phone": "12345"}"#, 400, "phone"),
             ("bob", r#"{"tz": "UTC", "daily_hour": 24}"#, 400, "hour"),
-            ("bob", r#"{"email": "b@example.com"}"#, 400, "needs a timezone"),
+            (
+                "bob",
+                r#"{"email": "b@example.com"}"#,
+                400,
+                "needs a timezone",
+            ),
             ("a%0D%0Ab", r#"{"tz": "UTC"}"#, 400, "invalid user name"),
             ("a%00b", r#"{"tz": "UTC"}"#, 400, "invalid user name"),
             ("a%EF%BF%BFb", r#"{"tz": "UTC"}"#, 400, "invalid user name"),
@@ -171,14 +226,28 @@ fn hostile_user_input_is_refused_and_writes_nothing() {
         refused(w, 400, "not valid UTF-8", || {
             w.put("/api/v1/users/bob", Some(&admin), vec![b'{', 0xff, b'}'])
         });
-        refused(w, 401, "a valid token", || w.put("/api/v1/users/bob", None, r#"{"tz": "UTC"}"#));
-        refused(w, 403, "needs admin", || w.put("/api/v1/users/bob", Some(&read), r#"{"tz": "UTC"}"#));
-        refused(w, 403, "needs admin", || w.delete("/api/v1/users/ann", Some(&read)));
+        refused(w, 401, "a valid token", || {
+            w.put("/api/v1/users/bob", None, r#"{"tz": "UTC"}"#)
+        });
+        refused(w, 403, "needs admin", || {
+            w.put("/api/v1/users/bob", Some(&read), r#"{"tz": "UTC"}"#)
+        });
+        refused(w, 403, "needs admin", || {
+            w.delete("/api/v1/users/ann", Some(&read))
+        });
         refused(w, 401, "a valid token", || w.get("/api/v1/users/ann", None));
-        refused(w, 404, "no user named", || w.get("/api/v1/users/nobody", Some(&read)));
-        refused(w, 404, "no user named", || w.get("/api/v1/users/a%0Ab", Some(&read)));
-        refused(w, 400, "is a group", || w.get("/api/v1/users/team", Some(&read)));
-        refused(w, 404, "no user named", || w.delete("/api/v1/users/nobody", Some(&admin)));
+        refused(w, 404, "no user named", || {
+            w.get("/api/v1/users/nobody", Some(&read))
+        });
+        refused(w, 404, "no user named", || {
+            w.get("/api/v1/users/a%0Ab", Some(&read))
+        });
+        refused(w, 400, "is a group", || {
+            w.get("/api/v1/users/team", Some(&read))
+        });
+        refused(w, 404, "no user named", || {
+            w.delete("/api/v1/users/nobody", Some(&admin))
+        });
     });
 }
 
@@ -199,9 +268,17 @@ fn a_bulk_put_is_all_or_nothing_with_every_bad_element_listed() {
         let before = counts(w);
         let a = w.post("/api/v1/users", Some(&admin), bad.to_string());
         assert_eq!(a.status, 400, "{}", a.text);
-        assert!(a.error().starts_with("2 bad line(s); line 4: "), "{}", a.text);
-        let lines: Vec<u64> = a.json()["lines"].as_array().unwrap().iter()
-            .map(|l| l["line"].as_u64().unwrap()).collect();
+        assert!(
+            a.error().starts_with("2 bad line(s); line 4: "),
+            "{}",
+            a.text
+        );
+        let lines: Vec<u64> = a.json()["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["line"].as_u64().unwrap())
+            .collect();
         // Wrong types are found first (nothing else is looked at then).
         assert_eq!(lines, [4, 7]);
         assert_eq!(counts(w), before);
@@ -210,20 +287,39 @@ fn a_bulk_put_is_all_or_nothing_with_every_bad_element_listed() {
         let a = w.post("/api/v1/users", Some(&admin), bad.to_string());
         assert_eq!(a.status, 400, "{}", a.text);
         let j = a.json();
-        let lines: Vec<(u64, &str)> = j["lines"].as_array().unwrap().iter()
-            .map(|l| (l["line"].as_u64().unwrap(), l["error"].as_str().unwrap())).collect();
-        assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), [2, 3, 4, 5], "{j}");
+        let lines: Vec<(u64, &str)> = j["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["line"].as_u64().unwrap(), l["error"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            lines.iter().map(|l| l.0).collect::<Vec<_>>(),
+            [2, 3, 4, 5],
+            "{j}"
+        );
         assert!(lines[0].1.contains("Mars/Olympus") && lines[1].1.contains("is a group"));
         assert!(lines[2].1.contains("also element 1"));
         assert_eq!(counts(w), before);
-        refused(w, 403, "needs admin", || w.post("/api/v1/users", Some(&read), "[]"));
-        refused(w, 400, "request body", || w.post("/api/v1/users", Some(&admin), r#"{"name": "x"}"#));
+        refused(w, 403, "needs admin", || {
+            w.post("/api/v1/users", Some(&read), "[]")
+        });
+        refused(w, 400, "request body", || {
+            w.post("/api/v1/users", Some(&admin), r#"{"name": "x"}"#)
+        });
         let good = json!([{"name": "ann", "tz": "UTC", "email": "ann@example.com"},
             {"name": "bob", "tz": "Europe/Paris"}]);
         let a = w.post("/api/v1/users", Some(&admin), good.to_string());
         assert_eq!(a.status, 200, "{}", a.text);
-        assert_eq!((a.json()["created"].as_u64(), a.json()["updated"].as_u64()), (Some(2), Some(0)));
-        let a = w.post("/api/v1/users", Some(&admin), r#"[{"name": "bob", "daily_hour": 6}]"#);
+        assert_eq!(
+            (a.json()["created"].as_u64(), a.json()["updated"].as_u64()),
+            (Some(2), Some(0))
+        );
+        let a = w.post(
+            "/api/v1/users",
+            Some(&admin),
+            r#"[{"name": "bob", "daily_hour": 6}]"#,
+        );
         assert_eq!(a.json()["updated"], 1, "{}", a.text);
         assert_eq!(counts(w)["users"], 2);
     });
@@ -234,11 +330,19 @@ fn groups_are_made_filled_expanded_and_deleted() {
     each_backend(at(), |w| {
         let (admin, read) = tokens(w);
         for n in ["ann", "bob"] {
-            w.put(&format!("/api/v1/users/{n}"), Some(&admin), r#"{"tz": "UTC"}"#);
+            w.put(
+                &format!("/api/v1/users/{n}"),
+                Some(&admin),
+                r#"{"tz": "UTC"}"#,
+            );
         }
         assert_eq!(w.put("/api/v1/groups/team", Some(&admin), "").status, 201);
         assert_eq!(w.put("/api/v1/groups/team", Some(&admin), "").status, 200);
-        let a = w.put("/api/v1/groups/ops", Some(&admin), r#"{"email": "ops@example.com"}"#);
+        let a = w.put(
+            "/api/v1/groups/ops",
+            Some(&admin),
+            r#"{"email": "ops@example.com"}"#,
+        );
         assert_eq!(a.status, 201, "{}", a.text);
         for (g, m) in [("team", "ann"), ("ops", "bob"), ("team", "ops")] {
             let a = w.put(&format!("/api/v1/groups/{g}/members/{m}"), Some(&admin), "");
@@ -247,18 +351,43 @@ fn groups_are_made_filled_expanded_and_deleted() {
         let a = w.get("/api/v1/groups/team/expand", Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         let j = a.json();
-        let names: Vec<&str> = j.as_array().unwrap().iter().map(|u| u["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = j
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["ann", "bob"]);
-        refused(w, 409, "cycle", || w.put("/api/v1/groups/ops/members/team", Some(&admin), ""));
-        refused(w, 409, "cannot contain itself", || w.put("/api/v1/groups/ops/members/ops", Some(&admin), ""));
-        refused(w, 409, "is a user", || w.put("/api/v1/groups/ann", Some(&admin), ""));
-        refused(w, 400, "email", || w.put("/api/v1/groups/new", Some(&admin), r#"{"email": "x"}"#));
-        refused(w, 400, "invalid group name", || w.put("/api/v1/groups/a%0Db", Some(&admin), ""));
-        refused(w, 404, "no user or group", || w.put("/api/v1/groups/nope/members/ann", Some(&admin), ""));
-        refused(w, 404, "no user or group", || w.put("/api/v1/groups/team/members/nope", Some(&admin), ""));
-        refused(w, 404, "is not in", || w.delete("/api/v1/groups/team/members/bob", Some(&admin)));
-        refused(w, 403, "needs admin", || w.put("/api/v1/groups/x", Some(&read), ""));
-        refused(w, 404, "no group named", || w.get("/api/v1/groups/nope/expand", Some(&admin)));
+        refused(w, 409, "cycle", || {
+            w.put("/api/v1/groups/ops/members/team", Some(&admin), "")
+        });
+        refused(w, 409, "cannot contain itself", || {
+            w.put("/api/v1/groups/ops/members/ops", Some(&admin), "")
+        });
+        refused(w, 409, "is a user", || {
+            w.put("/api/v1/groups/ann", Some(&admin), "")
+        });
+        refused(w, 400, "email", || {
+            w.put("/api/v1/groups/new", Some(&admin), r#"{"email": "x"}"#)
+        });
+        refused(w, 400, "invalid group name", || {
+            w.put("/api/v1/groups/a%0Db", Some(&admin), "")
+        });
+        refused(w, 404, "no user or group", || {
+            w.put("/api/v1/groups/nope/members/ann", Some(&admin), "")
+        });
+        refused(w, 404, "no user or group", || {
+            w.put("/api/v1/groups/team/members/nope", Some(&admin), "")
+        });
+        refused(w, 404, "is not in", || {
+            w.delete("/api/v1/groups/team/members/bob", Some(&admin))
+        });
+        refused(w, 403, "needs admin", || {
+            w.put("/api/v1/groups/x", Some(&read), "")
+        });
+        refused(w, 404, "no group named", || {
+            w.get("/api/v1/groups/nope/expand", Some(&admin))
+        });
         let a = w.delete("/api/v1/groups/team/members/ops", Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         let a = w.get("/api/v1/groups/team/expand", Some(&admin));
@@ -267,8 +396,12 @@ fn groups_are_made_filled_expanded_and_deleted() {
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["memberships_removed"], 1);
         assert_eq!(a.json()["contact_points_removed"], 1);
-        refused(w, 404, "no group named", || w.delete("/api/v1/groups/ops", Some(&admin)));
-        refused(w, 400, "is a user", || w.delete("/api/v1/groups/ann", Some(&admin)));
+        refused(w, 404, "no group named", || {
+            w.delete("/api/v1/groups/ops", Some(&admin))
+        });
+        refused(w, 400, "is a user", || {
+            w.delete("/api/v1/groups/ann", Some(&admin))
+        });
     });
 }
 
@@ -277,8 +410,11 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
     each_backend(at(), |w| {
         let (admin, _) = tokens(w);
         for n in ["ann", "bob"] {
-            w.put(&format!("/api/v1/users/{n}"), Some(&admin),
-                json!({"tz": "UTC", "email": format!("{n}@example.com")}).to_string());
+            w.put(
+                &format!("/api/v1/users/{n}"),
+                Some(&admin),
+                json!({"tz": "UTC", "email": format!("{n}@example.com")}).to_string(),
+            );
         }
         w.put("/api/v1/groups/team", Some(&admin), "");
         w.put("/api/v1/groups/team/members/ann", Some(&admin), "");
@@ -288,8 +424,13 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
         let c = &mut w.db.conn();
         let post = |c: &mut digestd::db::DbConn, to: &str, expand_group: bool| {
             let n = NewNotification {
-                from: "bob".into(), to: to.into(), expand_group, subject: "s".into(),
-                message: "m".into(), max_retries: None, channels: vec![],
+                from: "bob".into(),
+                to: to.into(),
+                expand_group,
+                subject: "s".into(),
+                message: "m".into(),
+                max_retries: None,
+                channels: vec![],
             };
             queue::post_request(c, &cfg.email, &n, at()).unwrap();
         };
@@ -300,7 +441,10 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
         let a = w.delete("/api/v1/users/ann", Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         let r = a.json();
-        assert_eq!((r["deleted"].as_str(), r["name"].as_str()), (Some("user"), Some("ann")));
+        assert_eq!(
+            (r["deleted"].as_str(), r["name"].as_str()),
+            (Some("user"), Some("ann"))
+        );
         assert_eq!(r["subscriptions_ended"], 1);
         assert_eq!(r["requests_cancelled"], 1);
         assert_eq!(r["messages_given_up"], 1);
@@ -322,21 +466,37 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
 fn subscriptions_are_made_listed_changed_and_ended() {
     each_backend(at(), |w| {
         let (admin, read) = tokens(w);
-        w.put("/api/v1/users/ann", Some(&admin),
-            r#"{"tz": "Europe/Paris", "email": "ann@example.com", "phone": "+14155550123"}"#);
-        let coll = items::create_collection(&mut w.db.conn(), at(), "Cal", None).unwrap().uuid;
+        w.put(
+            "/api/v1/users/ann",
+            Some(&admin),
+            r#"{"tz": "Europe/Paris", "email": "ann@example.com", "phone": "+14155550123"}"#,
+        );
+        let coll = items::create_collection(&mut w.db.conn(), at(), "Cal", None)
+            .unwrap()
+            .uuid;
         let body = |extra: Value| {
             let mut b = json!({"party": "ann", "frequency": "daily", "kind": "modification", "collection": coll});
-            b.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            b.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
             b.to_string()
         };
         let a = w.post("/api/v1/subscriptions", Some(&admin), body(json!({})));
         assert_eq!(a.status, 201, "{}", a.text);
         let id = a.json()["id"].as_i64().unwrap();
-        refused(w, 409, &format!("subscription {id}"), || w.post("/api/v1/subscriptions", Some(&admin), body(json!({}))));
-        let a = w.post("/api/v1/subscriptions", Some(&admin), body(json!({"channels": ["sms"]})));
+        refused(w, 409, &format!("subscription {id}"), || {
+            w.post("/api/v1/subscriptions", Some(&admin), body(json!({})))
+        });
+        let a = w.post(
+            "/api/v1/subscriptions",
+            Some(&admin),
+            body(json!({"channels": ["sms"]})),
+        );
         assert_eq!(a.status, 200, "{}", a.text);
-        assert_eq!(a.json(), json!({"id": id, "merged": true, "channels": ["email", "sms"]}));
+        assert_eq!(
+            a.json(),
+            json!({"id": id, "merged": true, "channels": ["email", "sms"]})
+        );
         let a = w.get("/api/v1/subscriptions?party=ann", Some(&read));
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()[0]["collection"], coll.as_str());
@@ -347,12 +507,21 @@ fn subscriptions_are_made_listed_changed_and_ended() {
         w.clock.advance(chrono::Duration::days(3));
         let a = patch(w, &path, &admin, r#"{"paused": false, "hour": 18}"#);
         assert_eq!(a.status, 200, "{}", a.text);
-        assert_eq!((a.json()["paused"].as_bool(), a.json()["hour"].as_i64()), (Some(false), Some(18)));
+        assert_eq!(
+            (a.json()["paused"].as_bool(), a.json()["hour"].as_i64()),
+            (Some(false), Some(18))
+        );
         // Resumed from now: the first period is 18:00 Paris today (17:00 UTC).
         assert_eq!(next_due(w, id).unwrap().to_string(), "2026-11-26 17:00:00");
-        let a = w.post("/api/v1/subscriptions", Some(&admin), body(json!({"hour": 9})));
+        let a = w.post(
+            "/api/v1/subscriptions",
+            Some(&admin),
+            body(json!({"hour": 9})),
+        );
         let other = a.json()["id"].as_i64().unwrap();
-        refused(w, 409, &format!("subscription {other}"), || patch(w, &path, &admin, r#"{"hour": 9}"#));
+        refused(w, 409, &format!("subscription {other}"), || {
+            patch(w, &path, &admin, r#"{"hour": 9}"#)
+        });
         for (b, status, needle) in [
             (r#"{"day": "mon"}"#, 400, "daily subscription takes hour"),
             (r#"{"hour": 24}"#, 400, "hour"),
@@ -363,26 +532,49 @@ fn subscriptions_are_made_listed_changed_and_ended() {
         ] {
             refused(w, status, needle, || patch(w, &path, &admin, b));
         }
-        refused(w, 404, "no subscription 999999", || patch(w, "/api/v1/subscriptions/999999", &admin, "{}"));
-        refused(w, 400, "not a positive integer", || patch(w, "/api/v1/subscriptions/x", &admin, "{}"));
+        refused(w, 404, "no subscription 999999", || {
+            patch(w, "/api/v1/subscriptions/999999", &admin, "{}")
+        });
+        refused(w, 400, "not a positive integer", || {
+            patch(w, "/api/v1/subscriptions/x", &admin, "{}")
+        });
         refused(w, 403, "needs admin", || patch(w, &path, &read, "{}"));
         for (b, status, needle) in [
             (json!({"all": true}), 400, "exactly one of collection"),
             (json!({"frequency": "yearly"}), 400, "invalid frequency"),
             (json!({"party": "nobody"}), 404, "no user or group"),
-            (json!({"collection": "99999999-9999-4999-8999-999999999999"}), 404, "no collection"),
+            (
+                json!({"collection": "99999999-9999-4999-8999-999999999999"}),
+                404,
+                "no collection",
+            ),
             (json!({"collection": "a\r\nb"}), 400, "collection"),
             (json!({"hour": "8"}), 400, "invalid type"),
         ] {
-            refused(w, status, needle, || w.post("/api/v1/subscriptions", Some(&admin), body(b)));
+            refused(w, status, needle, || {
+                w.post("/api/v1/subscriptions", Some(&admin), body(b))
+            });
         }
-        refused(w, 401, "a valid token", || w.get("/api/v1/subscriptions", None));
-        refused(w, 404, "no user or group", || w.get("/api/v1/subscriptions?party=nobody", Some(&read)));
+        refused(w, 401, "a valid token", || {
+            w.get("/api/v1/subscriptions", None)
+        });
+        refused(w, 404, "no user or group", || {
+            w.get("/api/v1/subscriptions?party=nobody", Some(&read))
+        });
         let a = w.delete(&path, Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["subscriptions_ended"], 1);
-        refused(w, 404, &format!("no subscription {id}"), || w.delete(&path, Some(&admin)));
-        assert_eq!(w.get("/api/v1/subscriptions", Some(&read)).json().as_array().unwrap().len(), 1);
+        refused(w, 404, &format!("no subscription {id}"), || {
+            w.delete(&path, Some(&admin))
+        });
+        assert_eq!(
+            w.get("/api/v1/subscriptions", Some(&read))
+                .json()
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
     });
 }
 
@@ -390,8 +582,12 @@ fn subscriptions_are_made_listed_changed_and_ended() {
 fn the_openapi_document_lists_these_routes() {
     let w = Web::start(common::TestDb::sqlite(), at());
     let doc = w.get("/api/v1/openapi.json", None).json();
-    for (path, method) in [("/api/v1/users/{name}", "put"), ("/api/v1/users", "post"),
-        ("/api/v1/groups/{name}/members/{member}", "delete"), ("/api/v1/subscriptions/{id}", "patch")] {
+    for (path, method) in [
+        ("/api/v1/users/{name}", "put"),
+        ("/api/v1/users", "post"),
+        ("/api/v1/groups/{name}/members/{member}", "delete"),
+        ("/api/v1/subscriptions/{id}", "patch"),
+    ] {
         assert!(doc["paths"][path][method].is_object(), "{path} {method}");
     }
 }

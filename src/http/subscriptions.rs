@@ -146,7 +146,9 @@ fn views(
             kind: s.kind,
             frequency: s.frequency,
             hour: s.hour_of_day,
-            day: s.day_of_week.map(|d| validate::weekday_name(d as u8).into()),
+            day: s
+                .day_of_week
+                .map(|d| validate::weekday_name(d as u8).into()),
             channels: s.channels,
             paused: s.paused,
         });

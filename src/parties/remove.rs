@@ -92,10 +92,7 @@ pub fn tombstone_name(name: &str, id: PartyId) -> String {
 /// records with them), a user's preferences go, and the row stays as a
 /// tombstone. Its subscriptions must have been ended first.
 pub fn retire_in_tx(c: &mut DbConn, id: PartyId) -> Result<Retired> {
-    let name: String = parties::table
-        .find(id.0)
-        .select(parties::name)
-        .first(c)?;
+    let name: String = parties::table.find(id.0).select(parties::name).first(c)?;
     let memberships = diesel::delete(
         memberships::table.filter(
             memberships::group_id

@@ -73,9 +73,12 @@ pub fn check_put(c: &mut DbConn, p: &ValidPut) -> Result<Option<PartyId>> {
             "{:?} is a group, not a user",
             p.name
         ))),
-        Err(Error::NotFound(_)) if p.changes.timezone_name().is_none() => Err(Error::invalid(
-            format!("a new user needs a timezone (tz): {:?} does not exist", p.name),
-        )),
+        Err(Error::NotFound(_)) if p.changes.timezone_name().is_none() => {
+            Err(Error::invalid(format!(
+                "a new user needs a timezone (tz): {:?} does not exist",
+                p.name
+            )))
+        }
         Err(Error::NotFound(_)) => Ok(None),
         Err(e) => Err(e),
     }
@@ -125,10 +128,7 @@ fn set_address(
     let mine = contact_points::table
         .filter(contact_points::party_id.eq(id.0))
         .filter(contact_points::channel.eq(channel.as_str()));
-    let stored: Option<String> = mine
-        .select(contact_points::address)
-        .first(c)
-        .optional()?;
+    let stored: Option<String> = mine.select(contact_points::address).first(c).optional()?;
     match stored {
         Some(s) if s == address => {}
         Some(_) => {
