@@ -61,6 +61,10 @@ pub fn put_user(conn: &mut DbConn, now: DateTime<Utc>, p: &UserPut) -> Result<(P
     }
 }
 
+/// What [`put_users`] did: each user's id and whether it was created, in
+/// order; or, when nothing was written, each bad element (1-based) and why.
+pub type Puts = std::result::Result<Vec<(PartyId, bool)>, Vec<(usize, Error)>>;
+
 /// Creates or updates many users, all or nothing, in one transaction.
 /// Every element is checked first (fields, then names against what is
 /// stored); when any is bad, nothing is written and each bad one is
@@ -69,7 +73,7 @@ pub fn put_users(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     puts: &[UserPut],
-) -> Result<std::result::Result<Vec<(PartyId, bool)>, Vec<(usize, Error)>>> {
+) -> Result<Puts> {
     let mut bad = Vec::new();
     let mut valid = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
