@@ -69,11 +69,7 @@ pub type Puts = std::result::Result<Vec<(PartyId, bool)>, Vec<(usize, Error)>>;
 /// Every element is checked first (fields, then names against what is
 /// stored); when any is bad, nothing is written and each bad one is
 /// returned with its 1-based position.
-pub fn put_users(
-    conn: &mut DbConn,
-    now: DateTime<Utc>,
-    puts: &[UserPut],
-) -> Result<Puts> {
+pub fn put_users(conn: &mut DbConn, now: DateTime<Utc>, puts: &[UserPut]) -> Result<Puts> {
     let mut bad = Vec::new();
     let mut valid = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();

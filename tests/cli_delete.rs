@@ -275,6 +275,14 @@ fn bad_input_is_refused_and_writes_nothing() {
         (&["user", "delete", "digestd"], "is a group, not a user"),
         (&["group", "delete", "alice"], "is a user, not a group"),
         (&["group", "delete", "nobody"], "no group named"),
+        (
+            &["group", "delete", "digestd"],
+            "reserved for digestd itself",
+        ),
+        (
+            &["group", "rename", "digestd", "x"],
+            "reserved for digestd itself",
+        ),
         (&["user", "rename", "alice", "bob"], "already exists"),
         (
             &["user", "rename", "alice", "bad name"],

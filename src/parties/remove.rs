@@ -35,6 +35,7 @@ pub fn find_kind(conn: &mut DbConn, kind: &str, name: &str) -> Result<PartyId> {
 /// subscriptions, memberships and history, stay.
 pub fn rename(conn: &mut DbConn, kind: &str, old: &str, new: &str) -> Result<PartyId> {
     let new = not_reserved(validate::name(kind, new)?)?;
+    not_reserved(old.to_string())?;
     conn.write_tx(|c| {
         let id = find_kind(c, kind, old)?;
         if old == new {
@@ -93,6 +94,7 @@ pub fn tombstone_name(name: &str, id: PartyId) -> String {
 /// tombstone. Its subscriptions must have been ended first.
 pub fn retire_in_tx(c: &mut DbConn, id: PartyId) -> Result<Retired> {
     let name: String = parties::table.find(id.0).select(parties::name).first(c)?;
+    let name = not_reserved(name)?;
     let memberships = diesel::delete(
         memberships::table.filter(
             memberships::group_id
