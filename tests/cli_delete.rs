@@ -223,6 +223,21 @@ fn ending_a_subscription_cancels_its_unsent_digest_and_forgets_its_runs() {
     assert_eq!(env.count("subscriptions"), before["subscriptions"] - 1);
     assert_eq!(runs(&env), 1);
     assert_eq!(env.count("nt_requests"), before["nt_requests"]);
+    let c = &mut SqliteConnection::establish(env.db_path.to_str().unwrap()).unwrap();
+    let linked: Vec<(Option<i64>, String)> = schema::nt_requests::table
+        .filter(schema::nt_requests::kind.eq("digest"))
+        .select((
+            schema::nt_requests::subscription_id,
+            schema::nt_requests::status,
+        ))
+        .order(schema::nt_requests::request_id)
+        .load(c)
+        .unwrap();
+    let other = list[1]["id"].as_i64();
+    assert!(
+        linked.contains(&(None, "cancelled".into())) && linked.contains(&(other, "pending".into())),
+        "{linked:?}"
+    );
     env.refused(
         &["subscription", "end", &id],
         b"",

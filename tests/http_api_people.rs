@@ -373,6 +373,18 @@ fn groups_are_made_filled_expanded_and_deleted() {
         refused(w, 400, "invalid group name", || {
             w.put("/api/v1/groups/a%0Db", Some(&admin), "")
         });
+        refused(w, 400, "invalid group name", || {
+            w.put("/api/v1/groups/a%EF%BF%BF", Some(&admin), "")
+        });
+        refused(w, 400, "request body", || {
+            w.put("/api/v1/groups/new", Some(&admin), "{")
+        });
+        refused(w, 400, "unknown field", || {
+            w.put("/api/v1/groups/new", Some(&admin), r#"{"mail": "a@b.c"}"#)
+        });
+        refused(w, 400, "request body", || {
+            w.post("/api/v1/subscriptions", Some(&admin), "{")
+        });
         refused(w, 404, "no user or group", || {
             w.put("/api/v1/groups/nope/members/ann", Some(&admin), "")
         });

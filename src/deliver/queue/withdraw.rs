@@ -5,7 +5,8 @@
 //! leaves them out ([`super::cancel`]). A deleted user's rows inside
 //! requests to a group (expanded to its members) are given up with the
 //! reason `recipient deleted`; the rest of such a request goes out.
-//! Requests already finished stay as they are: they are history.
+//! Requests already finished stay as they are: they are history (an ended
+//! subscription's lose their `subscription_id`, as its foreign key says).
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -56,6 +57,12 @@ pub fn withdraw_in_tx(
             .filter(open())
             .filter(nt_requests::subscription_id.eq_any(chunk))
             .set(cancel)
+            .execute(c)?;
+        // What `ON DELETE SET NULL` does when the subscriptions go, said
+        // here so it holds whatever the connection's foreign-key setting.
+        diesel::update(nt_requests::table)
+            .filter(nt_requests::subscription_id.eq_any(chunk))
+            .set(nt_requests::subscription_id.eq(None::<i64>))
             .execute(c)?;
     }
     if let Some(p) = party {
