@@ -198,7 +198,7 @@ impl Default for EmailConfig {
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
             db_path: "outbox/outbox.db".into(),
-            pipe_command: "/usr/sbin/sendmail -t -i".into(),
+            pipe_command: "/usr/sbin/sendmail -t -i -f {from}".into(),
             pool_size: 4,
             timeout_seconds: 30,
             retry_base_seconds: 300,
@@ -293,7 +293,7 @@ impl Default for RecordConfig {
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
-            level: "warn".into(),
+            level: "warn,digestd::serve=info".into(),
         }
     }
 }
@@ -313,6 +313,8 @@ impl Config {
             None => toml::Table::new(),
         };
         let shipped: toml::Table = SHIPPED.parse().unwrap_or_default();
+        let from_file = table.clone();
+        let mut applied: Vec<(String, String, String, toml::Value)> = Vec::new();
         for (key, val) in env {
             let Some(rest) = key.strip_prefix("DIGESTD_") else {
                 continue;
@@ -333,11 +335,13 @@ impl Config {
                 )));
             };
             let value = env_value(&shipped, &section, &name, &val);
-            sec.insert(name, value);
+            sec.insert(name.clone(), value.clone());
+            applied.push((key, section, name, value));
         }
-        let cfg: Config = toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::invalid(format!("config: {}", e.message())))?;
+        let cfg: Config = match toml::Value::Table(table).try_into() {
+            Ok(c) => c,
+            Err(e) => return Err(name_the_variable(&from_file, &applied, &e)),
+        };
         cfg.check()?;
         Ok(cfg)
     }
@@ -427,6 +431,47 @@ const SHIPPED: &str = include_str!("../config/digestd.toml");
 /// value as it is (a phone number `+15005550006`, an all-digit password, a
 /// directory called `2026`); any other is typed as TOML would type it:
 /// integers, floats and booleans as such, anything else as a string.
+/// The error of a settings table that does not fit [`Config`]: when one
+/// environment variable alone makes the file's settings fail, the error
+/// names it (`DIGESTD_EMAIL__POOL_SIZE: …`) and never repeats its value,
+/// which may be a secret.
+fn name_the_variable(
+    from_file: &toml::Table,
+    applied: &[(String, String, String, toml::Value)],
+    whole: &toml::de::Error,
+) -> Error {
+    for (var, section, name, value) in applied {
+        let mut one = from_file.clone();
+        let sec = one
+            .entry(section.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let toml::Value::Table(sec) = sec {
+            sec.insert(name.clone(), value.clone());
+        }
+        if let Err(e) = toml::Value::Table(one).try_into::<Config>() {
+            let why = e.message();
+            let why = if why.starts_with("unknown field") {
+                format!("no setting [{section}] {name} (config/digestd.toml lists them all)")
+            } else if why.starts_with("invalid type") || why.starts_with("invalid value") {
+                let want = why.rsplit_once("expected ").map_or("another type", |w| w.1);
+                let want = match want.trim() {
+                    "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+                    "a boolean" => "true or false",
+                    other => other,
+                };
+                format!("[{section}] {name} must be {want}")
+            } else {
+                "not a valid value".to_string()
+            };
+            return Error::invalid(format!("config: {var}: {why}"));
+        }
+    }
+    Error::invalid(format!(
+        "config: {}",
+        crate::validate::escape_for_line(whole.message())
+    ))
+}
+
 fn env_value(shipped: &toml::Table, section: &str, name: &str, v: &str) -> toml::Value {
     let is_string = shipped
         .get(section)
@@ -454,6 +499,24 @@ mod tests {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
+    }
+
+    /// The audit's finding 10: an error from the environment names the
+    /// variable and never prints its value.
+    #[test]
+    fn a_bad_variable_is_named_and_its_value_not_printed() {
+        for (var, val, want) in [
+            ("DIGESTD_EMAIL__POOL_SIZE", "s3cret", "config: DIGESTD_EMAIL__POOL_SIZE: [email] pool_size must be a whole number, 0 or more"),
+            ("DIGESTD_EMAIL__POOL_SIZE", "-7", "config: DIGESTD_EMAIL__POOL_SIZE: [email] pool_size must be a whole number, 0 or more"),
+            ("DIGESTD_XMPP__TLS", "s3cret", "config: DIGESTD_XMPP__TLS: [xmpp] tls must be true or false"),
+            ("DIGESTD_XMPP__PASSWROD", "s3cret", "config: DIGESTD_XMPP__PASSWROD: no setting [xmpp] passwrod (config/digestd.toml lists them all)"),
+        ] {
+            let e = Config::load(None, env(&[("DIGESTD_SMS__FROM", "ok"), (var, val)]))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, want);
+            assert!(!e.contains("s3cret") && !e.contains("-7"));
+        }
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! name) before anything is written; one bad line means nothing is written
 //! and the error names every bad line. Then the lines go to
 //! [`modlog::record_in_tx`] in batches inside one transaction.
+//!
+//! [`check_lines`] and [`check_values`] do the validation and hand back
+//! every bad line as data (`POST /api/v1/modifications` lists them);
+//! [`parse_all`] turns them into the CLI's one-line error.
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -67,6 +71,10 @@ fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
     let text = std::str::from_utf8(raw).map_err(|_| Error::invalid("not valid UTF-8"))?;
     let line: Line =
         serde_json::from_str(text).map_err(|e| Error::invalid(format!("bad JSON: {e}")))?;
+    check_line(line, tx_prefix, lineno)
+}
+
+fn check_line(line: Line, tx_prefix: &str, lineno: usize) -> Result<Parsed> {
     let mut seen = BTreeSet::new();
     let mut changes = Vec::with_capacity(line.changes.len());
     for ch in line.changes {
@@ -102,12 +110,35 @@ fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
     })
 }
 
+/// Every bad line of a refused batch: its number (1-based) and why, in order.
+pub type BadLines = Vec<(usize, String)>;
+
+/// What validating a batch found: every line good, or the bad ones.
+#[derive(Debug)]
+pub enum Checked {
+    Good(Vec<NewModification>),
+    /// `total` counts the lines that were not blank.
+    Bad {
+        bad: BadLines,
+        total: usize,
+    },
+}
+
 /// Reads, validates and resolves every line of `input`. Blank lines are
 /// skipped. Either every line is good, or the error lists the bad ones.
 pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModification>> {
-    let tx_prefix = uuid::Uuid::new_v4().simple().to_string();
+    match check_lines(conn, input)? {
+        Checked::Good(mods) => Ok(mods),
+        Checked::Bad { bad, total } => Err(refusal(&bad, total)),
+    }
+}
+
+/// [`parse_all`] without the verdict: every bad line comes back as data.
+/// `Err` only for a failed read or a storage error.
+pub fn check_lines(conn: &mut DbConn, input: impl BufRead) -> Result<Checked> {
+    let tx_prefix = new_prefix();
     let mut parsed = Vec::new();
-    let mut bad: Vec<(usize, String)> = Vec::new();
+    let mut bad: BadLines = Vec::new();
     let mut total = 0usize;
     for (i, raw) in input.split(b'\n').enumerate() {
         let raw = raw?;
@@ -121,6 +152,40 @@ pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModifi
             Err(e) => bad.push((i + 1, e.to_string())),
         }
     }
+    resolve(conn, parsed, bad, total)
+}
+
+/// [`check_lines`] over the elements of a JSON array: element `i` is line
+/// `i + 1`, held to the same rules as a line of `digestd record`.
+pub fn check_values(conn: &mut DbConn, values: Vec<serde_json::Value>) -> Result<Checked> {
+    let tx_prefix = new_prefix();
+    let total = values.len();
+    let mut parsed = Vec::new();
+    let mut bad: BadLines = Vec::new();
+    for (i, v) in values.into_iter().enumerate() {
+        let line = serde_json::from_value::<Line>(v)
+            .map_err(|e| Error::invalid(format!("bad JSON: {e}")))
+            .and_then(|line| check_line(line, &tx_prefix, i + 1));
+        match line {
+            Ok(p) => parsed.push((i + 1, p)),
+            Err(e) => bad.push((i + 1, e.to_string())),
+        }
+    }
+    resolve(conn, parsed, bad, total)
+}
+
+fn new_prefix() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Resolves the parsed lines' collections and actors; the lines that name
+/// nothing stored join the bad ones.
+fn resolve(
+    conn: &mut DbConn,
+    parsed: Vec<(usize, Parsed)>,
+    mut bad: BadLines,
+    total: usize,
+) -> Result<Checked> {
     let colls: BTreeSet<&str> = parsed.iter().map(|(_, p)| p.collection.as_str()).collect();
     let colls = items::collection_ids(conn, &colls.into_iter().collect::<Vec<_>>())?;
     let actors: BTreeSet<&str> = parsed.iter().map(|(_, p)| p.actor.as_str()).collect();
@@ -139,9 +204,14 @@ pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModifi
         }
     }
     if bad.is_empty() {
-        return Ok(out);
+        return Ok(Checked::Good(out));
     }
     bad.sort();
+    Ok(Checked::Bad { bad, total })
+}
+
+/// The CLI's one-line refusal: the first bad lines, then "and N more".
+fn refusal(bad: &[(usize, String)], total: usize) -> Error {
     let mut msg = format!(
         "{} of {} lines are invalid, nothing was written: ",
         bad.len(),
@@ -156,7 +226,7 @@ pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModifi
     if bad.len() > MAX_LISTED {
         msg.push_str(&format!("; and {} more", bad.len() - MAX_LISTED));
     }
-    Err(Error::invalid(msg))
+    Error::invalid(msg)
 }
 
 /// Writes validated modifications in one transaction, in statements of

@@ -26,6 +26,7 @@
 //! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
+//! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
 //! - [`remove`]: deleting users, groups, collections and subscriptions with
 //!   their unsent requests, in one transaction.
 //! - [`http`]: the HTTP server: health, and (as they land) the JSON API, Atom feeds, metrics.
@@ -49,6 +50,7 @@ pub mod ids;
 pub mod ingest;
 pub mod items;
 pub mod manage;
+pub mod metrics;
 pub mod modlog;
 pub mod parties;
 pub mod recur;

@@ -7,9 +7,12 @@
 //! Each tick composes and posts the due digests, then one queue pass
 //! delivers what is pending. Beside the loop, on the same runtime, the
 //! HTTP server answers (`[http] enabled`); SIGTERM drains its requests too.
+//! Each tick and queue pass is counted in the [`Metrics`] that `/metrics`
+//! shows.
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
@@ -19,6 +22,7 @@ use crate::db::{Db, DbConn};
 use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
+use crate::metrics::{Metrics, Tick};
 use crate::{http, schedule};
 
 /// Runs the daemon until SIGTERM or ctrl-c.
@@ -31,40 +35,69 @@ pub fn run(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
 }
 
 /// One tick (digests composed and posted) and one queue pass (delivered),
-/// each under its own lease.
+/// each under its own lease, both counted in `metrics`.
 pub fn tick_and_deliver(
     db: &Db,
     cfg: &Config,
     delivery: &mut Delivery,
     owner: &str,
     at: DateTime<Utc>,
+    metrics: &Metrics,
 ) -> Result<()> {
     let lease_for = cfg.schedule.lease_for();
-    let mut conn = db.conn()?;
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
-    match schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer)? {
-        Some(runs) => tracing::info!(
-            %at,
-            runs = runs.len(),
-            posted = composer.posted,
-            empty = composer.empty,
-            "tick"
-        ),
-        None => tracing::info!(%at, "tick skipped: another process holds the lease"),
-    }
-    deliver(&mut conn, cfg, delivery, owner, at)
+    let t = Instant::now();
+    let ticked = db.conn().and_then(|mut conn| {
+        let r = schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer);
+        r.map(|runs| (conn, runs))
+    });
+    let mut conn = match ticked {
+        Ok((conn, Some(runs))) => {
+            tracing::info!(
+                %at,
+                runs = runs.len(),
+                posted = composer.posted,
+                empty = composer.empty,
+                "tick"
+            );
+            let (posted, empty) = (&composer.posted_channels, composer.empty);
+            metrics.tick(
+                t.elapsed(),
+                Tick::Ran {
+                    runs: &runs,
+                    posted,
+                    empty,
+                },
+            );
+            conn
+        }
+        Ok((conn, None)) => {
+            tracing::info!(%at, "tick skipped: another process holds the lease");
+            metrics.tick(t.elapsed(), Tick::Skipped);
+            conn
+        }
+        Err(e) => {
+            metrics.tick(t.elapsed(), Tick::Failed);
+            return Err(e);
+        }
+    };
+    deliver(&mut conn, cfg, delivery, owner, at, metrics)
 }
 
-/// One queue pass under the queue lease.
+/// One queue pass under the queue lease, counted in `metrics`.
 pub fn deliver(
     conn: &mut DbConn,
     cfg: &Config,
     delivery: &mut Delivery,
     owner: &str,
     at: DateTime<Utc>,
+    metrics: &Metrics,
 ) -> Result<()> {
     let lease_for = cfg.schedule.lease_for();
-    let report = queue::run_queue(conn, delivery, at, owner, lease_for)?;
+    let t = Instant::now();
+    let report = queue::run_queue(conn, delivery, at, owner, lease_for);
+    metrics.queue_pass(t.elapsed(), report.as_ref().ok());
+    let report = report?;
     tracing::info!(%at, "queue: {report}");
     Ok(())
 }
@@ -97,6 +130,7 @@ pub async fn serve(
         http = %addr,
         "digestd serve started"
     );
+    let metrics = Arc::new(Metrics::new());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
@@ -112,13 +146,13 @@ pub async fn serve(
         let Some(listener) = listener else {
             return Ok(());
         };
-        let app = http::App::new(db.clone(), cfg.clone(), clock.clone());
+        let app = http::App::with_metrics(db.clone(), cfg.clone(), clock.clone(), metrics.clone());
         let r = http::serve_on(listener, app, stopped(stop_rx.clone())).await;
         let _ = stop_tx.send(true);
         r
     };
     let ticks = async {
-        let r = tick_loop(cfg, &*clock, &db, stopped(stop_rx.clone())).await;
+        let r = tick_loop(cfg, &*clock, &db, &metrics, stopped(stop_rx.clone())).await;
         let _ = stop_tx.send(true);
         r
     };
@@ -132,6 +166,7 @@ async fn tick_loop(
     cfg: &Config,
     clock: &dyn Clock,
     db: &Db,
+    metrics: &Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let schedule = cfg.schedule.cron()?;
@@ -147,14 +182,17 @@ async fn tick_loop(
         // The tick and the queue pass run to completion even if shutdown
         // arrives meanwhile.
         let (db2, owner2, cfg2) = (db.clone(), owner.clone(), cfg.clone());
+        let m = metrics.clone();
         // The pass borrows the Delivery on a blocking thread and hands it back.
         let mut d = delivery;
         let (d, done) = tokio::task::spawn_blocking(move || {
             let done = if is_tick {
-                tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at)
+                tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at, &m)
             } else {
+                let t = Instant::now();
                 db2.conn()
-                    .and_then(|mut c| deliver(&mut c, &cfg2, &mut d, &owner2, at))
+                    .inspect_err(|_| m.queue_pass(t.elapsed(), None))
+                    .and_then(|mut c| deliver(&mut c, &cfg2, &mut d, &owner2, at, &m))
             };
             (d, done)
         })

@@ -101,6 +101,11 @@ fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
 // ------------------------------------------------------------ notify / queue
 
 fn notify_world() -> Env {
+    world_with_ann_at("ann@example.com")
+}
+
+/// ops (ops@example.com) and ann (Europe/Paris) at `ann_email`.
+fn world_with_ann_at(ann_email: &str) -> Env {
     let env = Env::init();
     env.ok(&[
         "user",
@@ -118,7 +123,7 @@ fn notify_world() -> Env {
         "--tz",
         "Europe/Paris",
         "--email",
-        "ann@example.com",
+        ann_email,
     ]);
     env
 }
@@ -317,33 +322,72 @@ Diagnostic-Code: smtp; 550 5.1.1 User unknown\r\n\
 \r\n\
 --B1--\r\n";
 
+/// Notifies ann and delivers it to the outbox; answers the Message-ID the
+/// message carries.
+fn sent_to_ann(env: &Env) -> String {
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let file = env
+        .dir
+        .path()
+        .join("outbox")
+        .join(format!("{id:08}-ann.eml"));
+    let raw = std::fs::read(&file).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    m.message_id().expect("a Message-ID").to_string()
+}
+
+/// `dsn` with the original message's headers returned, as MTAs do.
+fn quoting(dsn: &str, message_id: &str) -> String {
+    dsn.replace(
+        "--B1--\r\n",
+        &format!(
+            "--B1\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <{message_id}>\r\nSubject: s\r\n\r\n--B1--\r\n"
+        ),
+    )
+}
+
 #[test]
 fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
     let env = notify_world();
     for _ in 1..=2 {
-        let out = env.ok_in(&["inbound"], DSN_TO_ANN.as_bytes());
+        let dsn = quoting(DSN_TO_ANN, &sent_to_ann(&env));
+        let out = env.ok_in(&["inbound"], dsn.as_bytes());
         assert_eq!(out.trim(), "bounce hard ann@example.com");
     }
-    // The third disables the address, and says so in the log too.
-    let third = env.run_in(&["inbound"], DSN_TO_ANN.as_bytes());
-    assert_eq!(third.code, 0, "{third:?}");
-    assert_eq!(
-        third.stdout.trim(),
-        "bounce hard ann@example.com (address disabled)"
-    );
-    assert!(third.stderr.contains("address disabled after hard bounces"));
-    assert!(
-        !third.stderr.contains('\u{1b}'),
-        "no colour codes in a log file"
-    );
-    let soft = DSN_TO_ANN
+    // A soft bounce is recorded, not counted.
+    let soft = quoting(DSN_TO_ANN, &sent_to_ann(&env))
         .replace("Action: failed", "Action: delayed")
         .replace("Status: 5.1.1", "Status: 4.4.1");
     assert_eq!(
         env.ok_in(&["inbound"], soft.as_bytes()).trim(),
         "bounce soft ann@example.com"
     );
-    let stranger = DSN_TO_ANN.replace("ann@example.com", "zed@example.org");
+    // The third hard one disables the address, and says so in the log too.
+    let third = quoting(DSN_TO_ANN, &sent_to_ann(&env));
+    let out = env.run_in(&["inbound"], third.as_bytes());
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout.trim(),
+        "bounce hard ann@example.com (address disabled)"
+    );
+    assert!(out.stderr.contains("address disabled after hard bounces"));
+    assert!(
+        !out.stderr.contains('\u{1b}'),
+        "no colour codes in a log file"
+    );
+    let stranger = third.replace("ann@example.com", "zed@example.org");
     assert!(env
         .ok_in(&["inbound"], stranger.as_bytes())
         .contains("ignored: zed@example.org is no address of ours"));
@@ -364,6 +408,118 @@ fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
     let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
     assert_eq!(v["status"], "failed");
     assert_eq!(v["recipients"][0]["reply_message"], "no email address");
+}
+
+/// The audit's finding 4: anyone who could mail the bounce address could
+/// disable anyone. A report that quotes no message of ours, a forged or
+/// predictable Message-ID, or one made for another party counts nothing;
+/// one message counts once, however many reports or blocks name it.
+#[test]
+fn only_a_bounce_of_a_message_we_sent_to_that_address_counts_and_once() {
+    let env = notify_world();
+    let before = env.snapshot();
+    let bare = env.ok_in(&["inbound"], DSN_TO_ANN.as_bytes());
+    assert_eq!(
+        bare.trim(),
+        "ignored: ann@example.com: the report quotes no message digestd sent to it"
+    );
+    assert_eq!(env.snapshot(), before, "nothing counted for a bare report");
+    let real = sent_to_ann(&env);
+    let (head, _mac) = real.rsplit_once('.').unwrap();
+    let forged_mac = format!("{head}.00000000000000000000@localhost");
+    let id_fields: Vec<&str> = real.split(['.', '@']).collect();
+    let predictable = format!("nt.{}.{}@localhost", id_fields[1], id_fields[2]);
+    // ops's message quoted in a bounce for ann's address.
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ann",
+        "--to",
+        "ops",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let ops_id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let raw = std::fs::read(
+        env.dir
+            .path()
+            .join("outbox")
+            .join(format!("{ops_id:08}-ops.eml")),
+    )
+    .unwrap();
+    let ops_msg = mail_parser::MessageParser::default()
+        .parse(&raw)
+        .unwrap()
+        .message_id()
+        .unwrap()
+        .to_string();
+    for bogus in [forged_mac.as_str(), predictable.as_str(), ops_msg.as_str()] {
+        let out = env.ok_in(&["inbound"], quoting(DSN_TO_ANN, bogus).as_bytes());
+        assert!(
+            out.contains("the report quotes no message digestd sent to it"),
+            "{bogus}: {out}"
+        );
+    }
+    assert_eq!(env.count("email_bounces"), 0);
+    // The real one counts; three blocks and a second report of it do not.
+    let dsn = quoting(DSN_TO_ANN, &real);
+    let triple = dsn.replace(
+        "Final-Recipient: rfc822; ann@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n",
+        &"Final-Recipient: rfc822; ann@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n"
+            .repeat(3),
+    );
+    let out = env.ok_in(&["inbound"], triple.as_bytes());
+    assert_eq!(
+        out.matches("bounce hard ann@example.com").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(out.matches("already counted").count(), 2, "{out}");
+    let out = env.ok_in(&["inbound"], dsn.as_bytes());
+    assert!(
+        out.contains("this message's bounce is already counted"),
+        "{out}"
+    );
+    assert_eq!(env.count("email_bounces"), 1);
+}
+
+/// The audit's findings 5 and 6: an address disabled by hand stays
+/// disabled when a bounce arrives; capitals in the local part match as
+/// stored, the domain in any case.
+#[test]
+fn bounces_keep_a_hand_disabled_address_disabled_and_match_as_stored() {
+    let env = world_with_ann_at("Bob.Smith@example.com");
+    let id = sent_to_ann(&env);
+    let dsn = quoting(DSN_TO_ANN, &id).replace("ann@example.com", "Bob.Smith@EXAMPLE.COM");
+    let lower = dsn.replace("Bob.Smith@EXAMPLE.COM", "bob.smith@example.com");
+    assert!(env
+        .ok_in(&["inbound"], lower.as_bytes())
+        .contains("is no address of ours"));
+    env.ok(&["contact", "ann", "--channel", "email", "--disable"]);
+    let out = env.ok_in(&["inbound"], dsn.as_bytes());
+    assert_eq!(out.trim(), "bounce hard Bob.Smith@EXAMPLE.COM");
+    // One hard bounce of three: before, it set the address enabled again.
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    assert_eq!(
+        v["recipients"][0]["reply_message"], "no email address",
+        "still disabled"
+    );
 }
 
 /// The audit's DSN with a NUL in its fields: nobody's address, nothing
@@ -453,4 +609,35 @@ fn the_stdout_transport_prints_each_message() {
     );
     assert!(out.stdout.contains("Subject: Printed"));
     assert!(out.stdout.contains("delivered email 1"));
+}
+
+/// The audit's finding 15: a server's reply with terminal escapes and a
+/// newline (an SMS gateway's 400 body) forged a line in `request show`.
+#[test]
+fn request_show_prints_a_remote_reply_escaped() {
+    use diesel::prelude::*;
+    let env = notify_world();
+    let out = env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "ann",
+        "--subject",
+        "s",
+        "--message",
+        "m",
+    ]);
+    let id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let mut c = diesel::SqliteConnection::establish(env.db_path.to_str().unwrap()).unwrap();
+    diesel::sql_query(
+        "UPDATE nt_queue SET smtp_reply_code = 400, smtp_reply_message = 'bad\x1b[2J\nrequest 1 (notification): sent' ",
+    )
+    .execute(&mut c)
+    .unwrap();
+    let shown = env.ok(&["request", "show", &id.to_string()]);
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert!(shown.contains("400 bad"), "{shown}");
 }

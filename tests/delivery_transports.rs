@@ -333,8 +333,8 @@ fn smtp_sink_receives_every_message_once(db: &TestDb) {
     assert!(seen.contains_key(&("<user7@example.com>".to_string(), "Report 7".to_string())));
 }
 
-/// A sendmail stand-in: appends the message to `log` and exits with the
-/// code found in `code` (0 when the file is absent).
+/// A sendmail stand-in: appends its arguments and the message to `log`
+/// and exits with the code found in `code` (0 when the file is absent).
 fn fake_sendmail(dir: &std::path::Path) -> (String, std::path::PathBuf, std::path::PathBuf) {
     use std::os::unix::fs::PermissionsExt;
     let script = dir.join("sendmail");
@@ -342,14 +342,14 @@ fn fake_sendmail(dir: &std::path::Path) -> (String, std::path::PathBuf, std::pat
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\ncat >> {log}\necho '--end--' >> {log}\n[ -f {code} ] && exit $(cat {code})\nexit 0\n",
+            "#!/bin/sh\necho \"args: $*\" >> {log}\ncat >> {log}\necho '--end--' >> {log}\n[ -f {code} ] && exit $(cat {code})\nexit 0\n",
             log = log.display(),
             code = code.display()
         ),
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (format!("{} -t -i", script.display()), log, code)
+    (format!("{} -t -i -f {{from}}", script.display()), log, code)
 }
 
 fn the_pipe_transport_reads_exit_codes_like_sendmail(db: &TestDb) {
@@ -388,6 +388,9 @@ fn the_pipe_transport_reads_exit_codes_like_sendmail(db: &TestDb) {
         .filter(|m| !m.is_empty())
         .last()
         .unwrap();
+    // The envelope sender is the configured address, so bounces come back.
+    let (args, last) = last.split_once('\n').unwrap();
+    assert_eq!(args, "args: -t -i -f digestd@localhost");
     let m = parse(last.as_bytes());
     assert_eq!(m.subject(), Some("Via sendmail"));
     // Any other code: given up at once.

@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "manage",
     "digest",
     "deliver",
+    "metrics",
     "remove",
     "http",
     "serve",

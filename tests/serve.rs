@@ -73,6 +73,11 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
     // Subscribed three hours ago (the test reads the wall clock, as serve does).
     let three_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
     world(dir.path(), &three_hours_ago);
+    let token = ok(&digestd(
+        dir.path(),
+        &["token", "add", "prometheus", "--scope", "read"],
+    ));
+    let token = token.lines().last().unwrap().trim().to_string();
     let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
         .current_dir(dir.path())
@@ -104,6 +109,26 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(ready.status(), 200, "{}", ready.text().unwrap());
+    // /metrics counts the start-up tick (counted just after its lease is
+    // released, which is what made it ready: wait for it the same way).
+    let ticks = loop {
+        let r = reqwest::blocking::Client::new()
+            .get(format!("{base}/metrics"))
+            .bearer_auth(&token)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let text = r.text().unwrap();
+        let ran = text
+            .lines()
+            .find_map(|l| l.strip_prefix("digestd_ticks_total{outcome=\"ran\"} "))
+            .map(|v| v.parse::<f64>().unwrap());
+        if ran.is_some_and(|n| n >= 1.0) || started.elapsed() > Duration::from_secs(20) {
+            break ran;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(ticks.is_some_and(|n| n >= 1.0), "{ticks:?}");
     let kill = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -118,6 +143,28 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0), "clean exit on SIGTERM");
+    // At the default log level: a start line, a line per tick and pass.
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let start = err
+        .lines()
+        .find(|l| l.contains("digestd serve started"))
+        .unwrap_or_else(|| panic!("{err}"));
+    for want in [
+        "version=",
+        "database=sqlite://t.db",
+        "tick=0 0 * * * *",
+        "email=dir",
+        &format!("http=http://127.0.0.1:{port}"),
+    ] {
+        assert!(start.contains(want), "{want} in {start}");
+    }
+    assert!(
+        err.lines()
+            .any(|l| l.contains(" tick ") && l.contains("runs=1")),
+        "{err}"
+    );
+    assert!(err.lines().any(|l| l.contains("queue: ")), "{err}");
     assert_eq!(runs(dir.path()), 1, "three missed hours, one digest");
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),

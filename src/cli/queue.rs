@@ -175,10 +175,16 @@ pub fn request(cmd: RequestCmd, ctx: &mut Ctx) -> Result<()> {
         writeln!(out, "{}", serde_json::to_string(&v).expect("serialisable"))?;
         return Ok(());
     }
+    // What came from outside (a server's reply) is printed escaped: one
+    // line per recipient, no terminal escapes.
+    let esc = crate::validate::escape_for_line;
     writeln!(
         out,
         "request {} ({}): {} — {}",
-        v.id, v.kind, v.status, v.subject
+        v.id,
+        v.kind,
+        v.status,
+        esc(&v.subject)
     )?;
     for r in &v.recipients {
         writeln!(
@@ -186,7 +192,7 @@ pub fn request(cmd: RequestCmd, ctx: &mut Ctx) -> Result<()> {
             "  {:<16} {:<5} {:<32} {} retries {} {}",
             r.party,
             r.channel,
-            r.address.as_deref().unwrap_or("-"),
+            esc(r.address.as_deref().unwrap_or("-")),
             if r.successful {
                 "delivered"
             } else if r.gave_up {
@@ -196,8 +202,8 @@ pub fn request(cmd: RequestCmd, ctx: &mut Ctx) -> Result<()> {
             },
             r.retry_count,
             match (r.reply_code, &r.reply_message) {
-                (Some(c), Some(m)) => format!("{c} {m}"),
-                (None, Some(m)) => m.clone(),
+                (Some(c), Some(m)) => format!("{c} {}", esc(m)),
+                (None, Some(m)) => esc(m),
                 _ => String::new(),
             }
         )?;
@@ -213,7 +219,7 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
             tracing::info!("inbound: ignored: {why}");
             writeln!(ctx.out, "ignored: {why}")?;
         }
-        Inbound::Recorded { recorded, unknown } => {
+        Inbound::Recorded { recorded, ignored } => {
             for (addr, hard, disabled) in recorded {
                 writeln!(
                     ctx.out,
@@ -222,8 +228,8 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
                     if disabled { " (address disabled)" } else { "" }
                 )?;
             }
-            for addr in unknown {
-                writeln!(ctx.out, "ignored: {addr} is no address of ours")?;
+            for why in ignored {
+                writeln!(ctx.out, "ignored: {why}")?;
             }
         }
     }

@@ -198,6 +198,14 @@ diesel::table! {
         hard -> Bool,
         status_code -> Nullable<Text>,
         diagnostic -> Nullable<Text>,
+        message_ref -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    site_keys (name) {
+        name -> Text,
+        value -> Text,
     }
 }
 
@@ -250,6 +258,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,
     collection_tickets,
     idempotency_keys,
+    site_keys,
 );
 
 diesel::table! {

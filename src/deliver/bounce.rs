@@ -6,6 +6,15 @@
 //!
 //! Hard: `Action: failed` with a 5.x.x status. Soft: a 4.x.x status or
 //! `Action: delayed`; recorded, not counted.
+//!
+//! A bounce counts only when the report quotes the Message-ID of a message
+//! digestd made for the party that owns the address (its returned headers,
+//! or References): ids carry a MAC under the installation's key
+//! ([`crate::deliver::msgid`]), so nobody who can merely mail the bounce
+//! address can disable anyone. One message counts once, however many
+//! reports or recipient blocks name it. Addresses match as stored: the
+//! local part exactly, the domain in any case. An address disabled by
+//! hand stays disabled whatever arrives.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -14,7 +23,10 @@ use serde::Serialize;
 
 use crate::db::schema::{contact_points, email_bounces};
 use crate::db::DbConn;
+use crate::deliver::msgid::{MessageKey, MessageRef};
 use crate::error::{Error, Result};
+
+diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);
 
 /// Largest inbound message read.
 pub const MAX_INBOUND: usize = 10 << 20;
@@ -34,12 +46,19 @@ pub struct Bounce {
 pub enum Inbound {
     /// Not a delivery status notification.
     Ignored(String),
-    /// Bounces recorded: (address, hard, disabled now), and addresses that
-    /// are no contact point of ours.
+    /// Bounces recorded: (address, hard, disabled now), and why the other
+    /// recipient blocks were not (one line each, escaped).
     Recorded {
         recorded: Vec<(String, bool, bool)>,
-        unknown: Vec<String>,
+        ignored: Vec<String>,
     },
+}
+
+/// The failed or delayed recipients of a DSN, and the messages of ours it
+/// quotes; `None` when `raw` is not one.
+pub fn parse_report(raw: &[u8], key: &MessageKey) -> Option<(Vec<Bounce>, Vec<MessageRef>)> {
+    let bounces = parse_dsn(raw)?;
+    Some((bounces, key.find_all(&String::from_utf8_lossy(raw))))
 }
 
 /// The failed or delayed recipients of a DSN; `None` when `raw` is not one.
@@ -99,7 +118,7 @@ fn parse_fields(body: &str) -> Vec<Bounce> {
             .map_or(recipient.as_str(), |(_, a)| a)
             .trim()
             .trim_matches(|c| c == '<' || c == '>')
-            .to_ascii_lowercase();
+            .to_string();
         let action = get("action").unwrap_or_default().to_ascii_lowercase();
         let status = get("status").unwrap_or_default();
         let status =
@@ -122,15 +141,25 @@ fn parse_fields(body: &str) -> Vec<Bounce> {
     out
 }
 
-/// Reads one message: records its bounces, disabling an address at its
-/// `limit`-th hard bounce.
+/// True when `stored` is `reported`: the local part as written, the
+/// domain in any case.
+fn same_address(stored: &str, reported: &str) -> bool {
+    match (stored.rsplit_once('@'), reported.rsplit_once('@')) {
+        (Some((l1, d1)), Some((l2, d2))) => l1 == l2 && d1.eq_ignore_ascii_case(d2),
+        _ => false,
+    }
+}
+
+/// Reads one message: records the bounces it proves, disabling an address
+/// at its `limit`-th hard bounce.
 pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) -> Result<Inbound> {
     if raw.len() > MAX_INBOUND {
         return Err(Error::invalid(format!(
             "inbound message is larger than {MAX_INBOUND} bytes"
         )));
     }
-    let Some(bounces) = parse_dsn(raw) else {
+    let key = MessageKey::load(conn)?;
+    let Some((bounces, refs)) = parse_report(raw, &key) else {
         return Ok(Inbound::Ignored(
             "not a delivery status notification".into(),
         ));
@@ -141,24 +170,53 @@ pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) ->
         ));
     }
     conn.write_tx(|c| {
-        let (mut recorded, mut unknown) = (Vec::new(), Vec::new());
+        let (mut recorded, mut ignored) = (Vec::new(), Vec::new());
         for b in &bounces {
+            let shown = crate::validate::escape_for_line(&b.address);
             // An address no contact point can have (a NUL, a space) is
             // nobody's, and must not reach the database as a query.
             if crate::validate::email(&b.address).is_err() {
-                unknown.push(crate::validate::escape_for_line(&b.address));
+                ignored.push(format!("{shown} is no address of ours"));
                 continue;
             }
-            let cp: Option<(i64, i32)> = contact_points::table
+            let candidates: Vec<(i64, i64, String, i32, bool)> = contact_points::table
                 .filter(contact_points::channel.eq("email"))
-                .filter(contact_points::address.eq(&b.address))
-                .select((contact_points::id, contact_points::bounce_count))
-                .first(c)
-                .optional()?;
-            let Some((id, count)) = cp else {
-                unknown.push(b.address.clone());
+                .filter(lower(contact_points::address).eq(lower(&b.address)))
+                .select((
+                    contact_points::id,
+                    contact_points::party_id,
+                    contact_points::address,
+                    contact_points::bounce_count,
+                    contact_points::disabled,
+                ))
+                .load(c)?;
+            let mine: Vec<_> = candidates
+                .into_iter()
+                .filter(|cp| same_address(&cp.2, &b.address))
+                .collect();
+            if mine.is_empty() {
+                ignored.push(format!("{shown} is no address of ours"));
+                continue;
+            }
+            let matched = mine
+                .iter()
+                .find_map(|cp| refs.iter().find(|r| r.party == cp.1).map(|r| (cp, r)));
+            let Some(((id, _, _, count, was_disabled), r)) = matched else {
+                ignored.push(format!(
+                    "{shown}: the report quotes no message digestd sent to it"
+                ));
                 continue;
             };
+            let message_ref = r.key();
+            let seen = email_bounces::table
+                .filter(email_bounces::contact_point_id.eq(id))
+                .filter(email_bounces::message_ref.eq(&message_ref))
+                .count()
+                .get_result::<i64>(c)?;
+            if seen > 0 {
+                ignored.push(format!("{shown}: this message's bounce is already counted"));
+                continue;
+            }
             diesel::insert_into(email_bounces::table)
                 .values((
                     email_bounces::contact_point_id.eq(id),
@@ -166,25 +224,27 @@ pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) ->
                     email_bounces::hard.eq(b.hard),
                     email_bounces::status_code.eq(&b.status),
                     email_bounces::diagnostic.eq(&b.diagnostic),
+                    email_bounces::message_ref.eq(&message_ref),
                 ))
                 .execute(c)?;
-            let mut disabled = false;
+            let mut disabled_now = false;
             if b.hard {
                 let n = count + 1;
-                disabled = n >= limit as i32;
+                // Never re-enables: disabled by hand stays disabled.
+                disabled_now = !was_disabled && n >= limit as i32;
                 diesel::update(contact_points::table.find(id))
                     .set((
                         contact_points::bounce_count.eq(n),
-                        contact_points::disabled.eq(disabled),
+                        contact_points::disabled.eq(*was_disabled || disabled_now),
                     ))
                     .execute(c)?;
-                if disabled {
-                    tracing::warn!(address = %b.address, bounces = n, "address disabled after hard bounces");
+                if disabled_now {
+                    tracing::warn!(address = %shown, bounces = n, "address disabled after hard bounces");
                 }
             }
-            recorded.push((b.address.clone(), b.hard, disabled));
+            recorded.push((shown, b.hard, disabled_now));
         }
-        Ok(Inbound::Recorded { recorded, unknown })
+        Ok(Inbound::Recorded { recorded, ignored })
     })
 }
 
@@ -234,13 +294,27 @@ Subject: 3 changes in Calendar\r\n\
         assert_eq!(got.len(), 2);
         assert_eq!(
             (got[0].address.as_str(), got[0].status.as_str(), got[0].hard),
-            ("ann@example.com", "5.1.1", true)
+            ("Ann@Example.com", "5.1.1", true)
         );
         assert_eq!(
             got[0].diagnostic.as_deref(),
             Some("smtp; 550 5.1.1 <ann@example.com>: Recipient address rejected: User unknown")
         );
         assert_eq!((got[1].action.as_str(), got[1].hard), ("delayed", false));
+    }
+
+    #[test]
+    fn addresses_match_local_part_exactly_and_domain_in_any_case() {
+        assert!(same_address(
+            "Bob.Smith@example.com",
+            "Bob.Smith@EXAMPLE.com"
+        ));
+        assert!(!same_address(
+            "Bob.Smith@example.com",
+            "bob.smith@example.com"
+        ));
+        assert!(!same_address("bob@example.com", "bob@example.org"));
+        assert!(!same_address("bob", "bob"));
     }
 
     #[test]

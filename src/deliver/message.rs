@@ -54,7 +54,7 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     let mut b = Message::builder()
         .from(from)
         .to(Mailbox::new(Some(one_line(e.to_name)), to_addr))
-        .subject(one_line(e.subject))
+        .subject(subject_line(e.subject))
         .date(e.date.into())
         .message_id(Some(format!("<{}>", one_line(e.message_id))))
         .raw_header(header("Auto-Submitted", "auto-generated".into()));
@@ -149,6 +149,20 @@ pub fn combine(parts: &[Part]) -> (String, String, String) {
     }
 }
 
+/// The longest subject sent, in characters: RFC 5322 allows a header line
+/// of 998 octets, and a subject read in a mailbox list is far shorter.
+pub const MAX_SUBJECT_CHARS: usize = 250;
+
+/// The subject on one line, cut at [`MAX_SUBJECT_CHARS`] with "…", so that
+/// its header line (lettre folds encoded words) stays under 998 octets.
+fn subject_line(s: &str) -> String {
+    let one = one_line(s);
+    match one.char_indices().nth(MAX_SUBJECT_CHARS - 1) {
+        Some((i, _)) => format!("{}…", one[..i].trim_end()),
+        None => one,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +204,32 @@ mod tests {
         assert!(headers.contains("Message-ID: <digest.1000.7@localhost>"));
         assert!(headers.contains("Date: Mon, 23 Nov 2026 08:00:00 +0000"));
         assert!(text.contains("multipart/alternative"));
+    }
+
+    /// The audit's finding 13: a 1,000-character subject made a 1,009-octet
+    /// line. No line of a message passes 998 octets, ASCII or not.
+    #[test]
+    fn a_long_subject_keeps_every_line_within_998_octets() {
+        let from = parse_from("digestd <digestd@localhost>").unwrap();
+        for subject in [
+            "x".repeat(1000),
+            "ü".repeat(1000),
+            "word ".repeat(200),
+            "€".repeat(600),
+        ] {
+            let bytes = build(&email(&from, &subject, "zoë")).unwrap();
+            let text = String::from_utf8(bytes).unwrap();
+            for line in text.split("\r\n") {
+                assert!(line.len() <= 998, "{} octets: {line:.80}", line.len());
+            }
+            let m = mail_parser::MessageParser::default()
+                .parse(text.as_bytes())
+                .unwrap();
+            let got = m.subject().unwrap();
+            assert_eq!(got.chars().count(), MAX_SUBJECT_CHARS, "{got}");
+            assert!(got.ends_with('…'));
+        }
+        assert_eq!(subject_line("short"), "short");
     }
 
     #[test]

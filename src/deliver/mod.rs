@@ -23,6 +23,7 @@ pub mod dbout;
 pub mod encode;
 pub mod listener;
 pub mod message;
+pub mod msgid;
 pub mod outbox;
 pub mod queue;
 pub mod sink;

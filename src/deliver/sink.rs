@@ -107,13 +107,20 @@ pub fn check_pipe(cmd: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs `cmd` with `bytes` on stdin: exit 0 sent; 75 (EX_TEMPFAIL) or a
-/// command that cannot start transient; anything else permanent.
-fn pipe(cmd: &[String], bytes: &[u8]) -> Outcome {
+/// Runs `cmd` with `m` on stdin, `{from}` in an argument replaced by the
+/// envelope sender (the configured address, never the recipient: an
+/// address may begin with `-`): exit 0 sent; 75 (EX_TEMPFAIL) or a command
+/// that cannot start transient; anything else permanent.
+fn pipe(cmd: &[String], m: &Outgoing) -> Outcome {
     use std::io::Write;
     use std::process::{Command, Stdio};
+    let bytes = &m.bytes;
     let child = Command::new(&cmd[0])
-        .args(&cmd[1..])
+        .args(
+            cmd[1..]
+                .iter()
+                .map(|a| a.replace("{from}", &m.envelope_from)),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -196,7 +203,7 @@ impl EmailSink {
                 .collect(),
             EmailSink::Smtp(s) => s.send_all(msgs),
             EmailSink::Db(o) => o.send_all(msgs),
-            EmailSink::Pipe(cmd) => msgs.iter().map(|m| pipe(cmd, &m.bytes)).collect(),
+            EmailSink::Pipe(cmd) => msgs.iter().map(|m| pipe(cmd, m)).collect(),
             EmailSink::Stdout => {
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();

@@ -79,9 +79,10 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     run_cfg.xmpp.transport = "dir".into();
     let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?;
     let owner = crate::schedule::lease::owner_name();
+    let metrics = crate::metrics::Metrics::new();
     let mut t = start;
     while t <= end {
-        crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t)?;
+        crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t, &metrics)?;
         t += Duration::hours(1);
     }
     writeln!(

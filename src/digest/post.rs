@@ -14,7 +14,7 @@
 //! the tick's transaction and one set of cached rows; kept together so the
 //! cache's invalidation and its users read in one place.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -34,7 +34,7 @@ use crate::modlog::{self, Modification};
 use crate::schedule::{DueRun, HandOff};
 use crate::subscriptions::Kind;
 
-use crate::parties::SYSTEM_PARTY;
+use crate::parties::{Channel, SYSTEM_PARTY};
 
 /// Windows kept in the cache before it is emptied.
 const CACHE_WINDOWS: usize = 4_096;
@@ -92,6 +92,9 @@ pub struct Composer {
     /// Digests posted, and runs that were empty and posted nothing.
     pub posted: usize,
     pub empty: usize,
+    /// Digests posted per channel they go out on (one digest on two
+    /// channels counts once in each), for the metrics.
+    pub posted_channels: BTreeMap<&'static str, usize>,
 }
 
 #[derive(Insertable)]
@@ -137,6 +140,7 @@ impl Composer {
             upcoming: HashMap::new(),
             posted: 0,
             empty: 0,
+            posted_channels: BTreeMap::new(),
         })
     }
 
@@ -521,6 +525,13 @@ impl HandOff for Composer {
             })
             .execute(c)?;
         self.posted += 1;
+        for ch in run
+            .channels
+            .split(',')
+            .filter_map(|c| Channel::parse(c).ok())
+        {
+            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
+        }
         Ok(Some(RequestId(id)))
     }
 }

@@ -121,6 +121,11 @@ impl Line {
     }
 }
 
+/// Attribute changes spelled out per item; the rest are counted ("and 3
+/// more changes"), so one item's line stays short however many
+/// attributes an edit touched.
+pub const MAX_CHANGES_SHOWN: usize = 5;
+
 /// Longest value shown in a sentence, in characters.
 const MAX_VALUE_CHARS: usize = 80;
 
@@ -213,11 +218,18 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
             let mut tail = first
                 .map(|a| format!(" {}", change_words(style, a)))
                 .unwrap_or_default();
-            for a in parts {
+            for a in parts.by_ref().take(MAX_CHANGES_SHOWN - 1) {
                 tail.push_str(&format!(
                     ", and the {} {}",
                     attribute_name(&a.attribute),
                     change_words(style, a)
+                ));
+            }
+            let rest = parts.count();
+            if rest > 0 {
+                tail.push_str(&format!(
+                    ", and {}",
+                    count(rest, "more change", "more changes")
                 ));
             }
             (head, tail)
@@ -326,5 +338,47 @@ mod tests {
         let c = clip(&long);
         assert_eq!(c.chars().count(), MAX_VALUE_CHARS + 1);
         assert!(c.ends_with('…'));
+    }
+
+    /// The audit's finding 14: five edits with 24,000 changes each made a
+    /// 16 MB email. One item's line spells out five changes and counts the
+    /// rest, so it stays short.
+    #[test]
+    fn an_edit_of_thousands_of_attributes_is_one_short_line() {
+        let us = Style::new(chrono_tz::UTC, "en-US");
+        let changes = (0..24_000)
+            .map(|i| AttrChange {
+                attribute: format!("field{i}"),
+                old: Some("x".repeat(500)),
+                new: Some("y".repeat(500)),
+            })
+            .collect();
+        let c = ItemChange {
+            item_uuid: "u".into(),
+            collection: CollectionId(1),
+            kind: "task".into(),
+            title: "Big".into(),
+            action: Action::Edited,
+            actors: vec![],
+            first_at: t(1, 0),
+            last_at: t(1, 0),
+            changes,
+        };
+        let line = change_line(&us, &c, "Someone", "Tasks").text();
+        assert!(line.ends_with(", and 23995 more changes"), "{line:.200}");
+        assert_eq!(
+            line.matches(", and the field").count(),
+            MAX_CHANGES_SHOWN - 1
+        );
+        assert!(line.len() < 2_000, "{} bytes", line.len());
+        let mut six = c.clone();
+        six.changes.truncate(MAX_CHANGES_SHOWN + 1);
+        assert!(change_line(&us, &six, "Someone", "Tasks")
+            .text()
+            .ends_with(", and 1 more change"));
+        six.changes.truncate(MAX_CHANGES_SHOWN);
+        assert!(!change_line(&us, &six, "Someone", "Tasks")
+            .text()
+            .contains("more change"));
     }
 }

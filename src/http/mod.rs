@@ -5,7 +5,9 @@
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
-//! `openapi()`).
+//! `openapi()`), [`metrics`] (`/metrics`, Prometheus text), [`ingest`]
+//! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
+//! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write.
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
@@ -13,7 +15,11 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod idempotency;
+pub mod ingest;
+pub mod metrics;
 pub mod openapi;
+pub mod requests;
 pub mod people;
 pub mod subscriptions;
 
@@ -39,6 +45,8 @@ pub struct AppState {
     pub db: Db,
     pub cfg: Config,
     pub clock: Arc<dyn Clock>,
+    /// What `/metrics` shows of this process; `serve` feeds it.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// The handlers' state: cheap to clone.
@@ -54,7 +62,22 @@ impl std::ops::Deref for App {
 
 impl App {
     pub fn new(db: Db, cfg: Config, clock: Arc<dyn Clock>) -> Self {
-        App(Arc::new(AppState { db, cfg, clock }))
+        Self::with_metrics(db, cfg, clock, Default::default())
+    }
+
+    /// With the metrics a tick loop feeds (`serve`).
+    pub fn with_metrics(
+        db: Db,
+        cfg: Config,
+        clock: Arc<dyn Clock>,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Self {
+        App(Arc::new(AppState {
+            db,
+            cfg,
+            clock,
+            metrics,
+        }))
     }
 
     /// Runs `f` with a pooled connection on the blocking pool.
@@ -84,6 +107,9 @@ pub fn router(app: App) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(openapi::routes())
+        .merge(metrics::routes())
+        .merge(ingest::routes())
+        .merge(requests::routes())
         .merge(people::routes())
         .merge(subscriptions::routes())
         .fallback(|| async { ApiError::not_found("no such route") })

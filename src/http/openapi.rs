@@ -8,7 +8,7 @@ use axum::{Json, Router};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::OpenApi;
 
-use super::{health, App};
+use super::{health, metrics, App};
 
 #[derive(OpenApi)]
 #[openapi(info(
@@ -22,6 +22,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = Base::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     doc.merge(health::openapi());
+    doc.merge(metrics::openapi());
+    doc.merge(super::ingest::openapi());
+    doc.merge(super::requests::openapi());
     doc.merge(super::people::openapi());
     doc.merge(super::subscriptions::openapi());
     let components = doc.components.get_or_insert_with(Default::default);

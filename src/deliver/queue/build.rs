@@ -12,6 +12,7 @@ use super::settle::Settle;
 use super::Delivery;
 use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email, Part};
+use crate::deliver::msgid::MessageKey;
 use crate::deliver::outbox::Outbox;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -23,15 +24,17 @@ pub(super) struct BuildCtx {
     host: String,
     outbox: Outbox,
     now: NaiveDateTime,
+    key: MessageKey,
 }
 
 impl BuildCtx {
-    pub(super) fn new(d: &Delivery, now: NaiveDateTime) -> BuildCtx {
+    pub(super) fn new(d: &Delivery, now: NaiveDateTime, key: MessageKey) -> BuildCtx {
         BuildCtx {
             from: d.from.clone(),
             host: d.host.clone(),
             outbox: d.outbox.clone(),
             now,
+            key,
         }
     }
 
@@ -69,11 +72,10 @@ impl BuildCtx {
             .get(&r0.party_from)
             .map(String::as_str)
             .filter(|n| *n != crate::parties::SYSTEM_PARTY);
-        let message_id = if batch.len() == 1 {
-            format!("nt.{first}.{}@{}", r0.party_to, self.host)
-        } else {
-            format!("nt.{first}.{}.{}@{}", r0.party_to, batch.len(), self.host)
-        };
+        // Keyed: a bounce quoting it is counted against this party only.
+        let message_id = self
+            .key
+            .message_id(first, r0.party_to, batch.len(), &self.host);
         let date = parts
             .iter()
             .map(|q| q.request_date)

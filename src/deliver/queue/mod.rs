@@ -76,6 +76,11 @@ pub struct PassReport {
     pub gave_up: usize,
     /// Requests that reached a final status.
     pub finished: usize,
+    /// Queue rows (one request to one recipient on one channel) settled,
+    /// per (channel, outcome): `sent`, `retry` (will be tried again) or
+    /// `failed` (given up). Rows, where `written` counts messages: the
+    /// metrics count deliveries per person, however they were batched.
+    pub rows: BTreeMap<(&'static str, &'static str), usize>,
 }
 
 impl std::fmt::Display for PassReport {

@@ -357,8 +357,9 @@ pub(super) fn deliver_rounds(
         .iter()
         .position(|l| l.key() == "email")
         .expect("Delivery::new gives email a listener");
+    let key = crate::deliver::msgid::MessageKey::load(conn)?;
     let mut email = d.listeners.remove(k);
-    let ctx = BuildCtx::new(d, now.naive_utc());
+    let ctx = BuildCtx::new(d, now.naive_utc(), key);
     let cancelled = Cancelled::default();
     let mut rounds = Rounds {
         conn,

@@ -90,6 +90,7 @@ pub(super) fn write_outcomes(
             *report.written.entry(ch.as_str()).or_default() += 1;
         }
         for (k, (req, party, ch)) in s.keys.iter().enumerate() {
+            let channel = Channel::parse(ch)?.as_str();
             let attempts = s.retry_counts[k] + 1;
             let mut u = RowUpdate {
                 request_id: *req,
@@ -113,6 +114,7 @@ pub(super) fn write_outcomes(
                 Outcome::Sent { .. } => {
                     u.is_successful = true;
                     u.retry_count = s.retry_counts[k];
+                    *report.rows.entry((channel, "sent")).or_default() += 1;
                 }
                 Outcome::Transient {
                     retry_after_secs, ..
@@ -127,6 +129,7 @@ pub(super) fn write_outcomes(
                     if k == 0 {
                         report.retrying += 1;
                     }
+                    *report.rows.entry((channel, "retry")).or_default() += 1;
                 }
                 // Permanent, or out of retries.
                 _ => {
@@ -139,6 +142,7 @@ pub(super) fn write_outcomes(
                         u.retry_count = s.retry_counts[k];
                     }
                     report.gave_up += 1;
+                    *report.rows.entry((channel, "failed")).or_default() += 1;
                 }
             }
             ups.push(u);

@@ -1,0 +1,163 @@
+//! Message-IDs that say whom a message was made for, and prove it:
+//! `nt.REQUEST.PARTY.PARTS.MAC@host`, where MAC is a keyed SHA-256 of the
+//! request and party under this installation's own secret (`site_keys`,
+//! made by its migration). A bounce quoting such an id can be traced to the
+//! message and its recipient party; nobody without the key can make one.
+
+use diesel::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::db::schema::site_keys;
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+
+/// Hex digits of MAC kept in an id (80 bits).
+const MAC_HEX: usize = 20;
+
+/// The installation's Message-ID key.
+#[derive(Clone)]
+pub struct MessageKey(String);
+
+impl std::fmt::Debug for MessageKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MessageKey(…)")
+    }
+}
+
+/// What a verified id names: one message to one party.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MessageRef {
+    /// The first request in the message.
+    pub request: i64,
+    pub party: i64,
+}
+
+impl MessageRef {
+    /// How bounces store it.
+    pub fn key(&self) -> String {
+        format!("{}.{}", self.request, self.party)
+    }
+}
+
+impl MessageKey {
+    pub fn load(conn: &mut DbConn) -> Result<MessageKey> {
+        let v: Option<String> = site_keys::table
+            .filter(site_keys::name.eq("message_id"))
+            .select(site_keys::value)
+            .first(conn)
+            .optional()?;
+        v.map(MessageKey)
+            .ok_or_else(|| Error::Storage("site_keys has no message_id key".into()))
+    }
+
+    /// A key given outright (tests, benchmarks).
+    pub fn from_secret(s: &str) -> MessageKey {
+        MessageKey(s.to_string())
+    }
+
+    fn mac(&self, request: i64, party: i64) -> String {
+        let mut h = Sha256::new();
+        h.update(self.0.as_bytes());
+        h.update(format!("\0{request}.{party}").as_bytes());
+        let d = h.finalize();
+        d.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .split_at(MAC_HEX)
+            .0
+            .to_string()
+    }
+
+    /// The id (without angle brackets) of a message holding `parts`
+    /// requests, the first `request`, to `party`.
+    pub fn message_id(&self, request: i64, party: i64, parts: usize, host: &str) -> String {
+        let mac = self.mac(request, party);
+        format!("nt.{request}.{party}.{parts}.{mac}@{host}")
+    }
+
+    /// The message an id names, if it is one of ours with a true MAC.
+    pub fn verify(&self, id: &str) -> Option<MessageRef> {
+        let local = id.trim().trim_matches(|c| c == '<' || c == '>');
+        let (local, _host) = local.split_once('@')?;
+        let mut f = local.strip_prefix("nt.")?.split('.');
+        let request: i64 = f.next()?.parse().ok()?;
+        let party: i64 = f.next()?.parse().ok()?;
+        let _parts: usize = f.next()?.parse().ok()?;
+        let mac = f.next()?;
+        if f.next().is_some() {
+            return None;
+        }
+        let want = self.mac(request, party);
+        crate::access::constant_time_eq(mac.as_bytes(), want.as_bytes())
+            .then_some(MessageRef { request, party })
+    }
+
+    /// Every verified id quoted anywhere in `text` (a bounce's returned
+    /// headers, its References, a quoted original), without repeats.
+    pub fn find_all(&self, text: &str) -> Vec<MessageRef> {
+        let mut out: Vec<MessageRef> = text
+            .match_indices("<nt.")
+            .filter_map(|(i, _)| {
+                let rest = &text[i..];
+                let end = rest.find('>')?;
+                (end < 200).then(|| self.verify(&rest[..=end])).flatten()
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_verifies_under_its_key_only() {
+        let k = MessageKey::from_secret("k1");
+        let id = k.message_id(1000, 7, 1, "example.org");
+        assert!(
+            id.starts_with("nt.1000.7.1.") && id.ends_with("@example.org"),
+            "{id}"
+        );
+        let r = MessageRef {
+            request: 1000,
+            party: 7,
+        };
+        assert_eq!(k.verify(&format!("<{id}>")), Some(r));
+        assert_eq!(MessageKey::from_secret("k2").verify(&id), None);
+        // Another party or request with the same MAC: refused.
+        let forged = id.replacen("nt.1000.7.", "nt.1000.8.", 1);
+        assert_eq!(k.verify(&forged), None);
+        let forged = id.replacen("nt.1000.", "nt.1001.", 1);
+        assert_eq!(k.verify(&forged), None);
+        // The old, predictable form and garbage.
+        for bad in [
+            "nt.1000.7@example.org",
+            "nt.1000.7.3@x",
+            "",
+            "<>",
+            "nt.a.b.c.d@x",
+            "nt.1.2.3.4.5@x",
+        ] {
+            assert_eq!(k.verify(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ids_are_found_anywhere_once() {
+        let k = MessageKey::from_secret("k");
+        let a = k.message_id(5, 9, 2, "h");
+        let text =
+            format!("Message-ID: <{a}>\r\nReferences: <{a}> <nt.6.9.1.00000000000000000000@h>\r\n");
+        assert_eq!(
+            k.find_all(&text),
+            vec![MessageRef {
+                request: 5,
+                party: 9
+            }]
+        );
+        assert!(k.find_all("nothing here <nt.").is_empty());
+    }
+}

@@ -1,0 +1,289 @@
+//! What digests are made of, over HTTP: `POST /api/v1/modifications`
+//! (`digestd record`), `PUT /api/v1/items/{uuid}` (`digestd item put`),
+//! `POST` and `GET /api/v1/collections` (`digestd collection add|list`).
+//! The same library calls as the CLI, so the same validation and errors.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{post, put};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::access::Scope;
+use crate::error::Error;
+use crate::ingest::{self, Checked};
+use crate::items;
+
+use super::auth;
+use super::body::{JsonBody, Path, RawBody};
+use super::error::{ApiError, ApiResult, LineError};
+use super::idempotency::{self, IdemKey, Reply};
+use super::App;
+
+/// How many bad lines a refusal lists.
+pub const MAX_LINES_LISTED: usize = 100;
+const ROUTE_MODIFICATIONS: &str = "POST /api/v1/modifications";
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(record, put_item, add_collection, list_collections),
+    components(schemas(
+        Recorded,
+        CollectionOut,
+        NewCollection,
+        PutAnswer,
+        RefusedBatch,
+        LineErrorDoc
+    ))
+)]
+struct Doc;
+
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <Doc as utoipa::OpenApi>::openapi()
+}
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/api/v1/modifications", post(record))
+        .route("/api/v1/items/{uuid}", put(put_item))
+        .route(
+            "/api/v1/collections",
+            post(add_collection).get(list_collections),
+        )
+}
+
+/// How many modifications were stored.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Recorded {
+    pub recorded: usize,
+}
+
+/// A refused batch: the first error, and up to 100 bad lines.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RefusedBatch {
+    pub error: String,
+    pub lines: Vec<LineErrorDoc>,
+}
+
+/// One bad line (1-based) of a refused batch.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LineErrorDoc {
+    pub line: usize,
+    pub error: String,
+}
+
+/// Stores a batch of modifications, all or nothing. The body is a JSON
+/// array of `digestd record` lines, or those lines as NDJSON
+/// (`Content-Type: application/x-ndjson`). Accepts `Idempotency-Key`.
+#[utoipa::path(post, path = "/api/v1/modifications", tag = "ingest", security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "replays the first answer to a retry")),
+    request_body(content = Vec<serde_json::Value>, description = "array of modification lines (docs/input.md), or NDJSON"),
+    responses(
+        (status = 201, description = "every line stored", body = Recorded),
+        (status = 400, description = "bad body or bad lines; nothing stored", body = RefusedBatch),
+        (status = 401, description = "no valid token"), (status = 403, description = "needs ingest"),
+        (status = 413, description = "body too large"),
+        (status = 422, description = "Idempotency-Key reused with another body")))]
+async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> ApiResult<Reply> {
+    let token = auth::require(&app, &headers, Scope::Ingest).await?;
+    let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
+    let ndjson = is_ndjson(&headers);
+    let (now, hours, batch) = (
+        app.clock.now(),
+        app.cfg.http.idempotency_hours,
+        app.cfg.record.batch_size,
+    );
+    app.blocking(move |c| {
+        if let Some(k) = &key {
+            if let Some(answer) = idempotency::prior(c, k, now, hours)? {
+                return Ok(answer);
+            }
+        }
+        let checked = if ndjson {
+            ingest::check_lines(c, &body.0[..])?
+        } else {
+            match parse_array(&body) {
+                Ok(values) => ingest::check_values(c, values)?,
+                Err(e) => return Ok(Err(e)),
+            }
+        };
+        let mods = match checked {
+            Checked::Good(mods) => mods,
+            Checked::Bad { bad, total } => return Ok(Err(refused(bad, total))),
+        };
+        idempotency::once(c, key.as_ref(), now, hours, |c| {
+            let n = ingest::write_batched(c, &mods, batch, &mut |_| {})?;
+            Ok(Reply::new(StatusCode::CREATED, &json!({ "recorded": n })))
+        })
+    })
+    .await?
+}
+
+fn is_ndjson(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-ndjson"))
+}
+
+fn parse_array(body: &RawBody) -> ApiResult<Vec<serde_json::Value>> {
+    serde_json::from_str(body.text()?).map_err(|e| {
+        ApiError::bad_request(format!(
+            "request body: {e} (expected a JSON array of modifications)"
+        ))
+    })
+}
+
+/// 400 naming how many lines are bad, listing the first ones.
+fn refused(bad: ingest::BadLines, total: usize) -> ApiError {
+    let (first, why) = &bad[0];
+    let mut e = ApiError::bad_request(format!(
+        "{} of {} lines are invalid, nothing was written; line {first}: {why}",
+        bad.len(),
+        total
+    ));
+    e.lines = bad
+        .into_iter()
+        .take(MAX_LINES_LISTED)
+        .map(|(line, error)| LineError {
+            line,
+            error: crate::validate::escape_for_line(&error),
+        })
+        .collect();
+    e
+}
+
+/// What `digestd item put` prints, and which it was.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PutAnswer {
+    /// `created`, `updated`, `deleted` or `unchanged`.
+    pub result: &'static str,
+    #[schema(value_type = i64)]
+    pub item: crate::ids::ItemId,
+    pub uuid: String,
+    /// The actions recorded (empty when nothing changed).
+    pub actions: Vec<String>,
+    /// `[{"attribute", "old", "new"}]`.
+    #[schema(value_type = Vec<Object>)]
+    pub changes: Vec<crate::modlog::Change>,
+}
+
+/// Upserts an item and records what changed, as `digestd item put`. The
+/// body is the item's full new state (docs/input.md); its `uuid` may be
+/// left out, and must be the path's if given.
+#[utoipa::path(put, path = "/api/v1/items/{uuid}", tag = "ingest", security(("bearer" = [])),
+    params(("uuid" = String, Path, description = "the item's UUID")),
+    request_body(content = serde_json::Value, description = "the item's state, as `digestd item put` reads it"),
+    responses(
+        (status = 201, description = "the item is new (or back after a delete)", body = PutAnswer),
+        (status = 200, description = "updated, deleted or unchanged", body = PutAnswer),
+        (status = 400, description = "bad body, or its uuid is not the path's"),
+        (status = 401, description = "no valid token"), (status = 403, description = "needs ingest"),
+        (status = 404, description = "unknown collection or actor, or deleting an unknown item")))]
+async fn put_item(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(uuid): Path<String>,
+    JsonBody(mut body): JsonBody<serde_json::Value>,
+) -> ApiResult<(StatusCode, Json<PutAnswer>)> {
+    auth::require(&app, &headers, Scope::Ingest).await?;
+    let path_uuid = crate::validate::uuid("item", &uuid)?;
+    let obj = body
+        .as_object_mut()
+        .ok_or_else(|| ApiError::bad_request("request body: expected a JSON object"))?;
+    match obj.get("uuid") {
+        None => {
+            obj.insert("uuid".into(), path_uuid.clone().into());
+        }
+        Some(serde_json::Value::String(u))
+            if crate::validate::uuid("item", u).ok().as_ref() == Some(&path_uuid) => {}
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "the body's uuid {other} is not the path's {path_uuid}"
+            )))
+        }
+    }
+    let input: items::ItemInput =
+        serde_json::from_value(body).map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
+    let now = app.clock.now();
+    let out = app
+        .blocking(move |c| items::put_item(c, now, &input))
+        .await?;
+    let has = |a: &str| out.actions.iter().any(|x| x == a);
+    let (status, result) = if out.actions.is_empty() {
+        (StatusCode::OK, "unchanged")
+    } else if has("created") {
+        (StatusCode::CREATED, "created")
+    } else if has("deleted") {
+        (StatusCode::OK, "deleted")
+    } else {
+        (StatusCode::OK, "updated")
+    };
+    Ok((
+        status,
+        Json(PutAnswer {
+            result,
+            item: out.item,
+            uuid: out.uuid,
+            actions: out.actions,
+            changes: out.changes,
+        }),
+    ))
+}
+
+/// `{"name": …}`: a new collection.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewCollection {
+    pub name: String,
+}
+
+/// A collection: its UUID and name.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CollectionOut {
+    pub uuid: String,
+    pub name: String,
+}
+
+impl From<items::Collection> for CollectionOut {
+    fn from(c: items::Collection) -> Self {
+        CollectionOut {
+            uuid: c.uuid,
+            name: c.name,
+        }
+    }
+}
+
+/// Adds a collection with a fresh UUID, as `digestd collection add`.
+#[utoipa::path(post, path = "/api/v1/collections", tag = "collections", security(("bearer" = [])),
+    request_body = NewCollection,
+    responses((status = 201, description = "made", body = CollectionOut),
+        (status = 400, description = "bad name"),
+        (status = 401, description = "no valid token"), (status = 403, description = "needs admin")))]
+async fn add_collection(
+    State(app): State<App>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<NewCollection>,
+) -> ApiResult<(StatusCode, Json<CollectionOut>)> {
+    auth::require(&app, &headers, Scope::Admin).await?;
+    let now = app.clock.now();
+    let c = app
+        .blocking(move |c| items::create_collection(c, now, &body.name, None))
+        .await?;
+    Ok((StatusCode::CREATED, Json(c.into())))
+}
+
+/// Every collection, by name.
+#[utoipa::path(get, path = "/api/v1/collections", tag = "collections", security(("bearer" = [])),
+    responses((status = 200, description = "by name", body = Vec<CollectionOut>),
+        (status = 401, description = "no valid token")))]
+async fn list_collections(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Vec<CollectionOut>>> {
+    auth::require(&app, &headers, Scope::Read).await?;
+    let cs = app.blocking(items::list_collections).await?;
+    Ok(Json(cs.into_iter().map(Into::into).collect()))
+}
