@@ -19,8 +19,8 @@ pub mod idempotency;
 pub mod ingest;
 pub mod metrics;
 pub mod openapi;
-pub mod requests;
 pub mod people;
+pub mod requests;
 pub mod subscriptions;
 
 use std::future::Future;
