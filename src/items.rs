@@ -82,6 +82,63 @@ pub fn find_collection(conn: &mut DbConn, uuid: &str) -> Result<Collection> {
         .ok_or_else(|| Error::not_found(format!("no collection {uuid}")))
 }
 
+/// Renames a collection (its UUID, items, log and subscriptions stay).
+pub fn rename_collection(conn: &mut DbConn, uuid: &str, name: &str) -> Result<Collection> {
+    let name = validate::text("collection name", name)?;
+    let coll = find_collection(conn, uuid)?;
+    conn.write_tx(|c| {
+        diesel::update(collections::table.find(coll.id.0))
+            .set(collections::name.eq(&name))
+            .execute(c)?;
+        Ok(())
+    })?;
+    Ok(Collection { name, ..coll })
+}
+
+/// What deleting a collection removed besides its subscriptions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CollectionForgotten {
+    /// Items in no other collection, deleted.
+    pub items_deleted: usize,
+    /// Items also in another collection: they stay there.
+    pub items_kept: usize,
+    pub modifications: usize,
+}
+
+/// Deletes a collection in the caller's transaction: items in no other
+/// collection go, items in another stay there, its modification log goes
+/// (`modlog::forget_collection_in_tx`), and its read tickets with it
+/// (`ON DELETE CASCADE`). Its subscriptions must have been ended first.
+pub fn delete_collection_in_tx(c: &mut DbConn, id: CollectionId) -> Result<CollectionForgotten> {
+    let mine: Vec<i64> = collection_items::table
+        .filter(collection_items::collection_id.eq(id.0))
+        .select(collection_items::item_id)
+        .load(c)?;
+    let mut shared = BTreeSet::new();
+    for chunk in mine.chunks(10_000) {
+        let rows: Vec<i64> = collection_items::table
+            .filter(collection_items::item_id.eq_any(chunk))
+            .filter(collection_items::collection_id.ne(id.0))
+            .select(collection_items::item_id)
+            .load(c)?;
+        shared.extend(rows);
+    }
+    diesel::delete(collection_items::table.filter(collection_items::collection_id.eq(id.0)))
+        .execute(c)?;
+    let orphans: Vec<i64> = mine.into_iter().filter(|i| !shared.contains(i)).collect();
+    let mut items_deleted = 0;
+    for chunk in orphans.chunks(10_000) {
+        items_deleted += diesel::delete(items::table.filter(items::id.eq_any(chunk))).execute(c)?;
+    }
+    let log = modlog::forget_collection_in_tx(c, id)?;
+    diesel::delete(collections::table.find(id.0)).execute(c)?;
+    Ok(CollectionForgotten {
+        items_deleted,
+        items_kept: shared.len(),
+        modifications: log.modifications,
+    })
+}
+
 /// All collections, by name.
 pub fn list_collections(conn: &mut DbConn) -> Result<Vec<Collection>> {
     let rows: Vec<(i64, String, String)> = collections::table

@@ -29,6 +29,8 @@
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
 //! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
+//! - [`remove`]: deleting users, groups, collections and subscriptions with
+//!   their unsent requests, in one transaction.
 //! - [`http`]: the HTTP server: health, tokens, the JSON API, the Atom feeds, metrics, OpenAPI.
 //! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
 //! - [`demo`], [`bench`]: the demo world and the benchmarks.
@@ -55,6 +57,7 @@ pub mod metrics;
 pub mod modlog;
 pub mod parties;
 pub mod recur;
+pub mod remove;
 pub mod schedule;
 pub mod serve;
 pub mod subscriptions;

@@ -5,12 +5,14 @@
 
 use chrono::{DateTime, Utc};
 
+use std::collections::HashMap;
+
 use crate::db::DbConn;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::{PartyId, SubscriptionId};
-use crate::parties::{self, UserChanges};
+use crate::parties::{self, UserChanges, UserPut};
 use crate::schedule::tick::{first_due, reschedule, reschedule_party, rule_for};
-use crate::subscriptions::{self, SubscribeRequest, Subscribed};
+use crate::subscriptions::{self, Retime, SubscribeRequest, Subscribed};
 
 /// Validates and stores a subscription (or merges it into the party's
 /// subscription to the same digest), due first at its first period at or
@@ -46,5 +48,96 @@ pub fn update_user(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<Pa
         let id = parties::apply_user_changes_in_tx(c, name, &valid)?;
         reschedule_party(c, id)?;
         Ok(id)
+    })
+}
+
+/// Creates or updates one user (`PUT /api/v1/users/{name}`): an update
+/// reschedules their subscriptions in the same transaction, as
+/// [`update_user`] does. Returns the id and whether it was created.
+pub fn put_user(conn: &mut DbConn, now: DateTime<Utc>, p: &UserPut) -> Result<(PartyId, bool)> {
+    match put_users(conn, now, std::slice::from_ref(p))? {
+        Ok(done) => Ok(done[0]),
+        Err(mut bad) => Err(bad.remove(0).1),
+    }
+}
+
+/// What [`put_users`] did: each user's id and whether it was created, in
+/// order; or, when nothing was written, each bad element (1-based) and why.
+pub type Puts = std::result::Result<Vec<(PartyId, bool)>, Vec<(usize, Error)>>;
+
+/// Creates or updates many users, all or nothing, in one transaction.
+/// Every element is checked first (fields, then names against what is
+/// stored); when any is bad, nothing is written and each bad one is
+/// returned with its 1-based position.
+pub fn put_users(conn: &mut DbConn, now: DateTime<Utc>, puts: &[UserPut]) -> Result<Puts> {
+    let mut bad = Vec::new();
+    let mut valid = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, p) in puts.iter().enumerate() {
+        match p.validate() {
+            Ok(v) => {
+                if let Some(first) = seen.insert(v.name().to_string(), i + 1) {
+                    let msg = format!("{:?} is also element {first}", v.name());
+                    bad.push((i + 1, Error::invalid(msg)));
+                }
+                valid.push((i + 1, v));
+            }
+            Err(e) => bad.push((i + 1, e)),
+        }
+    }
+    let now_n = now.naive_utc();
+    conn.write_tx(|c| {
+        for (line, v) in &valid {
+            match parties::check_put(c, v) {
+                Err(e) if e.is_bad_input() => bad.push((*line, e)),
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
+        }
+        if !bad.is_empty() {
+            bad.sort_by_key(|(l, _)| *l);
+            return Ok(Err(bad));
+        }
+        let mut done = Vec::new();
+        for (_, v) in &valid {
+            let (id, created) = parties::put_user_in_tx(c, now_n, v)?;
+            if !created {
+                reschedule_party(c, id)?;
+            }
+            done.push((id, created));
+        }
+        Ok(Ok(done))
+    })
+}
+
+/// Pauses or resumes a subscription and changes its hour, day or channels
+/// (`PATCH /api/v1/subscriptions/{id}`), in one transaction: a new hour or
+/// day reschedules it, a resume does what [`resume`] does.
+pub fn change_subscription(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    id: SubscriptionId,
+    paused: Option<bool>,
+    retime: &Retime,
+) -> Result<()> {
+    conn.write_tx(|c| {
+        subscriptions::get(c, id)?;
+        if !retime.is_empty() {
+            subscriptions::retime_in_tx(c, id, retime)?;
+        }
+        let resumed = match paused {
+            Some(true) => {
+                subscriptions::pause_in_tx(c, id)?;
+                false
+            }
+            Some(false) => subscriptions::unpause_in_tx(c, id)?,
+            None => false,
+        };
+        if resumed {
+            reschedule(c, id, Some(now))?;
+        } else if retime.hour.is_some() || retime.day.is_some() {
+            reschedule(c, id, None)?;
+        }
+        Ok(())
     })
 }

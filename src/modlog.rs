@@ -373,6 +373,25 @@ pub fn touch_feeds(
     Ok(())
 }
 
+/// Deletes one collection's modifications (and their values) in the
+/// caller's transaction: the log is per collection, and goes with it.
+pub fn forget_collection_in_tx(c: &mut DbConn, coll: CollectionId) -> Result<Purged> {
+    let mine = modifications::table
+        .filter(modifications::collection_id.eq(coll.0))
+        .select(modifications::id);
+    let values = diesel::delete(
+        modification_values::table.filter(modification_values::modification_id.eq_any(mine)),
+    )
+    .execute(c)?;
+    let modifications =
+        diesel::delete(modifications::table.filter(modifications::collection_id.eq(coll.0)))
+            .execute(c)?;
+    Ok(Purged {
+        modifications,
+        values,
+    })
+}
+
 /// Number of stored modifications (for `demo`, tests and benchmarks).
 pub fn count(conn: &mut DbConn) -> Result<i64> {
     Ok(modifications::table.count().get_result(conn)?)

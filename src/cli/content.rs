@@ -12,6 +12,11 @@ use crate::{ingest, items, modlog, validate};
 pub enum CollectionCmd {
     /// Add a collection; prints its UUID as the last line.
     Add { name: String },
+    /// Delete a collection: its subscriptions end (unsent digests cancelled),
+    /// items in no other collection and its modification log are deleted.
+    Delete { uuid: String },
+    /// Rename a collection.
+    Rename { uuid: String, name: String },
     /// List collections.
     List {
         #[arg(long)]
@@ -38,6 +43,14 @@ pub fn collection(cmd: CollectionCmd, ctx: &mut Ctx) -> Result<()> {
         CollectionCmd::Add { name } => {
             let c = items::create_collection(&mut conn, ctx.now(), &name, None)?;
             writeln!(ctx.out, "{}", c.uuid)?;
+        }
+        CollectionCmd::Delete { uuid } => {
+            let r = crate::remove::collection(&mut conn, ctx.now(), &uuid)?;
+            writeln!(ctx.out, "deleted collection {uuid}: {}", r.summary())?;
+        }
+        CollectionCmd::Rename { uuid, name } => {
+            let c = items::rename_collection(&mut conn, &uuid, &name)?;
+            writeln!(ctx.out, "renamed collection {} to {}", c.uuid, c.name)?;
         }
         CollectionCmd::List { json } => {
             let cs = items::list_collections(&mut conn)?;

@@ -103,7 +103,7 @@ pub enum Command {
     Ticket(access::TicketCmd),
     /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
     Contact(parties::ContactArgs),
-    /// Pause, resume or list subscriptions.
+    /// Pause, resume, end or list subscriptions.
     #[command(subcommand)]
     Subscription(schedule::SubscriptionCmd),
     /// Delete modifications older than a duration.

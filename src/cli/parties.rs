@@ -50,6 +50,11 @@ pub enum UserCmd {
         #[arg(long)]
         locale: Option<String>,
     },
+    /// Delete a user: their subscriptions end, unsent messages to them are
+    /// cancelled, they leave every group, their addresses go (one transaction).
+    Delete { name: String },
+    /// Rename a user (id, subscriptions and history stay).
+    Rename { old: String, new: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -63,12 +68,19 @@ pub enum GroupCmd {
     },
     /// Put a user or group into a group.
     AddMember { group: String, member: String },
+    /// Take a user or group out of a group.
+    RemoveMember { group: String, member: String },
     /// The users in a group, recursively.
     Expand {
         name: String,
         #[arg(long)]
         json: bool,
     },
+    /// Delete a group: its memberships and subscriptions end, unsent
+    /// messages to it are cancelled (one transaction); its members stay.
+    Delete { name: String },
+    /// Rename a group.
+    Rename { old: String, new: String },
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +156,14 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             )?;
             writeln!(ctx.out, "updated {name}")?;
         }
+        UserCmd::Delete { name } => {
+            let r = crate::remove::user(&mut conn, ctx.now(), &name)?;
+            writeln!(ctx.out, "deleted user {name}: {}", r.summary())?;
+        }
+        UserCmd::Rename { old, new } => {
+            parties::rename(&mut conn, "user", &old, &new)?;
+            writeln!(ctx.out, "renamed user {old} to {new}")?;
+        }
     }
     Ok(())
 }
@@ -163,6 +183,18 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
             let (id, _) = parties::find(&mut conn, &name)?;
             let users = parties::expand(&mut conn, id)?;
             print_users(ctx.out, &users, json)?;
+        }
+        GroupCmd::RemoveMember { group, member } => {
+            parties::remove_member(&mut conn, &group, &member)?;
+            writeln!(ctx.out, "{member} is no longer in {group}")?;
+        }
+        GroupCmd::Delete { name } => {
+            let r = crate::remove::group(&mut conn, ctx.now(), &name)?;
+            writeln!(ctx.out, "deleted group {name}: {}", r.summary())?;
+        }
+        GroupCmd::Rename { old, new } => {
+            parties::rename(&mut conn, "group", &old, &new)?;
+            writeln!(ctx.out, "renamed group {old} to {new}")?;
         }
     }
     Ok(())

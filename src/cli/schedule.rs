@@ -52,6 +52,9 @@ pub enum SubscriptionCmd {
     Pause { id: i64 },
     /// Resume a paused subscription from now on (no burst for the paused time).
     Resume { id: i64 },
+    /// End a subscription for good: unsent digests of it are cancelled,
+    /// its run records go; digests already sent stay as history.
+    End { id: i64 },
     /// List subscriptions.
     List {
         #[arg(long)]
@@ -137,6 +140,15 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
         SubscriptionCmd::Resume { id } => {
             crate::manage::resume(&mut conn, SubscriptionId(id), ctx.now())?;
             writeln!(ctx.out, "resumed {id}")?;
+        }
+        SubscriptionCmd::End { id } => {
+            let r = crate::remove::subscription(&mut conn, ctx.now(), SubscriptionId(id))?;
+            writeln!(
+                ctx.out,
+                "ended subscription {id}: {} pending messages cancelled, {} runs forgotten",
+                r.messages_cancelled(),
+                r.runs_forgotten
+            )?;
         }
         SubscriptionCmd::List { json } => {
             let subs = subscriptions::list(&mut conn)?;

@@ -21,7 +21,9 @@ pub mod idempotency;
 pub mod ingest;
 pub mod metrics;
 pub mod openapi;
+pub mod people;
 pub mod requests;
+pub mod subscriptions;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -111,6 +113,8 @@ pub fn router(app: App) -> Router {
         .merge(metrics::routes())
         .merge(ingest::routes())
         .merge(requests::routes())
+        .merge(people::routes())
+        .merge(subscriptions::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")

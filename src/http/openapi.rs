@@ -26,6 +26,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.merge(super::ingest::openapi());
     doc.merge(super::requests::openapi());
     doc.merge(atom::openapi());
+    doc.merge(super::people::openapi());
+    doc.merge(super::subscriptions::openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",

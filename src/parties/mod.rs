@@ -3,13 +3,18 @@
 //!
 //! Owns `parties`, `users`, `memberships` and `contact_points`;
 //! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
-//! user's preference changes.
+//! user's preference changes, [`upsert`] a user put whole (the API's
+//! `PUT`), [`remove`] renames, leaving a group and retiring a party.
 
 mod contacts;
 mod prefs;
+mod remove;
+mod upsert;
 
 pub use contacts::{change_contact, contact_points, ContactChange, ContactPoint};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
+pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
+pub use upsert::{check_put, put_user_in_tx, UserPut, ValidPut};
 
 use std::collections::{BTreeMap, HashSet};
 

@@ -58,6 +58,12 @@ pub fn apply_user_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -
     if kind != "user" {
         return Err(Error::invalid(format!("{name:?} is a group, not a user")));
     }
+    apply_changes_by_id(c, id, ch)?;
+    Ok(id)
+}
+
+/// [`apply_user_changes_in_tx`] for a user already looked up.
+pub(super) fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Result<()> {
     if let Some(tz) = ch.timezone {
         diesel::update(users::table.find(id.0))
             .set(users::timezone.eq(tz.name()))
@@ -78,5 +84,20 @@ pub fn apply_user_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -
             .set(users::locale.eq(l))
             .execute(c)?;
     }
-    Ok(id)
+    Ok(())
+}
+
+impl ValidChanges {
+    pub(super) fn timezone_name(&self) -> Option<&'static str> {
+        self.timezone.map(|t| t.name())
+    }
+    pub(super) fn week_start_or(&self, d: u8) -> i32 {
+        i32::from(self.week_start.unwrap_or(d))
+    }
+    pub(super) fn daily_hour_or(&self, h: u8) -> i32 {
+        i32::from(self.daily_hour.unwrap_or(h))
+    }
+    pub(super) fn locale_or<'a>(&'a self, l: &'a str) -> &'a str {
+        self.locale.as_deref().unwrap_or(l)
+    }
 }

@@ -14,7 +14,13 @@
 //!
 //! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
 
+mod change;
 mod twin;
+
+pub use change::{
+    end_in_tx, get, hold_in_tx, ids_of_collection, ids_of_party, list_for_party, retime_in_tx,
+    Retime,
+};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -27,6 +33,7 @@ use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::items;
 use crate::parties::{self, Channel};
 use crate::validate;
+use change::{check_addresses, parse_channels};
 use twin::{channel_list, merge, twin_of, Digest, DIGEST_INDEX};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -202,16 +209,7 @@ impl Prepared<'_> {
 pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepared<'a>> {
     let frequency = Frequency::parse(&req.frequency)?;
     let kind = Kind::parse(&req.kind)?;
-    let mut channels: Vec<Channel> = if req.channels.is_empty() {
-        vec![Channel::Email]
-    } else {
-        req.channels
-            .iter()
-            .map(|c| Channel::parse(c))
-            .collect::<Result<_>>()?
-    };
-    channels.sort();
-    channels.dedup();
+    let channels = parse_channels(&req.channels)?;
     let hour = req.hour.map(validate::hour).transpose()?;
     let day = req.day.as_deref().map(validate::weekday).transpose()?;
     match frequency {
@@ -239,19 +237,7 @@ pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepa
         .optional()?;
     let (week_start, daily_hour) = prefs.as_ref().map_or((0, 8), |p| (p.1, p.2));
     if party_kind == "user" {
-        let have = parties::contact_points(conn, party)?;
-        for ch in &channels {
-            if !have
-                .iter()
-                .any(|cp| cp.channel == ch.as_str() && !cp.disabled)
-            {
-                return Err(Error::invalid(format!(
-                    "{} has no {} address: add one before subscribing on that channel",
-                    req.party,
-                    ch.as_str()
-                )));
-            }
-        }
+        check_addresses(conn, party, &req.party, &channels)?;
     }
     let (hour, day) = match frequency {
         Frequency::Hourly => (None, None),
@@ -349,6 +335,11 @@ pub fn store(
 
 /// All subscriptions, by id.
 pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
+    list_where(conn, None)
+}
+
+/// The subscriptions of `party` (all when `None`), by id.
+fn list_where(conn: &mut DbConn, party: Option<PartyId>) -> Result<Vec<Subscription>> {
     type Row = (
         i64,
         i64,
@@ -360,7 +351,11 @@ pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
         String,
         bool,
     );
-    let rows: Vec<Row> = subscriptions::table
+    let mut q = subscriptions::table.into_boxed();
+    if let Some(p) = party {
+        q = q.filter(subscriptions::party_id.eq(p.0));
+    }
+    let rows: Vec<Row> = q
         .select((
             subscriptions::id,
             subscriptions::party_id,
@@ -394,15 +389,18 @@ pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
 
 /// Pauses a subscription: it gets nothing until resumed.
 pub fn pause(conn: &mut DbConn, id: SubscriptionId) -> Result<()> {
-    conn.write_tx(|c| {
-        let n = diesel::update(subscriptions::table.find(id.0))
-            .set(subscriptions::paused.eq(true))
-            .execute(c)?;
-        if n == 0 {
-            return Err(Error::not_found(format!("no subscription {id}")));
-        }
-        Ok(())
-    })
+    conn.write_tx(|c| pause_in_tx(c, id))
+}
+
+/// [`pause`] inside the caller's transaction.
+pub fn pause_in_tx(c: &mut DbConn, id: SubscriptionId) -> Result<()> {
+    let n = diesel::update(subscriptions::table.find(id.0))
+        .set(subscriptions::paused.eq(true))
+        .execute(c)?;
+    if n == 0 {
+        return Err(Error::not_found(format!("no subscription {id}")));
+    }
+    Ok(())
 }
 
 /// Clears a subscription's pause inside the caller's transaction; whether

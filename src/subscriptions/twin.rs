@@ -29,7 +29,7 @@ pub(super) struct Digest {
 
 /// A stored subscription to the same digest.
 pub(super) struct Twin {
-    id: SubscriptionId,
+    pub id: SubscriptionId,
     channels: String,
     paused: bool,
     include_own: bool,

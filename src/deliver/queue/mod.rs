@@ -20,7 +20,8 @@
 //! - [`build`]: one message per (sender, recipient) group;
 //! - [`cancel`]: requests cancelled while their round is in flight;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses;
-//! - [`purge`]: finished requests older than a cutoff, and all of theirs.
+//! - [`purge`]: finished requests older than a cutoff, and all of theirs;
+//! - [`withdraw`]: requests to a deleted party or of an ended subscription.
 
 mod build;
 mod cancel;
@@ -30,6 +31,7 @@ mod post;
 mod purge;
 mod round;
 mod settle;
+mod withdraw;
 
 pub use expand::expand;
 pub use post::{
@@ -38,6 +40,7 @@ pub use post::{
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;
+pub use withdraw::{withdraw_in_tx, Withdrawn, RECIPIENT_DELETED};
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,348 @@
+//! `/api/v1/users` and `/api/v1/groups`: people and groups through the
+//! library calls `digestd user` and `digestd group` make (same validation,
+//! same errors). Every route needs an admin token but `GET
+//! /api/v1/users/{name}`, which a read token may call. The token is
+//! checked before the body is read, so a caller without one learns nothing
+//! from a 400.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{post, put};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::access::Scope;
+use crate::ids::PartyId;
+use crate::{manage, parties, remove};
+
+use super::auth::require;
+use super::body::{Path, RawBody};
+use super::error::{ApiResult, LineError};
+use super::{ApiError, App};
+
+mod groups;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(put_user, get_user, delete_user, put_users),
+    components(schemas(
+        UserBody,
+        UserElement,
+        UserView,
+        ContactView,
+        BulkAnswer,
+        BulkUser,
+        RemovedView
+    ))
+)]
+struct Doc;
+
+/// Users' and groups' routes (the groups' in [`groups`]).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let mut doc = <Doc as utoipa::OpenApi>::openapi();
+    doc.merge(groups::openapi());
+    doc
+}
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/api/v1/users", post(put_users))
+        .route(
+            "/api/v1/users/{name}",
+            put(put_user).get(get_user).delete(delete_user),
+        )
+        .merge(groups::routes())
+}
+
+/// A body parsed as JSON after the token was checked (as `JsonBody`
+/// parses it: 400 with serde's reason).
+pub(super) fn json<T: DeserializeOwned>(raw: &RawBody) -> ApiResult<T> {
+    serde_json::from_str(raw.text()?)
+        .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+}
+
+/// A user's preferences and addresses; each optional (a new user needs `tz`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserBody {
+    /// IANA timezone, e.g. Europe/Paris.
+    tz: Option<String>,
+    email: Option<String>,
+    /// A bare JID.
+    xmpp: Option<String>,
+    /// E.164, e.g. +14155550123.
+    phone: Option<String>,
+    /// mon..sun (default mon).
+    week_start: Option<String>,
+    /// 0-23 (default 8).
+    daily_hour: Option<i64>,
+    /// e.g. en-US (default).
+    locale: Option<String>,
+}
+
+impl UserBody {
+    fn into_put(self, name: String) -> parties::UserPut {
+        parties::UserPut {
+            name,
+            changes: parties::UserChanges {
+                timezone: self.tz,
+                week_start: self.week_start,
+                daily_hour: self.daily_hour,
+                locale: self.locale,
+            },
+            email: self.email,
+            xmpp: self.xmpp,
+            phone: self.phone,
+        }
+    }
+}
+
+/// One element of `POST /api/v1/users`: a [`UserBody`] with its name.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserElement {
+    name: String,
+    tz: Option<String>,
+    email: Option<String>,
+    xmpp: Option<String>,
+    phone: Option<String>,
+    week_start: Option<String>,
+    daily_hour: Option<i64>,
+    locale: Option<String>,
+}
+
+/// A contact point and its state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContactView {
+    channel: String,
+    address: String,
+    verified: bool,
+    disabled: bool,
+    bounce_count: i32,
+}
+
+/// A user with every contact point.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    id: i64,
+    name: String,
+    timezone: String,
+    week_start: String,
+    daily_hour: i32,
+    locale: String,
+    contacts: Vec<ContactView>,
+}
+
+/// What a bulk put did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BulkAnswer {
+    created: usize,
+    updated: usize,
+    users: Vec<BulkUser>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BulkUser {
+    name: String,
+    id: i64,
+    created: bool,
+}
+
+/// What a deletion ended, cancelled and removed (`remove::Removed`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RemovedView {
+    /// `user`, `group`, `collection` or `subscription`.
+    deleted: String,
+    /// Its name, UUID or id.
+    name: String,
+    subscriptions_ended: usize,
+    runs_forgotten: usize,
+    requests_cancelled: usize,
+    messages_given_up: usize,
+    memberships_removed: usize,
+    contact_points_removed: usize,
+    items_deleted: usize,
+    items_kept: usize,
+    modifications_deleted: usize,
+}
+
+impl RemovedView {
+    pub(super) fn new(deleted: &str, name: String, r: remove::Removed) -> Self {
+        RemovedView {
+            deleted: deleted.into(),
+            name,
+            subscriptions_ended: r.subscriptions_ended,
+            runs_forgotten: r.runs_forgotten,
+            requests_cancelled: r.requests_cancelled,
+            messages_given_up: r.messages_given_up,
+            memberships_removed: r.memberships_removed,
+            contact_points_removed: r.contact_points_removed,
+            items_deleted: r.items_deleted,
+            items_kept: r.items_kept,
+            modifications_deleted: r.modifications_deleted,
+        }
+    }
+}
+
+fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
+    let u = parties::get_user(c, id)?;
+    let contacts = parties::contact_points(c, id)?
+        .into_iter()
+        .map(|p| ContactView {
+            channel: p.channel,
+            address: p.address,
+            verified: p.verified,
+            disabled: p.disabled,
+            bounce_count: p.bounce_count,
+        })
+        .collect();
+    Ok(UserView {
+        id: u.id.0,
+        name: u.username,
+        timezone: u.timezone,
+        week_start: u.week_start,
+        daily_hour: u.daily_hour,
+        locale: u.locale,
+        contacts,
+    })
+}
+
+/// Creates the user, or changes their preferences and addresses (a new
+/// timezone, week start or daily hour reschedules their subscriptions, as
+/// `digestd user set` does).
+#[utoipa::path(put, path = "/api/v1/users/{name}", tag = "users", security(("bearer" = [])),
+    params(("name" = String, Path)), request_body = UserBody,
+    responses((status = 201, body = UserView, description = "created"), (status = 200, body = UserView, description = "updated"),
+        (status = 400, description = "invalid field"), (status = 409, description = "the name is a group's")))]
+async fn put_user(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    raw: RawBody,
+) -> ApiResult<(StatusCode, Json<UserView>)> {
+    require(&app, &headers, Scope::Admin).await?;
+    let body: UserBody = json(&raw)?;
+    let now = app.clock.now();
+    let put = body.into_put(name);
+    let (user, created) = app
+        .blocking(move |c| {
+            let (id, created) = manage::put_user(c, now, &put)?;
+            Ok((view(c, id)?, created))
+        })
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(user)))
+}
+
+/// Creates or updates many users, all or nothing: every element is checked
+/// first, and each bad one is listed (`lines`, 1-based).
+#[utoipa::path(post, path = "/api/v1/users", tag = "users", security(("bearer" = [])),
+    request_body = Vec<UserElement>,
+    responses((status = 200, body = BulkAnswer), (status = 400, description = "bad elements, each listed; nothing written")))]
+async fn put_users(
+    State(app): State<App>,
+    headers: HeaderMap,
+    raw: RawBody,
+) -> ApiResult<Json<BulkAnswer>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let values: Vec<serde_json::Value> = json(&raw)?;
+    let mut bad = Vec::new();
+    let mut puts = Vec::new();
+    for (i, v) in values.into_iter().enumerate() {
+        match serde_json::from_value::<UserElement>(v) {
+            Ok(e) => puts.push(
+                UserBody {
+                    tz: e.tz,
+                    email: e.email,
+                    xmpp: e.xmpp,
+                    phone: e.phone,
+                    week_start: e.week_start,
+                    daily_hour: e.daily_hour,
+                    locale: e.locale,
+                }
+                .into_put(e.name),
+            ),
+            Err(e) => bad.push(LineError {
+                line: i + 1,
+                error: e.to_string(),
+            }),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(ApiError::lines(bad));
+    }
+    let now = app.clock.now();
+    let names: Vec<String> = puts.iter().map(|p| p.name.clone()).collect();
+    let done = app
+        .blocking(move |c| manage::put_users(c, now, &puts))
+        .await?
+        .map_err(|bad| {
+            ApiError::lines(
+                bad.into_iter()
+                    .map(|(line, e)| LineError {
+                        line,
+                        error: e.to_string(),
+                    })
+                    .collect(),
+            )
+        })?;
+    let users: Vec<BulkUser> = names
+        .into_iter()
+        .zip(done)
+        .map(|(name, (id, created))| BulkUser {
+            name,
+            id: id.0,
+            created,
+        })
+        .collect();
+    let created = users.iter().filter(|u| u.created).count();
+    Ok(Json(BulkAnswer {
+        created,
+        updated: users.len() - created,
+        users,
+    }))
+}
+
+/// A user with their contact points and each one's verified and disabled
+/// state (a read token may ask).
+#[utoipa::path(get, path = "/api/v1/users/{name}", tag = "users", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses((status = 200, body = UserView), (status = 404, description = "no such user")))]
+async fn get_user(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> ApiResult<Json<UserView>> {
+    require(&app, &headers, Scope::Read).await?;
+    let user = app
+        .blocking(move |c| {
+            let id = parties::find_kind(c, "user", &name)?;
+            view(c, id)
+        })
+        .await?;
+    Ok(Json(user))
+}
+
+/// Deletes a user: subscriptions end, unsent messages to them are
+/// cancelled, they leave every group, their contact points go; one
+/// transaction. Messages already sent stay as history.
+#[utoipa::path(delete, path = "/api/v1/users/{name}", tag = "users", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses((status = 200, body = RemovedView), (status = 404, description = "no such user")))]
+async fn delete_user(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> ApiResult<Json<RemovedView>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let now = app.clock.now();
+    let n = name.clone();
+    let r = app.blocking(move |c| remove::user(c, now, &n)).await?;
+    Ok(Json(RemovedView::new("user", name, r)))
+}

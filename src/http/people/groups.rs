@@ -1,0 +1,182 @@
+//! `/api/v1/groups`: create, fill, empty, expand and delete groups (admin
+//! tokens), through the library calls `digestd group` makes.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::access::Scope;
+use crate::error::Error;
+use crate::{parties, remove};
+
+use super::{json, RemovedView};
+use crate::http::auth::require;
+use crate::http::body::{Path, RawBody};
+use crate::http::error::ApiResult;
+use crate::http::App;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(put_group, delete_group, put_member, delete_member, expand_group),
+    components(schemas(GroupBody, GroupView, UserRow))
+)]
+struct Doc;
+
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <Doc as utoipa::OpenApi>::openapi()
+}
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/api/v1/groups/{name}", put(put_group).delete(delete_group))
+        .route(
+            "/api/v1/groups/{name}/members/{member}",
+            put(put_member).delete(delete_member),
+        )
+        .route("/api/v1/groups/{name}/expand", get(expand_group))
+}
+
+/// A user as a group expands to it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserRow {
+    id: i64,
+    name: String,
+    timezone: String,
+    email: Option<String>,
+    xmpp: Option<String>,
+    phone: Option<String>,
+}
+
+/// A group's own address (optional).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupBody {
+    email: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GroupView {
+    id: i64,
+    name: String,
+}
+
+/// Creates a group (201), or finds it there (200, unchanged).
+#[utoipa::path(put, path = "/api/v1/groups/{name}", tag = "groups", security(("bearer" = [])),
+    params(("name" = String, Path)), request_body(content = Option<GroupBody>, description = "optional"),
+    responses((status = 201, body = GroupView), (status = 200, body = GroupView), (status = 409, description = "the name is a user's")))]
+async fn put_group(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    raw: RawBody,
+) -> ApiResult<(StatusCode, Json<GroupView>)> {
+    require(&app, &headers, Scope::Admin).await?;
+    let body: GroupBody = if raw.0.iter().all(u8::is_ascii_whitespace) {
+        GroupBody::default()
+    } else {
+        json(&raw)?
+    };
+    let now = app.clock.now();
+    let n = name.clone();
+    let (id, created) = app
+        .blocking(move |c| match parties::find(c, &n) {
+            Ok((id, kind)) if kind == "group" => Ok((id, false)),
+            Ok(_) => Err(Error::conflict(format!("{n:?} is a user, not a group"))),
+            Err(Error::NotFound(_)) => Ok((
+                parties::create_group(c, now, &n, body.email.as_deref())?,
+                true,
+            )),
+            Err(e) => Err(e),
+        })
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(GroupView { id: id.0, name })))
+}
+
+/// Deletes a group: its memberships and subscriptions end, unsent messages
+/// to it are cancelled; its members stay.
+#[utoipa::path(delete, path = "/api/v1/groups/{name}", tag = "groups", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses((status = 200, body = RemovedView), (status = 404, description = "no such group")))]
+async fn delete_group(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> ApiResult<Json<RemovedView>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let now = app.clock.now();
+    let n = name.clone();
+    let r = app.blocking(move |c| remove::group(c, now, &n)).await?;
+    Ok(Json(RemovedView::new("group", name, r)))
+}
+
+/// Puts a user or group into a group (a cycle is 409).
+#[utoipa::path(put, path = "/api/v1/groups/{name}/members/{member}", tag = "groups", security(("bearer" = [])),
+    params(("name" = String, Path), ("member" = String, Path)),
+    responses((status = 200, description = "{\"group\": …, \"member\": …}"), (status = 404, description = "no such group or member"),
+        (status = 409, description = "it would make a cycle")))]
+async fn put_member(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path((group, member)): Path<(String, String)>,
+) -> ApiResult<Json<serde_json::Value>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let (g, m) = (group.clone(), member.clone());
+    app.blocking(move |c| parties::add_member(c, &g, &m))
+        .await?;
+    Ok(Json(serde_json::json!({"group": group, "member": member})))
+}
+
+/// Takes a member out of a group (404 when it is not in it).
+#[utoipa::path(delete, path = "/api/v1/groups/{name}/members/{member}", tag = "groups", security(("bearer" = [])),
+    params(("name" = String, Path), ("member" = String, Path)),
+    responses((status = 200, description = "{\"group\": …, \"removed\": …}"), (status = 404, description = "not a member")))]
+async fn delete_member(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path((group, member)): Path<(String, String)>,
+) -> ApiResult<Json<serde_json::Value>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let (g, m) = (group.clone(), member.clone());
+    app.blocking(move |c| parties::remove_member(c, &g, &m))
+        .await?;
+    Ok(Json(serde_json::json!({"group": group, "removed": member})))
+}
+
+/// The users a group expands to, recursively, each once, by name.
+#[utoipa::path(get, path = "/api/v1/groups/{name}/expand", tag = "groups", security(("bearer" = [])),
+    params(("name" = String, Path)),
+    responses((status = 200, body = Vec<UserRow>), (status = 404, description = "no such group")))]
+async fn expand_group(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Vec<UserRow>>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let users = app
+        .blocking(move |c| {
+            let id = parties::find_kind(c, "group", &name)?;
+            parties::expand(c, id)
+        })
+        .await?;
+    Ok(Json(
+        users
+            .into_iter()
+            .map(|u| UserRow {
+                id: u.id.0,
+                name: u.username,
+                timezone: u.timezone,
+                email: u.email,
+                xmpp: u.xmpp,
+                phone: u.phone,
+            })
+            .collect(),
+    ))
+}

@@ -1,0 +1,290 @@
+//! `/api/v1/subscriptions`: subscribe (a twin refused or merged exactly as
+//! `digestd subscribe` does), list by party (a read token may), pause,
+//! resume and retime, end. Admin tokens for the rest.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, patch};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::access::Scope;
+use crate::ids::SubscriptionId;
+use crate::subscriptions::{self, Retime, SubscribeRequest, Subscribed, Subscription};
+use crate::{items, manage, parties, remove, validate};
+
+use super::auth::require;
+use super::body::{Path, Query, RawBody};
+use super::error::ApiResult;
+use super::people::{json, RemovedView};
+use super::{ApiError, App};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(subscribe, list, change, end),
+    components(schemas(SubscribeBody, Subscribed201, SubscriptionView, PatchBody))
+)]
+struct Doc;
+
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <Doc as utoipa::OpenApi>::openapi()
+}
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/api/v1/subscriptions", get(list).post(subscribe))
+        .route("/api/v1/subscriptions/{id}", patch(change).delete(end))
+}
+
+/// What `digestd subscribe` takes: `collection` (a UUID) or `"all": true`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeBody {
+    /// A user or group name.
+    party: String,
+    /// hourly, daily or weekly.
+    frequency: String,
+    /// modification or forward.
+    kind: String,
+    collection: Option<String>,
+    #[serde(default)]
+    all: bool,
+    /// email, xmpp, sms (default email).
+    #[serde(default)]
+    channels: Vec<String>,
+    /// Local hour 0-23 (default: the user's daily hour).
+    hour: Option<i64>,
+    /// mon..sun, weekly only (default: the user's first day of week).
+    day: Option<String>,
+    #[serde(default)]
+    include_own: bool,
+    #[serde(default)]
+    send_empty: bool,
+}
+
+/// The subscription that delivers the digest; `merged` when the party had
+/// it already and the request's channels were added to it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Subscribed201 {
+    id: i64,
+    merged: bool,
+    channels: Vec<String>,
+}
+
+/// A subscription as stored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionView {
+    id: i64,
+    party: String,
+    /// The collection's UUID; null for all collections.
+    collection: Option<String>,
+    kind: String,
+    frequency: String,
+    /// Local hour (daily, weekly).
+    hour: Option<i32>,
+    /// Local day mon..sun (weekly).
+    day: Option<String>,
+    channels: Vec<String>,
+    paused: bool,
+}
+
+/// What `PATCH` changes; each optional.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchBody {
+    /// true pauses; false resumes from now (no burst for the paused time).
+    paused: Option<bool>,
+    hour: Option<i64>,
+    day: Option<String>,
+    channels: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    party: Option<String>,
+}
+
+fn parse_id(s: &str) -> ApiResult<SubscriptionId> {
+    s.parse::<i64>()
+        .ok()
+        .filter(|i| *i > 0)
+        .map(SubscriptionId)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "subscription id {:?} is not a positive integer",
+                validate::escape_for_line(s)
+            ))
+        })
+}
+
+fn views(
+    c: &mut crate::db::DbConn,
+    subs: Vec<Subscription>,
+) -> crate::Result<Vec<SubscriptionView>> {
+    let uuids: HashMap<i64, String> = items::list_collections(c)?
+        .into_iter()
+        .map(|k| (k.id.0, k.uuid))
+        .collect();
+    let mut names: HashMap<i64, String> = HashMap::new();
+    let mut out = Vec::new();
+    for s in subs {
+        let party = match names.get(&s.party.0) {
+            Some(n) => n.clone(),
+            None => {
+                let n = parties::name_of(c, s.party)?;
+                names.insert(s.party.0, n.clone());
+                n
+            }
+        };
+        out.push(SubscriptionView {
+            id: s.id.0,
+            party,
+            collection: s.collection.and_then(|k| uuids.get(&k.0).cloned()),
+            kind: s.kind,
+            frequency: s.frequency,
+            hour: s.hour_of_day,
+            day: s
+                .day_of_week
+                .map(|d| validate::weekday_name(d as u8).into()),
+            channels: s.channels,
+            paused: s.paused,
+        });
+    }
+    Ok(out)
+}
+
+/// Subscribes a user or group. A digest the party already has is refused
+/// (409, naming the subscription) or, when the request only adds channels,
+/// merged into it (200 with its id).
+#[utoipa::path(post, path = "/api/v1/subscriptions", tag = "subscriptions", security(("bearer" = [])),
+    request_body = SubscribeBody,
+    responses((status = 201, body = Subscribed201, description = "created"), (status = 200, body = Subscribed201, description = "merged"),
+        (status = 400, description = "invalid"), (status = 404, description = "no such party or collection"),
+        (status = 409, description = "the party has this digest: subscription N")))]
+async fn subscribe(
+    State(app): State<App>,
+    headers: HeaderMap,
+    raw: RawBody,
+) -> ApiResult<(StatusCode, Json<Subscribed201>)> {
+    require(&app, &headers, Scope::Admin).await?;
+    let b: SubscribeBody = json(&raw)?;
+    let collection = match (b.collection, b.all) {
+        (Some(c), false) => Some(c),
+        (None, true) => None,
+        _ => {
+            return Err(ApiError::bad_request(
+                "give exactly one of collection (a UUID) or \"all\": true",
+            ))
+        }
+    };
+    let req = SubscribeRequest {
+        party: b.party,
+        frequency: b.frequency,
+        kind: b.kind,
+        collection,
+        channels: b.channels,
+        hour: b.hour,
+        day: b.day,
+        include_own: b.include_own,
+        send_empty: b.send_empty,
+    };
+    let now = app.clock.now();
+    let (done, channels) = app
+        .blocking(move |c| {
+            let done = manage::subscribe(c, now, &req)?;
+            let channels = subscriptions::get(c, done.id())?.channels;
+            Ok((done, channels))
+        })
+        .await?;
+    let (status, merged) = match done {
+        Subscribed::Created(_) => (StatusCode::CREATED, false),
+        Subscribed::Merged { .. } => (StatusCode::OK, true),
+    };
+    Ok((
+        status,
+        Json(Subscribed201 {
+            id: done.id().0,
+            merged,
+            channels,
+        }),
+    ))
+}
+
+/// Subscriptions, of one party (`?party=NAME`) or all, by id.
+#[utoipa::path(get, path = "/api/v1/subscriptions", tag = "subscriptions", security(("bearer" = [])),
+    params(("party" = Option<String>, Query, description = "a user or group name")),
+    responses((status = 200, body = Vec<SubscriptionView>), (status = 404, description = "no such party")))]
+async fn list(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<Vec<SubscriptionView>>> {
+    require(&app, &headers, Scope::Read).await?;
+    let subs = app
+        .blocking(move |c| {
+            let subs = match &q.party {
+                Some(name) => {
+                    let (id, _) = parties::find(c, name)?;
+                    subscriptions::list_for_party(c, id)?
+                }
+                None => subscriptions::list(c)?,
+            };
+            views(c, subs)
+        })
+        .await?;
+    Ok(Json(subs))
+}
+
+/// Pauses or resumes (from now, no burst) a subscription, or changes its
+/// hour, day or channels (checked as `subscribe` checks them; a new hour or
+/// day reschedules it).
+#[utoipa::path(patch, path = "/api/v1/subscriptions/{id}", tag = "subscriptions", security(("bearer" = [])),
+    params(("id" = i64, Path)), request_body = PatchBody,
+    responses((status = 200, body = SubscriptionView), (status = 404, description = "no such subscription"),
+        (status = 409, description = "the party has the digest the new hour and day make")))]
+async fn change(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    raw: RawBody,
+) -> ApiResult<Json<SubscriptionView>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let id = parse_id(&id)?;
+    let b: PatchBody = json(&raw)?;
+    let retime = Retime {
+        hour: b.hour,
+        day: b.day,
+        channels: b.channels,
+    };
+    let now = app.clock.now();
+    let view = app
+        .blocking(move |c| {
+            manage::change_subscription(c, now, id, b.paused, &retime)?;
+            let s = subscriptions::get(c, id)?;
+            Ok(views(c, vec![s])?.remove(0))
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+/// Ends a subscription for good: its unsent digests are cancelled, its run
+/// records go; digests already sent stay as history.
+#[utoipa::path(delete, path = "/api/v1/subscriptions/{id}", tag = "subscriptions", security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    responses((status = 200, body = RemovedView), (status = 404, description = "no such subscription")))]
+async fn end(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RemovedView>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let id = parse_id(&id)?;
+    let now = app.clock.now();
+    let r = app
+        .blocking(move |c| remove::subscription(c, now, id))
+        .await?;
+    Ok(Json(RemovedView::new("subscription", id.to_string(), r)))
+}

@@ -1,0 +1,147 @@
+//! A user put whole: created when the name is free, else its preferences
+//! and addresses changed (what `PUT /api/v1/users/{name}` and its bulk form
+//! do). Validated with no storage touched ([`UserPut::validate`]), then
+//! written in the caller's transaction ([`put_user_in_tx`]);
+//! `manage::put_users` reschedules a changed user in the same one.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::prefs::{apply_changes_by_id, UserChanges, ValidChanges};
+use super::{find, insert_contact, insert_party, new_subscriber_code, not_reserved, Channel};
+use crate::db::schema::{contact_points, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::PartyId;
+use crate::validate;
+
+/// A user's preferences and addresses, each optional (a new user needs a
+/// timezone). An address given replaces the stored one when it differs
+/// (the new one unverified, enabled); one not given stays.
+#[derive(Debug, Clone, Default)]
+pub struct UserPut {
+    pub name: String,
+    pub changes: UserChanges,
+    pub email: Option<String>,
+    pub xmpp: Option<String>,
+    pub phone: Option<String>,
+}
+
+/// [`UserPut`], validated.
+#[derive(Debug, Clone)]
+pub struct ValidPut {
+    name: String,
+    changes: ValidChanges,
+    contacts: Vec<(Channel, String)>,
+}
+
+impl UserPut {
+    /// Checks every field; touches no storage.
+    pub fn validate(&self) -> Result<ValidPut> {
+        let name = not_reserved(validate::name("user", &self.name)?)?;
+        let changes = self.changes.validate()?;
+        let mut contacts = Vec::new();
+        for (channel, addr) in [
+            (Channel::Email, &self.email),
+            (Channel::Xmpp, &self.xmpp),
+            (Channel::Sms, &self.phone),
+        ] {
+            if let Some(a) = addr {
+                contacts.push((channel, channel.validate_address(a)?));
+            }
+        }
+        Ok(ValidPut {
+            name,
+            changes,
+            contacts,
+        })
+    }
+}
+
+impl ValidPut {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Whether [`put_user_in_tx`] would create or update `p`, or why it cannot
+/// (the name is a group's; a new user without a timezone). Reads only.
+pub fn check_put(c: &mut DbConn, p: &ValidPut) -> Result<Option<PartyId>> {
+    match find(c, &p.name) {
+        Ok((id, kind)) if kind == "user" => Ok(Some(id)),
+        Ok(_) => Err(Error::conflict(format!(
+            "{:?} is a group, not a user",
+            p.name
+        ))),
+        Err(Error::NotFound(_)) if p.changes.timezone_name().is_none() => {
+            Err(Error::invalid(format!(
+                "a new user needs a timezone (tz): {:?} does not exist",
+                p.name
+            )))
+        }
+        Err(Error::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates or updates one user in the caller's transaction; its id and
+/// whether it was created.
+pub fn put_user_in_tx(c: &mut DbConn, now: NaiveDateTime, p: &ValidPut) -> Result<(PartyId, bool)> {
+    match check_put(c, p)? {
+        None => {
+            let id = insert_party(c, "user", &p.name, now)?;
+            let ch = &p.changes;
+            diesel::insert_into(users::table)
+                .values((
+                    users::party_id.eq(id.0),
+                    users::timezone.eq(ch.timezone_name().expect("checked")),
+                    users::week_start.eq(ch.week_start_or(0)),
+                    users::daily_hour.eq(ch.daily_hour_or(8)),
+                    users::locale.eq(ch.locale_or("en-US")),
+                    users::subscriber_code.eq(new_subscriber_code()),
+                ))
+                .execute(c)?;
+            for (channel, address) in &p.contacts {
+                insert_contact(c, id, *channel, address, now)?;
+            }
+            Ok((id, true))
+        }
+        Some(id) => {
+            apply_changes_by_id(c, id, &p.changes)?;
+            for (channel, address) in &p.contacts {
+                set_address(c, id, *channel, address, now)?;
+            }
+            Ok((id, false))
+        }
+    }
+}
+
+/// Sets a party's address on `channel` unless it is already that one (so
+/// putting the same user twice keeps an address verified).
+fn set_address(
+    c: &mut DbConn,
+    id: PartyId,
+    channel: Channel,
+    address: &str,
+    now: NaiveDateTime,
+) -> Result<()> {
+    let mine = contact_points::table
+        .filter(contact_points::party_id.eq(id.0))
+        .filter(contact_points::channel.eq(channel.as_str()));
+    let stored: Option<String> = mine.select(contact_points::address).first(c).optional()?;
+    match stored {
+        Some(s) if s == address => {}
+        Some(_) => {
+            diesel::update(mine)
+                .set((
+                    contact_points::address.eq(address),
+                    contact_points::verified.eq(false),
+                    contact_points::disabled.eq(false),
+                    contact_points::bounce_count.eq(0),
+                ))
+                .execute(c)?;
+        }
+        None => insert_contact(c, id, channel, address, now)?,
+    }
+    Ok(())
+}

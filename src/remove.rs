@@ -1,0 +1,134 @@
+//! Deleting what has history, each in one write transaction: a user or a
+//! group (its subscriptions end, its unsent requests are cancelled, it
+//! leaves every group, its contact points go, its row stays as a renamed
+//! tombstone that history points at), a collection (its subscriptions end,
+//! items in no other collection go, its modification log goes), a
+//! subscription (ended for good, its unsent digests cancelled).
+//!
+//! It sits above `deliver` because cancelling requests writes the nt
+//! tables `deliver` owns, and `manage` is below `deliver`: each table's
+//! owner does its part (`parties::retire_in_tx`,
+//! `subscriptions::end_in_tx`, `deliver::queue::withdraw_in_tx`,
+//! `items::delete_collection_in_tx`) inside the transaction opened here.
+//! Names are resolved inside the transaction, so bad input writes nothing.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::db::DbConn;
+use crate::deliver::queue::withdraw_in_tx;
+use crate::error::Result;
+use crate::ids::{PartyId, SubscriptionId};
+use crate::{items, parties, subscriptions};
+
+/// What a deletion ended, cancelled and removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Removed {
+    pub subscriptions_ended: usize,
+    /// Their run records (the scheduler's bookkeeping).
+    pub runs_forgotten: usize,
+    /// Pending or sending requests cancelled.
+    pub requests_cancelled: usize,
+    /// The deleted user's queued messages inside requests to a group, given up.
+    pub messages_given_up: usize,
+    pub memberships_removed: usize,
+    pub contact_points_removed: usize,
+    pub items_deleted: usize,
+    /// Items also in another collection, which keep them.
+    pub items_kept: usize,
+    pub modifications_deleted: usize,
+}
+
+impl Removed {
+    /// Messages that will not go out now: requests cancelled and rows given up.
+    pub fn messages_cancelled(&self) -> usize {
+        self.requests_cancelled + self.messages_given_up
+    }
+
+    /// `2 subscriptions ended, 3 pending messages cancelled, …` (what the
+    /// CLI prints after `deleted user asha: `).
+    pub fn summary(&self) -> String {
+        let mut parts = vec![
+            format!("{} subscriptions ended", self.subscriptions_ended),
+            format!("{} pending messages cancelled", self.messages_cancelled()),
+        ];
+        for (n, what) in [
+            (self.memberships_removed, "memberships removed"),
+            (self.contact_points_removed, "contact points removed"),
+            (self.items_deleted, "items deleted"),
+            (self.items_kept, "items kept (in other collections)"),
+            (self.modifications_deleted, "modifications deleted"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+/// Deletes the user `name` (see the module doc).
+pub fn user(conn: &mut DbConn, now: DateTime<Utc>, name: &str) -> Result<Removed> {
+    party(conn, now, "user", name)
+}
+
+/// Deletes the group `name`: its members stay, its memberships go.
+pub fn group(conn: &mut DbConn, now: DateTime<Utc>, name: &str) -> Result<Removed> {
+    party(conn, now, "group", name)
+}
+
+fn party(conn: &mut DbConn, now: DateTime<Utc>, kind: &str, name: &str) -> Result<Removed> {
+    conn.write_tx(|c| {
+        let id: PartyId = parties::find_kind(c, kind, name)?;
+        let subs = subscriptions::ids_of_party(c, id)?;
+        let mut out = end(c, now, Some(id), &subs)?;
+        let r = parties::retire_in_tx(c, id)?;
+        out.memberships_removed = r.memberships;
+        out.contact_points_removed = r.contact_points;
+        Ok(out)
+    })
+}
+
+/// Deletes a collection by UUID: its subscriptions end (not those to all
+/// collections), items in no other collection are deleted, its
+/// modification log and read tickets go.
+pub fn collection(conn: &mut DbConn, now: DateTime<Utc>, uuid: &str) -> Result<Removed> {
+    conn.write_tx(|c| {
+        let coll = items::find_collection(c, uuid)?;
+        let subs = subscriptions::ids_of_collection(c, coll.id)?;
+        let mut out = end(c, now, None, &subs)?;
+        let f = items::delete_collection_in_tx(c, coll.id)?;
+        out.items_deleted = f.items_deleted;
+        out.items_kept = f.items_kept;
+        out.modifications_deleted = f.modifications;
+        Ok(out)
+    })
+}
+
+/// Ends one subscription for good (pausing keeps it; this does not).
+pub fn subscription(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -> Result<Removed> {
+    conn.write_tx(|c| {
+        subscriptions::get(c, id)?;
+        end(c, now, None, &[id])
+    })
+}
+
+/// Holds `subs` against ticks, cancels what is unsent to `party` and of
+/// `subs`, and ends `subs`.
+fn end(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    party: Option<PartyId>,
+    subs: &[SubscriptionId],
+) -> Result<Removed> {
+    subscriptions::hold_in_tx(c, subs)?;
+    let w = withdraw_in_tx(c, now, party, subs)?;
+    let (ended, runs) = subscriptions::end_in_tx(c, subs)?;
+    Ok(Removed {
+        subscriptions_ended: ended,
+        runs_forgotten: runs,
+        requests_cancelled: w.requests,
+        messages_given_up: w.rows,
+        ..Removed::default()
+    })
+}

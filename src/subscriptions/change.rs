@@ -1,0 +1,209 @@
+//! A subscription's later life: read by party, its hour, day and channels
+//! changed (`PATCH /api/v1/subscriptions/{id}`), and ended for good
+//! (`digestd subscription end`, and with its user, group or collection).
+//! The writes run in the caller's transaction: `manage` reschedules a
+//! changed one, `remove` cancels the pending digests of ended ones.
+
+use diesel::prelude::*;
+
+use super::twin::{channel_list, twin_of, Digest};
+use super::{list_where, Frequency, Kind, Subscription};
+use crate::db::schema::subscriptions;
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::parties::{self, Channel};
+use crate::validate;
+
+/// The subscriptions of one party, by id.
+pub fn list_for_party(conn: &mut DbConn, party: PartyId) -> Result<Vec<Subscription>> {
+    list_where(conn, Some(party))
+}
+
+/// One subscription.
+pub fn get(conn: &mut DbConn, id: SubscriptionId) -> Result<Subscription> {
+    let party: i64 = subscriptions::table
+        .find(id.0)
+        .select(subscriptions::party_id)
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
+    list_where(conn, Some(PartyId(party)))?
+        .into_iter()
+        .find(|s| s.id == id)
+        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))
+}
+
+/// The ids of a party's subscriptions.
+pub fn ids_of_party(c: &mut DbConn, party: PartyId) -> Result<Vec<SubscriptionId>> {
+    let ids: Vec<i64> = subscriptions::table
+        .filter(subscriptions::party_id.eq(party.0))
+        .select(subscriptions::id)
+        .load(c)?;
+    Ok(ids.into_iter().map(SubscriptionId).collect())
+}
+
+/// The ids of the subscriptions to one collection (not those to all).
+pub fn ids_of_collection(c: &mut DbConn, coll: CollectionId) -> Result<Vec<SubscriptionId>> {
+    let ids: Vec<i64> = subscriptions::table
+        .filter(subscriptions::collection_id.eq(coll.0))
+        .select(subscriptions::id)
+        .load(c)?;
+    Ok(ids.into_iter().map(SubscriptionId).collect())
+}
+
+/// Stops ticks from taking `ids` before they end: on PostgreSQL this
+/// takes their row locks (waiting for a tick that holds one to commit, so
+/// the digest it posts is seen and cancelled); on SQLite writers take
+/// turns anyway.
+pub fn hold_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<()> {
+    let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
+    for chunk in raw.chunks(10_000) {
+        diesel::update(subscriptions::table.filter(subscriptions::id.eq_any(chunk)))
+            .set((
+                subscriptions::paused.eq(true),
+                subscriptions::next_due_at.eq(None::<chrono::NaiveDateTime>),
+            ))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// Ends `ids` for good in the caller's transaction: the rows go, their
+/// runs with them (`ON DELETE CASCADE`), and digests already posted keep
+/// their requests with `subscription_id` cleared (`ON DELETE SET NULL`).
+/// Returns (subscriptions, runs) removed.
+pub fn end_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<(usize, usize)> {
+    use crate::db::schema::subscription_runs;
+    let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
+    let (mut subs, mut runs) = (0, 0);
+    for chunk in raw.chunks(10_000) {
+        runs += diesel::delete(
+            subscription_runs::table.filter(subscription_runs::subscription_id.eq_any(chunk)),
+        )
+        .execute(c)?;
+        subs += diesel::delete(subscriptions::table.filter(subscriptions::id.eq_any(chunk)))
+            .execute(c)?;
+    }
+    Ok((subs, runs))
+}
+
+/// What `PATCH` may change besides pausing.
+#[derive(Debug, Clone, Default)]
+pub struct Retime {
+    pub hour: Option<i64>,
+    pub day: Option<String>,
+    pub channels: Option<Vec<String>>,
+}
+
+impl Retime {
+    pub fn is_empty(&self) -> bool {
+        self.hour.is_none() && self.day.is_none() && self.channels.is_none()
+    }
+}
+
+/// Parses channels as `subscribe` does: sorted, each once, at least one.
+pub(super) fn parse_channels(list: &[String]) -> Result<Vec<Channel>> {
+    if list.is_empty() {
+        return Ok(vec![Channel::Email]);
+    }
+    let mut channels: Vec<Channel> = list
+        .iter()
+        .map(|c| Channel::parse(c))
+        .collect::<Result<_>>()?;
+    channels.sort();
+    channels.dedup();
+    Ok(channels)
+}
+
+/// A user must have an enabled address on every channel (a group's
+/// requests are expanded to its members, or go to its own address).
+pub(super) fn check_addresses(
+    conn: &mut DbConn,
+    party: PartyId,
+    party_name: &str,
+    channels: &[Channel],
+) -> Result<()> {
+    let have = parties::contact_points(conn, party)?;
+    for ch in channels {
+        if !have
+            .iter()
+            .any(|cp| cp.channel == ch.as_str() && !cp.disabled)
+        {
+            return Err(Error::invalid(format!(
+                "{party_name} has no {} address: add one before subscribing on that channel",
+                ch.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Changes a subscription's hour, day or channels in the caller's
+/// transaction, checked as `subscribe` checks them. Refused (409, naming
+/// it) when the party already has the digest the new hour and day make.
+/// The caller reschedules.
+pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()> {
+    let hour = r.hour.map(validate::hour).transpose()?;
+    let day = r.day.as_deref().map(validate::weekday).transpose()?;
+    let channels = r.channels.as_deref().map(parse_channels).transpose()?;
+    let s = get(c, id)?;
+    let frequency = Frequency::parse(&s.frequency)?;
+    match frequency {
+        Frequency::Hourly if hour.is_some() || day.is_some() => {
+            return Err(Error::invalid(
+                "an hourly subscription takes neither hour nor day",
+            ))
+        }
+        Frequency::Daily if day.is_some() => {
+            return Err(Error::invalid("a daily subscription takes hour, not day"))
+        }
+        _ => {}
+    }
+    let (new_hour, new_day) = (
+        hour.map(i32::from).or(s.hour_of_day),
+        day.map(i32::from).or(s.day_of_week),
+    );
+    if let Some(ch) = &channels {
+        let (name, kind) = (parties::name_of(c, s.party)?, parties_kind(c, s.party)?);
+        if kind == "user" {
+            check_addresses(c, s.party, &name, ch)?;
+        }
+    }
+    let digest = Digest {
+        party: s.party,
+        collection: s.collection,
+        kind: Kind::parse(&s.kind)?,
+        frequency,
+        hour: new_hour,
+        day: new_day,
+    };
+    if let Some(t) = twin_of(c, &digest)? {
+        if t.id != id {
+            return Err(Error::conflict(format!(
+                "the party already has that digest: subscription {}",
+                t.id
+            )));
+        }
+    }
+    diesel::update(subscriptions::table.find(id.0))
+        .set((
+            subscriptions::hour_of_day.eq(new_hour),
+            subscriptions::day_of_week.eq(new_day),
+        ))
+        .execute(c)?;
+    if let Some(ch) = channels {
+        diesel::update(subscriptions::table.find(id.0))
+            .set(subscriptions::channels.eq(channel_list(&ch)))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+fn parties_kind(c: &mut DbConn, party: PartyId) -> Result<String> {
+    use crate::db::schema::parties;
+    Ok(parties::table
+        .find(party.0)
+        .select(parties::kind)
+        .first(c)?)
+}
