@@ -488,6 +488,7 @@ fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
     let env = Env::new();
     for args in [
         &["bench", "simulate", "--users", "0"][..],
+        &["bench", "http", "--connections", "0"][..],
         &["bench", "simulate", "--days", "0"][..],
         &["bench", "simulate", "--days", "3661"][..],
         &["bench", "simulate", "--days=-5"][..],
@@ -539,6 +540,21 @@ fn benches_run_at_toy_sizes() {
         (
             &["bench", "simulate", "--users", "20", "--days", "3"][..],
             "simulate (the real tick)",
+        ),
+        // Fails unless every answer has its status (304, 200 with 50
+        // entries, 201 for each batch).
+        (
+            &[
+                "bench",
+                "http",
+                "--requests",
+                "40",
+                "--connections",
+                "4",
+                "--batches",
+                "2",
+            ][..],
+            "x the record path",
         ),
     ] {
         let out = env.run_raw(args, b"");
