@@ -104,7 +104,8 @@ pub enum Command {
     /// Read tickets: a secret that opens one collection's Atom feeds.
     #[command(subcommand)]
     Ticket(access::TicketCmd),
-    /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
+    /// A user's or group's addresses: with no action, show them (state and bounces);
+    /// on one --channel, set it, or mark it verified, disabled or enabled.
     Contact(parties::ContactArgs),
     /// Pause, resume, end or list subscriptions.
     #[command(subcommand)]

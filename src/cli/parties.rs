@@ -87,9 +87,9 @@ pub enum GroupCmd {
 pub struct ContactArgs {
     /// The user or group.
     name: String,
-    /// email, xmpp or sms.
+    /// email, xmpp or sms (needed with an action; without one, shows only that channel).
     #[arg(long)]
-    channel: String,
+    channel: Option<String>,
     /// A new address (checked for the channel): enabled, not verified, bounces reset.
     #[arg(long, value_name = "ADDRESS")]
     set: Option<String>,
@@ -102,6 +102,9 @@ pub struct ContactArgs {
     /// Send to it again (bounce count reset).
     #[arg(long)]
     enable: bool,
+    /// With no action: the addresses as a JSON array.
+    #[arg(long, conflicts_with_all = ["set", "verify", "disable", "enable"])]
+    json: bool,
 }
 
 pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
@@ -200,35 +203,41 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
+/// `contact NAME [--channel C]` with no action shows the addresses, one
+/// line each (or `--json`); with one action it changes the channel's.
 pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
-    let channel = parties::Channel::parse(&a.channel)?;
+    let channel = a.channel.as_deref().map(parties::Channel::parse).transpose()?;
     let change = match (a.set, a.verify, a.disable, a.enable) {
-        (Some(a), false, false, false) => parties::ContactChange::Set(a),
-        (None, true, false, false) => parties::ContactChange::Verify,
-        (None, false, true, false) => parties::ContactChange::Disable,
-        (None, false, false, true) => parties::ContactChange::Enable,
+        (None, false, false, false) => None,
+        (Some(a), false, false, false) => Some(parties::ContactChange::Set(a)),
+        (None, true, false, false) => Some(parties::ContactChange::Verify),
+        (None, false, true, false) => Some(parties::ContactChange::Disable),
+        (None, false, false, true) => Some(parties::ContactChange::Enable),
         _ => {
             return Err(Error::invalid(
-                "contact: give exactly one of --set ADDRESS, --verify, --disable, --enable",
+                "contact: give at most one of --set ADDRESS, --verify, --disable, --enable",
             ))
         }
     };
+    if change.is_some() && channel.is_none() {
+        return Err(Error::invalid(
+            "contact: --set, --verify, --disable and --enable need --channel",
+        ));
+    }
     let mut conn = ctx.conn()?;
+    let (Some(change), Some(channel)) = (change, channel) else {
+        let points = parties::show_contacts(&mut conn, &a.name, channel)?;
+        if a.json {
+            let json = serde_json::to_string(&points).expect("serialisable");
+            writeln!(ctx.out, "{json}")?;
+        }
+        for p in points.iter().filter(|_| !a.json) {
+            writeln!(ctx.out, "{} {p}", a.name)?;
+        }
+        return Ok(());
+    };
     let p = parties::change_contact(&mut conn, ctx.now(), &a.name, channel, &change)?;
-    writeln!(
-        ctx.out,
-        "{} {} {} ({}, {}, {} bounces)",
-        a.name,
-        p.channel,
-        p.address,
-        if p.verified {
-            "verified"
-        } else {
-            "not verified"
-        },
-        if p.disabled { "disabled" } else { "enabled" },
-        p.bounce_count
-    )?;
+    writeln!(ctx.out, "{} {p}", a.name)?;
     Ok(())
 }
 
