@@ -55,8 +55,9 @@ pub enum SubscriptionCmd {
     /// End a subscription for good: unsent digests of it are cancelled,
     /// its run records go; digests already sent stay as history.
     End { id: i64 },
-    /// List subscriptions.
+    /// List subscriptions: who, how often, of which collection.
     List {
+        /// A JSON array: ids, and the party's and collection's names.
         #[arg(long)]
         json: bool,
     },
@@ -170,7 +171,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
             )?;
         }
         SubscriptionCmd::List { json } => {
-            let subs = subscriptions::list(&mut conn)?;
+            let subs = subscriptions::list_named(&mut conn)?;
             if json {
                 writeln!(
                     ctx.out,
