@@ -600,3 +600,28 @@ fn contact_with_no_action_shows_the_addresses_and_their_state() {
     assert_usage_error(&out, &["contact".into()]);
     assert_eq!(env.snapshot(), before);
 }
+
+/// `user add` and `group add` say what they stored; the id stays the last
+/// line, for scripts.
+#[test]
+fn user_and_group_add_say_what_they_added_then_the_id() {
+    let env = Env::init();
+    let out = env.ok(&[
+        "user", "add", "asha", "--tz", "Asia/Kolkata", "--email", "asha@example.com",
+        "--daily-hour", "7",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(
+        lines[0],
+        "added user asha: Asia/Kolkata, week starts mon, daily 07:00, asha@example.com"
+    );
+    assert_integer_last_line(&out);
+    let out = env.ok(&["user", "add", "bo", "--tz", "UTC"]);
+    assert!(out.starts_with("added user bo: UTC, week starts mon, daily 08:00, no addresses\n"), "{out}");
+    let out = env.ok(&["group", "add", "team"]);
+    assert_eq!(out.lines().next(), Some("added group team"));
+    assert_integer_last_line(&out);
+    let out = env.ok(&["group", "add", "ops", "--email", "ops@example.com"]);
+    assert_eq!(out.lines().next(), Some("added group ops with its own email address"));
+}

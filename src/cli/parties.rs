@@ -10,14 +10,16 @@ use crate::parties;
 
 #[derive(Subcommand, Debug)]
 pub enum UserCmd {
-    /// Add a user.
+    /// Add a user: says what was stored, then the new id as the last line (for scripts).
     Add {
         name: String,
         /// IANA timezone, e.g. Europe/Paris.
         #[arg(long)]
         tz: String,
+        /// Email address (RFC 5321), e.g. ana@example.org.
         #[arg(long)]
         email: Option<String>,
+        /// XMPP address (a bare JID), e.g. ana@chat.example.org.
         #[arg(long)]
         xmpp: Option<String>,
         /// E.164, e.g. +14155550123.
@@ -59,7 +61,7 @@ pub enum UserCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum GroupCmd {
-    /// Add a group.
+    /// Add a group: says so, then the new id as the last line (for scripts).
     Add {
         name: String,
         /// The group's own address (used when a request is not expanded).
@@ -134,6 +136,20 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                     locale,
                 },
             )?;
+            let users = parties::list_users(&mut conn)?;
+            if let Some(u) = users.iter().find(|u| u.id == id) {
+                let addrs = addresses(u);
+                writeln!(
+                    ctx.out,
+                    "added user {}: {}, week starts {}, daily {:02}:00, {}",
+                    u.username,
+                    u.timezone,
+                    u.week_start,
+                    u.daily_hour,
+                    if addrs.is_empty() { "no addresses" } else { &addrs }
+                )?;
+            }
+            // The id stays the last line, for scripts.
             writeln!(ctx.out, "{id}")?;
         }
         UserCmd::List { json } => {
@@ -176,6 +192,8 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     match cmd {
         GroupCmd::Add { name, email } => {
             let id = parties::create_group(&mut conn, ctx.now(), &name, email.as_deref())?;
+            let with = email.map_or(String::new(), |_| " with its own email address".into());
+            writeln!(ctx.out, "added group {name}{with}")?;
             writeln!(ctx.out, "{id}")?;
         }
         GroupCmd::AddMember { group, member } => {
@@ -251,19 +269,27 @@ fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Resu
         return Ok(());
     }
     for u in users {
-        writeln!(
-            out,
-            "{:<16} {:<24} week starts {} daily {:02}:00  {}",
-            u.username,
-            u.timezone,
-            u.week_start,
-            u.daily_hour,
-            [&u.email, &u.xmpp, &u.phone]
-                .iter()
-                .filter_map(|a| a.as_deref())
-                .collect::<Vec<_>>()
-                .join(" ")
-        )?;
+        writeln!(out, "{}", user_line(u))?;
     }
     Ok(())
+}
+
+/// `ana  Europe/Madrid  week starts mon daily 08:00  ana@example.org`.
+fn user_line(u: &parties::User) -> String {
+    format!(
+        "{:<16} {:<24} week starts {} daily {:02}:00  {}",
+        u.username,
+        u.timezone,
+        u.week_start,
+        u.daily_hour,
+        addresses(u)
+    )
+}
+
+fn addresses(u: &parties::User) -> String {
+    [&u.email, &u.xmpp, &u.phone]
+        .iter()
+        .filter_map(|a| a.as_deref())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
