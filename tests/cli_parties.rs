@@ -576,20 +576,31 @@ fn contact_with_no_action_shows_the_addresses_and_their_state() {
     assert_eq!(v[1]["verified"], true);
     assert_eq!(v[1]["bounce_count"], 0);
     let one: Value =
-        serde_json::from_str(&env.ok(&["contact", "bob", "--channel", "email", "--json"]))
-            .unwrap();
+        serde_json::from_str(&env.ok(&["contact", "bob", "--channel", "email", "--json"])).unwrap();
     assert_eq!(one.as_array().unwrap().len(), 1);
     // No address at all: nothing listed, an empty array.
     assert_eq!(env.ok(&["contact", "quiet"]), "");
     assert_eq!(env.ok(&["contact", "quiet", "--json"]).trim(), "[]");
     assert_eq!(env.snapshot(), before, "showing writes nothing");
     // Hostile or wrong input: exit 2, one line, nothing written.
-    env.refused(&["contact", "bob", "--channel", "sms"], b"", "bob has no sms address");
+    env.refused(
+        &["contact", "bob", "--channel", "sms"],
+        b"",
+        "bob has no sms address",
+    );
     env.refused(&["contact", "nobody"], b"", "no user or group named");
     env.refused(&["contact", "bob\r\nX"], b"", "no user or group named");
     env.refused(&["contact", ""], b"", "no user or group named");
-    env.refused(&["contact", "bob", "--channel", "fax"], b"", "unknown channel");
-    env.refused(&["contact", "bob", "--channel", "xm\r\npp"], b"", "unknown channel");
+    env.refused(
+        &["contact", "bob", "--channel", "fax"],
+        b"",
+        "unknown channel",
+    );
+    env.refused(
+        &["contact", "bob", "--channel", "xm\r\npp"],
+        b"",
+        "unknown channel",
+    );
     env.refused(&["contact", "bob", "--verify"], b"", "need --channel");
     env.usage_error(&["contact", "bob", "--channel", "xmpp", "--verify", "--json"]);
     use std::os::unix::ffi::OsStrExt;
@@ -607,8 +618,15 @@ fn contact_with_no_action_shows_the_addresses_and_their_state() {
 fn user_and_group_add_say_what_they_added_then_the_id() {
     let env = Env::init();
     let out = env.ok(&[
-        "user", "add", "asha", "--tz", "Asia/Kolkata", "--email", "asha@example.com",
-        "--daily-hour", "7",
+        "user",
+        "add",
+        "asha",
+        "--tz",
+        "Asia/Kolkata",
+        "--email",
+        "asha@example.com",
+        "--daily-hour",
+        "7",
     ]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
@@ -618,10 +636,16 @@ fn user_and_group_add_say_what_they_added_then_the_id() {
     );
     assert_integer_last_line(&out);
     let out = env.ok(&["user", "add", "bo", "--tz", "UTC"]);
-    assert!(out.starts_with("added user bo: UTC, week starts mon, daily 08:00, no addresses\n"), "{out}");
+    assert!(
+        out.starts_with("added user bo: UTC, week starts mon, daily 08:00, no addresses\n"),
+        "{out}"
+    );
     let out = env.ok(&["group", "add", "team"]);
     assert_eq!(out.lines().next(), Some("added group team"));
     assert_integer_last_line(&out);
     let out = env.ok(&["group", "add", "ops", "--email", "ops@example.com"]);
-    assert_eq!(out.lines().next(), Some("added group ops with its own email address"));
+    assert_eq!(
+        out.lines().next(),
+        Some("added group ops with its own email address")
+    );
 }

@@ -46,7 +46,10 @@ fn subscribed() -> (Env, String) {
     let id = out.lines().last().unwrap().to_string();
     let mut line = mod_line(&c, ITEM_A, "edited", "2026-11-23T08:10:00Z");
     line["actor"] = "bob".into();
-    env.ok_in(&["--now", "2026-11-23T08:20:00Z", "record"], &lines(&[line]));
+    env.ok_in(
+        &["--now", "2026-11-23T08:20:00Z", "record"],
+        &lines(&[line]),
+    );
     (env, id)
 }
 
@@ -97,9 +100,16 @@ fn preview_prints_each_channel_and_writes_nothing() {
     let chat = preview(&env, "2026-11-23T08:30:00Z", &[&id, "--chat"]).stdout;
     assert!(chat.contains("Team lunch") && !chat.contains('<'), "{chat}");
     let sms = preview(&env, "2026-11-23T08:30:00Z", &[&id, "--sms"]).stdout;
-    assert!(!sms.trim().is_empty() && sms.len() < text.stdout.len(), "{sms}");
+    assert!(
+        !sms.trim().is_empty() && sms.len() < text.stdout.len(),
+        "{sms}"
+    );
     // An explicit --at reads the same window as the clock at that instant.
-    let at = preview(&env, "2026-11-23T08:31:00Z", &[&id, "--at", "2026-11-23T08:30:00Z"]);
+    let at = preview(
+        &env,
+        "2026-11-23T08:31:00Z",
+        &[&id, "--at", "2026-11-23T08:30:00Z"],
+    );
     assert_eq!(at.stdout, text.stdout);
     // Before the change the window is empty, and stderr says so.
     let early = preview(&env, "2026-11-23T08:05:00Z", &[&id]);
@@ -118,7 +128,11 @@ fn preview_after_a_tick_shows_what_the_next_digest_holds_so_far() {
     assert!(!next.stdout.contains("Team lunch"));
     assert!(next.stderr.contains("nothing in the window"));
     // A look back at 08:30 still shows that period's window.
-    let back = preview(&env, "2026-11-23T09:30:00Z", &[&id, "--at", "2026-11-23T08:30:00Z"]);
+    let back = preview(
+        &env,
+        "2026-11-23T09:30:00Z",
+        &[&id, "--at", "2026-11-23T08:30:00Z"],
+    );
     assert!(back.stdout.contains("Team lunch"), "{back:?}");
 }
 
@@ -156,7 +170,12 @@ fn preview_refuses_hostile_input_and_writes_nothing() {
     let before = env.snapshot();
     let out = env.run(&[OsStr::new("preview"), bad]);
     assert_usage_error(&out, &["preview".into()]);
-    let out = env.run(&[OsStr::new("preview"), OsStr::new(&id), OsStr::new("--at"), bad]);
+    let out = env.run(&[
+        OsStr::new("preview"),
+        OsStr::new(&id),
+        OsStr::new("--at"),
+        bad,
+    ]);
     assert_usage_error(&out, &["preview --at".into()]);
     assert_eq!(env.snapshot(), before);
 }

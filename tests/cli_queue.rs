@@ -598,10 +598,19 @@ fn test_alert_on_xmpp_and_sms_writes_to_the_outbox_by_default() {
         "--to",
         "ops@chat.example.org",
     ]);
-    assert!(out.starts_with("sent to ops@chat.example.org: written to "), "{out}");
-    let file = env.dir.path().join("outbox/xmpp/test-alert-1795420800000000.txt");
+    assert!(
+        out.starts_with("sent to ops@chat.example.org: written to "),
+        "{out}"
+    );
+    let file = env
+        .dir
+        .path()
+        .join("outbox/xmpp/test-alert-1795420800000000.txt");
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.starts_with("To: ops@chat.example.org\nType: chat\n\n"), "{text}");
+    assert!(
+        text.starts_with("To: ops@chat.example.org\nType: chat\n\n"),
+        "{text}"
+    );
     assert!(text.contains("digestd test alert, 2026-11-23 08:00 UTC"));
     let out = env.ok(&[
         "--now",
@@ -612,10 +621,16 @@ fn test_alert_on_xmpp_and_sms_writes_to_the_outbox_by_default() {
         "--to",
         "+34600111222",
     ]);
-    assert!(out.starts_with("sent to +34600111222: written to "), "{out}");
-    let text =
-        std::fs::read_to_string(env.dir.path().join("outbox/sms/test-alert-1795420800000000.txt"))
-            .unwrap();
+    assert!(
+        out.starts_with("sent to +34600111222: written to "),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(
+        env.dir
+            .path()
+            .join("outbox/sms/test-alert-1795420800000000.txt"),
+    )
+    .unwrap();
     assert!(text.starts_with("To: +34600111222\n\n"), "{text}");
     // Hostile addresses: refused, nothing written anywhere.
     for (channel, bad, needle) in [
@@ -626,7 +641,11 @@ fn test_alert_on_xmpp_and_sms_writes_to_the_outbox_by_default() {
         ("sms", "0612", "invalid"),
         ("fax", "+34600111222", "unknown channel"),
     ] {
-        env.refused(&["test-alert", "--channel", channel, "--to", bad], b"", needle);
+        env.refused(
+            &["test-alert", "--channel", channel, "--to", bad],
+            b"",
+            needle,
+        );
     }
     let count = |d: &str| std::fs::read_dir(env.dir.path().join(d)).unwrap().count();
     assert_eq!((count("outbox/xmpp"), count("outbox/sms")), (1, 1));

@@ -406,10 +406,28 @@ fn subscription_list_names_the_party_and_the_collection() {
     let (env, c) = world();
     env.add_group("team");
     env.ok(&[
-        "subscribe", "alice", "--frequency", "weekly", "--kind", "forward", "--collection", &c,
-        "--day", "tue", "--hour", "9",
+        "subscribe",
+        "alice",
+        "--frequency",
+        "weekly",
+        "--kind",
+        "forward",
+        "--collection",
+        &c,
+        "--day",
+        "tue",
+        "--hour",
+        "9",
     ]);
-    env.ok(&["subscribe", "team", "--frequency", "hourly", "--kind", "modification", "--all"]);
+    env.ok(&[
+        "subscribe",
+        "team",
+        "--frequency",
+        "hourly",
+        "--kind",
+        "modification",
+        "--all",
+    ]);
     env.ok(&["subscription", "pause", "2"]);
     let before = env.snapshot();
     assert_eq!(

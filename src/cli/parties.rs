@@ -146,7 +146,11 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                     u.timezone,
                     u.week_start,
                     u.daily_hour,
-                    if addrs.is_empty() { "no addresses" } else { &addrs }
+                    if addrs.is_empty() {
+                        "no addresses"
+                    } else {
+                        &addrs
+                    }
                 )?;
             }
             // The id stays the last line, for scripts.
@@ -224,7 +228,11 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
 /// `contact NAME [--channel C]` with no action shows the addresses, one
 /// line each (or `--json`); with one action it changes the channel's.
 pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
-    let channel = a.channel.as_deref().map(parties::Channel::parse).transpose()?;
+    let channel = a
+        .channel
+        .as_deref()
+        .map(parties::Channel::parse)
+        .transpose()?;
     let change = match (a.set, a.verify, a.disable, a.enable) {
         (None, false, false, false) => None,
         (Some(a), false, false, false) => Some(parties::ContactChange::Set(a)),

@@ -51,7 +51,11 @@ pub fn list_named(conn: &mut DbConn) -> Result<Vec<Named>> {
         .load::<(i64, String)>(conn)?
         .into_iter()
         .collect();
-    let mut coll_ids: Vec<i64> = subs.iter().filter_map(|s| s.collection).map(|c| c.0).collect();
+    let mut coll_ids: Vec<i64> = subs
+        .iter()
+        .filter_map(|s| s.collection)
+        .map(|c| c.0)
+        .collect();
     coll_ids.sort_unstable();
     coll_ids.dedup();
     let colls: HashMap<i64, (String, String)> = collections::table

@@ -264,7 +264,12 @@ pub fn test_alert_sms(
 ) -> Result<String> {
     let to = validate::phone(to)?;
     match cfg.transport.as_str() {
-        "dir" => push_alert(&mut OutboxListener::new(Channel::Sms, email)?, &to, email, now),
+        "dir" => push_alert(
+            &mut OutboxListener::new(Channel::Sms, email)?,
+            &to,
+            email,
+            now,
+        ),
         "http" => {
             let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
             push_alert(&mut gw, &to, email, now)
@@ -286,7 +291,12 @@ pub fn test_alert_xmpp(
 ) -> Result<String> {
     let to = validate::jid(to)?;
     match cfg.transport.as_str() {
-        "dir" => push_alert(&mut OutboxListener::new(Channel::Xmpp, email)?, &to, email, now),
+        "dir" => push_alert(
+            &mut OutboxListener::new(Channel::Xmpp, email)?,
+            &to,
+            email,
+            now,
+        ),
         "xmpp" => {
             let mut l = crate::deliver::xmpp::XmppListener::new(cfg)?;
             let report = push_alert(&mut l, &to, email, now);
