@@ -465,7 +465,7 @@ fn contact_points_are_set_verified_disabled_and_enabled() {
                 "--verify",
                 "--disable",
             ],
-            "exactly one of",
+            "at most one of",
         ),
         (
             vec!["contact", "bob", "--channel", "fax", "--verify"],
@@ -543,5 +543,109 @@ fn contact_points_are_set_verified_disabled_and_enabled() {
             .unwrap()
             .count()
             == 1
+    );
+}
+
+#[test]
+fn contact_with_no_action_shows_the_addresses_and_their_state() {
+    let env = Env::new();
+    env.add_user("ops", &["--email", "ops@example.com"]);
+    env.add_user(
+        "bob",
+        &["--email", "bob@example.com", "--xmpp", "bob@localhost"],
+    );
+    env.add_user("quiet", &[]);
+    env.ok(&["contact", "bob", "--channel", "xmpp", "--verify"]);
+    env.ok(&["contact", "bob", "--channel", "email", "--disable"]);
+    let before = env.snapshot();
+    assert_eq!(
+        env.ok(&["contact", "bob"]),
+        "bob email bob@example.com (not verified, disabled, 0 bounces)\n\
+         bob xmpp bob@localhost (verified, enabled, 0 bounces)\n"
+    );
+    assert_eq!(
+        env.ok(&["contact", "bob", "--channel", "xmpp"]),
+        "bob xmpp bob@localhost (verified, enabled, 0 bounces)\n"
+    );
+    let json: Value = serde_json::from_str(&env.ok(&["contact", "bob", "--json"])).unwrap();
+    let v = json.as_array().unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0]["channel"], "email");
+    assert_eq!(v[0]["address"], "bob@example.com");
+    assert_eq!(v[0]["disabled"], true);
+    assert_eq!(v[1]["verified"], true);
+    assert_eq!(v[1]["bounce_count"], 0);
+    let one: Value =
+        serde_json::from_str(&env.ok(&["contact", "bob", "--channel", "email", "--json"])).unwrap();
+    assert_eq!(one.as_array().unwrap().len(), 1);
+    // No address at all: nothing listed, an empty array.
+    assert_eq!(env.ok(&["contact", "quiet"]), "");
+    assert_eq!(env.ok(&["contact", "quiet", "--json"]).trim(), "[]");
+    assert_eq!(env.snapshot(), before, "showing writes nothing");
+    // Hostile or wrong input: exit 2, one line, nothing written.
+    env.refused(
+        &["contact", "bob", "--channel", "sms"],
+        b"",
+        "bob has no sms address",
+    );
+    env.refused(&["contact", "nobody"], b"", "no user or group named");
+    env.refused(&["contact", "bob\r\nX"], b"", "no user or group named");
+    env.refused(&["contact", ""], b"", "no user or group named");
+    env.refused(
+        &["contact", "bob", "--channel", "fax"],
+        b"",
+        "unknown channel",
+    );
+    env.refused(
+        &["contact", "bob", "--channel", "xm\r\npp"],
+        b"",
+        "unknown channel",
+    );
+    env.refused(&["contact", "bob", "--verify"], b"", "need --channel");
+    env.usage_error(&["contact", "bob", "--channel", "xmpp", "--verify", "--json"]);
+    use std::os::unix::ffi::OsStrExt;
+    let out = env.run(&[
+        std::ffi::OsStr::new("contact"),
+        std::ffi::OsStr::from_bytes(b"b\xffob"),
+    ]);
+    assert_usage_error(&out, &["contact".into()]);
+    assert_eq!(env.snapshot(), before);
+}
+
+/// `user add` and `group add` say what they stored; the id stays the last
+/// line, for scripts.
+#[test]
+fn user_and_group_add_say_what_they_added_then_the_id() {
+    let env = Env::init();
+    let out = env.ok(&[
+        "user",
+        "add",
+        "asha",
+        "--tz",
+        "Asia/Kolkata",
+        "--email",
+        "asha@example.com",
+        "--daily-hour",
+        "7",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(
+        lines[0],
+        "added user asha: Asia/Kolkata, week starts mon, daily 07:00, asha@example.com"
+    );
+    assert_integer_last_line(&out);
+    let out = env.ok(&["user", "add", "bo", "--tz", "UTC"]);
+    assert!(
+        out.starts_with("added user bo: UTC, week starts mon, daily 08:00, no addresses\n"),
+        "{out}"
+    );
+    let out = env.ok(&["group", "add", "team"]);
+    assert_eq!(out.lines().next(), Some("added group team"));
+    assert_integer_last_line(&out);
+    let out = env.ok(&["group", "add", "ops", "--email", "ops@example.com"]);
+    assert_eq!(
+        out.lines().next(),
+        Some("added group ops with its own email address")
     );
 }

@@ -569,9 +569,86 @@ fn test_alert_sends_one_message_through_the_transport() {
     let raw = std::fs::read(eml[0].path()).unwrap();
     let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
     assert_eq!(m.subject(), Some("digestd test alert"));
+    // The address alone, not the address again as an encoded display name.
+    let to = m.to().and_then(|a| a.first()).expect("a To: address");
+    assert_eq!(to.address(), Some("ops@example.com"));
+    assert_eq!(to.name(), None, "no display name");
+    let head = String::from_utf8_lossy(&raw);
+    let line = head
+        .lines()
+        .find(|l| l.starts_with("To:"))
+        .expect("a To: header");
+    assert_eq!(line, "To: ops@example.com");
     for bad in ["not-an-address", "a@b.c\r\nBcc: x@y.z", ""] {
         env.refused(&["test-alert", "--to", bad], b"", "invalid");
     }
+}
+
+/// On the default `dir` transports an XMPP or SMS test alert is written
+/// where the queue's `dir` listeners write: `outbox/xmpp/`, `outbox/sms/`.
+#[test]
+fn test_alert_on_xmpp_and_sms_writes_to_the_outbox_by_default() {
+    let env = Env::init();
+    let out = env.ok(&[
+        "--now",
+        "2026-11-23T08:00:00Z",
+        "test-alert",
+        "--channel",
+        "xmpp",
+        "--to",
+        "ops@chat.example.org",
+    ]);
+    assert!(
+        out.starts_with("sent to ops@chat.example.org: written to "),
+        "{out}"
+    );
+    let file = env
+        .dir
+        .path()
+        .join("outbox/xmpp/test-alert-1795420800000000.txt");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("To: ops@chat.example.org\nType: chat\n\n"),
+        "{text}"
+    );
+    assert!(text.contains("digestd test alert, 2026-11-23 08:00 UTC"));
+    let out = env.ok(&[
+        "--now",
+        "2026-11-23T08:00:00Z",
+        "test-alert",
+        "--channel",
+        "sms",
+        "--to",
+        "+34600111222",
+    ]);
+    assert!(
+        out.starts_with("sent to +34600111222: written to "),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(
+        env.dir
+            .path()
+            .join("outbox/sms/test-alert-1795420800000000.txt"),
+    )
+    .unwrap();
+    assert!(text.starts_with("To: +34600111222\n\n"), "{text}");
+    // Hostile addresses: refused, nothing written anywhere.
+    for (channel, bad, needle) in [
+        ("xmpp", "ops@chat.example.org\r\nType: x", "invalid"),
+        ("xmpp", "not a jid", "invalid"),
+        ("xmpp", "", "invalid"),
+        ("sms", "+34 600\n111", "invalid"),
+        ("sms", "0612", "invalid"),
+        ("fax", "+34600111222", "unknown channel"),
+    ] {
+        env.refused(
+            &["test-alert", "--channel", channel, "--to", bad],
+            b"",
+            needle,
+        );
+    }
+    let count = |d: &str| std::fs::read_dir(env.dir.path().join(d)).unwrap().count();
+    assert_eq!((count("outbox/xmpp"), count("outbox/sms")), (1, 1));
 }
 
 #[test]

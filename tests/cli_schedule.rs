@@ -8,6 +8,7 @@
 mod common;
 
 use common::cli::*;
+use serde_json::Value;
 
 // ------------------------------------------------------------ happy paths
 
@@ -398,4 +399,53 @@ fn subscribe_refuses_a_channel_the_user_has_no_address_for() {
         "bob has no email address",
     );
     assert_eq!(env.count("subscriptions"), 0);
+}
+
+#[test]
+fn subscription_list_names_the_party_and_the_collection() {
+    let (env, c) = world();
+    env.add_group("team");
+    env.ok(&[
+        "subscribe",
+        "alice",
+        "--frequency",
+        "weekly",
+        "--kind",
+        "forward",
+        "--collection",
+        &c,
+        "--day",
+        "tue",
+        "--hour",
+        "9",
+    ]);
+    env.ok(&[
+        "subscribe",
+        "team",
+        "--frequency",
+        "hourly",
+        "--kind",
+        "modification",
+        "--all",
+    ]);
+    env.ok(&["subscription", "pause", "2"]);
+    let before = env.snapshot();
+    assert_eq!(
+        env.ok(&["subscription", "list"]),
+        "#1 alice weekly forward of Calendar, tue 09:00 local, via email\n\
+         #2 team hourly modification of all collections, via email (paused)\n"
+    );
+    let v: Value = serde_json::from_str(&env.ok(&["subscription", "list", "--json"])).unwrap();
+    let (a, t) = (&v[0], &v[1]);
+    // The ids stay, the names are added.
+    assert!(a["party"].is_i64() && a["collection"].is_i64(), "{a}");
+    assert_eq!(a["party_name"], "alice");
+    assert_eq!(a["collection_name"], "Calendar");
+    assert_eq!(a["collection_uuid"], c.as_str());
+    assert_eq!(t["party_name"], "team");
+    assert_eq!(t["collection"], Value::Null);
+    assert_eq!(t["collection_name"], Value::Null);
+    assert_eq!(t["paused"], true);
+    assert_eq!(env.snapshot(), before);
+    env.usage_error(&["subscription", "list", "--json", "x"]);
 }

@@ -6,7 +6,7 @@
 //!
 //! One file per group of commands: [`parties`] (user, group, contact),
 //! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
-//! subscription, tick, simulate, grid), [`queue`] (queue, notify, cancel,
+//! subscription, tick, preview, simulate, grid), [`queue`] (queue, notify, cancel,
 //! request, inbound, test-alert), [`bench`].
 
 mod access;
@@ -86,6 +86,9 @@ pub enum Command {
     Inbound,
     /// Send one test message now through the channel's configured transport (not the queue).
     TestAlert(queue::TestAlertArgs),
+    /// The digest one subscription would get from a tick at an instant (default now),
+    /// composed and rendered but not posted: email text, or --html, --chat, --sms.
+    Preview(schedule::PreviewArgs),
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate(schedule::SimulateArgs),
     /// The 168-bucket week grid: digests per local and server-time hour of one week.
@@ -101,7 +104,8 @@ pub enum Command {
     /// Read tickets: a secret that opens one collection's Atom feeds.
     #[command(subcommand)]
     Ticket(access::TicketCmd),
-    /// A user's or group's address on one channel: set it, or mark it verified, disabled or enabled.
+    /// A user's or group's addresses: with no action, show them (state and bounces);
+    /// on one --channel, set it, or mark it verified, disabled or enabled.
     Contact(parties::ContactArgs),
     /// Pause, resume, end or list subscriptions.
     #[command(subcommand)]
@@ -229,6 +233,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Subscribe(a) => schedule::subscribe(a, ctx),
         Command::Subscription(c) => schedule::subscription(c, ctx),
         Command::Tick(a) => schedule::tick(a, ctx),
+        Command::Preview(a) => schedule::preview(a, ctx),
         Command::Simulate(a) => schedule::simulate(a, ctx),
         Command::Grid(a) => schedule::grid(a, ctx),
         Command::Queue(c) => queue::queue(c, ctx),

@@ -10,14 +10,16 @@ use crate::parties;
 
 #[derive(Subcommand, Debug)]
 pub enum UserCmd {
-    /// Add a user.
+    /// Add a user: says what was stored, then the new id as the last line (for scripts).
     Add {
         name: String,
         /// IANA timezone, e.g. Europe/Paris.
         #[arg(long)]
         tz: String,
+        /// Email address (RFC 5321), e.g. ana@example.org.
         #[arg(long)]
         email: Option<String>,
+        /// XMPP address (a bare JID), e.g. ana@chat.example.org.
         #[arg(long)]
         xmpp: Option<String>,
         /// E.164, e.g. +14155550123.
@@ -59,7 +61,7 @@ pub enum UserCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum GroupCmd {
-    /// Add a group.
+    /// Add a group: says so, then the new id as the last line (for scripts).
     Add {
         name: String,
         /// The group's own address (used when a request is not expanded).
@@ -87,9 +89,9 @@ pub enum GroupCmd {
 pub struct ContactArgs {
     /// The user or group.
     name: String,
-    /// email, xmpp or sms.
+    /// email, xmpp or sms (needed with an action; without one, shows only that channel).
     #[arg(long)]
-    channel: String,
+    channel: Option<String>,
     /// A new address (checked for the channel): enabled, not verified, bounces reset.
     #[arg(long, value_name = "ADDRESS")]
     set: Option<String>,
@@ -102,6 +104,9 @@ pub struct ContactArgs {
     /// Send to it again (bounce count reset).
     #[arg(long)]
     enable: bool,
+    /// With no action: the addresses as a JSON array.
+    #[arg(long, conflicts_with_all = ["set", "verify", "disable", "enable"])]
+    json: bool,
 }
 
 pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
@@ -131,6 +136,24 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                     locale,
                 },
             )?;
+            let users = parties::list_users(&mut conn)?;
+            if let Some(u) = users.iter().find(|u| u.id == id) {
+                let addrs = addresses(u);
+                writeln!(
+                    ctx.out,
+                    "added user {}: {}, week starts {}, daily {:02}:00, {}",
+                    u.username,
+                    u.timezone,
+                    u.week_start,
+                    u.daily_hour,
+                    if addrs.is_empty() {
+                        "no addresses"
+                    } else {
+                        &addrs
+                    }
+                )?;
+            }
+            // The id stays the last line, for scripts.
             writeln!(ctx.out, "{id}")?;
         }
         UserCmd::List { json } => {
@@ -173,6 +196,8 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     match cmd {
         GroupCmd::Add { name, email } => {
             let id = parties::create_group(&mut conn, ctx.now(), &name, email.as_deref())?;
+            let with = email.map_or(String::new(), |_| " with its own email address".into());
+            writeln!(ctx.out, "added group {name}{with}")?;
             writeln!(ctx.out, "{id}")?;
         }
         GroupCmd::AddMember { group, member } => {
@@ -200,35 +225,45 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
+/// `contact NAME [--channel C]` with no action shows the addresses, one
+/// line each (or `--json`); with one action it changes the channel's.
 pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
-    let channel = parties::Channel::parse(&a.channel)?;
+    let channel = a
+        .channel
+        .as_deref()
+        .map(parties::Channel::parse)
+        .transpose()?;
     let change = match (a.set, a.verify, a.disable, a.enable) {
-        (Some(a), false, false, false) => parties::ContactChange::Set(a),
-        (None, true, false, false) => parties::ContactChange::Verify,
-        (None, false, true, false) => parties::ContactChange::Disable,
-        (None, false, false, true) => parties::ContactChange::Enable,
+        (None, false, false, false) => None,
+        (Some(a), false, false, false) => Some(parties::ContactChange::Set(a)),
+        (None, true, false, false) => Some(parties::ContactChange::Verify),
+        (None, false, true, false) => Some(parties::ContactChange::Disable),
+        (None, false, false, true) => Some(parties::ContactChange::Enable),
         _ => {
             return Err(Error::invalid(
-                "contact: give exactly one of --set ADDRESS, --verify, --disable, --enable",
+                "contact: give at most one of --set ADDRESS, --verify, --disable, --enable",
             ))
         }
     };
+    if change.is_some() && channel.is_none() {
+        return Err(Error::invalid(
+            "contact: --set, --verify, --disable and --enable need --channel",
+        ));
+    }
     let mut conn = ctx.conn()?;
+    let (Some(change), Some(channel)) = (change, channel) else {
+        let points = parties::show_contacts(&mut conn, &a.name, channel)?;
+        if a.json {
+            let json = serde_json::to_string(&points).expect("serialisable");
+            writeln!(ctx.out, "{json}")?;
+        }
+        for p in points.iter().filter(|_| !a.json) {
+            writeln!(ctx.out, "{} {p}", a.name)?;
+        }
+        return Ok(());
+    };
     let p = parties::change_contact(&mut conn, ctx.now(), &a.name, channel, &change)?;
-    writeln!(
-        ctx.out,
-        "{} {} {} ({}, {}, {} bounces)",
-        a.name,
-        p.channel,
-        p.address,
-        if p.verified {
-            "verified"
-        } else {
-            "not verified"
-        },
-        if p.disabled { "disabled" } else { "enabled" },
-        p.bounce_count
-    )?;
+    writeln!(ctx.out, "{} {p}", a.name)?;
     Ok(())
 }
 
@@ -242,19 +277,27 @@ fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Resu
         return Ok(());
     }
     for u in users {
-        writeln!(
-            out,
-            "{:<16} {:<24} week starts {} daily {:02}:00  {}",
-            u.username,
-            u.timezone,
-            u.week_start,
-            u.daily_hour,
-            [&u.email, &u.xmpp, &u.phone]
-                .iter()
-                .filter_map(|a| a.as_deref())
-                .collect::<Vec<_>>()
-                .join(" ")
-        )?;
+        writeln!(out, "{}", user_line(u))?;
     }
     Ok(())
+}
+
+/// `ana  Europe/Madrid  week starts mon daily 08:00  ana@example.org`.
+fn user_line(u: &parties::User) -> String {
+    format!(
+        "{:<16} {:<24} week starts {} daily {:02}:00  {}",
+        u.username,
+        u.timezone,
+        u.week_start,
+        u.daily_hour,
+        addresses(u)
+    )
+}
+
+fn addresses(u: &parties::User) -> String {
+    [&u.email, &u.xmpp, &u.phone]
+        .iter()
+        .filter_map(|a| a.as_deref())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -242,8 +242,8 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     let now = ctx.now();
     let report = match parties::Channel::parse(&a.channel)? {
         parties::Channel::Email => queue::test_alert(&cfg.email, &a.to, now)?,
-        parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &a.to, now)?,
-        parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &a.to, now)?,
+        parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
+        parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &a.to, now)?,
     };
     writeln!(ctx.out, "{report}")?;
     Ok(())

@@ -55,8 +55,9 @@ pub enum SubscriptionCmd {
     /// End a subscription for good: unsent digests of it are cancelled,
     /// its run records go; digests already sent stay as history.
     End { id: i64 },
-    /// List subscriptions.
+    /// List subscriptions: who, how often, of which collection.
     List {
+        /// A JSON array: ids, and the party's and collection's names.
         #[arg(long)]
         json: bool,
     },
@@ -72,6 +73,25 @@ pub struct TickArgs {
     /// Tick at an --at far ahead of now anyway.
     #[arg(long)]
     force: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms"]))]
+pub struct PreviewArgs {
+    /// The subscription's id (`digestd subscription list`).
+    id: i64,
+    /// The tick's instant (RFC 3339; default now).
+    #[arg(long)]
+    at: Option<String>,
+    /// The email's HTML part instead of its text.
+    #[arg(long)]
+    html: bool,
+    /// The XMPP message body.
+    #[arg(long)]
+    chat: bool,
+    /// The SMS body.
+    #[arg(long)]
+    sms: bool,
 }
 
 #[derive(Args, Debug)]
@@ -151,7 +171,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
             )?;
         }
         SubscriptionCmd::List { json } => {
-            let subs = subscriptions::list(&mut conn)?;
+            let subs = subscriptions::list_named(&mut conn)?;
             if json {
                 writeln!(
                     ctx.out,
@@ -191,6 +211,53 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     .ok_or_else(|| Error::conflict(format!("another process holds the tick lease at {at}")))?;
     for r in &runs {
         r.write_line(ctx.out)?;
+    }
+    Ok(())
+}
+
+/// `preview` composes and renders one digest and posts nothing. Whatever
+/// a tick would not send (paused, empty) is said on stderr, so stdout is
+/// the digest alone.
+pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
+    let at = match &a.at {
+        Some(t) => validate::instant("--at", t)?,
+        None => ctx.now(),
+    };
+    let mut conn = ctx.conn()?;
+    let p = crate::digest::preview(
+        &mut conn,
+        &ctx.cfg.digest,
+        &ctx.cfg.email,
+        SubscriptionId(a.id),
+        at,
+    )?;
+    let r = &p.rendered;
+    let body = if a.html {
+        r.html.clone()
+    } else if a.chat {
+        r.chat.clone()
+    } else if a.sms {
+        r.sms.clone()
+    } else {
+        format!("{}\n\n{}", r.subject, r.text)
+    };
+    write!(ctx.out, "{body}")?;
+    if !body.ends_with('\n') {
+        writeln!(ctx.out)?;
+    }
+    let (start, end) = (p.run.window_start, p.run.window_end);
+    if p.paused {
+        eprintln!(
+            "digestd: note: subscription {} is paused: a tick sends nothing; this is what it would get",
+            a.id
+        );
+    }
+    if p.empty {
+        eprintln!(
+            "digestd: note: nothing in the window {} to {}: a tick posts an empty digest only with --send-empty",
+            start.to_rfc3339(),
+            end.to_rfc3339()
+        );
     }
     Ok(())
 }

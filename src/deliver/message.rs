@@ -18,6 +18,7 @@ pub struct Email<'a> {
     pub from: &'a Mailbox,
     /// The actor shown as the sender's name, when there is one.
     pub from_name: Option<&'a str>,
+    /// The recipient's display name; empty for none (the address alone).
     pub to_name: &'a str,
     pub to_address: &'a str,
     pub subject: &'a str,
@@ -53,7 +54,10 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
         .map_err(|err| Error::invalid(format!("address {:?}: {err}", e.to_address)))?;
     let mut b = Message::builder()
         .from(from)
-        .to(Mailbox::new(Some(one_line(e.to_name)), to_addr))
+        .to(Mailbox::new(
+            Some(one_line(e.to_name)).filter(|n| !n.trim().is_empty()),
+            to_addr,
+        ))
         .subject(subject_line(e.subject))
         .date(e.date.into())
         .message_id(Some(format!("<{}>", one_line(e.message_id))))

@@ -5,12 +5,16 @@
 //! - [`words`]: the Cosmo-style sentences, in the recipient's zone and
 //!   12/24-hour convention;
 //! - [`render`]: askama templates per channel, the subject, the cap;
+//! - [`preview`]: one subscription's digest at an instant, composed and
+//!   rendered as the tick would, posted nowhere;
 //! - [`post`]: the tick's [`crate::schedule::HandOff`]: compose, render and
 //!   post an nt request in the tick's transaction.
 
 pub mod compose;
 pub mod post;
+pub mod preview;
 pub mod render;
 pub mod words;
 
 pub use post::Composer;
+pub use preview::{preview, Preview};

@@ -40,6 +40,46 @@ pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPo
         .load(conn)?)
 }
 
+/// The contact points of the party named `party`, by channel; only the one
+/// on `channel` when given, which must exist (`digestd contact NAME`).
+pub fn show_contacts(
+    conn: &mut DbConn,
+    party: &str,
+    channel: Option<Channel>,
+) -> Result<Vec<ContactPoint>> {
+    let (id, _) = find(conn, party)?;
+    let mut points = contact_points(conn, id)?;
+    if let Some(ch) = channel {
+        points.retain(|p| p.channel == ch.as_str());
+        if points.is_empty() {
+            return Err(Error::not_found(format!(
+                "{party} has no {} address",
+                ch.as_str()
+            )));
+        }
+    }
+    Ok(points)
+}
+
+impl std::fmt::Display for ContactPoint {
+    /// `email ana@example.org (verified, enabled, 0 bounces)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} ({}, {}, {} bounces)",
+            self.channel,
+            self.address,
+            if self.verified {
+                "verified"
+            } else {
+                "not verified"
+            },
+            if self.disabled { "disabled" } else { "enabled" },
+            self.bounce_count
+        )
+    }
+}
+
 /// What `digestd contact` does to one contact point.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContactChange {

@@ -11,7 +11,7 @@ mod prefs;
 mod remove;
 mod upsert;
 
-pub use contacts::{change_contact, contact_points, ContactChange, ContactPoint};
+pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
 pub use upsert::{check_put, put_user_in_tx, UserPut, ValidPut};

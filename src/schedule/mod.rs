@@ -1,6 +1,7 @@
 //! The scheduler: local periods ([`period`]), the 168-bucket week grid
-//! ([`grid`]), the tick that finds and claims due runs ([`tick`]), and the
-//! lease that keeps two processes from running the same job ([`lease`]).
+//! ([`grid`]), the tick that finds and claims due runs ([`tick`]), the run
+//! a tick would find, claimed by nobody ([`preview_run`]), and the lease
+//! that keeps two processes from running the same job ([`lease`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
 //! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_period`,
@@ -10,11 +11,13 @@ mod claim;
 pub mod grid;
 pub mod lease;
 pub mod period;
+mod preview;
 mod simulate;
 pub mod tick;
 
 pub use claim::{list as list_runs, RunRecord};
 pub use period::{Period, Rule};
+pub use preview::{preview_run, PreviewRun};
 pub use simulate::simulate;
 pub use tick::{tick, DueRun, HandOff};
 

@@ -15,12 +15,14 @@
 //! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
 
 mod change;
+mod named;
 mod twin;
 
 pub use change::{
     end_in_tx, get, hold_in_tx, ids_of_collection, ids_of_party, list_for_party, retime_in_tx,
     Retime,
 };
+pub use named::{list_named, Named};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -131,6 +133,13 @@ impl std::fmt::Display for Subscription {
             "#{} party {} {} {}",
             self.id, self.party, self.frequency, self.kind
         )?;
+        self.fmt_timing(f)
+    }
+}
+
+impl Subscription {
+    /// `, Mon 08:00 local, via email (paused)`: the tail of both listings.
+    fn fmt_timing(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self.day_of_week, self.hour_of_day) {
             (Some(d), Some(h)) => write!(
                 f,

@@ -12,6 +12,7 @@ use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::DbConn;
 use crate::deliver::listener::{Listener, Outgoing};
 use crate::deliver::message::{self, Email};
+use crate::deliver::outbox::OutboxListener;
 use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
@@ -253,36 +254,74 @@ pub fn status(conn: &mut DbConn) -> Result<QueueStatus> {
 }
 
 /// `digestd test-alert --channel sms`: one SMS to `to`, now, through the
-/// gateway (`[sms] transport` must be `http`).
-pub fn test_alert_sms(cfg: &SmsConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+/// gateway (`[sms] transport = "http"`), or written under the outbox's
+/// `sms/` as the queue's `dir` listener writes it (the default).
+pub fn test_alert_sms(
+    cfg: &SmsConfig,
+    email: &EmailConfig,
+    to: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
     let to = validate::phone(to)?;
-    if cfg.transport != "http" {
-        return Err(Error::invalid(
-            "test-alert --channel sms needs [sms] transport = \"http\" and an endpoint",
-        ));
+    match cfg.transport.as_str() {
+        "dir" => push_alert(
+            &mut OutboxListener::new(Channel::Sms, email)?,
+            &to,
+            email,
+            now,
+        ),
+        "http" => {
+            let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
+            push_alert(&mut gw, &to, email, now)
+        }
+        other => Err(Error::invalid(format!(
+            "test-alert --channel sms: [sms] transport {other:?}: use \"dir\" or \"http\""
+        ))),
     }
-    let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
-    push_alert(&mut gw, &to, now)
 }
 
 /// `digestd test-alert --channel xmpp`: one chat message to `to`, now,
-/// through the configured XMPP account (not the queue).
-pub fn test_alert_xmpp(cfg: &XmppConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+/// through the configured XMPP account (not the queue), or written under
+/// the outbox's `xmpp/` with `[xmpp] transport = "dir"` (the default).
+pub fn test_alert_xmpp(
+    cfg: &XmppConfig,
+    email: &EmailConfig,
+    to: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
     let to = validate::jid(to)?;
-    if cfg.transport != "xmpp" {
-        return Err(Error::invalid(
-            "test-alert --channel xmpp needs [xmpp] transport = \"xmpp\", a jid and a password",
-        ));
+    match cfg.transport.as_str() {
+        "dir" => push_alert(
+            &mut OutboxListener::new(Channel::Xmpp, email)?,
+            &to,
+            email,
+            now,
+        ),
+        "xmpp" => {
+            let mut l = crate::deliver::xmpp::XmppListener::new(cfg)?;
+            let report = push_alert(&mut l, &to, email, now);
+            l.shutdown();
+            report
+        }
+        other => Err(Error::invalid(format!(
+            "test-alert --channel xmpp: [xmpp] transport {other:?}: use \"dir\" or \"xmpp\""
+        ))),
     }
-    let mut l = crate::deliver::xmpp::XmppListener::new(cfg)?;
-    let report = push_alert(&mut l, &to, now);
-    l.shutdown();
-    report
 }
 
-fn push_alert(l: &mut dyn Listener, to: &str, now: DateTime<Utc>) -> Result<String> {
+/// Sends the alert's text; a `dir` listener writes it to
+/// `<[email] dir>/<channel>/test-alert-<µs>.txt`.
+fn push_alert(
+    l: &mut dyn Listener,
+    to: &str,
+    email: &EmailConfig,
+    now: DateTime<Utc>,
+) -> Result<String> {
     let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
-    let outcome = Outcome::from(l.send_raw(&Outgoing::text(to, &body, Default::default())));
+    let file = std::path::Path::new(&email.dir)
+        .join(l.key())
+        .join(format!("test-alert-{}.txt", now.timestamp_micros()));
+    let outcome = Outcome::from(l.send_raw(&Outgoing::text(to, &body, file)));
     report(to, outcome)
 }
 
@@ -314,7 +353,8 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
     let bytes = message::build(&Email {
         from: &d.from,
         from_name: None,
-        to_name: &to,
+        // No display name: the address alone (as a name, lettre encoded it).
+        to_name: "",
         to_address: &to,
         subject: "digestd test alert",
         text: &text,

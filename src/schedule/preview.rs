@@ -1,0 +1,139 @@
+//! The run a subscription would get from a tick at an instant, computed the
+//! way [`super::tick`] computes it but claimed by nobody: nothing is
+//! written and the schedule does not move (`digestd preview`).
+//!
+//! The period is the latest one scheduled at or before the instant, even
+//! when a tick has already run it, so a preview always has a window:
+//! - modification: from the end of the last window run (when that is not
+//!   after the instant; else from the period before, as if it had run),
+//!   or `active_since` when none ran, to the instant: what the next digest
+//!   holds so far;
+//! - forward: from the period's scheduled instant (or the last window's
+//!   end, when that falls inside it, as the tick chains) to the next one's.
+//!
+//! Both are clipped to `active_since`: a subscription gets nothing from
+//! before it began (or was resumed).
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+
+use super::tick::{rule_for, DueRun};
+use crate::db::schema::{parties, subscriptions, users};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::subscriptions::{Frequency, Kind};
+
+/// A previewed run and whether its subscription is paused (a paused one
+/// previews anyway: this is what it would get if it were not).
+#[derive(Debug, Clone)]
+pub struct PreviewRun {
+    pub run: DueRun,
+    pub paused: bool,
+}
+
+type Row = (
+    (
+        i64,
+        Option<i64>,
+        String,
+        String,
+        Option<i32>,
+        Option<i32>,
+        String,
+        bool,
+        bool,
+        bool,
+    ),
+    (NaiveDateTime, Option<NaiveDateTime>),
+    String,
+    Option<(String, i32)>,
+);
+
+/// The run subscription `id` would get from a tick at `at`; reads only.
+pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Result<PreviewRun> {
+    let row: Option<Row> = subscriptions::table
+        .inner_join(parties::table)
+        .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .filter(subscriptions::id.eq(id.0))
+        .select((
+            (
+                subscriptions::party_id,
+                subscriptions::collection_id,
+                subscriptions::kind,
+                subscriptions::frequency,
+                subscriptions::hour_of_day,
+                subscriptions::day_of_week,
+                subscriptions::channels,
+                subscriptions::include_own,
+                subscriptions::send_empty,
+                subscriptions::paused,
+            ),
+            (subscriptions::active_since, subscriptions::last_window_end),
+            parties::name,
+            (users::timezone, users::week_start).nullable(),
+        ))
+        .first(c)
+        .optional()?;
+    let Some((
+        (party, coll, kind, freq, hour, day, channels, include_own, send_empty, paused),
+        (active, last_end),
+        name,
+        user,
+    )) = row
+    else {
+        return Err(Error::not_found(format!("no subscription {id}")));
+    };
+    let frequency = Frequency::parse(&freq)?;
+    let kind = Kind::parse(&kind)?;
+    let rule = rule_for(
+        frequency,
+        hour,
+        day,
+        user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+    )?;
+    let active = active.and_utc();
+    let last_end = last_end.map(|e| e.and_utc());
+    let period = rule.latest_at_or_before(at);
+    let following = rule.first_after(period.scheduled).scheduled;
+    let (start, end) = match kind {
+        Kind::Modification => {
+            let start = match last_end {
+                Some(e) if e <= at => e,
+                Some(_) => {
+                    rule.latest_at_or_before(period.scheduled - chrono::Duration::microseconds(1))
+                        .scheduled
+                }
+                None => active,
+            };
+            (start, at)
+        }
+        Kind::Forward => {
+            let start = match last_end {
+                Some(e) if e < following && e < period.scheduled => e,
+                _ => period.scheduled,
+            };
+            (start, following)
+        }
+    };
+    let window_start = start.max(active).min(end);
+    Ok(PreviewRun {
+        run: DueRun {
+            subscription: id,
+            party: PartyId(party),
+            party_name: name,
+            tz: rule.tz,
+            frequency,
+            kind,
+            collection: coll.map(CollectionId),
+            channels,
+            include_own,
+            send_empty,
+            period,
+            tick: at,
+            window_start,
+            window_end: end,
+        },
+        paused,
+    })
+}
