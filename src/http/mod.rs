@@ -21,6 +21,7 @@ pub mod idempotency;
 pub mod ingest;
 pub mod metrics;
 pub mod openapi;
+pub mod pages;
 pub mod people;
 pub mod requests;
 pub mod subscriptions;
@@ -115,6 +116,7 @@ pub fn router(app: App) -> Router {
         .merge(requests::routes())
         .merge(people::routes())
         .merge(subscriptions::routes())
+        .merge(pages::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
