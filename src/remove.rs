@@ -3,7 +3,8 @@
 //! leaves every group, its contact points go, its row stays as a renamed
 //! tombstone that history points at), a collection (its subscriptions end,
 //! items in no other collection go, its modification log goes), a
-//! subscription (ended for good, its unsent digests cancelled).
+//! subscription (ended for good, its unsent digests cancelled), and the
+//! reversible stop of an unsubscribe link ([`unsubscribe`]).
 //!
 //! It sits above `deliver` because cancelling requests writes the nt
 //! tables `deliver` owns, and `manage` is below `deliver`: each table's
@@ -110,6 +111,21 @@ pub fn subscription(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -
     conn.write_tx(|c| {
         subscriptions::get(c, id)?;
         end(c, now, None, &[id])
+    })
+}
+
+/// Stops `ids` the way an unsubscribe link does, in one transaction: each
+/// is paused (and held against a tick in flight) and its unsent digests are
+/// cancelled, so nothing more of them goes out; unlike [`subscription`] the
+/// rows stay, so `manage::resume` undoes it (from then on, no burst).
+/// Doing it twice writes nothing new. Returns the requests cancelled.
+pub fn unsubscribe(conn: &mut DbConn, now: DateTime<Utc>, ids: &[SubscriptionId]) -> Result<usize> {
+    conn.write_tx(|c| {
+        for id in ids {
+            subscriptions::get(c, *id)?;
+        }
+        subscriptions::hold_in_tx(c, ids)?;
+        Ok(withdraw_in_tx(c, now, None, ids)?.requests)
     })
 }
 

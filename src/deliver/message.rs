@@ -81,6 +81,31 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     Ok(msg.formatted())
 }
 
+/// The one RFC 8058 target of a message holding several digests: their
+/// links `{base}/s/{code}/unsubscribe/{id}` (one person's, so one code)
+/// joined as `{base}/s/{code}/unsubscribe/{id1},{id2}`, which stops them
+/// all. The code in the link is the capability; the page refuses an id
+/// that is not its owner's, so the list cannot be edited to stop someone
+/// else's digests. `None` when no part has a link, or when the links do
+/// not share one prefix (then no header is safer than a wrong one).
+pub fn combine_unsubscribe<'a>(urls: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    const MARK: &str = "/unsubscribe/";
+    let mut prefix: Option<&str> = None;
+    let mut ids: Vec<&str> = Vec::new();
+    for u in urls {
+        let (p, id) = u.rsplit_once(MARK)?;
+        if *prefix.get_or_insert(p) != p {
+            return None;
+        }
+        for one in id.split(',') {
+            if !ids.contains(&one) {
+                ids.push(one);
+            }
+        }
+    }
+    prefix.map(|p| format!("{p}{MARK}{}", ids.join(",")))
+}
+
 /// One notification inside a batched message.
 pub struct Part<'a> {
     pub subject: &'a str,
@@ -169,6 +194,22 @@ fn subject_line(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_batch_gets_one_unsubscribe_link_for_all_its_digests() {
+        use super::combine_unsubscribe as c;
+        let a = "https://d.example/s/abc/unsubscribe/7";
+        let b = "https://d.example/s/abc/unsubscribe/9";
+        assert_eq!(c([]), None);
+        assert_eq!(c([a]).as_deref(), Some(a));
+        assert_eq!(
+            c([a, b, a]).as_deref(),
+            Some("https://d.example/s/abc/unsubscribe/7,9")
+        );
+        // Two people's links never make one.
+        assert_eq!(c([a, "https://d.example/s/xyz/unsubscribe/9"]), None);
+        assert_eq!(c(["https://d.example/elsewhere"]), None);
+    }
+
     use super::*;
     use crate::text::parse_from;
     use chrono::TimeZone;

@@ -1,6 +1,6 @@
 //! The HTTP face: axum on the process's tokio runtime. Database work runs
 //! on the blocking pool through the r2d2 pool ([`App::blocking`]); Diesel
-//! stays synchronous. Every error is a JSON body ([`error`]); bearer tokens
+//! stays synchronous. Every API error is a JSON body ([`error`]); bearer tokens
 //! and their scopes are in [`auth`].
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
@@ -8,7 +8,9 @@
 //! `openapi()`), [`metrics`] (`/metrics`, Prometheus text), [`ingest`]
 //! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
 //! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write,
-//! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds).
+//! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds),
+//! [`pages`] (`/s/{code}…`, the HTML pages digests link to; errors there are
+//! pages, not JSON).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
@@ -21,6 +23,7 @@ pub mod idempotency;
 pub mod ingest;
 pub mod metrics;
 pub mod openapi;
+pub mod pages;
 pub mod people;
 pub mod requests;
 pub mod subscriptions;
@@ -115,6 +118,7 @@ pub fn router(app: App) -> Router {
         .merge(requests::routes())
         .merge(people::routes())
         .merge(subscriptions::routes())
+        .merge(pages::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")

@@ -3,14 +3,17 @@
 //!
 //! Owns `parties`, `users`, `memberships` and `contact_points`;
 //! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
-//! user's preference changes, [`upsert`] a user put whole (the API's
-//! `PUT`), [`remove`] renames, leaving a group and retiring a party.
+//! user's preference changes, [`code`] finding a user by subscriber code,
+//! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
+//! leaving a group and retiring a party.
 
+mod code;
 mod contacts;
 mod prefs;
 mod remove;
 mod upsert;
 
+pub use code::{find_by_code, is_code_shaped};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};

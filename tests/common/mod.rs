@@ -13,6 +13,7 @@ pub mod cli;
 pub mod delivery;
 pub mod digest;
 pub mod http;
+pub mod pages;
 pub mod prosody;
 pub mod smtp;
 pub mod storage;

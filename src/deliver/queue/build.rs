@@ -82,10 +82,9 @@ impl BuildCtx {
             .max()
             .unwrap_or(self.now)
             .and_utc();
-        let unsubscribe = match parts.as_slice() {
-            [one] => one.unsubscribe_url.as_deref(),
-            _ => None,
-        };
+        // One link that stops every digest in the message (RFC 8058).
+        let unsubscribe =
+            message::combine_unsubscribe(parts.iter().filter_map(|q| q.unsubscribe_url.as_deref()));
         let bytes = message::build(&Email {
             from: &self.from,
             from_name,
@@ -96,7 +95,7 @@ impl BuildCtx {
             html: Some(&html),
             date,
             message_id: &message_id,
-            unsubscribe,
+            unsubscribe: unsubscribe.as_deref(),
         })?;
         let msg = Outgoing {
             envelope_from: self.from.email.to_string(),

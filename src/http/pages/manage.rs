@@ -1,0 +1,267 @@
+//! `GET /s/{code}`: a person's subscriptions, preferences and contact
+//! points; `POST /s/{code}` with `action` = `pause`, `resume`, `end` (with
+//! `confirm=yes`), `prefs` or `stop`, and the form token. A change goes
+//! through the CLI's library call (`manage::change_subscription`,
+//! `manage::update_user`, `remove::subscription`, `remove::unsubscribe`)
+//! and answers 303 back to the page; bad input shows the page again with
+//! one line and 400, having written nothing.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+
+use chrono::{DateTime, Utc};
+
+use crate::db::DbConn;
+use crate::digest::words::Style;
+use crate::error::Error;
+use crate::ids::{PartyId, SubscriptionId};
+use crate::parties::{self, UserChanges};
+use crate::subscriptions::{self, Retime};
+use crate::{items, manage, remove, validate};
+
+use super::super::body::RawBody;
+use super::super::{ApiError, App};
+use super::view::{self, Choice, ContactView, SubView};
+use super::{form, person, FormKey, Page, PageResult};
+
+#[derive(Template)]
+#[template(path = "pages/manage.html")]
+pub struct ManagePage {
+    /// This page's path (the forms post here).
+    pub path: String,
+    /// The path of the unsubscribe pages, `…/unsubscribe/`.
+    pub unsubscribe: String,
+    pub csrf: String,
+    pub name: String,
+    pub timezone: String,
+    pub zone_abbr: String,
+    pub daily_hour: String,
+    pub week_start: &'static str,
+    pub locale: String,
+    pub clock: &'static str,
+    pub subs: Vec<SubView>,
+    pub contacts: Vec<ContactView>,
+    pub hours: Vec<Choice>,
+    pub days: Vec<Choice>,
+    pub zones: Vec<Choice>,
+    pub error: Option<String>,
+    pub notice: Option<&'static str>,
+}
+
+/// What a change said, shown after the 303 (a fixed text: nothing of the
+/// request is reflected).
+fn notice(done: &str) -> Option<&'static str> {
+    Some(match done {
+        "pause" => "Paused. It sends nothing until you resume it.",
+        "resume" => "Resumed: the next digest comes at its next time, without what happened while it was paused.",
+        "end" => "Ended for good.",
+        "prefs" => "Saved. Your digests follow the new settings from their next time.",
+        "stop" => "Everything is stopped: every subscription is paused and nothing queued will be sent.",
+        _ => return None,
+    })
+}
+
+/// The page of `party`, in their zone and clock.
+pub fn load(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    app_prefix: &str,
+    party: PartyId,
+    code: &str,
+    key: &FormKey,
+) -> crate::Result<ManagePage> {
+    let user = parties::get_user(c, party)?;
+    let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
+    let style = Style::new(tz, &user.locale);
+    let names: HashMap<i64, String> = items::list_collections(c)?
+        .into_iter()
+        .map(|k| (k.id.0, k.name))
+        .collect();
+    let subs = subscriptions::list_for_party(c, party)?
+        .iter()
+        .map(|s| view::describe(s, &names, &style))
+        .collect();
+    let contacts = parties::contact_points(c, party)?
+        .iter()
+        .map(view::contact)
+        .collect();
+    let path = format!("{app_prefix}/s/{code}");
+    Ok(ManagePage {
+        unsubscribe: format!("{path}/unsubscribe/"),
+        path,
+        csrf: key.token(code),
+        zone_abbr: style.zone(now),
+        daily_hour: view::hour_label(&style, user.daily_hour),
+        week_start: view::day_name(validate::weekday(&user.week_start).unwrap_or(0) as i32),
+        clock: if style.hour12 { "12-hour" } else { "24-hour" },
+        hours: view::hour_choices(&style, user.daily_hour),
+        days: view::day_choices(&user.week_start),
+        zones: view::zone_choices(&user.timezone),
+        subs,
+        contacts,
+        name: user.username,
+        timezone: user.timezone,
+        locale: user.locale,
+        error: None,
+        notice: None,
+    })
+}
+
+/// The path prefix of `[digest] base_url` (pages behind a proxy at `/digest`).
+pub fn prefix(app: &App) -> String {
+    url::Url::parse(&app.cfg.digest.base_url)
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_default()
+}
+
+pub async fn show(
+    State(app): State<App>,
+    Path(code): Path<String>,
+    RawQuery(q): RawQuery,
+) -> PageResult {
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let page = app
+        .blocking(move |c| match person(c, &code)? {
+            Some((party, key)) => load(c, now, &pre, party, &code, &key).map(Some),
+            None => Ok(None),
+        })
+        .await?;
+    let mut page = page.ok_or_else(Page::not_found)?;
+    page.notice = q
+        .as_deref()
+        .and_then(|q| q.strip_prefix("done="))
+        .and_then(notice);
+    Ok(Page::ok(page.render().map_err(render_failed)?))
+}
+
+pub fn render_failed(e: askama::Error) -> Page {
+    tracing::error!(error = %e, "page did not render");
+    Page::from(ApiError::internal())
+}
+
+/// What a POST came to.
+enum Outcome {
+    NotFound,
+    Forbidden,
+    Done(String),
+    Refused(Box<ManagePage>),
+}
+
+pub async fn act(
+    State(app): State<App>,
+    Path(code): Path<String>,
+    body: Result<RawBody, ApiError>,
+) -> PageResult {
+    let f = form(&body?.0);
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let outcome = app
+        .blocking(move |c| {
+            let Some((party, key)) = person(c, &code)? else {
+                return Ok(Outcome::NotFound);
+            };
+            if !key.verify(&code, f.get("csrf").map(String::as_str)) {
+                return Ok(Outcome::Forbidden);
+            }
+            match apply(c, now, party, &f) {
+                Ok(done) => Ok(Outcome::Done(format!("{pre}/s/{code}?done={done}"))),
+                Err(Error::NotFound(_)) => Ok(Outcome::NotFound),
+                Err(e) if e.is_bad_input() => {
+                    let mut page = load(c, now, &pre, party, &code, &key)?;
+                    page.error = Some(validate::escape_for_line(&e.to_string()));
+                    Ok(Outcome::Refused(Box::new(page)))
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .await?;
+    match outcome {
+        Outcome::NotFound => Err(Page::not_found()),
+        Outcome::Forbidden => Err(Page::forbidden()),
+        Outcome::Done(to) => Ok(Page::see_other(to)),
+        Outcome::Refused(page) => Err(Page::with(
+            StatusCode::BAD_REQUEST,
+            page.render().map_err(render_failed)?,
+        )),
+    }
+}
+
+/// One of `party`'s subscriptions, named by a form field; another
+/// person's, or none, is NotFound (the bad-link page).
+fn own_subscription(
+    c: &mut DbConn,
+    party: PartyId,
+    f: &HashMap<String, String>,
+) -> crate::Result<SubscriptionId> {
+    let id = f
+        .get("subscription")
+        .and_then(|s| s.parse::<i64>().ok())
+        .map(SubscriptionId)
+        .ok_or_else(|| Error::not_found("no such subscription"))?;
+    if subscriptions::ids_of_party(c, party)?.contains(&id) {
+        Ok(id)
+    } else {
+        Err(Error::not_found("no such subscription"))
+    }
+}
+
+/// Does what the form asked; returns the action done.
+fn apply(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    party: PartyId,
+    f: &HashMap<String, String>,
+) -> crate::Result<&'static str> {
+    let field = |k: &str| f.get(k).map(String::as_str);
+    match field("action").unwrap_or("") {
+        "pause" => {
+            let id = own_subscription(c, party, f)?;
+            manage::change_subscription(c, now, id, Some(true), &Retime::default())?;
+            Ok("pause")
+        }
+        "resume" => {
+            let id = own_subscription(c, party, f)?;
+            manage::change_subscription(c, now, id, Some(false), &Retime::default())?;
+            Ok("resume")
+        }
+        "end" => {
+            let id = own_subscription(c, party, f)?;
+            if field("confirm") != Some("yes") {
+                return Err(Error::invalid(
+                    "tick the box to confirm that this subscription ends for good",
+                ));
+            }
+            remove::subscription(c, now, id)?;
+            Ok("end")
+        }
+        "prefs" => {
+            let daily_hour = match field("daily_hour") {
+                Some(h) => Some(
+                    h.trim()
+                        .parse::<i64>()
+                        .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))?,
+                ),
+                None => None,
+            };
+            let ch = UserChanges {
+                timezone: field("timezone").map(str::to_string),
+                week_start: field("week_start").map(str::to_string),
+                daily_hour,
+                locale: field("locale").map(|l| l.trim().to_string()),
+            };
+            let name = parties::name_of(c, party)?;
+            manage::update_user(c, &name, &ch)?;
+            Ok("prefs")
+        }
+        "stop" => {
+            let ids = subscriptions::ids_of_party(c, party)?;
+            remove::unsubscribe(c, now, &ids)?;
+            Ok("stop")
+        }
+        other => Err(Error::invalid(format!("unknown action {other:?}"))),
+    }
+}

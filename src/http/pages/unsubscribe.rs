@@ -1,0 +1,328 @@
+//! `/s/{code}/unsubscribe/{ids}` (`ids`: one subscription id, or several
+//! joined by commas — the one link of a batched email). `GET` shows what
+//! will stop and one button, and writes nothing: mail scanners and link
+//! previews fetch every link. `POST` with the form token stops them
+//! (`remove::unsubscribe`: paused, unsent digests cancelled, the rows
+//! kept) and shows an undo button; `POST …/undo` resumes them
+//! (`manage::resume`, from now, no burst).
+//!
+//! RFC 8058: a `POST` whose body is exactly `List-Unsubscribe=One-Click`
+//! (form-urlencoded or multipart) stops them with no cookie and no token,
+//! answers 200, and again 200 with nothing more written. The code is the
+//! capability: every id must be one of the code owner's subscriptions, or
+//! the answer is the bad-link 404, so a link cannot be edited into one
+//! that stops someone else's digests.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+
+use crate::db::DbConn;
+use crate::digest::words::Style;
+use crate::ids::{PartyId, SubscriptionId};
+use crate::{items, manage, parties, remove, subscriptions, validate};
+
+use super::super::body::RawBody;
+use super::super::{ApiError, App};
+use super::manage::{prefix, render_failed};
+use super::view::{self, SubView};
+use super::{content_type, form, is_form, person, FormKey, Page, PageResult};
+
+/// At most this many ids in one link (a batch holds a handful).
+const MAX_IDS: usize = 50;
+
+#[derive(Template)]
+#[template(path = "pages/unsubscribe.html")]
+pub struct UnsubscribePage {
+    /// "confirm" (GET), "done" (after the POST), "undone" (after undo).
+    pub state: &'static str,
+    pub path: String,
+    pub manage: String,
+    pub csrf: String,
+    pub subs: Vec<SubView>,
+}
+
+/// The ids of a link, without repeats; `None` for anything malformed.
+fn parse_ids(s: &str) -> Option<Vec<SubscriptionId>> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        if part.is_empty() || part.len() > 18 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let id = SubscriptionId(part.parse().ok().filter(|i: &i64| *i > 0)?);
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    (!out.is_empty() && out.len() <= MAX_IDS).then_some(out)
+}
+
+/// The code's owner, the form key and the link's subscriptions, when the
+/// code names someone and every id is one of theirs.
+fn resolve(
+    c: &mut DbConn,
+    code: &str,
+    ids: &str,
+) -> crate::Result<Option<(PartyId, FormKey, Vec<SubscriptionId>)>> {
+    let Some(ids) = parse_ids(ids) else {
+        return Ok(None);
+    };
+    let Some((party, key)) = person(c, code)? else {
+        return Ok(None);
+    };
+    let own = subscriptions::ids_of_party(c, party)?;
+    Ok(ids
+        .iter()
+        .all(|i| own.contains(i))
+        .then_some((party, key, ids)))
+}
+
+fn page(
+    c: &mut DbConn,
+    pre: &str,
+    state: &'static str,
+    (party, key, ids): &(PartyId, FormKey, Vec<SubscriptionId>),
+    code: &str,
+    raw_ids: &str,
+) -> crate::Result<UnsubscribePage> {
+    let user = parties::get_user(c, *party)?;
+    let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
+    let style = Style::new(tz, &user.locale);
+    let names: HashMap<i64, String> = items::list_collections(c)?
+        .into_iter()
+        .map(|k| (k.id.0, k.name))
+        .collect();
+    let subs = subscriptions::list_for_party(c, *party)?
+        .iter()
+        .filter(|s| ids.contains(&s.id))
+        .map(|s| view::describe(s, &names, &style))
+        .collect();
+    Ok(UnsubscribePage {
+        state,
+        path: format!("{pre}/s/{code}/unsubscribe/{raw_ids}"),
+        manage: format!("{pre}/s/{code}"),
+        csrf: key.token(code),
+        subs,
+    })
+}
+
+/// `GET`: what will stop, and the button. Writes nothing.
+pub async fn show(State(app): State<App>, Path((code, ids)): Path<(String, String)>) -> PageResult {
+    let pre = prefix(&app);
+    let p = app
+        .blocking(move |c| match resolve(c, &code, &ids)? {
+            Some(r) => page(c, &pre, "confirm", &r, &code, &ids).map(Some),
+            None => Ok(None),
+        })
+        .await?
+        .ok_or_else(Page::not_found)?;
+    Ok(Page::ok(p.render().map_err(render_failed)?))
+}
+
+/// What a POST to the link carries.
+#[derive(Debug, PartialEq)]
+enum Ask {
+    /// RFC 8058's body, exactly.
+    OneClick,
+    /// A one-click attempt with some other body, or a body of another type.
+    Malformed,
+    /// Our own form (its token is checked).
+    Form(HashMap<String, String>),
+}
+
+fn ask(headers: &HeaderMap, body: &[u8]) -> Ask {
+    if content_type(headers).as_deref() == Some("multipart/form-data") {
+        let ct = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        return if multipart_one_click(ct, body) {
+            Ask::OneClick
+        } else {
+            Ask::Malformed
+        };
+    }
+    if !is_form(headers) {
+        return Ask::Malformed;
+    }
+    let f = form(body);
+    if !f.contains_key("List-Unsubscribe") {
+        return Ask::Form(f);
+    }
+    let exact = body
+        .strip_suffix(b"\r\n")
+        .or_else(|| body.strip_suffix(b"\n"))
+        .unwrap_or(body);
+    if exact == b"List-Unsubscribe=One-Click" {
+        Ask::OneClick
+    } else {
+        Ask::Malformed
+    }
+}
+
+/// A multipart body whose only field is `List-Unsubscribe` = `One-Click`.
+fn multipart_one_click(content_type: &str, body: &[u8]) -> bool {
+    let Some(boundary) = content_type.split(';').find_map(|p| {
+        let (k, v) = p.trim().split_once('=')?;
+        k.eq_ignore_ascii_case("boundary")
+            .then(|| v.trim_matches('"').to_string())
+    }) else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(body) else {
+        return false;
+    };
+    let delim = format!("--{boundary}");
+    let fields: Vec<(String, &str)> = text
+        .split(delim.as_str())
+        .filter_map(|part| {
+            let (head, value) = part.split_once("\r\n\r\n")?;
+            let name = head.split("name=\"").nth(1)?.split('"').next()?.to_string();
+            Some((name, value.trim_end_matches("\r\n")))
+        })
+        .collect();
+    matches!(fields.as_slice(), [(n, v)] if n == "List-Unsubscribe" && *v == "One-Click")
+}
+
+enum Outcome {
+    NotFound,
+    Forbidden,
+    Malformed,
+    Page(Box<UnsubscribePage>),
+    OneClick,
+}
+
+/// `POST`: one-click, or our form with its token.
+pub async fn act(
+    State(app): State<App>,
+    Path((code, ids)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Result<RawBody, ApiError>,
+) -> PageResult {
+    let ask = ask(&headers, &body?.0);
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let out = app
+        .blocking(move |c| {
+            let Some(r) = resolve(c, &code, &ids)? else {
+                return Ok(Outcome::NotFound);
+            };
+            match ask {
+                Ask::Malformed => return Ok(Outcome::Malformed),
+                Ask::Form(f) if !r.1.verify(&code, f.get("csrf").map(String::as_str)) => {
+                    return Ok(Outcome::Forbidden)
+                }
+                _ => {}
+            }
+            remove::unsubscribe(c, now, &r.2)?;
+            if ask == Ask::OneClick {
+                return Ok(Outcome::OneClick);
+            }
+            Ok(Outcome::Page(Box::new(page(
+                c, &pre, "done", &r, &code, &ids,
+            )?)))
+        })
+        .await?;
+    finish(out)
+}
+
+/// `POST …/undo` with the form token: resumes the link's subscriptions.
+pub async fn undo(
+    State(app): State<App>,
+    Path((code, ids)): Path<(String, String)>,
+    body: Result<RawBody, ApiError>,
+) -> PageResult {
+    let f = form(&body?.0);
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let out = app
+        .blocking(move |c| {
+            let Some(r) = resolve(c, &code, &ids)? else {
+                return Ok(Outcome::NotFound);
+            };
+            if !r.1.verify(&code, f.get("csrf").map(String::as_str)) {
+                return Ok(Outcome::Forbidden);
+            }
+            for id in &r.2 {
+                manage::resume(c, *id, now)?;
+            }
+            Ok(Outcome::Page(Box::new(page(
+                c, &pre, "undone", &r, &code, &ids,
+            )?)))
+        })
+        .await?;
+    finish(out)
+}
+
+fn finish(out: Outcome) -> PageResult {
+    match out {
+        Outcome::NotFound => Err(Page::not_found()),
+        Outcome::Forbidden => Err(Page::forbidden()),
+        Outcome::Malformed => Err(Page::message(
+            StatusCode::BAD_REQUEST,
+            "Not done",
+            "A one-click unsubscribe must send exactly List-Unsubscribe=One-Click. Nothing was changed.",
+        )),
+        Outcome::OneClick => Ok(Page::message(
+            StatusCode::OK,
+            "Unsubscribed",
+            "You are unsubscribed. Nothing more of these digests will be sent.",
+        )),
+        Outcome::Page(p) => Ok(Page::ok(p.render().map_err(render_failed)?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_strictly() {
+        assert_eq!(parse_ids("5"), Some(vec![SubscriptionId(5)]));
+        assert_eq!(
+            parse_ids("5,7,5"),
+            Some(vec![SubscriptionId(5), SubscriptionId(7)])
+        );
+        for bad in [
+            "",
+            "0",
+            "-1",
+            "5,",
+            ",5",
+            "a",
+            "5;7",
+            "+5",
+            "99999999999999999999",
+        ] {
+            assert_eq!(parse_ids(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn one_click_bodies() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded".parse().unwrap(),
+        );
+        assert_eq!(ask(&h, b"List-Unsubscribe=One-Click"), Ask::OneClick);
+        assert_eq!(ask(&h, b"List-Unsubscribe=One-Click\r\n"), Ask::OneClick);
+        assert_eq!(ask(&h, b"List-Unsubscribe=Yes"), Ask::Malformed);
+        assert_eq!(ask(&h, b"List-Unsubscribe=One-Click&x=1"), Ask::Malformed);
+        assert!(matches!(ask(&h, b"csrf=abc"), Ask::Form(_)));
+        let mut m = HeaderMap::new();
+        m.insert(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XyZ".parse().unwrap(),
+        );
+        let good = "--XyZ\r\nContent-Disposition: form-data; name=\"List-Unsubscribe\"\r\n\r\nOne-Click\r\n--XyZ--\r\n";
+        assert_eq!(ask(&m, good.as_bytes()), Ask::OneClick);
+        let bad = good.replace("One-Click", "Two-Clicks");
+        assert_eq!(ask(&m, bad.as_bytes()), Ask::Malformed);
+        let mut j = HeaderMap::new();
+        j.insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+        assert_eq!(ask(&j, b"List-Unsubscribe=One-Click"), Ask::Malformed);
+    }
+}

@@ -1,0 +1,200 @@
+//! What the pages show, ready for the templates: subscriptions described in
+//! the person's words (their zone, their 12/24-hour clock, as the digests
+//! write times), contact points masked, and the templates themselves.
+//! Every string from storage is escaped by askama (`.html` templates).
+
+use std::collections::HashMap;
+
+use askama::Template;
+
+use crate::digest::words::Style;
+use crate::parties::ContactPoint;
+use crate::subscriptions::Subscription;
+use crate::validate;
+
+/// A one-thing page: a bad link, a refusal, a failure.
+#[derive(Template)]
+#[template(path = "pages/message.html")]
+pub struct MessagePage<'a> {
+    pub title: &'a str,
+    pub text: &'a str,
+    /// A link back to the manage page, when the person is known.
+    pub manage: Option<&'a str>,
+}
+
+/// One subscription as a person reads it.
+pub struct SubView {
+    pub id: i64,
+    /// The collection's name, or "all collections".
+    pub what: String,
+    /// "modifications" or "upcoming items".
+    pub kind: &'static str,
+    /// "Daily at 9:00 AM", "Weekly on Monday at 09:00", "Every hour".
+    pub when: String,
+    pub channels: String,
+    pub paused: bool,
+}
+
+/// One contact point, its address masked.
+pub struct ContactView {
+    pub channel: String,
+    pub masked: String,
+    pub verified: bool,
+    pub disabled: bool,
+}
+
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// The full English name of weekday `d` (0 = Monday).
+pub fn day_name(d: i32) -> &'static str {
+    DAYS[d.rem_euclid(7) as usize]
+}
+
+/// A local hour as the person's clock writes it: "9:00 AM" or "09:00".
+pub fn hour_label(style: &Style, h: i32) -> String {
+    if style.hour12 {
+        let (h12, ampm) = match h {
+            0 => (12, "AM"),
+            1..=11 => (h, "AM"),
+            12 => (12, "PM"),
+            _ => (h - 12, "PM"),
+        };
+        format!("{h12}:00 {ampm}")
+    } else {
+        format!("{h:02}:00")
+    }
+}
+
+/// Describes `s` for its owner; `names` maps collection ids to names.
+pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -> SubView {
+    let what = match s.collection {
+        Some(k) => names
+            .get(&k.0)
+            .cloned()
+            .unwrap_or_else(|| format!("collection {k}")),
+        None => "all collections".into(),
+    };
+    let when = match (s.frequency.as_str(), s.day_of_week, s.hour_of_day) {
+        ("weekly", Some(d), Some(h)) => {
+            format!("Weekly on {} at {}", day_name(d), hour_label(style, h))
+        }
+        ("daily", _, Some(h)) => format!("Daily at {}", hour_label(style, h)),
+        ("hourly", _, _) => "Every hour".into(),
+        (f, _, _) => f.to_string(),
+    };
+    SubView {
+        id: s.id.0,
+        what,
+        kind: if s.kind == "forward" {
+            "upcoming items"
+        } else {
+            "changes"
+        },
+        when,
+        channels: s.channels.join(", "),
+        paused: s.paused,
+    }
+}
+
+/// An address shown without giving it away: `a***@example.com`,
+/// `+34 *** ** 22`.
+pub fn mask(channel: &str, address: &str) -> String {
+    let first: String = address.chars().take(1).collect();
+    if channel == "sms" {
+        let chars: Vec<char> = address.chars().filter(|c| !c.is_whitespace()).collect();
+        if chars.len() < 6 {
+            return "***".into();
+        }
+        let head: String = chars[..3].iter().collect();
+        let tail: String = chars[chars.len() - 2..].iter().collect();
+        return format!("{head} *** ** {tail}");
+    }
+    match address.rsplit_once('@') {
+        Some((_, domain)) => format!("{first}***@{domain}"),
+        None => format!("{first}***"),
+    }
+}
+
+pub fn contact(cp: &ContactPoint) -> ContactView {
+    ContactView {
+        channel: cp.channel.clone(),
+        masked: mask(&cp.channel, &cp.address),
+        verified: cp.verified,
+        disabled: cp.disabled,
+    }
+}
+
+/// An option of a `<select>`.
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+    pub selected: bool,
+}
+
+/// The hours of the day in the person's clock, `current` selected.
+pub fn hour_choices(style: &Style, current: i32) -> Vec<Choice> {
+    (0..24)
+        .map(|h| Choice {
+            value: h.to_string(),
+            label: hour_label(style, h),
+            selected: h == current,
+        })
+        .collect()
+}
+
+/// The days of the week, `current` (mon..sun) selected.
+pub fn day_choices(current: &str) -> Vec<Choice> {
+    (0..7u8)
+        .map(|d| Choice {
+            value: validate::weekday_name(d).into(),
+            label: day_name(d as i32).into(),
+            selected: validate::weekday_name(d) == current,
+        })
+        .collect()
+}
+
+/// Every IANA zone chrono-tz knows, `current` selected.
+pub fn zone_choices(current: &str) -> Vec<Choice> {
+    chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|z| Choice {
+            value: z.name().into(),
+            label: z.name().into(),
+            selected: z.name() == current,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_masked() {
+        assert_eq!(mask("email", "asha@example.com"), "a***@example.com");
+        assert_eq!(mask("xmpp", "bo@chat.example"), "b***@chat.example");
+        assert_eq!(mask("sms", "+34600111222"), "+34 *** ** 22");
+        assert_eq!(mask("sms", "+341"), "***");
+        assert_eq!(mask("email", "é@x"), "é***@x");
+    }
+
+    #[test]
+    fn hours_follow_the_clock() {
+        let us = Style::new(chrono_tz::UTC, "en-US");
+        let gb = Style::new(chrono_tz::UTC, "en-GB");
+        assert_eq!(hour_label(&us, 0), "12:00 AM");
+        assert_eq!(hour_label(&us, 9), "9:00 AM");
+        assert_eq!(hour_label(&us, 12), "12:00 PM");
+        assert_eq!(hour_label(&us, 21), "9:00 PM");
+        assert_eq!(hour_label(&gb, 9), "09:00");
+        assert_eq!(hour_label(&gb, 21), "21:00");
+    }
+}
