@@ -20,7 +20,6 @@ use axum::Router;
 
 use crate::access::{self, Scope};
 use crate::feeds::{self, atom::Data, Head, Projection, Query};
-use crate::ids::CollectionId;
 
 use super::error::ApiResult;
 use super::{auth, ApiError, App};
@@ -134,18 +133,19 @@ async fn authorize(
     ticket: Option<String>,
     uuid: String,
 ) -> ApiResult<Head> {
+    // One blocking call and one pooled connection for the credentials and
+    // the head: a conditional GET costs no more than that.
+    let now = app.clock.now();
     let Some(ticket) = ticket else {
-        auth::require(app, headers, Scope::Read).await?;
-        return app.blocking(move |c| feeds::head(c, &uuid)).await;
-    };
-    let opened: Option<CollectionId> = app
-        .blocking(move |c| access::ticket_collection(c, &ticket))
-        .await?;
-    let Some(opened) = opened else {
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unknown read ticket",
-        ));
+        let presented = auth::presented(headers);
+        return app
+            .blocking(move |c| {
+                Ok(match auth::check(c, now, &presented, Scope::Read)? {
+                    Ok(_) => Ok(feeds::head(c, &uuid)?),
+                    Err(refused) => Err(refused),
+                })
+            })
+            .await?;
     };
     let other = || {
         ApiError::new(
@@ -153,12 +153,21 @@ async fn authorize(
             "this ticket opens another collection",
         )
     };
-    match app.blocking(move |c| feeds::head(c, &uuid)).await {
-        Ok(head) if head.collection == opened => Ok(head),
-        Ok(_) => Err(other()),
-        Err(e) if e.status.is_client_error() => Err(other()),
-        Err(e) => Err(e),
-    }
+    app.blocking(move |c| {
+        let Some(opened) = access::ticket_collection(c, &ticket)? else {
+            return Ok(Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unknown read ticket",
+            )));
+        };
+        Ok(match feeds::head(c, &uuid) {
+            Ok(head) if head.collection == opened => Ok(head),
+            Ok(_) => Err(other()),
+            Err(e) if e.is_bad_input() => Err(other()),
+            Err(e) => return Err(e),
+        })
+    })
+    .await?
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
@@ -212,8 +221,20 @@ async fn answer(
     ) {
         return Ok((StatusCode::NOT_MODIFIED, validators).into_response());
     }
+    // The same representation under the same strong tag: polls of one feed
+    // are served from memory until its version moves.
+    let key = format!("{}|{etag}", head.uuid);
+    let ctype = (
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/atom+xml; charset=utf-8"),
+    );
+    if let Some(xml) = app.feed_cache.get(&key) {
+        return Ok((StatusCode::OK, validators, [ctype], xml.to_string()).into_response());
+    }
     // A write between the head and this read makes the body newer than its
-    // tag: the next poll fetches once more, never a stale body as current.
+    // tag: the next poll fetches once more, never a stale body as current
+    // (the version has moved, so the tag it is cached under is not asked
+    // for again).
     let xml = app
         .blocking(move |c| {
             let data = match q.projection {
@@ -226,9 +247,61 @@ async fn answer(
             feeds::atom::render(&head, &q, &base, &data)
         })
         .await?;
-    let ctype = (
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/atom+xml; charset=utf-8"),
-    );
+    app.feed_cache.put(key, &xml);
     Ok((StatusCode::OK, validators, [ctype], xml).into_response())
+}
+
+/// Rendered feeds by collection and strong ETag, bounded: past
+/// [`FeedCache::MAX_ENTRIES`] entries or [`FeedCache::MAX_BYTES`] bytes it
+/// starts again empty. Each process has its own; a tag names one
+/// representation, so a hit is exactly what a render would give.
+#[derive(Default)]
+pub struct FeedCache {
+    inner: std::sync::Mutex<(
+        std::collections::HashMap<String, std::sync::Arc<str>>,
+        usize,
+    )>,
+}
+
+impl FeedCache {
+    pub const MAX_ENTRIES: usize = 1024;
+    pub const MAX_BYTES: usize = 64 << 20;
+
+    pub fn get(&self, key: &str) -> Option<std::sync::Arc<str>> {
+        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        g.0.get(key).cloned()
+    }
+
+    pub fn put(&self, key: String, xml: &str) {
+        if xml.len() > Self::MAX_BYTES / 8 {
+            return;
+        }
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0.len() >= Self::MAX_ENTRIES || g.1 + xml.len() > Self::MAX_BYTES {
+            g.0.clear();
+            g.1 = 0;
+        }
+        g.1 += xml.len();
+        g.0.insert(key, std::sync::Arc::from(xml));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FeedCache;
+
+    #[test]
+    fn the_feed_cache_is_bounded_and_keyed_by_tag() {
+        let c = FeedCache::default();
+        c.put("a|\"1\"".into(), "<feed/>");
+        assert_eq!(c.get("a|\"1\"").as_deref(), Some("<feed/>"));
+        assert!(c.get("a|\"2\"").is_none() && c.get("b|\"1\"").is_none());
+        for i in 0..FeedCache::MAX_ENTRIES + 5 {
+            c.put(format!("k{i}"), "x");
+        }
+        let n = c.inner.lock().unwrap().0.len();
+        assert!(n <= FeedCache::MAX_ENTRIES, "{n}");
+        c.put("huge".into(), &"x".repeat(FeedCache::MAX_BYTES));
+        assert!(c.get("huge").is_none(), "too large to keep");
+    }
 }

@@ -19,6 +19,43 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
+/// What a request's Authorization header presents, read before any
+/// database work so that the check can share a connection with the rest.
+#[derive(Debug, Clone)]
+pub enum Presented {
+    Nothing,
+    Malformed,
+    Secret(String),
+}
+
+pub fn presented(headers: &HeaderMap) -> Presented {
+    if headers.get(header::AUTHORIZATION).is_none() {
+        return Presented::Nothing;
+    }
+    match bearer(headers) {
+        Some(s) => Presented::Secret(s.to_string()),
+        None => Presented::Malformed,
+    }
+}
+
+/// [`require`] on a connection the caller holds (inside one blocking call
+/// that goes on to read with it): `Ok(Err(..))` is a 401 or 403.
+pub fn check(
+    conn: &mut crate::db::DbConn,
+    now: chrono::DateTime<chrono::Utc>,
+    p: &Presented,
+    scope: Scope,
+) -> crate::error::Result<ApiResult<Token>> {
+    let Presented::Secret(secret) = p else {
+        return Ok(Err(ApiError::unauthorized()));
+    };
+    Ok(match access::authenticate(conn, now, secret)? {
+        None => Err(ApiError::unauthorized()),
+        Some(t) if t.scope.allows(scope) => Ok(t),
+        Some(_) => Err(ApiError::forbidden(scope.as_str())),
+    })
+}
+
 /// The caller's token, when it has `scope` (admin has every scope).
 pub async fn require(state: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Token> {
     let token = caller(state, headers)

@@ -52,6 +52,8 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     /// What `/metrics` shows of this process; `serve` feeds it.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Rendered Atom feeds by strong tag (`atom`).
+    pub feed_cache: atom::FeedCache,
 }
 
 /// The handlers' state: cheap to clone.
@@ -82,6 +84,7 @@ impl App {
             cfg,
             clock,
             metrics,
+            feed_cache: Default::default(),
         }))
     }
 
