@@ -89,7 +89,12 @@ fn the_304_path_never_reads_the_log() {
             .unwrap();
         let same = conditional(w, &p, &wo.read, "if-none-match", &etag);
         assert_eq!(same.status, 304, "{}", same.text);
-        let full = w.get(&p, Some(&wo.read));
+        // The feed rendered under this tag is kept: served without the log.
+        let cached = w.get(&p, Some(&wo.read));
+        assert_eq!(cached.status, 200, "{}", cached.text);
+        assert_eq!(cached.header("etag").unwrap(), etag);
+        // Another zone is another representation: it needs the log.
+        let full = w.get(&format!("{p}&tz=Europe/Paris"), Some(&wo.read));
         assert_eq!((full.status, full.error()), (500, "internal error".into()));
         w.db.conn()
             .batch_execute("ALTER TABLE modifications_away RENAME TO modifications")
