@@ -91,11 +91,12 @@ pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
 
     writeln!(
         out,
-        "bench http: {} requests per GET run over {} connections; {} batches of {BATCH} rows posted; {:?}",
+        "bench http: {} requests per GET run over {} connections; {} batches of {BATCH} rows posted; {:?}, {} pooled connections",
         args.requests,
         args.connections,
         args.batches,
-        db.backend()
+        db.backend(),
+        Config::default().database.pool_size
     )?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -106,7 +107,10 @@ pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let result = rt.block_on(async {
         let listener = http::bind(&cfg.http.listen).await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let app = http::App::new(db.clone(), cfg.clone(), clock);
+        // The server's own pool, as `digestd web` opens it ([database]
+        // pool_size), not the bench's small one.
+        let served = Db::open(url.unwrap_or(DEFAULT_BENCH_DB), cfg.database.pool_size)?;
+        let app = http::App::new(served, cfg.clone(), clock);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(http::serve_on(listener, app, async {
             let _ = stopped.await;
