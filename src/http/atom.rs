@@ -140,7 +140,7 @@ async fn authorize(
         let presented = auth::presented(headers);
         return app
             .blocking(move |c| {
-                Ok(match auth::check(c, now, &presented, Scope::Read)? {
+                Ok(match auth::check(c, now, &presented, Some(Scope::Read))? {
                     Ok(_) => Ok(feeds::head(c, &uuid)?),
                     Err(refused) => Err(refused),
                 })

@@ -39,54 +39,36 @@ pub fn presented(headers: &HeaderMap) -> Presented {
 }
 
 /// [`require`] on a connection the caller holds (inside one blocking call
-/// that goes on to read with it): `Ok(Err(..))` is a 401 or 403.
+/// that goes on to read with it): `Ok(Err(..))` is a 401 or 403. `None`
+/// takes a token of any scope.
 pub fn check(
     conn: &mut crate::db::DbConn,
     now: chrono::DateTime<chrono::Utc>,
     p: &Presented,
-    scope: Scope,
+    scope: Option<Scope>,
 ) -> crate::error::Result<ApiResult<Token>> {
     let Presented::Secret(secret) = p else {
         return Ok(Err(ApiError::unauthorized()));
     };
     Ok(match access::authenticate(conn, now, secret)? {
         None => Err(ApiError::unauthorized()),
-        Some(t) if t.scope.allows(scope) => Ok(t),
-        Some(_) => Err(ApiError::forbidden(scope.as_str())),
+        Some(t) if scope.is_none_or(|s| t.scope.allows(s)) => Ok(t),
+        Some(_) => Err(ApiError::forbidden(scope.map_or("", Scope::as_str))),
     })
 }
 
 /// The caller's token, when it has `scope` (admin has every scope).
 pub async fn require(state: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Token> {
-    let token = caller(state, headers)
-        .await?
-        .ok_or_else(ApiError::unauthorized)?;
-    if token.scope.allows(scope) {
-        Ok(token)
-    } else {
-        Err(ApiError::forbidden(scope.as_str()))
-    }
-}
-
-/// The caller's token, if any valid one is presented (401 for a bad one:
-/// a request that names a token must name a real one).
-pub async fn caller(state: &App, headers: &HeaderMap) -> ApiResult<Option<Token>> {
-    if headers.get(header::AUTHORIZATION).is_none() {
-        return Ok(None);
-    }
-    let secret = bearer(headers)
-        .ok_or_else(ApiError::unauthorized)?
-        .to_string();
-    let now = state.clock.now();
-    let token = state
-        .blocking(move |c| access::authenticate(c, now, &secret))
-        .await?;
-    token.map(Some).ok_or_else(ApiError::unauthorized)
+    checked(state, headers, Some(scope)).await
 }
 
 /// Any valid token, whatever its scope.
 pub async fn any(state: &App, headers: &HeaderMap) -> ApiResult<Token> {
-    caller(state, headers)
-        .await?
-        .ok_or_else(ApiError::unauthorized)
+    checked(state, headers, None).await
+}
+
+async fn checked(state: &App, headers: &HeaderMap, scope: Option<Scope>) -> ApiResult<Token> {
+    let p = presented(headers);
+    let now = state.clock.now();
+    state.blocking(move |c| check(c, now, &p, scope)).await?
 }
