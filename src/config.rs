@@ -256,10 +256,27 @@ pub fn parse_cron(expr: &str) -> Result<cron::Schedule> {
             "schedule.tick {expr:?}: control character"
         )));
     }
+    let hint = "use 6 fields: sec min hour day month weekday, e.g. \"0 0 * * * *\"";
+    let fields = expr.split_whitespace().count();
+    if !(6..=7).contains(&fields) {
+        return Err(Error::invalid(format!(
+            "schedule.tick {expr:?} has {fields} fields ({hint})"
+        )));
+    }
     cron::Schedule::from_str(expr).map_err(|e| {
-        Error::invalid(format!(
-            "schedule.tick {expr:?}: {e} (use 6 fields: sec min hour day month weekday, e.g. \"0 0 * * * *\")"
-        ))
+        // The crate's message repeats the expression and draws a caret
+        // under it on lines of its own: keep only the words.
+        let e = e.to_string();
+        let words: Vec<&str> = e
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && *l != expr.trim() && !l.chars().all(|c| c == '^'))
+            .collect();
+        let why = match words.is_empty() {
+            true => "not a valid cron expression".to_string(),
+            false => words.join("; "),
+        };
+        Error::invalid(format!("schedule.tick {expr:?}: {why} ({hint})"))
     })
 }
 
@@ -567,6 +584,25 @@ mod tests {
         assert_eq!(cfg.database.pool_size, 9);
         assert_eq!(cfg.database.url, "postgres://root@127.0.0.1/test");
         assert_eq!(cfg.record.batch_size, 5);
+    }
+
+    /// First-hour item 10: a 5-field crontab line printed the cron crate's
+    /// caret drawing as a literal `\n`. One line, saying what is wrong.
+    #[test]
+    fn a_bad_tick_expression_is_one_line_that_says_why() {
+        let e = parse_cron("0 * * * *").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "schedule.tick \"0 * * * *\" has 5 fields (use 6 fields: sec min hour day month weekday, e.g. \"0 0 * * * *\")"
+        );
+        for bad in ["0 0 25 * * *", "x y z a b c", "0 0 * * * * * *"] {
+            let e = parse_cron(bad).unwrap_err().to_string();
+            assert!(
+                !e.contains('\n') && !e.contains("\\n") && !e.contains('^'),
+                "{e:?}"
+            );
+            assert!(e.starts_with(&format!("schedule.tick {bad:?}")), "{e}");
+        }
     }
 
     #[test]

@@ -329,7 +329,11 @@ pub fn instant(what: &str, s: &str) -> Result<DateTime<Utc>> {
 
 /// A duration like `90d`, `12h`, `30m`, `45s` or `2w`.
 pub fn duration(s: &str) -> Result<chrono::Duration> {
-    let bad = || Error::invalid(format!("invalid duration {s:?}: use e.g. 90d, 12h, 30m"));
+    let bad = || {
+        Error::invalid(format!(
+            "invalid duration {s:?}: a whole number and a unit s, m, h, d or w, e.g. 90d, 12h, 2w"
+        ))
+    };
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
     let n: i64 = num.parse().map_err(|_| bad())?;
     if n <= 0 || n > 100_000 {

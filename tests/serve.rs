@@ -342,6 +342,8 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
         &["user", "set", "kiri", "--tz", "UTC\r\nX: y"],
         &["user", "set", "kiri", "--week-start", "someday"],
         &["user", "set", "nobody", "--tz", "UTC"],
+        // Nothing to change: a usage error, not "updated".
+        &["user", "set", "kiri"],
         &["subscription", "pause", "999"],
         &["subscription", "resume", "999"],
     ] {

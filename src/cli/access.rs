@@ -20,6 +20,7 @@ pub enum TokenCmd {
     },
     /// Tokens: name, scope, created, last used (never the secret).
     List {
+        /// One JSON object per token (name, scope, created, last used).
         #[arg(long)]
         json: bool,
     },

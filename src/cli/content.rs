@@ -19,6 +19,7 @@ pub enum CollectionCmd {
     Rename { uuid: String, name: String },
     /// List collections.
     List {
+        /// A JSON array of collections (id, uuid, name).
         #[arg(long)]
         json: bool,
     },
@@ -32,7 +33,7 @@ pub enum ItemCmd {
 
 #[derive(Args, Debug)]
 pub struct PurgeArgs {
-    /// e.g. 90d, 12h, 2w.
+    /// A whole number and a unit s, m, h, d or w, e.g. 90d, 12h, 2w.
     #[arg(long, value_name = "DURATION")]
     pub older_than: String,
 }

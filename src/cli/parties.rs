@@ -37,18 +37,25 @@ pub enum UserCmd {
     },
     /// List users.
     List {
+        /// A JSON array of users.
         #[arg(long)]
         json: bool,
     },
     /// Change a user's preferences (their subscriptions are rescheduled).
+    #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
+        .args(["tz", "week_start", "daily_hour", "locale"])))]
     Set {
         name: String,
+        /// IANA timezone, e.g. Europe/Paris.
         #[arg(long)]
         tz: Option<String>,
+        /// First day of the week for weekly digests: mon..sun.
         #[arg(long)]
         week_start: Option<String>,
+        /// Local hour (0-23) daily digests go out.
         #[arg(long, allow_negative_numbers = true)]
         daily_hour: Option<i64>,
+        /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
         #[arg(long)]
         locale: Option<String>,
     },
@@ -75,6 +82,7 @@ pub enum GroupCmd {
     /// The users in a group, recursively.
     Expand {
         name: String,
+        /// A JSON array of the users it expands to.
         #[arg(long)]
         json: bool,
     },

@@ -22,6 +22,7 @@ pub enum QueueCmd {
     },
     /// Requests by status and queue rows by state.
     Status {
+        /// The same, as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -29,7 +30,7 @@ pub enum QueueCmd {
     /// cancelled) longer ago than a duration, with their queue rows and
     /// delivery log. Open requests stay.
     Purge {
-        /// e.g. 90d, 12h, 2w.
+        /// A whole number and a unit s, m, h, d or w, e.g. 90d, 12h, 2w.
         #[arg(long, value_name = "DURATION")]
         older_than: String,
     },
@@ -40,6 +41,7 @@ pub enum RequestCmd {
     /// One request and each recipient's delivery state.
     Show {
         id: i64,
+        /// The request and every recipient's state as one JSON object.
         #[arg(long)]
         json: bool,
     },
