@@ -78,18 +78,12 @@ const MAX_SECRET: usize = 128;
 fn new_secret(prefix: &str) -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let mut s = String::with_capacity(prefix.len() + 64);
-    s.push_str(prefix);
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    format!("{prefix}{}", crate::text::hex(&bytes))
 }
 
 /// The stored form of a secret: its SHA-256, in hex.
 pub fn hash_secret(secret: &str) -> String {
-    let d = Sha256::digest(secret.as_bytes());
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(secret.as_bytes()))
 }
 
 /// Equal contents, in time that depends only on the lengths.

@@ -59,13 +59,9 @@ impl MessageKey {
         let mut h = Sha256::new();
         h.update(self.0.as_bytes());
         h.update(format!("\0{request}.{party}").as_bytes());
-        let d = h.finalize();
-        d.iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-            .split_at(MAC_HEX)
-            .0
-            .to_string()
+        let mut mac = crate::text::hex(&h.finalize());
+        mac.truncate(MAC_HEX);
+        mac
     }
 
     /// The id (without angle brackets) of a message holding `parts`

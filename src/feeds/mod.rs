@@ -206,10 +206,7 @@ pub fn etag(head: &Head, q: &Query, base_url: &str) -> String {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
-    let hex: String = h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = crate::text::hex(&h.finalize()[..16]);
     format!("\"{hex}\"")
 }
 

@@ -83,10 +83,7 @@ impl IdemKey {
 
 /// SHA-256 of the body, in hex.
 pub fn body_hash(body: &[u8]) -> String {
-    Sha256::digest(body)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(body))
 }
 
 /// A JSON answer: fresh, or replayed from a stored key.

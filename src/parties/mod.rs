@@ -107,7 +107,7 @@ pub struct User {
 pub fn new_subscriber_code() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&bytes)
 }
 
 /// The party that sends digests whose changes come from no single actor

@@ -19,6 +19,16 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// Bytes as lowercase hex, two digits each (secrets, hashes, tags).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
 /// The configured sender, "Name <address>" or a bare address.
 pub fn parse_from(s: &str) -> Result<Mailbox> {
     let bad = |why: &str| Error::invalid(format!("config: email.from {s:?}: {why}"));

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::db::schema::site_keys;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::text::hex;
 
 /// Hex digits of a token (128 bits).
 const TOKEN_HEX: usize = 32;
@@ -37,10 +38,6 @@ fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
         .chain_update(inner)
         .finalize()
         .into()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The pages' key, derived from the site secret for this one purpose.
