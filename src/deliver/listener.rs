@@ -71,6 +71,12 @@ pub enum DeliveryError {
     },
 }
 
+/// Told of each message the far end took, by its index in the batch, the
+/// moment the acceptance is read and before the session sends anything
+/// more: the queue's journal ([`super::journal`]) records it there, so a
+/// crash re-sends at most what was on the wire.
+pub type Accepted<'a> = &'a (dyn Fn(usize, &Delivered) + Sync);
+
 pub trait Listener: Send {
     /// The channel key: `email`, `xmpp`, `sms`.
     fn key(&self) -> &'static str;
@@ -82,7 +88,28 @@ pub trait Listener: Send {
     /// do better than one at a time (a pool of SMTP sessions, one XMPP
     /// round trip for a batch) override it.
     fn send(&mut self, msgs: &[Outgoing]) -> Vec<Result<Delivered, DeliveryError>> {
-        msgs.iter().map(|m| self.send_raw(m)).collect()
+        self.send_noting(msgs, &|_, _| {})
+    }
+
+    /// [`Listener::send`], telling `accepted` of each message as the far
+    /// end takes it. The provided one sends one message at a time, so each
+    /// is told of before the next goes; listeners that send several at once
+    /// tell of each as its own acceptance arrives.
+    fn send_noting(
+        &mut self,
+        msgs: &[Outgoing],
+        accepted: Accepted<'_>,
+    ) -> Vec<Result<Delivered, DeliveryError>> {
+        msgs.iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let r = self.send_raw(m);
+                if let Ok(d) = &r {
+                    accepted(i, d);
+                }
+                r
+            })
+            .collect()
     }
 
     /// Releases what the listener holds (sessions, connections).

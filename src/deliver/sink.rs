@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use super::dbout::DbOutbox;
 pub use super::listener::Outgoing;
-use super::listener::{Delivered, DeliveryError, Listener};
+use super::listener::{Accepted, Delivered, DeliveryError, Listener};
 use super::outbox::Outbox;
 use super::smtp::SmtpSink;
 use crate::config::EmailConfig;
@@ -191,33 +191,74 @@ impl EmailSink {
         }
     }
 
-    pub fn send_all(&mut self, msgs: &[Outgoing]) -> Vec<Outcome> {
+    /// Sends `msgs`, one outcome each, telling `accepted` of each message
+    /// as it is taken: over SMTP as each `250` is read, one file or pipe
+    /// at a time for `dir`, `pipe` and `stdout`, the whole chunk once its
+    /// `db` transaction has committed (a repeat there replaces the row).
+    pub fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
+        let noted = |i: usize, o: Outcome| {
+            if let Outcome::Sent {
+                code,
+                text,
+                remote_id,
+            } = &o
+            {
+                let d = Delivered {
+                    code: *code,
+                    text: text.clone(),
+                    remote_id: remote_id.clone(),
+                };
+                accepted(i, &d);
+            }
+            o
+        };
         match self {
             EmailSink::Dir(o) => msgs
                 .iter()
-                .map(|m| match o.write(&m.file, &m.bytes) {
-                    Ok(()) => Outcome::sent(None, format!("written to {}", m.file.display())),
-                    // A full disk may clear; keep the message for a retry.
-                    Err(e) => Outcome::transient(None, e.to_string()),
+                .enumerate()
+                .map(|(i, m)| {
+                    noted(
+                        i,
+                        match o.write(&m.file, &m.bytes) {
+                            Ok(()) => {
+                                Outcome::sent(None, format!("written to {}", m.file.display()))
+                            }
+                            // A full disk may clear; keep the message for a retry.
+                            Err(e) => Outcome::transient(None, e.to_string()),
+                        },
+                    )
                 })
                 .collect(),
-            EmailSink::Smtp(s) => s.send_all(msgs),
-            EmailSink::Db(o) => o.send_all(msgs),
-            EmailSink::Pipe(cmd) => msgs.iter().map(|m| pipe(cmd, m)).collect(),
+            EmailSink::Smtp(s) => s.send_all(msgs, accepted),
+            EmailSink::Db(o) => o
+                .send_all(msgs)
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| noted(i, o))
+                .collect(),
+            EmailSink::Pipe(cmd) => msgs
+                .iter()
+                .enumerate()
+                .map(|(i, m)| noted(i, pipe(cmd, m)))
+                .collect(),
             EmailSink::Stdout => {
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
                 msgs.iter()
-                    .map(|m| {
+                    .enumerate()
+                    .map(|(i, m)| {
                         // mbox-style separation, so a reader can split them.
                         let r = writeln!(out, "From {} ", m.envelope_from)
                             .and_then(|_| out.write_all(&mboxrd(&m.bytes)))
                             .and_then(|_| out.write_all(b"\n"))
                             .and_then(|_| out.flush());
-                        match r {
-                            Ok(()) => Outcome::sent(None, "written to stdout"),
-                            Err(e) => Outcome::transient(None, format!("stdout: {e}")),
-                        }
+                        noted(
+                            i,
+                            match r {
+                                Ok(()) => Outcome::sent(None, "written to stdout"),
+                                Err(e) => Outcome::transient(None, format!("stdout: {e}")),
+                            },
+                        )
                     })
                     .collect()
             }
@@ -237,8 +278,12 @@ impl Listener for EmailSink {
     }
 
     /// Over SMTP, the batch is spread over the pool's sessions in parallel.
-    fn send(&mut self, msgs: &[Outgoing]) -> Vec<std::result::Result<Delivered, DeliveryError>> {
-        self.send_all(msgs)
+    fn send_noting(
+        &mut self,
+        msgs: &[Outgoing],
+        accepted: Accepted<'_>,
+    ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+        self.send_all(msgs, accepted)
             .into_iter()
             .map(Outcome::into_result)
             .collect()

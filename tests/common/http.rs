@@ -1,12 +1,15 @@
 //! A scripted HTTP server on loopback playing an SMS gateway: each request
 //! gets the next scripted (status, extra headers, body), then 200 with a
-//! message id; every request is recorded.
+//! message id; every request is recorded (before the reply, which
+//! [`Gateway::set_delay`] can hold back: a slow gateway a crash test kills
+//! a pass against).
 
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -47,6 +50,7 @@ pub type Reply = (u16, Vec<(String, String)>, String);
 struct State {
     requests: Mutex<Vec<Request>>,
     script: Mutex<VecDeque<Reply>>,
+    delay_ms: AtomicU64,
 }
 
 pub struct Gateway {
@@ -79,6 +83,11 @@ impl Gateway {
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/send", self.port)
+    }
+
+    /// Each reply from now on comes `ms` after its request is recorded.
+    pub fn set_delay(&self, ms: u64) {
+        self.state.delay_ms.store(ms, Ordering::SeqCst);
     }
 
     pub fn requests(&self) -> Vec<Request> {
@@ -128,6 +137,10 @@ fn serve(conn: TcpStream, st: &State) -> std::io::Result<()> {
             });
             reqs.len()
         };
+        let delay = st.delay_ms.load(Ordering::SeqCst);
+        if delay > 0 {
+            thread::sleep(std::time::Duration::from_millis(delay));
+        }
         let (status, extra, body) = st.script.lock().unwrap().pop_front().unwrap_or((
             200,
             vec![],

@@ -11,6 +11,9 @@
 //!   (554, as a content filter would).
 //! - `slow…` 250, but 20 ms after the final dot (a slow server, so a test
 //!   can kill a pass in the middle).
+//! - `pace…` 250, 5 ms after the final dot; the message is recorded
+//!   before the wait, so a client killed while waiting for the `250` has
+//!   its message counted (the crash tests count what a server took).
 //!
 //! Every accepted message is recorded with its envelope.
 
@@ -174,6 +177,9 @@ fn session(conn: TcpStream, st: &State) -> std::io::Result<()> {
                 to: to.clone(),
                 data,
             });
+            if to.iter().any(|a| a.starts_with("pace")) {
+                thread::sleep(std::time::Duration::from_millis(5));
+            }
             (from, to) = (String::new(), Vec::new());
             reply(&mut w, "250 2.0.0 queued")?;
         } else if upper.starts_with("QUIT") {

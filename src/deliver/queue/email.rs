@@ -4,14 +4,18 @@
 //! thread, which holds the database connection, claims the next round and
 //! writes each chunk's outcomes in one transaction as they come back.
 //!
-//! A message is settled only after its chunk came back from the listener:
-//! a crash in between leaves its rows claimed, and they go out again when
-//! the claim expires (at least once; see `docs/delivery.md`).
+//! A message is settled only after its chunk came back from the listener,
+//! but written in the journal ([`super::journal`]) the moment the far end
+//! accepts it: a crash in between leaves its rows claimed, the journal is
+//! replayed before they can be claimed again, and only the messages that
+//! were on the wire (one per session) can go out twice (see
+//! `docs/delivery.md`).
 
 use std::sync::mpsc::{self, RecvTimeoutError, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::journal::Journal;
 use super::round::Round;
 use super::settle::Settle;
 use crate::deliver::listener::{Listener, Outgoing};
@@ -72,6 +76,7 @@ enum Back {
 /// not written stays claimed.
 pub(super) fn run(
     email: &mut dyn Listener,
+    journal: &Journal,
     build: Build<'_>,
     source: &mut dyn Source,
 ) -> Result<Timings> {
@@ -117,7 +122,14 @@ pub(super) fn run(
             let mut busy = Duration::ZERO;
             for (settles, msgs) in job_rx {
                 let start = Instant::now();
-                let outs = email.send(&msgs).into_iter().map(Outcome::from).collect();
+                // Each acceptance goes into the journal as the session
+                // reads it: a crash before this chunk's outcomes are
+                // written re-sends only what was on the wire.
+                let outs = email
+                    .send_noting(&msgs, &|i, d| journal.note(&settles[i].keys, d))
+                    .into_iter()
+                    .map(Outcome::from)
+                    .collect();
                 busy += start.elapsed();
                 if back_tx.send(Back::Sent(settles, outs)).is_err() {
                     break;

@@ -17,6 +17,8 @@
 //! - [`expand`]: requests into queue rows;
 //! - [`round`]: claim due rows, batch them per pair, deliver;
 //! - [`email`]: a pass's email on three threads (build, send, write);
+//! - [`journal`]: each accepted message written down as it is accepted,
+//!   and a dead process's journal replayed before rows are claimed;
 //! - [`build`]: one message per (sender, recipient) group;
 //! - [`cancel`]: requests cancelled while their round is in flight;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses;
@@ -27,6 +29,7 @@ mod build;
 mod cancel;
 mod email;
 mod expand;
+mod journal;
 mod post;
 mod purge;
 mod round;
@@ -43,6 +46,8 @@ pub use settle::update;
 pub use withdraw::{withdraw_in_tx, Withdrawn, RECIPIENT_DELETED};
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -119,6 +124,10 @@ pub struct Delivery {
     /// One listener per channel, by key: email's transport, and for XMPP
     /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
     pub listeners: Vec<Box<dyn Listener>>,
+    /// Where the sent journals are (`[email] dir`/`journal`), and this
+    /// process's own, opened by its first pass and kept for its life.
+    journal_dir: PathBuf,
+    journal: Option<Arc<journal::Journal>>,
 }
 
 impl Delivery {
@@ -131,6 +140,8 @@ impl Delivery {
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
+            journal_dir: PathBuf::from(&cfg.dir).join("journal"),
+            journal: None,
             listeners: vec![
                 Box::new(EmailSink::new(cfg)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
@@ -183,6 +194,14 @@ impl Delivery {
         for l in &mut self.listeners {
             l.shutdown();
         }
+    }
+
+    /// This process's sent journal, opened on first use.
+    fn journal(&mut self) -> Result<Arc<journal::Journal>> {
+        if self.journal.is_none() {
+            self.journal = Some(Arc::new(journal::Journal::open(&self.journal_dir)?));
+        }
+        Ok(self.journal.clone().expect("just opened"))
     }
 
     /// The wait before the attempt after `attempts` failed ones:

@@ -23,6 +23,7 @@ use super::build::BuildCtx;
 use super::cancel::{Cancelled, Watch};
 use super::email::{self, EmailBatch, EmailJob};
 use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
+use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
@@ -358,6 +359,18 @@ pub(super) fn deliver_rounds(
         .position(|l| l.key() == "email")
         .expect("Delivery::new gives email a listener");
     let key = crate::deliver::msgid::MessageKey::load(conn)?;
+    // What this process's last pass had sent and not written goes in first.
+    let journal = d.journal()?;
+    let policy = (d.retry_base, d.retry_cap);
+    journal::replay_own(
+        conn,
+        &journal,
+        &mut Replay {
+            policy,
+            now,
+            report,
+        },
+    )?;
     let mut email = d.listeners.remove(k);
     let ctx = BuildCtx::new(d, now.naive_utc(), key);
     let cancelled = Cancelled::default();
@@ -371,15 +384,19 @@ pub(super) fn deliver_rounds(
         leader,
         analyzed: false,
         watch: Watch::new(&cancelled),
+        journal: &journal,
     };
     let result = email::run(
         email.as_mut(),
+        &journal,
         &|round, job| cancelled.with(|c| ctx.build_one(round, job, c)),
         &mut rounds,
     );
     let n = rounds.rows;
     d.listeners.insert(k, email);
     let t = result?;
+    // Every outcome is in the database now.
+    journal.clear()?;
     if n > 0 {
         tracing::debug!(
             rows = n,
@@ -409,6 +426,8 @@ struct Rounds<'a> {
     analyzed: bool,
     /// Requests cancelled since their round went to the builder.
     watch: Watch<'a>,
+    /// This process's sent journal.
+    journal: &'a Journal,
 }
 
 impl email::Source for Rounds<'_> {
@@ -427,6 +446,17 @@ impl email::Source for Rounds<'_> {
             // As many pending requests as the round has rows, so the
             // first message goes out before the backlog is expanded.
             let start = Instant::now();
+            // A dead process's accepted messages are written delivered
+            // before its claims can be taken (they last until they expire).
+            journal::replay_dead(
+                self.conn,
+                self.journal,
+                &mut Replay {
+                    policy: (self.d.retry_base, self.d.retry_cap),
+                    now: self.now,
+                    report: self.report,
+                },
+            )?;
             let (round, ex) =
                 claim_round(self.conn, self.now, self.d.claim_for, limit, self.leader)?;
             let expanded = ex.n;
@@ -556,7 +586,15 @@ impl Rounds<'_> {
             if msgs.is_empty() {
                 continue;
             }
-            for (k, r) in idx.into_iter().zip(self.d.listener(ch).send(&msgs)) {
+            // Each acceptance written down as it comes (the listeners send
+            // one message at a time, or tell of each as it is taken).
+            let keys: Vec<&[journal::RowKey]> = idx.iter().map(|&k| &others[k].keys[..]).collect();
+            let journal = self.journal;
+            let sent = self
+                .d
+                .listener(ch)
+                .send_noting(&msgs, &|i, d| journal.note(keys[i], d));
+            for (k, r) in idx.into_iter().zip(sent) {
                 others[k].outcome = Outcome::from(r);
             }
         }

@@ -36,6 +36,7 @@ use lettre::transport::smtp::commands::Ehlo;
 use lettre::transport::smtp::extension::ClientId;
 use lettre::transport::smtp::response::Response;
 
+use super::listener::Accepted;
 use super::sink::{Outcome, Outgoing};
 use crate::config::EmailConfig;
 use crate::error::Result;
@@ -70,8 +71,10 @@ impl SmtpSink {
     }
 
     /// Sends every message over the sessions in parallel; one outcome each,
-    /// in order.
-    pub fn send_all(&mut self, msgs: &[Outgoing]) -> Vec<Outcome> {
+    /// in order. `accepted` is told of each message as its `250` is read,
+    /// before its session writes anything more: a crash leaves at most one
+    /// accepted message per session untold.
+    pub fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
         let next = AtomicUsize::new(0);
         let mut sessions = std::mem::take(&mut self.sessions);
         for s in sessions.iter_mut().flatten() {
@@ -82,7 +85,8 @@ impl SmtpSink {
             let workers = sessions.into_iter().map(|mut session| {
                 let next = &next;
                 async move {
-                    let done = pipeline::work(&mut session, target, timeout, msgs, next).await;
+                    let done =
+                        pipeline::work(&mut session, target, timeout, msgs, next, accepted).await;
                     (session, done)
                 }
             });

@@ -32,17 +32,20 @@ use lettre::transport::smtp::response::Response;
 use lettre::transport::smtp::Error as SmtpError;
 
 use super::{envelope, outcome, ready, send_lettre, timed_out, Session, Target};
+use crate::deliver::listener::{Accepted, Delivered};
 use crate::deliver::sink::{Outcome, Outgoing};
 
 /// Takes messages from `next` until none is left and sends them on
 /// `session`, pipelined when the server allows; one outcome per message
-/// taken.
+/// taken. `accepted` hears of each message as its `250` is read, before
+/// the session writes the next message's body.
 pub(super) async fn work(
     session: &mut Option<Session>,
     t: &Target,
     timeout: Duration,
     msgs: &[Outgoing],
     next: &AtomicUsize,
+    accepted: Accepted<'_>,
 ) -> Vec<(usize, Outcome)> {
     let take = || {
         let i = next.fetch_add(1, Ordering::SeqCst);
@@ -52,6 +55,7 @@ pub(super) async fn work(
         msgs,
         timeout,
         take: &take,
+        accepted,
         done: Vec::new(),
         queued: None,
     };
@@ -75,7 +79,7 @@ pub(super) async fn work(
             run.from(&mut s.conn, (i, &env, body)).await
         } else {
             let (o, usable) = send_lettre(&mut s.conn, &env, &m.bytes, timeout).await;
-            run.done.push((i, o));
+            run.push(i, o);
             usable
         };
         if !usable {
@@ -138,12 +142,31 @@ struct Run<'a, F: Fn() -> Option<usize>> {
     msgs: &'a [Outgoing],
     timeout: Duration,
     take: &'a F,
+    accepted: Accepted<'a>,
     done: Vec<(usize, Outcome)>,
     /// A message taken but not started; it goes first on the next session.
     queued: Option<usize>,
 }
 
 impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
+    /// Message `i`'s outcome; an acceptance is told at once.
+    fn push(&mut self, i: usize, o: Outcome) {
+        if let Outcome::Sent {
+            code,
+            text,
+            remote_id,
+        } = &o
+        {
+            let d = Delivered {
+                code: *code,
+                text: text.clone(),
+                remote_id: remote_id.clone(),
+            };
+            (self.accepted)(i, &d);
+        }
+        self.done.push((i, o));
+    }
+
     /// Sends message `first` (index, envelope, text) and as many after it
     /// as the queue has, one write each. Returns whether the session is
     /// still usable.
@@ -189,7 +212,10 @@ impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
                 buf.push_str(&commands(e));
             }
             match tokio::time::timeout(timeout, conn.command(buf)).await {
-                Ok(Ok(r)) => self.done.push((cur, outcome(Ok(r)))),
+                // Told before the next body goes out: of this session's
+                // accepted messages, at most the one whose dot is on the
+                // wire is ever untold.
+                Ok(Ok(r)) => self.push(cur, outcome(Ok(r))),
                 Ok(Err(e)) if e.status().is_some() => self.done.push((cur, outcome(Err(e)))),
                 broken => {
                     let o = match broken {

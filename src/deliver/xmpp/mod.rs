@@ -41,7 +41,7 @@ use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
 use tokio_xmpp::xmlstream::Timeouts;
 use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
-use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
+use super::listener::{Accepted, Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
 
@@ -394,6 +394,22 @@ impl Listener for XmppListener {
         self.send(std::slice::from_ref(m))
             .pop()
             .expect("one result per message")
+    }
+
+    /// The whole batch on the session, then one ping; `accepted` hears of
+    /// each message once the ping vouches for it.
+    fn send_noting(
+        &mut self,
+        msgs: &[Outgoing],
+        accepted: Accepted<'_>,
+    ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+        let out = self.send(msgs);
+        for (i, r) in out.iter().enumerate() {
+            if let Ok(d) = r {
+                accepted(i, d);
+            }
+        }
+        out
     }
 
     /// The whole batch on the session, then one ping.
