@@ -286,3 +286,53 @@ fn replay_file(conn: &mut DbConn, path: &Path, r: &mut Replay<'_>) -> Result<usi
     drop(f);
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(code: u16) -> Delivered {
+        Delivered {
+            code: Some(code),
+            text: "ok".into(),
+            remote_id: Some("id 1".into()),
+        }
+    }
+
+    #[test]
+    fn lines_are_read_back_and_a_line_cut_short_or_garbled_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path()).unwrap();
+        j.note(&[(1000, 7, "email".into())], &accepted(250));
+        j.note(
+            &[(1001, 8, "sms".into()), (1002, 8, "sms".into())],
+            &accepted(201),
+        );
+        // What a crash in the middle of a write, or a stray file, leaves.
+        {
+            let mut f = OpenOptions::new().append(true).open(&j.path).unwrap();
+            f.write_all(b"not json\n\xff\xfe\n{\"code\":250,\"rem")
+                .unwrap();
+        }
+        let got = j.entries().unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].rows, vec![(1000, 7, "email".to_string())]);
+        assert_eq!(got[1].code, Some(201));
+        assert_eq!(got[1].remote_id.as_deref(), Some("id 1"));
+        j.clear().unwrap();
+        assert!(j.entries().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_live_journal_is_locked_and_an_empty_one_goes_with_its_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path()).unwrap();
+        // Another open of a live journal cannot take its lock.
+        let other = File::open(&j.path).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(other);
+        let path = j.path.clone();
+        drop(j);
+        assert!(!path.exists(), "an empty journal is removed");
+    }
+}
