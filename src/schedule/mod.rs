@@ -17,7 +17,7 @@ pub mod tick;
 
 pub use claim::{list as list_runs, RunRecord};
 pub use period::{Period, Rule};
-pub use preview::{preview_run, PreviewRun};
+pub use preview::{past_run, preview_run, PreviewRun};
 pub use simulate::simulate;
 pub use tick::{tick, DueRun, HandOff};
 

@@ -4,7 +4,9 @@
 //! that work without JavaScript, no script at all and a strict CSP.
 //!
 //! [`manage`] (`/s/{code}`), [`unsubscribe`] (`/s/{code}/unsubscribe/{ids}`
-//! with its undo and the RFC 8058 one-click POST). Form tokens are in
+//! with its undo and the RFC 8058 one-click POST), [`digest`] (the whole
+//! digest, `/d/{subscription}/{period}/{mac}`, a signed link rather than
+//! the code). Form tokens are in
 //! [`csrf`], the views (masking, times in the person's style) in [`view`].
 //! Every change goes through the library call the CLI uses.
 //!
@@ -12,6 +14,7 @@
 //! that is not the code owner's, is the same 404 "this link is not valid".
 
 mod csrf;
+mod digest;
 mod manage;
 mod unsubscribe;
 mod view;
@@ -45,6 +48,8 @@ pub fn routes() -> Router<App> {
             get(unsubscribe::show).post(unsubscribe::act),
         )
         .route("/s/{code}/unsubscribe/{ids}/undo", post(unsubscribe::undo))
+        .route("/d/{subscription}/{period}", get(digest::unsigned))
+        .route("/d/{subscription}/{period}/{mac}", get(digest::show))
 }
 
 /// An HTML answer: a status and a rendered page, never cached (it holds a
