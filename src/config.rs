@@ -23,6 +23,29 @@ pub struct Config {
     pub sms: SmsConfig,
     pub xmpp: XmppConfig,
     pub http: HttpConfig,
+    pub signup: SignupConfig,
+}
+
+/// The public sign-up page (`/subscribe`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SignupConfig {
+    /// Verification messages one client address may cause per hour.
+    pub per_client_per_hour: u32,
+    /// Verification messages one email address may receive per day.
+    pub per_address_per_day: u32,
+    /// How long a verification link works.
+    pub expiry_hours: u32,
+}
+
+impl Default for SignupConfig {
+    fn default() -> Self {
+        SignupConfig {
+            per_client_per_hour: 5,
+            per_address_per_day: 3,
+            expiry_hours: 48,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -380,6 +403,9 @@ impl Config {
                 "config: http.listen {:?} is not host:port (e.g. 127.0.0.1:8080)",
                 self.http.listen
             )));
+        }
+        if !(1..=8760).contains(&self.signup.expiry_hours) {
+            return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
         }
         if self.http.max_body_bytes < 1024
             || self.http.timeout_seconds == 0

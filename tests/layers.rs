@@ -29,6 +29,7 @@ const LAYERS: &[&str] = &[
     "deliver",
     "metrics",
     "remove",
+    "signup",
     "http",
     "serve",
     "demo",

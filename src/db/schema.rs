@@ -51,6 +51,7 @@ diesel::table! {
         created_at -> Timestamp,
         feed_version -> BigInt,
         feed_changed_at -> Nullable<Timestamp>,
+        public -> Bool,
     }
 }
 
@@ -292,5 +293,19 @@ diesel::table! {
         status -> Integer,
         body -> Text,
         created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    signups (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        email -> Text,
+        client -> Text,
+        wish -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        confirmed_at -> Nullable<Timestamp>,
+        party_id -> Nullable<BigInt>,
     }
 }

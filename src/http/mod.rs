@@ -173,7 +173,9 @@ pub async fn serve_on(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    axum::serve(listener, router(app))
+    // The peer's address reaches the handlers (the sign-up limits).
+    let svc = router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, svc)
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())

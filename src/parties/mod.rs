@@ -13,7 +13,7 @@ mod prefs;
 mod remove;
 mod upsert;
 
-pub use code::{find_by_code, is_code_shaped};
+pub use code::{code_of, find_by_code, is_code_shaped, user_by_email};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};

@@ -14,6 +14,8 @@
 //! status update.
 //!
 //! - [`post`]: post, cancel, show, status, test-alert;
+//! - [`address`]: one email to an address no party has (a sign-up's
+//!   verification);
 //! - [`expand`]: requests into queue rows;
 //! - [`round`]: claim due rows, batch them per pair, deliver;
 //! - [`email`]: a pass's email on three threads (build, send, write);
@@ -23,6 +25,7 @@
 //! - [`purge`]: finished requests older than a cutoff, and all of theirs;
 //! - [`withdraw`]: requests to a deleted party or of an ended subscription.
 
+mod address;
 mod build;
 mod cancel;
 mod email;
@@ -33,6 +36,7 @@ mod round;
 mod settle;
 mod withdraw;
 
+pub use address::post_to_address;
 pub use expand::expand;
 pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,

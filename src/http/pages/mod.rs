@@ -6,7 +6,8 @@
 //! [`manage`] (`/s/{code}`), [`unsubscribe`] (`/s/{code}/unsubscribe/{ids}`
 //! with its undo and the RFC 8058 one-click POST), [`digest`] (the whole
 //! digest, `/d/{subscription}/{period}/{mac}`, a signed link rather than
-//! the code). Form tokens are in
+//! the code), [`signup`] (`/subscribe`, public sign-up with double opt-in,
+//! the one page with a script: optional, allowed by its hash). Form tokens are in
 //! [`csrf`], the views (masking, times in the person's style) in [`view`].
 //! Every change goes through the library call the CLI uses.
 //!
@@ -16,6 +17,7 @@
 mod csrf;
 mod digest;
 mod manage;
+mod signup;
 mod unsubscribe;
 mod view;
 
@@ -48,6 +50,11 @@ pub fn routes() -> Router<App> {
             get(unsubscribe::show).post(unsubscribe::act),
         )
         .route("/s/{code}/unsubscribe/{ids}/undo", post(unsubscribe::undo))
+        .route("/subscribe", get(signup::show).post(signup::post))
+        .route(
+            "/subscribe/confirm/{token}",
+            get(signup::confirm_show).post(signup::confirm),
+        )
         .route("/d/{subscription}/{period}", get(digest::unsigned))
         .route("/d/{subscription}/{period}/{mac}", get(digest::show))
 }
