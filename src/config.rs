@@ -40,6 +40,8 @@ pub struct HttpConfig {
     pub idempotency_hours: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
+    /// How long an operator's `/admin` session lasts after login, 1–720.
+    pub admin_session_hours: u32,
 }
 
 impl Default for HttpConfig {
@@ -51,6 +53,7 @@ impl Default for HttpConfig {
             timeout_seconds: 30,
             idempotency_hours: 24,
             max_feed_days: 366,
+            admin_session_hours: 12,
         }
     }
 }
@@ -387,6 +390,11 @@ impl Config {
         {
             return Err(Error::invalid(
                 "config: http.max_body_bytes must be at least 1024, http.timeout_seconds and http.max_feed_days at least 1",
+            ));
+        }
+        if !(1..=720).contains(&self.http.admin_session_hours) {
+            return Err(Error::invalid(
+                "config: http.admin_session_hours must be 1-720",
             ));
         }
         if self.schedule.lease_seconds < 10 {
