@@ -187,6 +187,34 @@ fn login_exchanges_an_admin_token_for_a_strict_cookie() {
 }
 
 #[test]
+fn ten_failed_logins_from_one_address_wait_out_the_window() {
+    each_backend(at(NOW), |web| {
+        let secret = web.token("ops", Scope::Admin);
+        let mut c = web.db.conn();
+        for _ in 0..10 {
+            assert_eq!(login(web, "dgt_guess").status, 401);
+        }
+        // Now even the right token is not looked at.
+        let a = login(web, &secret);
+        assert_eq!(a.status, 429, "{}", a.text);
+        assert!(a.text.contains("Too many failed logins"), "{}", a.text);
+        assert!(a.header("set-cookie").is_none());
+        assert_eq!(sessions(&mut c), 0);
+        web.clock.advance(Duration::minutes(15));
+        assert_eq!(login(web, &secret).status, 303);
+        // A success starts the count over.
+        for _ in 0..9 {
+            assert_eq!(login(web, "dgt_guess").status, 401);
+        }
+        assert_eq!(login(web, &secret).status, 303);
+        for _ in 0..9 {
+            assert_eq!(login(web, "dgt_guess").status, 401);
+        }
+        assert_eq!(login(web, &secret).status, 303);
+    });
+}
+
+#[test]
 fn the_cookie_is_secure_behind_https_and_follows_the_prefix_and_hours() {
     let run = |db: TestDb| {
         let web = Web::start_with(db, at(NOW), |cfg| {

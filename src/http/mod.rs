@@ -173,7 +173,10 @@ pub async fn serve_on(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    axum::serve(listener, router(app))
+    // The peer's address reaches handlers as `ConnectInfo` (the admin
+    // login's failure limit keys on it).
+    let service = router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())

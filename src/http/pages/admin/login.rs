@@ -6,11 +6,22 @@
 //! The cookie: `HttpOnly`, `SameSite=Strict`, `Path={prefix}/admin`,
 //! `Max-Age` of `[http] admin_session_hours` (the server checks the same
 //! expiry by its own clock), `Secure` when `[digest] base_url` is https.
+//!
+//! [`Failures`]: after 10 failed logins from one peer address within 15
+//! minutes, its logins are 429 without looking at the token until the
+//! window has passed (in memory, per process; behind a proxy every login
+//! comes from the proxy's address, so the limit is then one for all).
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use chrono::{DateTime, Duration, Utc};
 
 use crate::access::session;
 
@@ -19,6 +30,51 @@ use super::super::super::{ApiError, App};
 use super::super::manage::{prefix, render_failed};
 use super::super::Page;
 use super::{cookie, fields, gated, secure, COOKIE};
+
+/// Failed logins allowed per address and window.
+const MAX_FAILURES: u32 = 10;
+
+fn window() -> Duration {
+    Duration::minutes(15)
+}
+
+/// Entries kept before the stale ones are dropped.
+const MAX_ADDRESSES: usize = 10_000;
+
+/// Failed logins per peer address: when its window began and how many.
+#[derive(Default)]
+pub struct Failures(Mutex<HashMap<IpAddr, (DateTime<Utc>, u32)>>);
+
+impl Failures {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, (DateTime<Utc>, u32)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `ip` has used up its failures at `now`.
+    pub fn blocked(&self, ip: IpAddr, now: DateTime<Utc>) -> bool {
+        self.lock()
+            .get(&ip)
+            .is_some_and(|(since, n)| now - *since < window() && *n >= MAX_FAILURES)
+    }
+
+    /// Counts one failure of `ip` at `now`.
+    pub fn fail(&self, ip: IpAddr, now: DateTime<Utc>) {
+        let mut m = self.lock();
+        if m.len() >= MAX_ADDRESSES {
+            m.retain(|_, (since, _)| now - *since < window());
+        }
+        let e = m.entry(ip).or_insert((now, 0));
+        if now - e.0 >= window() {
+            *e = (now, 0);
+        }
+        e.1 += 1;
+    }
+
+    /// A login succeeded: the count starts over.
+    pub fn clear(&self, ip: IpAddr) {
+        self.lock().remove(&ip);
+    }
+}
 
 #[derive(Template)]
 #[template(path = "pages/admin/login.html")]
@@ -64,26 +120,48 @@ fn with_cookie(page: Page, c: HeaderValue) -> Response {
     r
 }
 
-pub async fn act(State(app): State<App>, body: Result<RawBody, ApiError>) -> Response {
+pub async fn act(
+    State(app): State<App>,
+    Extension(failures): Extension<Arc<Failures>>,
+    ext: axum::http::Extensions,
+    body: Result<RawBody, ApiError>,
+) -> Response {
     const BAD: &str = "That is not a valid admin token. Nothing was changed.";
+    const MANY: &str =
+        "Too many failed logins from this address: try again in 15 minutes. Nothing was checked.";
+    let now = app.clock.now();
+    // Served by `serve_on`, the peer's address is there; anything else
+    // (a router driven without a socket) shares one count.
+    let ip = ext
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |p| p.0.ip());
+    if failures.blocked(ip, now) {
+        return form(&app, StatusCode::TOO_MANY_REQUESTS, Some(MANY)).into_response();
+    }
     let Ok(body) = body else {
+        failures.fail(ip, now);
         return form(&app, StatusCode::BAD_REQUEST, Some(BAD)).into_response();
     };
     let token = fields(&body.0)
         .ok()
         .and_then(|f| f.get("token").map(|t| t.trim().to_string()))
         .unwrap_or_default();
-    let now = app.clock.now();
     let lasts = chrono::Duration::hours(i64::from(app.cfg.http.admin_session_hours));
     let opened = app
         .blocking(move |c| session::open(c, now, &token, lasts))
         .await;
     match opened {
-        Ok(Some((sid, _))) => with_cookie(
-            Page::see_other(format!("{}/admin", prefix(&app))),
-            set_cookie(&app, Some(&sid)),
-        ),
-        Ok(None) => form(&app, StatusCode::UNAUTHORIZED, Some(BAD)).into_response(),
+        Ok(Some((sid, _))) => {
+            failures.clear(ip);
+            with_cookie(
+                Page::see_other(format!("{}/admin", prefix(&app))),
+                set_cookie(&app, Some(&sid)),
+            )
+        }
+        Ok(None) => {
+            failures.fail(ip, now);
+            form(&app, StatusCode::UNAUTHORIZED, Some(BAD)).into_response()
+        }
         Err(e) => Page::from(e).into_response(),
     }
 }

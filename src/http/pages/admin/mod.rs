@@ -51,6 +51,11 @@ pub fn routes() -> Router<App> {
         .route("/admin/subscribers", get(subscribers::list))
         .route("/admin/subscribers/enable", post(subscribers::enable))
         .route("/admin/grid", get(grid::show))
+        // One failure count per server (not a global: each test server,
+        // each process its own).
+        .layer(axum::Extension(std::sync::Arc::new(
+            login::Failures::default(),
+        )))
 }
 
 /// A request inside a live session.
