@@ -9,8 +9,8 @@
 //! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
 //! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write,
 //! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds),
-//! [`pages`] (`/s/{code}…`, the HTML pages digests link to; errors there are
-//! pages, not JSON).
+//! [`pages`] (`/s/{code}…`, the HTML pages digests link to, and `/admin…`,
+//! the operator's; errors there are pages, not JSON).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
