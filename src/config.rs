@@ -63,6 +63,8 @@ pub struct HttpConfig {
     pub idempotency_hours: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
+    /// How long an operator's `/admin` session lasts after login, 1–720.
+    pub admin_session_hours: u32,
 }
 
 impl Default for HttpConfig {
@@ -74,6 +76,7 @@ impl Default for HttpConfig {
             timeout_seconds: 30,
             idempotency_hours: 24,
             max_feed_days: 366,
+            admin_session_hours: 12,
         }
     }
 }
@@ -415,6 +418,11 @@ impl Config {
                 "config: http.max_body_bytes must be at least 1024, http.timeout_seconds and http.max_feed_days at least 1",
             ));
         }
+        if !(1..=720).contains(&self.http.admin_session_hours) {
+            return Err(Error::invalid(
+                "config: http.admin_session_hours must be 1-720",
+            ));
+        }
         if self.schedule.lease_seconds < 10 {
             return Err(Error::invalid(
                 "config: schedule.lease_seconds must be at least 10",
@@ -648,6 +656,9 @@ mod tests {
             "[schedule]\ntick = \"every hour\"\n",
             "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
             "[schedule]\nlease_seconds = 1\n",
+            "[http]\nadmin_session_hours = 0\n",
+            "[http]\nadmin_session_hours = 721\n",
+            "[http]\nadmin_session_hours = -1\n",
             "[digest]\nmax_items = 0\n",
             "[signup]\nexpiry_hours = 0\n",
             "[signup]\nexpiry_hours = 9000\n",

@@ -115,6 +115,10 @@ pub struct GridArgs {
     /// Also write an SVG heat map here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// The clock of the SVG's hours: `local` (each subscriber's zone) or
+    /// `server` (UTC).
+    #[arg(long, value_name = "local|server", default_value = "server")]
+    svg_time: String,
     /// Any instant in the week to show (RFC 3339; default: this week).
     #[arg(long)]
     week: Option<String>,
@@ -312,6 +316,7 @@ pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
 }
 
 pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
+    let time = schedule::grid::GridTime::parse(&a.svg_time)?;
     let week = match &a.week {
         Some(w) => validate::instant("--week", w)?,
         None => ctx.now(),
@@ -344,10 +349,14 @@ pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
     )?;
     if let Some(path) = a.svg {
         let title = format!(
-            "digestd: digests in the week of {} ({scope}), server time (UTC)",
+            "digestd: digests in the week of {} ({scope})",
             start.format("%Y-%m-%d")
         );
-        std::fs::write(&path, server.to_svg(&title))?;
+        let g = match time {
+            schedule::grid::GridTime::Local => &local,
+            schedule::grid::GridTime::Server => &server,
+        };
+        std::fs::write(&path, g.to_svg(&title, time))?;
         writeln!(ctx.out, "wrote {}", path.display())?;
     }
     Ok(())

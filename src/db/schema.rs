@@ -309,3 +309,17 @@ diesel::table! {
         party_id -> Nullable<BigInt>,
     }
 }
+
+diesel::table! {
+    admin_sessions (id) {
+        id -> BigInt,
+        token_id -> BigInt,
+        session_hash -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(admin_sessions -> api_tokens (token_id));
+diesel::allow_tables_to_appear_in_same_query!(admin_sessions, api_tokens);
+

@@ -5,16 +5,18 @@
 //! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
 //! user's preference changes, [`code`] finding a user by subscriber code,
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
-//! leaving a group and retiring a party.
+//! leaving a group and retiring a party, [`page`] users a page at a time.
 
 mod code;
 mod contacts;
+mod page;
 mod prefs;
 mod remove;
 mod upsert;
 
 pub use code::{code_of, find_by_code, is_code_shaped, user_by_email};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
+pub use page::{page_users, UserFilter};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
 pub use upsert::{check_put, put_user_in_tx, UserPut, ValidPut};

@@ -16,6 +16,7 @@
 //! - [`post`]: post, cancel, show, status, test-alert;
 //! - [`address`]: one email to an address no party has (a sign-up's
 //!   verification);
+//! - [`list`]: requests by status, sender, recipient; one request's attempts;
 //! - [`expand`]: requests into queue rows;
 //! - [`round`]: claim due rows, batch them per pair, deliver;
 //! - [`email`]: a pass's email on three threads (build, send, write);
@@ -30,6 +31,7 @@ mod build;
 mod cancel;
 mod email;
 mod expand;
+mod list;
 mod post;
 mod purge;
 mod round;
@@ -38,6 +40,9 @@ mod withdraw;
 
 pub use address::post_to_address;
 pub use expand::expand;
+pub use list::{
+    attempts, count_by_status, list, parse_status, Attempt, RequestFilter, RequestRow, STATUSES,
+};
 pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
     NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,

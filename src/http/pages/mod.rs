@@ -7,13 +7,16 @@
 //! with its undo and the RFC 8058 one-click POST), [`digest`] (the whole
 //! digest, `/d/{subscription}/{period}/{mac}`, a signed link rather than
 //! the code), [`signup`] (`/subscribe`, public sign-up with double opt-in,
-//! the one page with a script: optional, allowed by its hash). Form tokens are in
+//! the one page with a script: optional, allowed by its hash); the
+//! operator's pages under `/admin` ([`admin`], an admin token exchanged for
+//! a session). Form tokens are in
 //! [`csrf`], the views (masking, times in the person's style) in [`view`].
 //! Every change goes through the library call the CLI uses.
 //!
 //! Errors are pages too: an unknown or malformed code, or a subscription
 //! that is not the code owner's, is the same 404 "this link is not valid".
 
+mod admin;
 mod csrf;
 mod digest;
 mod manage;
@@ -57,6 +60,7 @@ pub fn routes() -> Router<App> {
         )
         .route("/d/{subscription}/{period}", get(digest::unsigned))
         .route("/d/{subscription}/{period}/{mac}", get(digest::show))
+        .merge(admin::routes())
 }
 
 /// An HTML answer: a status and a rendered page, never cached (it holds a
