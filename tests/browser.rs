@@ -220,8 +220,9 @@ fn on_server<'a>(web: &Web, url: &'a str) -> &'a str {
 }
 
 /// Manage and unsubscribe, from the links of a real email, in the browser:
-/// change the daily hour, unsubscribe (the GET changes nothing), undo,
-/// unsubscribe again; each tick after a change follows it.
+/// change the daily hour and the digest's own hour, unsubscribe (the GET
+/// changes nothing), undo, unsubscribe again; each tick after a change
+/// follows it.
 fn links_from_a_real_email(web: &Web, b: &Browser) {
     let mut c = web.db.conn();
     let a = asha(&mut c);
@@ -261,7 +262,7 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
     assert_eq!(b.value_of("#daily_hour"), "8");
     b.shot("manage");
 
-    // The daily hour, through the form.
+    // The daily hour is the one new daily digests get: this one keeps 09:00.
     b.choose("#daily_hour", "7");
     b.press("form input[name=action][value=prefs] ~ p button");
     assert!(
@@ -271,12 +272,32 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
     );
     let t = b.text();
     assert!(t.contains("Saved."), "{t}");
-    assert!(t.contains("Daily digests at (now 07:00)"), "{t}");
+    assert!(t.contains("New daily digests at (now 07:00)"), "{t}");
+    assert!(t.contains("Daily at 09:00"), "{t}");
     assert_eq!(b.value_of("#daily_hour"), "7");
+    // This digest's own time, through its form: 07:00.
+    let hour = format!("#hour-{}", a.daily);
+    assert_eq!(b.value_of(&hour), "9");
+    b.choose(&hour, "7");
+    b.press(&format!("{hour} ~ button"));
+    assert!(b.url().ends_with("?done=hour"), "{}", b.url());
+    let t = b.text();
+    assert!(
+        t.contains("Changed:") && t.contains("Daily at 07:00"),
+        "{t}"
+    );
+    assert_eq!(b.value_of(&hour), "7");
     b.shot("manage-changed");
+    // The next digest comes at 07:00 in Madrid (06:00Z), not at 09:00.
+    edit(&mut c, &a, 2, "2026-11-23T10:00:00Z");
+    assert!(po.run(&mut c, "2026-11-24T05:59:00Z").is_empty());
+    let m = one_digest(&mut po, &mut c, "2026-11-24T06:00:00Z", 2);
+    assert!(po.run(&mut c, "2026-11-24T08:00:00Z").is_empty());
 
     // Unsubscribe: the GET shows what stops and writes nothing.
-    edit(&mut c, &a, 2, "2026-11-23T10:00:00Z");
+    let unsub = m.unsubscribe.clone().expect("an unsubscribe link");
+    edit(&mut c, &a, 3, "2026-11-24T10:00:00Z");
+    web.clock.set(at("2026-11-24T10:30:00Z"));
     let before = snapshot(&mut c);
     b.open(on_server(web, &unsub));
     assert_eq!(snapshot(&mut c), before, "a GET wrote something");
@@ -285,6 +306,7 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
         t.contains("Unsubscribe?") && t.contains("Rota: changes"),
         "{t}"
     );
+    assert!(t.contains("Daily at 07:00"), "{t}");
     b.shot("unsubscribe");
     b.press("form button[type=submit]");
     let t = b.text();
@@ -294,31 +316,33 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
     );
     assert!(paused(&mut c, a.daily));
     b.shot("unsubscribed");
-    assert!(po.run(&mut c, "2026-11-24T08:00:00Z").is_empty());
+    assert!(po.run(&mut c, "2026-11-25T06:00:00Z").is_empty());
 
-    // Undo: live again from now; the next tick sends what changed since.
-    web.clock.set(at("2026-11-24T09:00:00Z"));
+    // Undo: live again from now; the next tick sends what changed since,
+    // nothing from the paused time.
+    web.clock.set(at("2026-11-25T07:00:00Z"));
     b.press("form[action$='/undo'] button");
     let t = b.text();
     assert!(t.contains("Subscribed again"), "{t}");
     assert!(!paused(&mut c, a.daily));
     b.shot("subscribed-again");
-    edit(&mut c, &a, 3, "2026-11-24T10:00:00Z");
-    let m = one_digest(&mut po, &mut c, "2026-11-25T08:00:00Z", 3);
+    edit(&mut c, &a, 4, "2026-11-25T10:00:00Z");
+    let m = one_digest(&mut po, &mut c, "2026-11-26T06:00:00Z", 4);
     assert!(
-        !m.text.contains("Shift 2"),
+        !m.text.contains("Shift 3"),
         "nothing from the paused time: {}",
         m.text
     );
 
     // Unsubscribe again, from the newest message: nothing more comes.
-    web.clock.set(at("2026-11-25T09:00:00Z"));
+    web.clock.set(at("2026-11-26T07:00:00Z"));
     b.open(on_server(web, m.unsubscribe.as_deref().unwrap()));
     b.press("form button[type=submit]");
     assert!(b.text().contains("Unsubscribed"));
-    edit(&mut c, &a, 4, "2026-11-25T10:00:00Z");
-    assert!(po.run(&mut c, "2026-11-26T08:00:00Z").is_empty());
-    assert!(po.run(&mut c, "2026-11-27T08:00:00Z").is_empty());
+    assert!(paused(&mut c, a.daily));
+    edit(&mut c, &a, 5, "2026-11-26T10:00:00Z");
+    assert!(po.run(&mut c, "2026-11-27T06:00:00Z").is_empty());
+    assert!(po.run(&mut c, "2026-11-28T06:00:00Z").is_empty());
 }
 
 #[test]
