@@ -449,11 +449,11 @@ fn the_pages_work_without_script() {
 fn phone_width(web: &Web, b: &Browser) {
     let mut c = web.db.conn();
     let a = asha(&mut c);
-    // A long name must wrap, not widen the page.
+    // A long name with nowhere to break must wrap, not widen the page.
     let long = items::create_collection(
         &mut c,
         at("2026-11-01T00:00:00Z"),
-        "Weekend-and-holiday-on-call-rota-for-the-second-floor",
+        "WeekendAndHolidayOnCallRotaForTheSecondFloor",
         None,
     )
     .unwrap()
