@@ -52,6 +52,7 @@ pub mod error;
 pub mod feeds;
 pub mod http;
 pub mod ids;
+pub mod import;
 pub mod ingest;
 pub mod items;
 pub mod manage;

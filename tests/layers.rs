@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "ingest",
     "schedule",
     "manage",
+    "import",
     "digest",
     "feeds",
     "deliver",

@@ -126,10 +126,7 @@ pub fn item(cmd: ItemCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn record(ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     let mods = ingest::parse_all(&mut conn, std::io::stdin().lock())?;
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(mods.len() as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
+    let bar = super::progress(mods.len());
     let n = ingest::write_batched(&mut conn, &mods, ctx.cfg.record.batch_size, &mut |done| {
         bar.set_position(done as u64)
     })?;

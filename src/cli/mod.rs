@@ -288,3 +288,10 @@ fn read_stdin_bytes(limit: usize) -> Result<Vec<u8>> {
     }
     Ok(buf)
 }
+
+/// A progress bar on stderr, drawn only when stderr is a terminal; `len` 0
+/// when the total is not known.
+pub fn progress(len: usize) -> indicatif::ProgressBar {
+    let len = (len > 0).then_some(len as u64);
+    indicatif::ProgressBar::with_draw_target(len, indicatif::ProgressDrawTarget::stderr())
+}

@@ -55,6 +55,12 @@ pub enum SubscriptionCmd {
     /// End a subscription for good: unsent digests of it are cancelled,
     /// its run records go; digests already sent stay as history.
     End { id: i64 },
+    /// Create many subscriptions from JSON lines on stdin: {"party",
+    /// "frequency", "kind", "collection" | "all": true, "channels", "hour",
+    /// "day", "include_own", "send_empty"}, the rules of `subscribe`. Prints
+    /// each one's id, a line each, in input order. Any bad line: nothing is
+    /// written.
+    Import,
     /// List subscriptions: who, how often, of which collection.
     List {
         /// A JSON array: ids, and the party's and collection's names.
@@ -173,6 +179,19 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
                 r.messages_cancelled(),
                 r.runs_forgotten
             )?;
+        }
+        SubscriptionCmd::Import => {
+            let bar = super::progress(0);
+            let ids = crate::import::subs::import(
+                &mut conn,
+                ctx.now(),
+                std::io::stdin().lock(),
+                &mut |n| bar.set_position(n as u64),
+            )?;
+            bar.finish_and_clear();
+            for id in ids {
+                writeln!(ctx.out, "{id}")?;
+            }
         }
         SubscriptionCmd::List { json } => {
             let subs = subscriptions::list_named(&mut conn)?;
