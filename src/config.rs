@@ -214,6 +214,14 @@ pub struct EmailConfig {
     pub max_retries: u32,
     /// Hard bounces (RFC 3464, 5.x.x) before an address is disabled.
     pub bounce_limit: u32,
+    /// DKIM (RFC 6376): the signing domain (`d=`); empty = no signing.
+    /// The three go together (`deliver::dkim`).
+    pub dkim_domain: String,
+    /// The selector (`s=`): the key is published at
+    /// `SELECTOR._domainkey.DOMAIN`.
+    pub dkim_selector: String,
+    /// A PEM file with the private key: RSA (2048 bits or more) or Ed25519.
+    pub dkim_key: String,
 }
 
 impl Default for EmailConfig {
@@ -231,6 +239,9 @@ impl Default for EmailConfig {
             retry_cap_seconds: 21_600,
             max_retries: 3,
             bounce_limit: 3,
+            dkim_domain: String::new(),
+            dkim_selector: String::new(),
+            dkim_key: String::new(),
         }
     }
 }

@@ -105,7 +105,7 @@ fn sub_row(
         7 | 8 => ("weekly", Frequency::Weekly),
         _ => ("hourly", Frequency::Hourly),
     };
-    let hour = if (h >> 8) % 2 == 0 {
+    let hour = if (h >> 8).is_multiple_of(2) {
         8
     } else {
         ((h >> 16) % 24) as i32

@@ -20,6 +20,7 @@
 
 pub mod bounce;
 pub mod dbout;
+pub mod dkim;
 pub mod encode;
 pub mod listener;
 pub mod message;
@@ -44,6 +45,7 @@ pub fn check_settings(cfg: &Config) -> Result<()> {
 }
 
 fn check_email(e: &EmailConfig) -> Result<()> {
+    dkim::load(e)?;
     match e.transport.as_str() {
         "dir" | "stdout" => {}
         "smtp" => smtp::check_url(&e.smtp_url)?,

@@ -125,6 +125,8 @@ pub struct Delivery {
     retry_cap: chrono::Duration,
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
+    /// DKIM signing of every email, when `[email]` configures it.
+    pub(crate) dkim: Option<crate::deliver::dkim::Signer>,
     /// One listener per channel, by key: email's transport, and for XMPP
     /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
     pub listeners: Vec<Box<dyn Listener>>,
@@ -140,6 +142,7 @@ impl Delivery {
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
+            dkim: crate::deliver::dkim::load(cfg)?,
             listeners: vec![
                 Box::new(EmailSink::new(cfg)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),

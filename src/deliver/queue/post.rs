@@ -362,6 +362,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
         date: now,
         message_id: &format!("test.{}@{}", now.timestamp_micros(), d.host),
         unsubscribe: None,
+        dkim: d.dkim.as_deref(),
     })?;
     let out = Outgoing {
         envelope_from: d.from.email.to_string(),
