@@ -46,7 +46,7 @@ pub fn check_settings(cfg: &Config) -> Result<()> {
 fn check_email(e: &EmailConfig) -> Result<()> {
     match e.transport.as_str() {
         "dir" | "stdout" => {}
-        "smtp" => smtp::check_url(&e.smtp_url)?,
+        "smtp" => smtp::check(e)?,
         "pipe" => sink::check_pipe(&e.pipe_command)?,
         "db" => dbout::check_path(&e.db_path)?,
         other => {
