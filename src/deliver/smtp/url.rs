@@ -97,10 +97,11 @@ fn tls_setting(s: &str) -> Result<Option<Tls>> {
         "opportunistic" => Tls::Starttls { required: false },
         "required" => Tls::Starttls { required: true },
         "wrapper" => Tls::Wrapper,
-        _ => return Err(Error::invalid(format!(
-            "config: email.tls {:?}: use \"none\", \"opportunistic\", \"required\" or \"wrapper\"",
-            crate::validate::escape_for_line(s)
-        ))),
+        _ => {
+            return Err(Error::invalid(format!(
+                "config: email.tls {s:?}: use \"none\", \"opportunistic\", \"required\" or \"wrapper\""
+            )));
+        }
     }))
 }
 
