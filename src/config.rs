@@ -197,6 +197,13 @@ pub struct EmailConfig {
     /// `smtp://host:port` (plain), `smtp://host:port?tls=required`
     /// (STARTTLS), `smtps://host:port` (TLS); `user:password@` for AUTH.
     pub smtp_url: String,
+    /// TLS for `smtp`: `none`, `opportunistic` (STARTTLS when offered, not
+    /// verified), `required` (STARTTLS, verified) or `wrapper` (smtps,
+    /// verified); empty: as `smtp_url` says (`?tls=`, `smtps://`).
+    pub tls: String,
+    /// A PEM file of CA certificates trusted besides the system's, for a
+    /// server with a private CA; empty: the system's alone.
+    pub tls_ca_file: String,
     /// For `db`: the SQLite file an external relay drains.
     pub db_path: String,
     /// For `pipe`: a sendmail-style command (program and arguments, no
@@ -231,6 +238,8 @@ impl Default for EmailConfig {
             dir: "outbox".into(),
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
+            tls: String::new(),
+            tls_ca_file: String::new(),
             db_path: "outbox/outbox.db".into(),
             pipe_command: "/usr/sbin/sendmail -t -i -f {from}".into(),
             pool_size: 4,

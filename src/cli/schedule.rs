@@ -71,10 +71,10 @@ pub enum SubscriptionCmd {
 
 #[derive(Args, Debug)]
 pub struct TickArgs {
-    /// The tick's instant (RFC 3339; default now). Refused when more than
-    /// one tick interval ahead of now: a tick moves every schedule past it
-    /// (use `digestd simulate` for a what-if).
-    #[arg(long)]
+    /// The tick's instant (RFC 3339 or +/-DURATION from now; default now).
+    /// Refused when more than one tick interval ahead of now: a tick moves
+    /// every schedule past it (use `digestd simulate` for a what-if).
+    #[arg(long, allow_hyphen_values = true)]
     at: Option<String>,
     /// Tick at an --at far ahead of now anyway.
     #[arg(long)]
@@ -86,8 +86,8 @@ pub struct TickArgs {
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
-    /// The tick's instant (RFC 3339; default now).
-    #[arg(long)]
+    /// The tick's instant (RFC 3339 or +/-DURATION from now; default now).
+    #[arg(long, allow_hyphen_values = true)]
     at: Option<String>,
     /// The email's HTML part instead of its text.
     #[arg(long)]
@@ -102,11 +102,11 @@ pub struct PreviewArgs {
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// First tick (RFC 3339, inclusive).
-    #[arg(long)]
+    /// First tick (RFC 3339 or +/-DURATION from now, inclusive).
+    #[arg(long, allow_hyphen_values = true)]
     from: String,
-    /// End (RFC 3339, exclusive).
-    #[arg(long)]
+    /// End (RFC 3339 or +/-DURATION from now, exclusive).
+    #[arg(long, allow_hyphen_values = true)]
     to: String,
     /// Interval between ticks, e.g. 1h, 15m.
     #[arg(long, default_value = "1h")]
@@ -125,8 +125,9 @@ pub struct GridArgs {
     /// `server` (UTC).
     #[arg(long, value_name = "local|server", default_value = "server")]
     svg_time: String,
-    /// Any instant in the week to show (RFC 3339; default: this week).
-    #[arg(long)]
+    /// Any instant in the week to show (RFC 3339 or +/-DURATION from now;
+    /// default: this week).
+    #[arg(long, allow_hyphen_values = true)]
     week: Option<String>,
 }
 
@@ -215,7 +216,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     let now = ctx.now();
     let at = match &a.at {
-        Some(t) => validate::instant("--at", t)?,
+        Some(t) => validate::cli_instant("--at", t, ctx.now())?,
         None => now,
     };
     if !a.force {
@@ -243,7 +244,7 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
 /// the digest alone.
 pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
     let at = match &a.at {
-        Some(t) => validate::instant("--at", t)?,
+        Some(t) => validate::cli_instant("--at", t, ctx.now())?,
         None => ctx.now(),
     };
     let mut conn = ctx.conn()?;
@@ -311,8 +312,8 @@ fn check_not_ahead(ctx: &Ctx, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(
 /// is millions of lines: buffered, not a write per line.
 pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
     let (from, to) = (
-        validate::instant("--from", &a.from)?,
-        validate::instant("--to", &a.to)?,
+        validate::cli_instant("--from", &a.from, ctx.now())?,
+        validate::cli_instant("--to", &a.to, ctx.now())?,
     );
     let step = validate::duration(&a.every)?;
     if to <= from {
@@ -337,7 +338,7 @@ pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
 pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
     let time = schedule::grid::GridTime::parse(&a.svg_time)?;
     let week = match &a.week {
-        Some(w) => validate::instant("--week", w)?,
+        Some(w) => validate::cli_instant("--week", w, ctx.now())?,
         None => ctx.now(),
     };
     let mut conn = ctx.conn()?;

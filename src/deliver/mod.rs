@@ -48,7 +48,7 @@ fn check_email(e: &EmailConfig) -> Result<()> {
     dkim::load(e)?;
     match e.transport.as_str() {
         "dir" | "stdout" => {}
-        "smtp" => smtp::check_url(&e.smtp_url)?,
+        "smtp" => smtp::check(e)?,
         "pipe" => sink::check_pipe(&e.pipe_command)?,
         "db" => dbout::check_path(&e.db_path)?,
         other => {

@@ -18,6 +18,7 @@ pub mod http;
 pub mod pages;
 pub mod prosody;
 pub mod smtp;
+pub mod smtp_tls;
 pub mod storage;
 pub mod web;
 
