@@ -322,4 +322,3 @@ diesel::table! {
 
 diesel::joinable!(admin_sessions -> api_tokens (token_id));
 diesel::allow_tables_to_appear_in_same_query!(admin_sessions, api_tokens);
-
