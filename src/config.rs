@@ -23,6 +23,29 @@ pub struct Config {
     pub sms: SmsConfig,
     pub xmpp: XmppConfig,
     pub http: HttpConfig,
+    pub signup: SignupConfig,
+}
+
+/// The public sign-up page (`/subscribe`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SignupConfig {
+    /// Verification messages one client address may cause per hour.
+    pub per_client_per_hour: u32,
+    /// Verification messages one email address may receive per day.
+    pub per_address_per_day: u32,
+    /// How long a verification link works.
+    pub expiry_hours: u32,
+}
+
+impl Default for SignupConfig {
+    fn default() -> Self {
+        SignupConfig {
+            per_client_per_hour: 5,
+            per_address_per_day: 3,
+            expiry_hours: 48,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -40,6 +63,8 @@ pub struct HttpConfig {
     pub idempotency_hours: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
+    /// How long an operator's `/admin` session lasts after login, 1–720.
+    pub admin_session_hours: u32,
 }
 
 impl Default for HttpConfig {
@@ -51,6 +76,7 @@ impl Default for HttpConfig {
             timeout_seconds: 30,
             idempotency_hours: 24,
             max_feed_days: 366,
+            admin_session_hours: 12,
         }
     }
 }
@@ -171,6 +197,13 @@ pub struct EmailConfig {
     /// `smtp://host:port` (plain), `smtp://host:port?tls=required`
     /// (STARTTLS), `smtps://host:port` (TLS); `user:password@` for AUTH.
     pub smtp_url: String,
+    /// TLS for `smtp`: `none`, `opportunistic` (STARTTLS when offered, not
+    /// verified), `required` (STARTTLS, verified) or `wrapper` (smtps,
+    /// verified); empty: as `smtp_url` says (`?tls=`, `smtps://`).
+    pub tls: String,
+    /// A PEM file of CA certificates trusted besides the system's, for a
+    /// server with a private CA; empty: the system's alone.
+    pub tls_ca_file: String,
     /// For `db`: the SQLite file an external relay drains.
     pub db_path: String,
     /// For `pipe`: a sendmail-style command (program and arguments, no
@@ -188,6 +221,14 @@ pub struct EmailConfig {
     pub max_retries: u32,
     /// Hard bounces (RFC 3464, 5.x.x) before an address is disabled.
     pub bounce_limit: u32,
+    /// DKIM (RFC 6376): the signing domain (`d=`); empty = no signing.
+    /// The three go together (`deliver::dkim`).
+    pub dkim_domain: String,
+    /// The selector (`s=`): the key is published at
+    /// `SELECTOR._domainkey.DOMAIN`.
+    pub dkim_selector: String,
+    /// A PEM file with the private key: RSA (2048 bits or more) or Ed25519.
+    pub dkim_key: String,
 }
 
 impl Default for EmailConfig {
@@ -197,6 +238,8 @@ impl Default for EmailConfig {
             dir: "outbox".into(),
             from: "digestd <digestd@localhost>".into(),
             smtp_url: String::new(),
+            tls: String::new(),
+            tls_ca_file: String::new(),
             db_path: "outbox/outbox.db".into(),
             pipe_command: "/usr/sbin/sendmail -t -i -f {from}".into(),
             pool_size: 4,
@@ -205,6 +248,9 @@ impl Default for EmailConfig {
             retry_cap_seconds: 21_600,
             max_retries: 3,
             bounce_limit: 3,
+            dkim_domain: String::new(),
+            dkim_selector: String::new(),
+            dkim_key: String::new(),
         }
     }
 }
@@ -381,12 +427,20 @@ impl Config {
                 self.http.listen
             )));
         }
+        if !(1..=8760).contains(&self.signup.expiry_hours) {
+            return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
+        }
         if self.http.max_body_bytes < 1024
             || self.http.timeout_seconds == 0
             || self.http.max_feed_days == 0
         {
             return Err(Error::invalid(
                 "config: http.max_body_bytes must be at least 1024, http.timeout_seconds and http.max_feed_days at least 1",
+            ));
+        }
+        if !(1..=720).contains(&self.http.admin_session_hours) {
+            return Err(Error::invalid(
+                "config: http.admin_session_hours must be 1-720",
             ));
         }
         if self.schedule.lease_seconds < 10 {
@@ -622,7 +676,14 @@ mod tests {
             "[schedule]\ntick = \"every hour\"\n",
             "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
             "[schedule]\nlease_seconds = 1\n",
+            "[http]\nadmin_session_hours = 0\n",
+            "[http]\nadmin_session_hours = 721\n",
+            "[http]\nadmin_session_hours = -1\n",
             "[digest]\nmax_items = 0\n",
+            "[signup]\nexpiry_hours = 0\n",
+            "[signup]\nexpiry_hours = 9000\n",
+            "[signup]\nper_client_per_hour = -1\n",
+            "[signup]\nunknown = 1\n",
             "[digest]\nsms_segments = 11\n",
             "[digest]\nbase_url = \"ftp://x\"\n",
             "[digest]\nbase_url = \"http://a b\"\n",

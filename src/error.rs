@@ -33,6 +33,10 @@ pub enum Error {
     /// A file or stream failed.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// A server we deliver through (mail, XMPP, an SMS gateway) failed or
+    /// refused for now: not our storage, not the caller's input.
+    #[error("{0}")]
+    Remote(String),
 }
 
 impl Error {

@@ -131,13 +131,13 @@ pub enum Checked {
 
 /// Bad lines as they are found: the first [`MAX_BAD_KEPT`] kept, all counted.
 #[derive(Default)]
-struct Bad {
-    kept: BadLines,
-    count: usize,
+pub struct Bad {
+    pub kept: BadLines,
+    pub count: usize,
 }
 
 impl Bad {
-    fn push(&mut self, line: usize, why: String) {
+    pub fn push(&mut self, line: usize, why: String) {
         self.count += 1;
         if self.kept.len() < MAX_BAD_KEPT {
             self.kept.push((line, why));
@@ -148,7 +148,10 @@ impl Bad {
 /// Reads one line (without its `\n`) into `buf`, keeping at most
 /// `MAX_LINE + 1` bytes: a longer line is read through to its end and
 /// dropped, so one huge line costs no memory. `None` at the end of input.
-fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<()>> {
+pub fn read_line_bounded(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<()>> {
     buf.clear();
     let mut any = false;
     loop {
@@ -275,7 +278,7 @@ fn resolve(
 }
 
 /// The CLI's one-line refusal: the first bad lines, then "and N more".
-fn refusal(bad: &[(usize, String)], bad_total: usize, total: usize) -> Error {
+pub fn refusal(bad: &[(usize, String)], bad_total: usize, total: usize) -> Error {
     let mut msg = format!("{bad_total} of {total} lines are invalid, nothing was written: ");
     let listed: Vec<String> = bad
         .iter()

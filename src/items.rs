@@ -155,6 +155,38 @@ pub fn list_collections(conn: &mut DbConn) -> Result<Vec<Collection>> {
         .collect())
 }
 
+/// Offers collection `uuid` on the public sign-up page, or stops offering
+/// it (`digestd collection set UUID --public | --no-public`). Who signed
+/// up keeps their subscription either way.
+pub fn set_public(conn: &mut DbConn, uuid: &str, public: bool) -> Result<Collection> {
+    let coll = find_collection(conn, uuid)?;
+    conn.write_tx(|c| {
+        diesel::update(collections::table.find(coll.id.0))
+            .set(collections::public.eq(public))
+            .execute(c)?;
+        Ok(())
+    })?;
+    Ok(coll)
+}
+
+/// The ids of the collections offered on the sign-up page.
+pub fn public_ids(conn: &mut DbConn) -> Result<BTreeSet<CollectionId>> {
+    let ids: Vec<i64> = collections::table
+        .filter(collections::public.eq(true))
+        .select(collections::id)
+        .load(conn)?;
+    Ok(ids.into_iter().map(CollectionId).collect())
+}
+
+/// The collections offered on the sign-up page, by name.
+pub fn public_collections(conn: &mut DbConn) -> Result<Vec<Collection>> {
+    let public = public_ids(conn)?;
+    Ok(list_collections(conn)?
+        .into_iter()
+        .filter(|k| public.contains(&k.id))
+        .collect())
+}
+
 /// The JSON document `digestd item put` reads: the item's full new state.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]

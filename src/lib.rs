@@ -31,6 +31,8 @@
 //! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
 //! - [`remove`]: deleting users, groups, collections and subscriptions with
 //!   their unsent requests, in one transaction.
+//! - [`signup`]: public sign-up with double opt-in: pending sign-ups, the
+//!   verification message, confirmation, the limits.
 //! - [`http`]: the HTTP server: health, tokens, the JSON API, the Atom feeds, metrics, OpenAPI.
 //! - [`serve`]: the daemon loop (cron-driven ticks and queue passes, graceful shutdown).
 //! - [`demo`], [`bench`]: the demo world and the benchmarks.
@@ -50,6 +52,7 @@ pub mod error;
 pub mod feeds;
 pub mod http;
 pub mod ids;
+pub mod import;
 pub mod ingest;
 pub mod items;
 pub mod manage;
@@ -60,6 +63,7 @@ pub mod recur;
 pub mod remove;
 pub mod schedule;
 pub mod serve;
+pub mod signup;
 pub mod subscriptions;
 pub mod text;
 pub mod validate;

@@ -327,6 +327,27 @@ pub fn instant(what: &str, s: &str) -> Result<DateTime<Utc>> {
         .map_err(|_| Error::invalid(format!("invalid {what} {s:?}: use RFC 3339")))
 }
 
+/// An instant on the command line: RFC 3339, `now`, or `+DURATION` /
+/// `-DURATION` from `now` (`+1h`, `-2d`, see [`duration`]), so that a
+/// script can say "an hour ago" on any machine without date arithmetic.
+pub fn cli_instant(what: &str, s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    use chrono::SubsecRound;
+    let bad = || {
+        Error::invalid(format!(
+            "invalid {what} {s:?}: use RFC 3339, now, or +/-DURATION from now, e.g. +1h, -2d"
+        ))
+    };
+    let t = match (s, s.strip_prefix('+'), s.strip_prefix('-')) {
+        ("now", _, _) => now,
+        (_, Some(ahead), _) => now + duration(ahead).map_err(|_| bad())?,
+        (_, _, Some(back)) => now - duration(back).map_err(|_| bad())?,
+        _ => DateTime::parse_from_rfc3339(s)
+            .map_err(|_| bad())?
+            .with_timezone(&Utc),
+    };
+    Ok(t.trunc_subsecs(6))
+}
+
 /// A duration like `90d`, `12h`, `30m`, `45s` or `2w`.
 pub fn duration(s: &str) -> Result<chrono::Duration> {
     let bad = || {
@@ -352,6 +373,39 @@ pub fn duration(s: &str) -> Result<chrono::Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cli_instants() {
+        let now = DateTime::parse_from_rfc3339("2026-11-25T14:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let t = |s: &str| cli_instant("--at", s, now).map(|t| t.to_rfc3339());
+        assert_eq!(t("+1h").unwrap(), "2026-11-25T15:30:00+00:00");
+        assert_eq!(t("-2d").unwrap(), "2026-11-23T14:30:00+00:00");
+        assert_eq!(t("now").unwrap(), "2026-11-25T14:30:00+00:00");
+        assert_eq!(
+            t("2026-11-23T09:00:00+05:30").unwrap(),
+            "2026-11-23T03:30:00+00:00"
+        );
+        for bad in [
+            "",
+            "+",
+            "-",
+            "+0h",
+            "+1x",
+            "+-1h",
+            "++1h",
+            "+1h ",
+            "+99999999999d",
+            "+1h\n",
+            "tomorrow",
+            "Now",
+            " now",
+        ] {
+            let e = t(bad).unwrap_err().to_string();
+            assert!(e.contains("+/-DURATION"), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn timezones() {

@@ -24,6 +24,51 @@ fn collection_add_prints_a_fresh_uuid() {
 }
 
 #[test]
+fn collection_set_public_offers_it_for_sign_up() {
+    let env = Env::init();
+    let a = env.add_collection("Calendar");
+    let b = env.add_collection("Rota");
+    let out = env.ok(&["collection", "set", &a, "--public"]);
+    assert!(out.contains("is public"), "{out}");
+    let listed = env.ok(&["collection", "list"]);
+    let line = |u: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with(u))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(&a).ends_with("  public"), "{listed}");
+    assert!(!line(&b).contains("public"), "{listed}");
+    let json: Value = serde_json::from_str(&env.ok(&["collection", "list", "--json"])).unwrap();
+    let public: Vec<bool> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["public"].as_bool().unwrap())
+        .collect();
+    assert_eq!(public, vec![true, false], "{json}");
+    env.ok(&["collection", "set", &a, "--no-public"]);
+    assert!(!env.ok(&["collection", "list"]).contains("public"));
+    // Neither flag, both, an unknown or malformed UUID: refused, nothing written.
+    let before = env.snapshot();
+    env.usage_error(&["collection", "set", &a]);
+    env.usage_error(&["collection", "set", &a, "--public", "--no-public"]);
+    let unknown = uuid::Uuid::from_u128(5).to_string();
+    env.refused(
+        &["collection", "set", &unknown, "--public"],
+        b"",
+        "no collection",
+    );
+    env.refused(
+        &["collection", "set", "not-a-uuid\n", "--public"],
+        b"",
+        "collection",
+    );
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
 fn item_put_records_created_then_edited_then_nothing() {
     let (env, c) = world();
     let first = env.ok_in(

@@ -262,6 +262,27 @@ fn grid_prints_both_views_and_an_svg() {
     assert!(
         svg.starts_with("<svg") && svg.ends_with("</svg>") && svg.matches("<rect").count() > 168
     );
+    assert!(
+        svg.contains("hour of the day (server time (UTC))"),
+        "the default"
+    );
+    assert!(svg.contains("class=\"legend\""));
+    ok(&digestd(
+        dir.path(),
+        &[
+            "grid",
+            "--user",
+            "kiri",
+            "--week",
+            "2026-06-10T00:00:00Z",
+            "--svg",
+            "local.svg",
+            "--svg-time",
+            "local",
+        ],
+    ));
+    let local = std::fs::read_to_string(dir.path().join("local.svg")).unwrap();
+    assert!(local.contains("hour of the day (local time)"), "{local}");
 }
 
 #[test]
@@ -338,6 +359,7 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
         ],
         &["grid", "--week", "next week"],
         &["grid", "--user", "nobody"],
+        &["grid", "--svg", "x.svg", "--svg-time", "moon"],
         &["user", "set", "kiri", "--tz", "Europe/Atlantis"],
         &["user", "set", "kiri", "--tz", "UTC\r\nX: y"],
         &["user", "set", "kiri", "--week-start", "someday"],
@@ -354,6 +376,10 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(snapshot(), before, "{args:?} wrote something");
     }
+    assert!(
+        !dir.path().join("x.svg").exists(),
+        "a bad --svg-time writes no file"
+    );
     // A bad cron expression in the config is refused before anything runs.
     std::fs::write(
         dir.path().join("c.toml"),

@@ -4,6 +4,7 @@
 mod compose;
 mod cpu;
 mod http;
+mod import;
 mod ingest;
 mod recur;
 mod simulate;
@@ -14,6 +15,7 @@ mod xmpp;
 
 pub use compose::{compose, ComposeArgs};
 pub use http::{http, HttpArgs};
+pub use import::{import, ImportArgs};
 pub use ingest::{ingest, IngestArgs};
 pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};

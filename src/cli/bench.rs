@@ -24,6 +24,8 @@ pub enum BenchCmd {
     Recur(bench::RecurArgs),
     /// HTTP routes (304 feed, full feed, POST modifications) beside a constant route and the record path.
     Http(bench::HttpArgs),
+    /// `user import` and `subscription import` of N people beside a raw load of the same rows.
+    Import(bench::ImportArgs),
 }
 
 /// A bench opens the database it is given (`--db`) itself, or its own
@@ -39,5 +41,6 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
         BenchCmd::Recur(a) => bench::recur(&a, out),
         BenchCmd::Http(a) => bench::http(&a, db, out),
+        BenchCmd::Import(a) => bench::import(&a, db, out),
     }
 }

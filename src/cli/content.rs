@@ -17,9 +17,24 @@ pub enum CollectionCmd {
     Delete { uuid: String },
     /// Rename a collection.
     Rename { uuid: String, name: String },
-    /// List collections.
+    /// Offer a collection on the public sign-up page (`/subscribe`), or
+    /// stop offering it; who signed up stays subscribed.
+    Set {
+        uuid: String,
+        /// Offer it on the sign-up page.
+        #[arg(
+            long,
+            conflicts_with = "no_public",
+            required_unless_present = "no_public"
+        )]
+        public: bool,
+        /// Stop offering it.
+        #[arg(long)]
+        no_public: bool,
+    },
+    /// List collections ("public" after the ones on the sign-up page).
     List {
-        /// A JSON array of collections (id, uuid, name).
+        /// A JSON array of collections (id, uuid, name, public).
         #[arg(long)]
         json: bool,
     },
@@ -53,17 +68,36 @@ pub fn collection(cmd: CollectionCmd, ctx: &mut Ctx) -> Result<()> {
             let c = items::rename_collection(&mut conn, &uuid, &name)?;
             writeln!(ctx.out, "renamed collection {} to {}", c.uuid, c.name)?;
         }
+        CollectionCmd::Set { uuid, public, .. } => {
+            let c = items::set_public(&mut conn, &uuid, public)?;
+            let now = if public { "public" } else { "not public" };
+            writeln!(ctx.out, "collection {} ({}) is {now}", c.uuid, c.name)?;
+        }
         CollectionCmd::List { json } => {
             let cs = items::list_collections(&mut conn)?;
+            let public = items::public_ids(&mut conn)?;
             if json {
+                let rows: Vec<serde_json::Value> = cs
+                    .iter()
+                    .map(|c| {
+                        let mut v = serde_json::to_value(c).expect("serialisable");
+                        v["public"] = public.contains(&c.id).into();
+                        v
+                    })
+                    .collect();
                 writeln!(
                     ctx.out,
                     "{}",
-                    serde_json::to_string(&cs).expect("serialisable")
+                    serde_json::to_string(&rows).expect("serialisable")
                 )?;
             } else {
                 for c in cs {
-                    writeln!(ctx.out, "{}  {}", c.uuid, c.name)?;
+                    let mark = if public.contains(&c.id) {
+                        "  public"
+                    } else {
+                        ""
+                    };
+                    writeln!(ctx.out, "{}  {}{mark}", c.uuid, c.name)?;
                 }
             }
         }
@@ -92,10 +126,7 @@ pub fn item(cmd: ItemCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn record(ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     let mods = ingest::parse_all(&mut conn, std::io::stdin().lock())?;
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(mods.len() as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
+    let bar = super::progress(mods.len());
     let n = ingest::write_batched(&mut conn, &mods, ctx.cfg.record.batch_size, &mut |done| {
         bar.set_position(done as u64)
     })?;

@@ -41,9 +41,10 @@ pub struct Cli {
     /// Database URL: sqlite://PATH or postgres://… (overrides config and DIGESTD_DATABASE_URL).
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
-    /// Pretend the current time is this instant (RFC 3339): for tests, demos
-    /// and simulation. Everything that would read the clock reads this.
-    #[arg(long, global = true, value_name = "RFC3339")]
+    /// Pretend the current time is this instant (RFC 3339, or +/-DURATION from
+    /// the real clock, e.g. +1h): for tests, demos and simulation. Everything
+    /// that would read the clock reads this.
+    #[arg(long, global = true, value_name = "TIME", allow_hyphen_values = true)]
     pub now: Option<String>,
     #[command(subcommand)]
     pub command: Command,
@@ -125,7 +126,11 @@ pub fn main() -> i32 {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
-    let result = match cli.now.as_deref().map(|t| validate::instant("--now", t)) {
+    let result = match cli
+        .now
+        .as_deref()
+        .map(|t| validate::cli_instant("--now", t, SystemClock.now()))
+    {
         None => run(cli, &SystemClock),
         Some(Ok(t)) => run(cli, &FixedClock::new(t)),
         Some(Err(e)) => Err(e),
@@ -287,4 +292,11 @@ fn read_stdin_bytes(limit: usize) -> Result<Vec<u8>> {
         )));
     }
     Ok(buf)
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal; `len` 0
+/// when the total is not known.
+pub fn progress(len: usize) -> indicatif::ProgressBar {
+    let len = (len > 0).then_some(len as u64);
+    indicatif::ProgressBar::with_draw_target(len, indicatif::ProgressDrawTarget::stderr())
 }

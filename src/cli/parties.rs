@@ -4,9 +4,9 @@ use std::io::Write;
 
 use clap::{Args, Subcommand};
 
-use super::Ctx;
+use super::{progress, Ctx};
 use crate::error::{Error, Result};
-use crate::parties;
+use crate::{import, parties};
 
 #[derive(Subcommand, Debug)]
 pub enum UserCmd {
@@ -64,6 +64,10 @@ pub enum UserCmd {
     Delete { name: String },
     /// Rename a user (id, subscriptions and history stay).
     Rename { old: String, new: String },
+    /// Create or update many users from JSON lines on stdin:
+    /// {"name", "tz", "email", "xmpp", "phone", "week_start", "daily_hour",
+    /// "locale"} (name and tz required). Any bad line: nothing is written.
+    Import,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,6 +81,9 @@ pub enum GroupCmd {
     },
     /// Put a user or group into a group.
     AddMember { group: String, member: String },
+    /// Add members from JSON lines on stdin: {"group", "member"} (a missing
+    /// group is created). Any bad line or cycle: nothing is written.
+    Import,
     /// Take a user or group out of a group.
     RemoveMember { group: String, member: String },
     /// The users in a group, recursively.
@@ -120,6 +127,21 @@ pub struct ContactArgs {
 pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     match cmd {
+        UserCmd::Import => {
+            let checked = import::users::check(&mut conn, std::io::stdin().lock())?;
+            let bar = progress(checked.len());
+            let done = import::users::write(&mut conn, ctx.now(), &checked, &mut |n| {
+                bar.set_position(n as u64)
+            })?;
+            bar.finish_and_clear();
+            writeln!(
+                ctx.out,
+                "imported {} users: {} created, {} updated",
+                done.created + done.updated,
+                done.created,
+                done.updated
+            )?;
+        }
         UserCmd::Add {
             name,
             tz,
@@ -211,6 +233,15 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
         GroupCmd::AddMember { group, member } => {
             parties::add_member(&mut conn, &group, &member)?;
             writeln!(ctx.out, "{member} is in {group}")?;
+        }
+        GroupCmd::Import => {
+            let bar = progress(0);
+            let n =
+                import::groups::import(&mut conn, ctx.now(), std::io::stdin().lock(), &mut |n| {
+                    bar.set_position(n as u64)
+                })?;
+            bar.finish_and_clear();
+            writeln!(ctx.out, "imported {n} memberships")?;
         }
         GroupCmd::Expand { name, json } => {
             let (id, _) = parties::find(&mut conn, &name)?;

@@ -16,8 +16,8 @@ use crate::{parties, schedule, validate};
 pub enum QueueCmd {
     /// One pass at an instant (default now): expansion, delivery, status update.
     Run {
-        /// The pass's instant (RFC 3339).
-        #[arg(long)]
+        /// The pass's instant (RFC 3339 or +/-DURATION from now).
+        #[arg(long, allow_hyphen_values = true)]
         at: Option<String>,
     },
     /// Requests by status and queue rows by state.
@@ -85,7 +85,7 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
     match cmd {
         QueueCmd::Run { at } => {
             let at = match at {
-                Some(a) => validate::instant("--at", &a)?,
+                Some(a) => validate::cli_instant("--at", &a, ctx.now())?,
                 None => ctx.now(),
             };
             let mut conn = ctx.conn()?;

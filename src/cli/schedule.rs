@@ -55,6 +55,12 @@ pub enum SubscriptionCmd {
     /// End a subscription for good: unsent digests of it are cancelled,
     /// its run records go; digests already sent stay as history.
     End { id: i64 },
+    /// Create many subscriptions from JSON lines on stdin: {"party",
+    /// "frequency", "kind", "collection" | "all": true, "channels", "hour",
+    /// "day", "include_own", "send_empty"}, the rules of `subscribe`. Prints
+    /// each one's id, a line each, in input order. Any bad line: nothing is
+    /// written.
+    Import,
     /// List subscriptions: who, how often, of which collection.
     List {
         /// A JSON array: ids, and the party's and collection's names.
@@ -65,10 +71,10 @@ pub enum SubscriptionCmd {
 
 #[derive(Args, Debug)]
 pub struct TickArgs {
-    /// The tick's instant (RFC 3339; default now). Refused when more than
-    /// one tick interval ahead of now: a tick moves every schedule past it
-    /// (use `digestd simulate` for a what-if).
-    #[arg(long)]
+    /// The tick's instant (RFC 3339 or +/-DURATION from now; default now).
+    /// Refused when more than one tick interval ahead of now: a tick moves
+    /// every schedule past it (use `digestd simulate` for a what-if).
+    #[arg(long, allow_hyphen_values = true)]
     at: Option<String>,
     /// Tick at an --at far ahead of now anyway.
     #[arg(long)]
@@ -80,8 +86,8 @@ pub struct TickArgs {
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
-    /// The tick's instant (RFC 3339; default now).
-    #[arg(long)]
+    /// The tick's instant (RFC 3339 or +/-DURATION from now; default now).
+    #[arg(long, allow_hyphen_values = true)]
     at: Option<String>,
     /// The email's HTML part instead of its text.
     #[arg(long)]
@@ -96,11 +102,11 @@ pub struct PreviewArgs {
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// First tick (RFC 3339, inclusive).
-    #[arg(long)]
+    /// First tick (RFC 3339 or +/-DURATION from now, inclusive).
+    #[arg(long, allow_hyphen_values = true)]
     from: String,
-    /// End (RFC 3339, exclusive).
-    #[arg(long)]
+    /// End (RFC 3339 or +/-DURATION from now, exclusive).
+    #[arg(long, allow_hyphen_values = true)]
     to: String,
     /// Interval between ticks, e.g. 1h, 15m.
     #[arg(long, default_value = "1h")]
@@ -115,8 +121,13 @@ pub struct GridArgs {
     /// Also write an SVG heat map here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// Any instant in the week to show (RFC 3339; default: this week).
-    #[arg(long)]
+    /// The clock of the SVG's hours: `local` (each subscriber's zone) or
+    /// `server` (UTC).
+    #[arg(long, value_name = "local|server", default_value = "server")]
+    svg_time: String,
+    /// Any instant in the week to show (RFC 3339 or +/-DURATION from now;
+    /// default: this week).
+    #[arg(long, allow_hyphen_values = true)]
     week: Option<String>,
 }
 
@@ -170,6 +181,19 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
                 r.runs_forgotten
             )?;
         }
+        SubscriptionCmd::Import => {
+            let bar = super::progress(0);
+            let ids = crate::import::subs::import(
+                &mut conn,
+                ctx.now(),
+                std::io::stdin().lock(),
+                &mut |n| bar.set_position(n as u64),
+            )?;
+            bar.finish_and_clear();
+            for id in ids {
+                writeln!(ctx.out, "{id}")?;
+            }
+        }
         SubscriptionCmd::List { json } => {
             let subs = subscriptions::list_named(&mut conn)?;
             if json {
@@ -192,7 +216,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     let now = ctx.now();
     let at = match &a.at {
-        Some(t) => validate::instant("--at", t)?,
+        Some(t) => validate::cli_instant("--at", t, ctx.now())?,
         None => now,
     };
     if !a.force {
@@ -220,7 +244,7 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
 /// the digest alone.
 pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
     let at = match &a.at {
-        Some(t) => validate::instant("--at", t)?,
+        Some(t) => validate::cli_instant("--at", t, ctx.now())?,
         None => ctx.now(),
     };
     let mut conn = ctx.conn()?;
@@ -288,8 +312,8 @@ fn check_not_ahead(ctx: &Ctx, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(
 /// is millions of lines: buffered, not a write per line.
 pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
     let (from, to) = (
-        validate::instant("--from", &a.from)?,
-        validate::instant("--to", &a.to)?,
+        validate::cli_instant("--from", &a.from, ctx.now())?,
+        validate::cli_instant("--to", &a.to, ctx.now())?,
     );
     let step = validate::duration(&a.every)?;
     if to <= from {
@@ -312,8 +336,9 @@ pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
 }
 
 pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
+    let time = schedule::grid::GridTime::parse(&a.svg_time)?;
     let week = match &a.week {
-        Some(w) => validate::instant("--week", w)?,
+        Some(w) => validate::cli_instant("--week", w, ctx.now())?,
         None => ctx.now(),
     };
     let mut conn = ctx.conn()?;
@@ -344,10 +369,14 @@ pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
     )?;
     if let Some(path) = a.svg {
         let title = format!(
-            "digestd: digests in the week of {} ({scope}), server time (UTC)",
+            "digestd: digests in the week of {} ({scope})",
             start.format("%Y-%m-%d")
         );
-        std::fs::write(&path, server.to_svg(&title))?;
+        let g = match time {
+            schedule::grid::GridTime::Local => &local,
+            schedule::grid::GridTime::Server => &server,
+        };
+        std::fs::write(&path, g.to_svg(&title, time))?;
         writeln!(ctx.out, "wrote {}", path.display())?;
     }
     Ok(())

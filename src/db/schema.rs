@@ -51,6 +51,7 @@ diesel::table! {
         created_at -> Timestamp,
         feed_version -> BigInt,
         feed_changed_at -> Nullable<Timestamp>,
+        public -> Bool,
     }
 }
 
@@ -294,3 +295,30 @@ diesel::table! {
         created_at -> Timestamp,
     }
 }
+
+diesel::table! {
+    signups (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        email -> Text,
+        client -> Text,
+        wish -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        confirmed_at -> Nullable<Timestamp>,
+        party_id -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    admin_sessions (id) {
+        id -> BigInt,
+        token_id -> BigInt,
+        session_hash -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(admin_sessions -> api_tokens (token_id));
+diesel::allow_tables_to_appear_in_same_query!(admin_sessions, api_tokens);

@@ -5,6 +5,7 @@
 //! value can start a header.
 
 use chrono::{DateTime, Utc};
+use lettre::message::dkim::DkimConfig;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
@@ -29,6 +30,8 @@ pub struct Email<'a> {
     pub message_id: &'a str,
     /// RFC 8058 one-click unsubscribe target.
     pub unsubscribe: Option<&'a str>,
+    /// Signs the message when DKIM is configured.
+    pub dkim: Option<&'a DkimConfig>,
 }
 
 fn header(name: &'static str, value: String) -> HeaderValue {
@@ -70,7 +73,7 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
                 "List-Unsubscribe=One-Click".into(),
             ));
     }
-    let msg = match e.html {
+    let mut msg = match e.html {
         Some(h) => b.multipart(MultiPart::alternative_plain_html(
             encode::body(e.text),
             encode::body(h),
@@ -78,6 +81,9 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
         None => b.singlepart(SinglePart::plain(encode::body(e.text))),
     }
     .map_err(|err| Error::invalid(format!("building a message: {err}")))?;
+    if let Some(k) = e.dkim {
+        msg.sign(k);
+    }
     Ok(msg.formatted())
 }
 
@@ -226,6 +232,7 @@ mod tests {
             date: Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap(),
             message_id: "digest.1000.7@localhost",
             unsubscribe: Some("http://localhost:8080/u/abc/7"),
+            dkim: None,
         }
     }
 

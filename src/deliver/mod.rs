@@ -20,6 +20,7 @@
 
 pub mod bounce;
 pub mod dbout;
+pub mod dkim;
 pub mod encode;
 pub mod listener;
 pub mod message;
@@ -44,9 +45,10 @@ pub fn check_settings(cfg: &Config) -> Result<()> {
 }
 
 fn check_email(e: &EmailConfig) -> Result<()> {
+    dkim::load(e)?;
     match e.transport.as_str() {
         "dir" | "stdout" => {}
-        "smtp" => smtp::check_url(&e.smtp_url)?,
+        "smtp" => smtp::check(e)?,
         "pipe" => sink::check_pipe(&e.pipe_command)?,
         "db" => dbout::check_path(&e.db_path)?,
         other => {

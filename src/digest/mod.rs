@@ -6,15 +6,18 @@
 //!   12/24-hour convention;
 //! - [`render`]: askama templates per channel, the subject, the cap;
 //! - [`preview`]: one subscription's digest at an instant, composed and
-//!   rendered as the tick would, posted nowhere;
+//!   rendered as the tick would, posted nowhere; and the whole digest of a
+//!   past period, every item (the page the "and N more" link opens);
+//! - [`link`]: that link, signed so that it cannot be guessed;
 //! - [`post`]: the tick's [`crate::schedule::HandOff`]: compose, render and
 //!   post an nt request in the tick's transaction.
 
 pub mod compose;
+pub mod link;
 pub mod post;
 pub mod preview;
 pub mod render;
 pub mod words;
 
 pub use post::Composer;
-pub use preview::{preview, Preview};
+pub use preview::{preview, whole, Preview, Whole};

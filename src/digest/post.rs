@@ -23,6 +23,7 @@ use diesel::prelude::*;
 use lettre::message::Mailbox;
 
 use super::compose::{self, ItemChange, Upcoming};
+use super::link::LinkKey;
 use super::render::{self, Content, Frame, Rendered};
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
@@ -83,6 +84,8 @@ pub struct Composer {
     /// address in the key cannot be reused while the entry exists.
     bodies: HashMap<BodyKey, (Content, Rc<render::Body>)>,
     upcoming: HashMap<Window, Rc<Vec<Upcoming>>>,
+    /// The whole-digest links' key, loaded on first use.
+    link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
     /// default; the compose benchmark turns it off to show the cost of
     /// rendering every digest from scratch).
@@ -138,6 +141,7 @@ impl Composer {
             share_bodies: true,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
+            link: None,
             posted: 0,
             empty: 0,
             posted_channels: BTreeMap::new(),
@@ -149,7 +153,7 @@ impl Composer {
         &self.from
     }
 
-    fn recipient(&mut self, c: &mut DbConn, party: PartyId) -> Result<Rc<Recipient>> {
+    pub(super) fn recipient(&mut self, c: &mut DbConn, party: PartyId) -> Result<Rc<Recipient>> {
         if !self.recipients.contains_key(&party) {
             self.load_recipients(c, &[party])?;
         }
@@ -348,7 +352,14 @@ impl Composer {
             ),
             None => (format!("{base}/groups/{}", r.name), None),
         };
-        let full_url = format!("{base}/d/{}/{}", run.subscription, run.period.key);
+        if self.link.is_none() {
+            self.link = Some(LinkKey::load(c)?);
+        }
+        let full_url = self
+            .link
+            .as_ref()
+            .map(|k| k.url(base, run.subscription, &run.period.key))
+            .unwrap_or_default();
         // Recipients of the same shared content in the same style read the
         // same body: build it once.
         let key: BodyKey = (
@@ -400,7 +411,7 @@ impl Composer {
 
     /// The subject and lines of `content` in `style`, with every name the
     /// lines need resolved first.
-    fn build_body(
+    pub(super) fn build_body(
         &mut self,
         c: &mut DbConn,
         run: &DueRun,

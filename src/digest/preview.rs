@@ -2,10 +2,15 @@
 //! an instant, through the real [`Composer`] (compose, then render), with
 //! nothing posted and the schedule left where it is. The run comes from
 //! [`crate::schedule::preview_run`]; this only reads.
+//!
+//! [`whole`]: the digest a subscription got (or is getting) for a period,
+//! with every item, not capped at `digest.max_items`: what the "and N
+//! more" link opens. The window is the one the tick recorded.
 
 use chrono::{DateTime, Utc};
 
-use super::render::Rendered;
+use super::render::{Rendered, Section};
+use super::words::Style;
 use super::Composer;
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::DbConn;
@@ -42,4 +47,45 @@ pub fn preview(
         empty: content.is_empty(),
         rendered,
     })
+}
+
+/// A period's whole digest, every item, in its recipient's style.
+pub struct Whole {
+    pub subject: String,
+    pub sections: Vec<Section>,
+    /// The zone its times are written in.
+    pub tz: String,
+    /// Items in it.
+    pub items: usize,
+}
+
+/// Subscription `id`'s digest of `period`, every item; `None` when the
+/// subscription is unknown or has no such period (see
+/// [`schedule::past_run`]). Reads only.
+pub fn whole(
+    c: &mut DbConn,
+    digest: &DigestConfig,
+    email: &EmailConfig,
+    id: SubscriptionId,
+    period: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Whole>> {
+    let Some(p) = schedule::past_run(c, id, period, now)? else {
+        return Ok(None);
+    };
+    let uncapped = DigestConfig {
+        max_items: usize::MAX,
+        ..digest.clone()
+    };
+    let mut composer = Composer::new(&uncapped, email)?;
+    composer.share_bodies = false;
+    let (content, _) = composer.content(c, &p.run)?;
+    let r = composer.recipient(c, p.run.party)?;
+    let body = composer.build_body(c, &p.run, &content, Style::new(r.tz, &r.locale))?;
+    Ok(Some(Whole {
+        subject: body.subject,
+        sections: body.sections,
+        tz: r.tz.name().to_string(),
+        items: content.len(),
+    }))
 }

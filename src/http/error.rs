@@ -89,7 +89,7 @@ impl From<Error> for ApiError {
             Error::Invalid(m) => Self::bad_request(m.clone()),
             Error::NotFound(m) => Self::not_found(m.clone()),
             Error::Conflict(m) => Self::new(StatusCode::CONFLICT, m.clone()),
-            Error::Storage(_) | Error::Io(_) => {
+            Error::Storage(_) | Error::Io(_) | Error::Remote(_) => {
                 tracing::error!(error = %e, "request failed");
                 Self::internal()
             }

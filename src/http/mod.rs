@@ -9,8 +9,8 @@
 //! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
 //! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write,
 //! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds),
-//! [`pages`] (`/s/{code}…`, the HTML pages digests link to; errors there are
-//! pages, not JSON).
+//! [`pages`] (`/s/{code}…`, the HTML pages digests link to, and `/admin…`,
+//! the operator's; errors there are pages, not JSON).
 //! `digestd web` runs this server alone ([`run_web`]); `digestd serve`
 //! runs it beside its ticks ([`serve_on`]).
 
@@ -173,7 +173,10 @@ pub async fn serve_on(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    axum::serve(listener, router(app))
+    // The peer's address reaches handlers as `ConnectInfo` (the admin
+    // login's failure limit keys on it).
+    let service = router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())

@@ -1,5 +1,6 @@
 //! Finding a user by their subscriber code, the capability in every
-//! manage and unsubscribe link (`/s/{code}`).
+//! manage and unsubscribe link (`/s/{code}`); and the user an email
+//! address belongs to (sign-up).
 
 use diesel::prelude::*;
 
@@ -25,6 +26,30 @@ pub fn find_by_code(conn: &mut DbConn, code: &str) -> Result<Option<PartyId>> {
     let id: Option<i64> = users::table
         .filter(users::subscriber_code.eq(code))
         .select(users::party_id)
+        .first(conn)
+        .optional()?;
+    Ok(id.map(PartyId))
+}
+
+/// User `party`'s subscriber code (`None`: not a user).
+pub fn code_of(conn: &mut DbConn, party: PartyId) -> Result<Option<String>> {
+    Ok(users::table
+        .filter(users::party_id.eq(party.0))
+        .select(users::subscriber_code)
+        .first(conn)
+        .optional()?)
+}
+
+/// The user with an email contact point at `address` (as validated), if
+/// any: the sign-up adds to them rather than making a second user.
+pub fn user_by_email(conn: &mut DbConn, address: &str) -> Result<Option<PartyId>> {
+    use crate::db::schema::contact_points;
+    let id: Option<i64> = contact_points::table
+        .inner_join(users::table.on(users::party_id.eq(contact_points::party_id)))
+        .filter(contact_points::channel.eq("email"))
+        .filter(contact_points::address.eq(address))
+        .select(contact_points::party_id)
+        .order(contact_points::party_id.asc())
         .first(conn)
         .optional()?;
     Ok(id.map(PartyId))

@@ -5,19 +5,21 @@
 //! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
 //! user's preference changes, [`code`] finding a user by subscriber code,
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
-//! leaving a group and retiring a party.
+//! leaving a group and retiring a party, [`page`] users a page at a time.
 
 mod code;
 mod contacts;
+mod page;
 mod prefs;
 mod remove;
 mod upsert;
 
-pub use code::{find_by_code, is_code_shaped};
+pub use code::{code_of, find_by_code, is_code_shaped, user_by_email};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
+pub use page::{page_users, UserFilter};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
-pub use upsert::{check_put, put_user_in_tx, UserPut, ValidPut};
+pub use upsert::{check_put, insert_users_in_tx, put_user_in_tx, UserPut, ValidPut};
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -185,6 +187,23 @@ pub fn create_group(
     })
 }
 
+/// The group named `name`, created in the caller's transaction when no
+/// party has that name (`digestd group import`); a user of that name is
+/// refused.
+pub fn ensure_group_in_tx(
+    c: &mut DbConn,
+    now: chrono::NaiveDateTime,
+    name: &str,
+) -> Result<PartyId> {
+    let name = not_reserved(validate::name("group", name)?)?;
+    match find(c, &name) {
+        Ok((id, kind)) if kind == "group" => Ok(id),
+        Ok(_) => Err(Error::invalid(format!("{name:?} is a user, not a group"))),
+        Err(Error::NotFound(_)) => insert_party(c, "group", &name, now),
+        Err(e) => Err(e),
+    }
+}
+
 fn insert_party(
     c: &mut DbConn,
     kind: &str,
@@ -246,14 +265,21 @@ pub fn find(conn: &mut DbConn, name: &str) -> Result<(PartyId, String)> {
 /// Adds `member` (a user or a group) to `group`. Refuses a membership that
 /// would make a group contain itself, directly or through other groups.
 pub fn add_member(conn: &mut DbConn, group: &str, member: &str) -> Result<()> {
-    conn.write_tx(|c| {
+    conn.write_tx(|c| add_member_in_tx(c, group, member))
+}
+
+/// [`add_member`] inside the caller's transaction (`digestd group import`).
+pub fn add_member_in_tx(c: &mut DbConn, group: &str, member: &str) -> Result<()> {
+    {
         let (gid, kind) = find(c, group)?;
         if kind != "group" {
             return Err(Error::invalid(format!("{group:?} is a user, not a group")));
         }
         let (mid, _) = find(c, member)?;
         if mid == gid {
-            return Err(Error::conflict(format!("group {group:?} cannot contain itself")));
+            return Err(Error::conflict(format!(
+                "group {group:?} cannot contain itself"
+            )));
         }
         // A cycle appears iff `group` is already reachable from `member`.
         if descendants(c, mid)?.contains(&gid) {
@@ -268,11 +294,14 @@ pub fn add_member(conn: &mut DbConn, group: &str, member: &str) -> Result<()> {
             .get_result(c)?;
         if already == 0 {
             diesel::insert_into(memberships::table)
-                .values((memberships::group_id.eq(gid.0), memberships::member_id.eq(mid.0)))
+                .values((
+                    memberships::group_id.eq(gid.0),
+                    memberships::member_id.eq(mid.0),
+                ))
                 .execute(c)?;
         }
         Ok(())
-    })
+    }
 }
 
 /// Every party reachable from `root` through memberships (not `root`
@@ -378,19 +407,29 @@ pub fn name_of(conn: &mut DbConn, party: PartyId) -> Result<String> {
 
 /// Party ids by name, for resolving many names at once (e.g. `record`).
 pub fn ids_by_name(conn: &mut DbConn, names: &[&str]) -> Result<BTreeMap<String, PartyId>> {
+    Ok(kinds_by_name(conn, names)?
+        .into_iter()
+        .map(|(n, (id, _))| (n, id))
+        .collect())
+}
+
+/// [`ids_by_name`] with each party's kind (`user` or `group`).
+pub fn kinds_by_name(
+    conn: &mut DbConn,
+    names: &[&str],
+) -> Result<BTreeMap<String, (PartyId, String)>> {
     let mut out = BTreeMap::new();
-    // Names the validator refuses name nobody (see [`find`]).
     let names: Vec<&str> = names
         .iter()
         .copied()
         .filter(|n| validate::name("user or group", n).is_ok())
         .collect();
     for chunk in names.chunks(10_000) {
-        let rows: Vec<(i64, String)> = parties::table
+        let rows: Vec<(i64, String, String)> = parties::table
             .filter(parties::name.eq_any(chunk))
-            .select((parties::id, parties::name))
+            .select((parties::id, parties::name, parties::kind))
             .load(conn)?;
-        out.extend(rows.into_iter().map(|(id, n)| (n, PartyId(id))));
+        out.extend(rows.into_iter().map(|(id, n, k)| (n, (PartyId(id), k))));
     }
     Ok(out)
 }

@@ -41,33 +41,103 @@ impl Bucket {
     }
 }
 
-/// Bucket → subscriptions.
+/// Bucket → subscriptions whose runs post (or, not yet run, may post) a
+/// digest; and per bucket the runs that already ran with nothing to send
+/// ("empty runs"), counted apart so that they do not pass for load.
 #[derive(Debug, Clone)]
 pub struct WeekGrid {
     cells: Vec<Vec<SubscriptionId>>,
+    empty: Vec<usize>,
 }
 
 impl Default for WeekGrid {
     fn default() -> Self {
         WeekGrid {
             cells: vec![Vec::new(); Bucket::COUNT],
+            empty: vec![0; Bucket::COUNT],
         }
     }
 }
 
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
+/// Which clock a grid's hours are on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridTime {
+    /// Each subscriber's own zone (groups: UTC).
+    Local,
+    /// The server's clock, UTC.
+    Server,
+}
+
+impl GridTime {
+    pub fn parse(s: &str) -> crate::error::Result<GridTime> {
+        match s {
+            "local" => Ok(GridTime::Local),
+            "server" | "utc" => Ok(GridTime::Server),
+            other => Err(crate::error::Error::invalid(format!(
+                "time: {} is not local or server",
+                crate::validate::escape_for_line(other)
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GridTime::Local => "local",
+            GridTime::Server => "server",
+        }
+    }
+    /// How the grid's hours read: "local time", "server time (UTC)".
+    pub fn label(self) -> &'static str {
+        match self {
+            GridTime::Local => "local time",
+            GridTime::Server => "server time (UTC)",
+        }
+    }
+}
+
+/// The fill of a cell holding `n` of at most `max`: white to deep blue.
+fn shade(n: usize, max: usize) -> String {
+    let f = n as f64 / max.max(1) as f64;
+    let (r, g, b) = (255.0 - 225.0 * f, 255.0 - 170.0 * f, 255.0 - 60.0 * f);
+    format!("rgb({r:.0},{g:.0},{b:.0})")
+}
+
+/// The counts the legend shows: 0, a quarter, half, three quarters and the
+/// peak, without repeats (a peak of 1 has two steps).
+fn legend_steps(max: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..=4).map(|k| (max * k + 2) / 4).collect();
+    v.dedup();
+    v
+}
+
+const EMPTY_FILL: &str = "rgb(150,150,150)";
+
 impl WeekGrid {
     pub fn insert(&mut self, b: Bucket, sub: SubscriptionId) {
         self.cells[b.index()].push(sub);
+    }
+
+    /// A run in `b` that ran and had nothing to send.
+    pub fn insert_empty(&mut self, b: Bucket) {
+        self.empty[b.index()] += 1;
     }
 
     pub fn count(&self, b: Bucket) -> usize {
         self.cells[b.index()].len()
     }
 
+    /// Empty runs in `b`.
+    pub fn empty(&self, b: Bucket) -> usize {
+        self.empty[b.index()]
+    }
+
     pub fn total(&self) -> usize {
         self.cells.iter().map(Vec::len).sum()
+    }
+
+    pub fn total_empty(&self) -> usize {
+        self.empty.iter().sum()
     }
 
     /// Subscriptions in the buckets after `from` up to and including `to`,
@@ -94,6 +164,23 @@ impl WeekGrid {
             .expect("168 buckets")
     }
 
+    fn peak_line(&self) -> String {
+        let (b, n) = self.peak();
+        format!(
+            "peak: {} {:02}:00 with {n} of {} digests",
+            DAYS[usize::from(b.weekday())],
+            b.hour(),
+            self.total()
+        )
+    }
+
+    fn empty_line(&self) -> String {
+        format!(
+            "{} empty runs (ran, nothing to send) not counted",
+            self.total_empty()
+        )
+    }
+
     /// A 7 × 24 table of counts.
     pub fn to_text(&self, title: &str) -> String {
         let width = self.peak().1.to_string().len().max(2);
@@ -116,29 +203,32 @@ impl WeekGrid {
             }
             let _ = writeln!(s, "   {total}");
         }
-        let (b, n) = self.peak();
-        let _ = writeln!(
-            s,
-            "peak: {} {:02}:00 with {n} of {} digests",
-            DAYS[usize::from(b.weekday())],
-            b.hour(),
-            self.total()
-        );
+        let _ = writeln!(s, "{}", self.peak_line());
+        if self.total_empty() > 0 {
+            let _ = writeln!(s, "{}", self.empty_line());
+        }
         s
     }
 
-    /// An SVG heat map: one row per day, one column per hour, darker = more.
-    pub fn to_svg(&self, title: &str) -> String {
-        let (cw, ch, left, top) = (34, 26, 44, 48);
-        let max = self.peak().1.max(1) as f64;
-        let (w, h) = (left + 24 * cw + 10, top + 7 * ch + 30);
+    /// An SVG heat map: one row per day, one column per hour of `time`,
+    /// darker = more digests, with axis labels and a legend (the colour
+    /// scale with its counts; the grey dot of empty runs, which are not
+    /// counted). Every text is escaped; a standalone, well-formed XML
+    /// document that can also sit inline in an HTML page.
+    pub fn to_svg(&self, title: &str, time: GridTime) -> String {
+        let (cw, ch, left, top) = (34, 26, 48, 70);
+        let max = self.peak().1;
+        let grid_bottom = top + 7 * ch;
+        let (w, h) = (left + 24 * cw + 10, grid_bottom + 118);
+        let label = time.label();
         let mut s = format!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11" role="img" aria-label="{}">"#,
+            xml_escape(title)
         );
         let _ = write!(
             s,
-            r#"<rect width="{w}" height="{h}" fill="white"/><text x="{left}" y="20" font-size="14">{}</text>"#,
-            xml_escape(title)
+            r#"<title>{t}</title><rect width="{w}" height="{h}" fill="white"/><text x="{left}" y="20" font-size="14">{t}</text><text x="{left}" y="38" fill="rgb(80,80,80)">Digests per hour of the week, {label}</text>"#,
+            t = xml_escape(title),
         );
         for hour in 0..24 {
             let _ = write!(
@@ -152,22 +242,18 @@ impl WeekGrid {
             let y = top + d * ch;
             let _ = write!(s, r#"<text x="6" y="{}">{name}</text>"#, y + ch / 2 + 4);
             for hour in 0..24u8 {
-                let n = self.count(Bucket::new(d as u8, hour).expect("in range"));
-                let f = n as f64 / max;
-                // White to deep blue.
-                let (r, g, b) = (255.0 - 225.0 * f, 255.0 - 170.0 * f, 255.0 - 60.0 * f);
+                let b = Bucket::new(d as u8, hour).expect("in range");
+                let (n, e) = (self.count(b), self.empty(b));
                 let x = left + usize::from(hour) * cw;
                 let _ = write!(
                     s,
-                    r#"<rect x="{x}" y="{y}" width="{}" height="{}" fill="rgb({:.0},{:.0},{:.0})" stroke="rgb(221,221,221)"><title>{name} {hour:02}:00: {n}</title></rect>"#,
+                    r#"<rect x="{x}" y="{y}" width="{}" height="{}" fill="{}" stroke="rgb(221,221,221)"><title>{name} {hour:02}:00 {label}: {n} digests, {e} empty runs</title></rect>"#,
                     cw - 1,
                     ch - 1,
-                    r,
-                    g,
-                    b
+                    shade(n, max),
                 );
                 if n > 0 {
-                    let fill = if f > 0.5 { "white" } else { "black" };
+                    let fill = if n * 2 > max { "white" } else { "black" };
                     let _ = write!(
                         s,
                         r#"<text x="{}" y="{}" text-anchor="middle" fill="{fill}">{n}</text>"#,
@@ -175,26 +261,83 @@ impl WeekGrid {
                         y + ch / 2 + 4
                     );
                 }
+                if e > 0 {
+                    let _ = write!(
+                        s,
+                        r#"<circle class="empty" cx="{}" cy="{}" r="3.5" fill="{EMPTY_FILL}"><title>{e} empty runs</title></circle>"#,
+                        x + cw - 6,
+                        y + 6
+                    );
+                }
             }
         }
-        let (b, n) = self.peak();
+        // Axis titles.
         let _ = write!(
             s,
-            r#"<text x="{left}" y="{}">peak: {} {:02}:00 with {n} of {} digests</text></svg>"#,
-            top + 7 * ch + 20,
-            DAYS[usize::from(b.weekday())],
-            b.hour(),
-            self.total()
+            r#"<text x="{}" y="{}" text-anchor="middle" fill="rgb(80,80,80)">hour of the day ({label})</text>"#,
+            left + 12 * cw,
+            grid_bottom + 16
+        );
+        let _ = write!(
+            s,
+            r#"<text x="6" y="{}" fill="rgb(80,80,80)">day</text>"#,
+            top - 8
+        );
+        // Legend: the scale, then the empty-run dot.
+        let ly = grid_bottom + 34;
+        let _ = write!(
+            s,
+            r#"<g class="legend"><text x="{left}" y="{}">digests per hour:</text>"#,
+            ly + 14
+        );
+        let mut x = left + 110;
+        for n in legend_steps(max) {
+            let _ = write!(
+                s,
+                r#"<rect x="{x}" y="{ly}" width="22" height="18" fill="{}" stroke="rgb(160,160,160)"/><text x="{}" y="{}">{n}</text>"#,
+                shade(n, max),
+                x + 27,
+                ly + 14
+            );
+            x += 62;
+        }
+        let _ = write!(
+            s,
+            r#"<circle cx="{}" cy="{}" r="3.5" fill="{EMPTY_FILL}"/><text x="{}" y="{}">{}</text></g>"#,
+            left + 6,
+            ly + 36,
+            left + 16,
+            ly + 40,
+            xml_escape(&self.empty_line())
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{left}" y="{}">{} ({label})</text></svg>"#,
+            ly + 62,
+            xml_escape(&self.peak_line()),
         );
         s
     }
 }
 
+/// Text for XML: the five specials escaped, and the characters XML 1.0
+/// cannot hold at all (C0 controls but tab and line breaks, lone
+/// surrogates cannot occur in `str`, U+FFFE/U+FFFF) left out.
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(' '),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The Monday 00:00 UTC that starts the week containing `t`.
@@ -203,15 +346,39 @@ pub fn week_start_utc(t: DateTime<Utc>) -> DateTime<Utc> {
     d.and_hms_opt(0, 0, 0).expect("midnight").and_utc()
 }
 
+/// The groups `party` is in, directly or through other groups (each once,
+/// safe against stored cycles).
+fn groups_of(
+    conn: &mut crate::db::DbConn,
+    party: crate::ids::PartyId,
+) -> crate::error::Result<Vec<i64>> {
+    use crate::db::schema::memberships as m;
+    use diesel::prelude::*;
+    let mut seen = std::collections::HashSet::new();
+    let mut frontier = vec![party.0];
+    while !frontier.is_empty() {
+        let up: Vec<i64> = m::table
+            .filter(m::member_id.eq_any(&frontier))
+            .select(m::group_id)
+            .load(conn)?;
+        frontier = up.into_iter().filter(|g| seen.insert(*g)).collect();
+    }
+    Ok(seen.into_iter().collect())
+}
+
 /// Fills two grids, local time and server time (UTC), with every period of
-/// every active subscription (or one party's) scheduled in the UTC week
-/// containing `week`.
+/// every active subscription scheduled in the UTC week containing `week`.
+/// With `party`, that party's subscriptions and those of every group it
+/// is in. A period that already ran without posting anything (nothing
+/// changed) is an empty run, counted apart; one that posted, or has not
+/// run yet, counts as a digest. A group's subscription counts once (one
+/// request, however many members it reaches).
 pub fn build(
     conn: &mut crate::db::DbConn,
     week: DateTime<Utc>,
     party: Option<crate::ids::PartyId>,
 ) -> crate::error::Result<(WeekGrid, WeekGrid)> {
-    use crate::db::schema::{subscriptions as s, users as u};
+    use crate::db::schema::{subscription_runs as r, subscriptions as s, users as u};
     use diesel::prelude::*;
     type Row = (i64, String, Option<i32>, Option<i32>, Option<(String, i32)>);
     let mut q = s::table
@@ -226,11 +393,25 @@ pub fn build(
         ))
         .into_boxed();
     if let Some(p) = party {
-        q = q.filter(s::party_id.eq(p.0));
+        let mut parties = groups_of(conn, p)?;
+        parties.push(p.0);
+        q = q.filter(s::party_id.eq_any(parties));
     }
     let rows: Vec<Row> = q.load(conn)?;
     let start = week_start_utc(week);
     let end = start + Duration::days(7);
+    let ids: Vec<i64> = rows.iter().map(|row| row.0).collect();
+    let mut empty_runs = std::collections::HashSet::new();
+    for chunk in ids.chunks(10_000) {
+        let ran: Vec<(i64, NaiveDateTime)> = r::table
+            .filter(r::subscription_id.eq_any(chunk))
+            .filter(r::scheduled_at.ge(start.naive_utc()))
+            .filter(r::scheduled_at.lt(end.naive_utc()))
+            .filter(r::request_id.is_null())
+            .select((r::subscription_id, r::scheduled_at))
+            .load(conn)?;
+        empty_runs.extend(ran);
+    }
     let (mut local, mut server) = (WeekGrid::default(), WeekGrid::default());
     for (id, freq, hour, day, user) in rows {
         let freq = crate::subscriptions::Frequency::parse(&freq)?;
@@ -242,11 +423,15 @@ pub fn build(
         )?;
         let mut p = rule.first_after(start - Duration::microseconds(1));
         while p.scheduled < end {
-            local.insert(
-                Bucket::of(p.scheduled_local(rule.tz).naive_local()),
-                SubscriptionId(id),
-            );
-            server.insert(Bucket::of(p.scheduled.naive_utc()), SubscriptionId(id));
+            let lb = Bucket::of(p.scheduled_local(rule.tz).naive_local());
+            let sb = Bucket::of(p.scheduled.naive_utc());
+            if empty_runs.contains(&(id, p.scheduled.naive_utc())) {
+                local.insert_empty(lb);
+                server.insert_empty(sb);
+            } else {
+                local.insert(lb, SubscriptionId(id));
+                server.insert(sb, SubscriptionId(id));
+            }
             p = rule.first_after(p.scheduled);
         }
     }
@@ -286,6 +471,143 @@ mod tests {
             text.contains("peak: Mon 00:00 with 1 of 3 digests"),
             "{text}"
         );
-        assert!(g.to_svg("a <b>").contains("a &lt;b&gt;"));
+        assert!(g.to_svg("a <b>", GridTime::Server).contains("a &lt;b&gt;"));
+    }
+
+    /// Parses `svg` as XML (tags matched, attributes and references valid,
+    /// one root) and returns its text, references resolved.
+    fn parse(svg: &str) -> String {
+        use quick_xml::events::Event;
+        let mut r = quick_xml::Reader::from_str(svg);
+        let dec = r.decoder();
+        let (mut depth, mut roots, mut text) = (0i32, 0, String::new());
+        loop {
+            match r
+                .read_event()
+                .unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"))
+            {
+                Event::Start(e) | Event::Empty(e) if depth == 0 && roots > 0 => {
+                    panic!("a second root {:?}", e.name())
+                }
+                Event::Start(e) => {
+                    for a in e.attributes() {
+                        a.expect("a valid attribute")
+                            .decoded_and_normalized_value(quick_xml::XmlVersion::Implicit1_0, dec)
+                            .unwrap();
+                    }
+                    roots += usize::from(depth == 0);
+                    depth += 1;
+                }
+                Event::Empty(e) => {
+                    for a in e.attributes() {
+                        a.expect("a valid attribute")
+                            .decoded_and_normalized_value(quick_xml::XmlVersion::Implicit1_0, dec)
+                            .unwrap();
+                    }
+                    roots += usize::from(depth == 0);
+                }
+                Event::End(_) => depth -= 1,
+                Event::Text(t) => text.push_str(&t.decode().unwrap()),
+                Event::GeneralRef(g) => {
+                    let name = g.decode().unwrap().into_owned();
+                    text.push_str(match name.as_str() {
+                        "amp" => "&",
+                        "lt" => "<",
+                        "gt" => ">",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        other => panic!("unknown entity {other}"),
+                    });
+                }
+                Event::Eof => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!((depth, roots), (0, 1), "one closed root");
+        assert!(
+            svg.chars()
+                .all(|c| c == '\t' || c == '\n' || c == '\r' || c >= ' '),
+            "no character XML forbids"
+        );
+        text
+    }
+
+    fn sample() -> WeekGrid {
+        let mut g = WeekGrid::default();
+        for k in 0..8 {
+            g.insert(Bucket::new(0, 9).unwrap(), SubscriptionId(k));
+        }
+        g.insert(Bucket::new(2, 18).unwrap(), SubscriptionId(9));
+        g.insert_empty(Bucket::new(2, 18).unwrap());
+        g.insert_empty(Bucket::new(4, 7).unwrap());
+        g.insert_empty(Bucket::new(4, 7).unwrap());
+        g
+    }
+
+    #[test]
+    fn the_svg_is_well_formed_with_axes_a_legend_and_empty_runs_apart() {
+        let g = sample();
+        let svg = g.to_svg("digests of asha", GridTime::Local);
+        let text = parse(&svg);
+        for want in [
+            "digests of asha",
+            "Digests per hour of the week, local time",
+            "hour of the day (local time)",
+            "digests per hour:",
+            "Mon 09:00 local time: 8 digests, 0 empty runs",
+            "Wed 18:00 local time: 1 digests, 1 empty runs",
+            "Fri 07:00 local time: 0 digests, 2 empty runs",
+            "3 empty runs (ran, nothing to send) not counted",
+            "peak: Mon 09:00 with 8 of 9 digests (local time)",
+        ] {
+            assert!(text.contains(want), "{want:?} in {text}");
+        }
+        // The scale: 0, 2, 4, 6, 8 (a quarter of the peak at a time), each
+        // with its swatch; the darkest is the peak's colour.
+        let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+        for n in [0, 2, 4, 6, 8] {
+            assert!(legend.contains(&format!(">{n}</text>")), "{n} in {legend}");
+        }
+        assert!(legend.contains(&shade(8, 8)) && legend.contains(&shade(0, 8)));
+        // Empty runs are grey dots, one per bucket that has any; a bucket
+        // of empty runs alone stays white (not load).
+        assert_eq!(svg.matches("class=\"empty\"").count(), 2);
+        assert!(svg.contains(&format!(
+            "fill=\"{}\" stroke=\"rgb(221,221,221)\"><title>Fri 07:00",
+            shade(0, 8)
+        )));
+        assert!(svg.contains(">day</text>"));
+        assert_eq!(svg.matches("<rect x=").count(), 168 + 5);
+        let server = parse(&g.to_svg("t", GridTime::Server));
+        assert!(server.contains("hour of the day (server time (UTC))"));
+    }
+
+    #[test]
+    fn the_svg_escapes_hostile_titles_and_drops_what_xml_cannot_hold() {
+        let g = WeekGrid::default();
+        let hostile = "<script>alert('x')</script> & \"q\" ]]> \u{1}\u{7}\u{FFFF}";
+        let svg = g.to_svg(hostile, GridTime::Server);
+        let text = parse(&svg);
+        assert!(
+            text.contains("<script>alert('x')</script> & \"q\" ]]> "),
+            "{text}"
+        );
+        assert!(!svg.contains("<script"));
+        assert!(!svg.contains('\u{1}') && !svg.contains('\u{FFFF}'));
+        // An empty grid: a scale of one step, nothing empty, a zero peak.
+        assert!(text.contains("0 empty runs"), "{text}");
+        let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+        assert_eq!(legend.matches("<rect").count(), 1);
+    }
+
+    #[test]
+    fn legend_steps_do_not_repeat() {
+        assert_eq!(legend_steps(0), [0]);
+        assert_eq!(legend_steps(1), [0, 1]);
+        assert_eq!(legend_steps(2), [0, 1, 2]);
+        assert_eq!(legend_steps(8), [0, 2, 4, 6, 8]);
+        assert_eq!(legend_steps(10), [0, 3, 5, 8, 10]);
+        assert!(GridTime::parse("local\r\nX").is_err());
+        assert_eq!(GridTime::parse("utc").unwrap(), GridTime::Server);
     }
 }

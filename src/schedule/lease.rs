@@ -1,18 +1,231 @@
-//! A lease per job name in `nt_job` (the seed's "never scheduled twice"
-//! table): taken by compare-and-set, so of two processes racing for the
-//! same tick exactly one runs it. A lease that is not released (the holder
-//! crashed) expires and can be taken over.
+//! A lease per job name: of two processes racing for the same tick (or
+//! queue pass) exactly one runs it, and a holder that dies frees it at once.
+//!
+//! The exclusion is what the engines give, freed by someone other than the
+//! holder when it dies: on PostgreSQL a session-level advisory lock
+//! (`pg_try_advisory_lock`) on the connection the run uses, released by the
+//! server the moment that connection drops; on SQLite an OS file lock
+//! (`flock`) on `DB.JOB.lock` beside the database file, released by the
+//! kernel when the process exits, however it exits. So after `kill -9` of a
+//! `tick` the next one takes over at once, and no expiry lets a second live
+//! process in while a slow first one still runs.
+//!
+//! The `nt_job` row is only the record of who holds it and when it last
+//! ran (`/readyz`, `digestd status`, the metrics): written after the lock is
+//! taken, cleared on release. A row left by a dead holder is overwritten by
+//! the next one. An in-memory SQLite database (tests) has no file to lock:
+//! there, and only there, the row itself is the lease, taken by
+//! compare-and-set and expiring after its time to live.
+//!
+//! Within one process a lease is held by one owner name at a time (a map of
+//! held leases per database and job), so a second owner in the same process
+//! is refused as a second process would be. The PostgreSQL lock lives on
+//! the connection that took it: [`acquire`] and [`release`] are called on
+//! the same connection, kept for the run (as `run_tick` and `run_queue` do).
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Text};
 
 use crate::db::schema::nt_job;
 use crate::db::DbConn;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
-/// Tries to take `job` for `owner` until `now + ttl`. True when taken (or
-/// already held by `owner`, which renews it).
+/// What keeps a held lease exclusive.
+enum Lock {
+    /// The open lock file; closing it (or dying) unlocks it.
+    File(File),
+    /// A session advisory lock on the connection that took it.
+    Advisory(i64),
+}
+
+struct Held {
+    owner: String,
+    _lock: Lock,
+}
+
+/// Leases this process holds, by database and job.
+fn held() -> MutexGuard<'static, BTreeMap<String, Held>> {
+    static HELD: Mutex<BTreeMap<String, Held>> = Mutex::new(BTreeMap::new());
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Who of this process holds the lease under `key`, if anyone does.
+fn holder_here(key: &str) -> Option<String> {
+    held().get(key).map(|h| h.owner.clone())
+}
+
+/// Where the lock for `job` lives on this connection's database.
+enum Place {
+    /// The lock file's path (also the map key).
+    File(String),
+    /// The database's name and server, and the advisory key.
+    Advisory(String, i64),
+    /// An in-memory SQLite database: the row is the lease.
+    Row,
+}
+
+#[derive(QueryableByName)]
+struct Name {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+#[derive(QueryableByName)]
+struct Flag {
+    #[diesel(sql_type = Bool)]
+    ok: bool,
+}
+
+fn place(conn: &mut DbConn, job: &str) -> Result<Place> {
+    Ok(match conn {
+        DbConn::Sqlite(_) => {
+            let n: Name = diesel::sql_query(
+                "SELECT file AS name FROM pragma_database_list WHERE name = 'main'",
+            )
+            .get_result(conn)?;
+            if n.name.is_empty() {
+                Place::Row
+            } else {
+                Place::File(format!("{}.{job}.lock", n.name))
+            }
+        }
+        DbConn::Postgres(_) => {
+            let n: Name = diesel::sql_query(
+                "SELECT current_database() || '@' || coalesce(host(inet_server_addr()), 'local') \
+                 || ':' || coalesce(inet_server_port(), 0)::text AS name",
+            )
+            .get_result(conn)?;
+            Place::Advisory(format!("pg:{}:{job}", n.name), advisory_key(job))
+        }
+    })
+}
+
+/// The advisory lock's key: the first eight bytes of SHA-256 of the job's
+/// name under a prefix, so it does not collide with another program's keys
+/// by accident.
+pub fn advisory_key(job: &str) -> i64 {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(format!("digestd.lease.{job}").as_bytes());
+    i64::from_be_bytes(h[..8].try_into().expect("8 bytes"))
+}
+
+/// Tries to take `job` for `owner`, recording it in `nt_job` with an
+/// expiry of `now + ttl` (only an in-memory database honours the expiry).
+/// True when taken, or already held by `owner` (which renews the record).
 pub fn acquire(
+    conn: &mut DbConn,
+    job: &str,
+    owner: &str,
+    now: DateTime<Utc>,
+    ttl: Duration,
+) -> Result<bool> {
+    let (key, lock) = match place(conn, job)? {
+        Place::Row => return acquire_row(conn, job, owner, now, ttl),
+        Place::File(path) => {
+            if let Some(h) = holder_here(&path) {
+                return if h == owner {
+                    record(conn, job, owner, now, ttl).map(|()| true)
+                } else {
+                    Ok(false)
+                };
+            }
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::Storage(format!("lease: cannot open {path}: {e}")))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Ok(false),
+                Err(TryLockError::Error(e)) => {
+                    return Err(Error::Storage(format!("lease: cannot lock {path}: {e}")))
+                }
+            }
+            (path, Lock::File(file))
+        }
+        Place::Advisory(name, key) => {
+            if let Some(h) = holder_here(&name) {
+                return if h == owner {
+                    record(conn, job, owner, now, ttl).map(|()| true)
+                } else {
+                    Ok(false)
+                };
+            }
+            let f: Flag = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS ok")
+                .bind::<BigInt, _>(key)
+                .get_result(conn)?;
+            if !f.ok {
+                return Ok(false);
+            }
+            (name, Lock::Advisory(key))
+        }
+    };
+    {
+        let mut map = held();
+        if map.contains_key(&key) {
+            // Another owner of this process took it meanwhile (possible only
+            // on PostgreSQL over one session, whose advisory locks nest).
+            drop(map);
+            unlock(conn, lock);
+            return Ok(false);
+        }
+        map.insert(
+            key.clone(),
+            Held {
+                owner: owner.to_string(),
+                _lock: lock,
+            },
+        );
+    }
+    if let Err(e) = record(conn, job, owner, now, ttl) {
+        if let Some(h) = held().remove(&key) {
+            unlock(conn, h._lock);
+        }
+        return Err(e);
+    }
+    Ok(true)
+}
+
+fn unlock(conn: &mut DbConn, lock: Lock) {
+    match lock {
+        Lock::File(f) => drop(f),
+        Lock::Advisory(key) => {
+            // A connection that fails here is gone, and its lock with it.
+            let _ = diesel::sql_query("SELECT pg_advisory_unlock($1) AS ok")
+                .bind::<BigInt, _>(key)
+                .get_result::<Flag>(conn);
+        }
+    }
+}
+
+/// Writes who holds `job` (the lock is ours: whatever the row said was a
+/// dead holder's).
+fn record(
+    conn: &mut DbConn,
+    job: &str,
+    owner: &str,
+    now: DateTime<Utc>,
+    ttl: Duration,
+) -> Result<()> {
+    conn.write_tx(|c| {
+        diesel::update(nt_job::table.filter(nt_job::job_name.eq(job)))
+            .set((
+                nt_job::owner.eq(owner),
+                nt_job::lease_expires_at.eq((now + ttl).naive_utc()),
+            ))
+            .execute(c)?;
+        Ok(())
+    })
+}
+
+/// The row as the lease (in-memory SQLite): compare-and-set with expiry.
+fn acquire_row(
     conn: &mut DbConn,
     job: &str,
     owner: &str,
@@ -38,9 +251,10 @@ pub fn acquire(
     Ok(n == 1)
 }
 
-/// Releases `job` if `owner` holds it, recording the run.
+/// Releases `job` if `owner` holds it, recording the run; the lock is
+/// freed after the record is written.
 pub fn release(conn: &mut DbConn, job: &str, owner: &str, now: DateTime<Utc>) -> Result<()> {
-    conn.write_tx(|c| {
+    let written = conn.write_tx(|c| {
         diesel::update(
             nt_job::table
                 .filter(nt_job::job_name.eq(job))
@@ -54,7 +268,28 @@ pub fn release(conn: &mut DbConn, job: &str, owner: &str, now: DateTime<Utc>) ->
         ))
         .execute(c)?;
         Ok(())
-    })
+    });
+    let key = match place(conn, job) {
+        Ok(Place::File(k)) | Ok(Place::Advisory(k, _)) => Some(k),
+        Ok(Place::Row) => None,
+        Err(e) => {
+            written?;
+            return Err(e);
+        }
+    };
+    if let Some(key) = key {
+        let mine = {
+            let mut map = held();
+            match map.get(&key) {
+                Some(h) if h.owner == owner => map.remove(&key),
+                _ => None,
+            }
+        };
+        if let Some(h) = mine {
+            unlock(conn, h._lock);
+        }
+    }
+    written
 }
 
 /// A name for this process, unique enough across hosts: host, pid, random.

@@ -1,6 +1,7 @@
 //! The scheduler: local periods ([`period`]), the 168-bucket week grid
 //! ([`grid`]), the tick that finds and claims due runs ([`tick`]), the run
-//! a tick would find, claimed by nobody ([`preview_run`]), and the lease
+//! a tick would find, claimed by nobody ([`preview_run`]), the last ticks
+//! as their runs recorded them ([`recent_ticks`]), and the lease
 //! that keeps two processes from running the same job ([`lease`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
@@ -9,6 +10,7 @@
 
 mod claim;
 pub mod grid;
+mod history;
 pub mod lease;
 pub mod period;
 mod preview;
@@ -16,8 +18,9 @@ mod simulate;
 pub mod tick;
 
 pub use claim::{list as list_runs, RunRecord};
+pub use history::{recent_ticks, TickSummary};
 pub use period::{Period, Rule};
-pub use preview::{preview_run, PreviewRun};
+pub use preview::{past_run, preview_run, PreviewRun};
 pub use simulate::simulate;
 pub use tick::{tick, DueRun, HandOff};
 

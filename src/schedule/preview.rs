@@ -17,8 +17,9 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
+use super::period::Period;
 use super::tick::{rule_for, DueRun};
-use crate::db::schema::{parties, subscriptions, users};
+use crate::db::schema::{parties, subscription_runs, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
@@ -136,4 +137,49 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         },
         paused,
     })
+}
+
+/// The run subscription `id` had for period `period`: the one a tick
+/// recorded (its period and window, as it was posted); else, when no tick
+/// ran it yet, the run a tick at `now` would make, if that is of `period`.
+/// `None` for an unknown subscription or a period it has neither had nor
+/// is in. Reads only.
+pub fn past_run(
+    c: &mut DbConn,
+    id: SubscriptionId,
+    period: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<PreviewRun>> {
+    let mut p = match preview_run(c, id, now) {
+        Ok(p) => p,
+        Err(Error::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let stored: Option<(NaiveDateTime, NaiveDateTime, NaiveDateTime, NaiveDateTime)> =
+        subscription_runs::table
+            .filter(subscription_runs::subscription_id.eq(id.0))
+            .filter(subscription_runs::period.eq(period))
+            .select((
+                subscription_runs::scheduled_at,
+                subscription_runs::window_start,
+                subscription_runs::window_end,
+                subscription_runs::ran_at,
+            ))
+            .order(subscription_runs::id.desc())
+            .first(c)
+            .optional()?;
+    match stored {
+        Some((scheduled, start, end, ran)) => {
+            p.run.period = Period {
+                key: period.to_string(),
+                scheduled: scheduled.and_utc(),
+            };
+            p.run.window_start = start.and_utc();
+            p.run.window_end = end.and_utc();
+            p.run.tick = ran.and_utc();
+            Ok(Some(p))
+        }
+        None if p.run.period.key == period => Ok(Some(p)),
+        None => Ok(None),
+    }
 }

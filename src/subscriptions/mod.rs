@@ -280,15 +280,6 @@ pub fn store(
     p: &Prepared,
     next_due: DateTime<Utc>,
 ) -> Result<Subscribed> {
-    let (req, digest, channels) = (p.req, &p.digest, &p.channels);
-    let Digest {
-        party,
-        collection,
-        kind,
-        frequency,
-        hour,
-        day,
-    } = *digest;
     // A concurrent writer can store the same digest between our look-up
     // and our write (PostgreSQL; SQLite's writers take turns): the index
     // refuses our insert, or our channel update finds the row changed.
@@ -298,41 +289,7 @@ pub fn store(
     // so the fourth look finds it settled.
     for _ in 0..4 {
         let mut raced = false;
-        let done = conn.write_tx(|c| {
-            if let Some(twin) = twin_of(c, digest)? {
-                return merge(c, &twin, channels, req, &mut raced);
-            }
-            let inserted = diesel::insert_into(subscriptions::table)
-                .values((
-                    subscriptions::party_id.eq(party.0),
-                    subscriptions::collection_id.eq(collection.map(|c| c.0)),
-                    subscriptions::kind.eq(kind.as_str()),
-                    subscriptions::frequency.eq(frequency.as_str()),
-                    subscriptions::day_of_week.eq(day),
-                    subscriptions::hour_of_day.eq(hour),
-                    subscriptions::channels.eq(channel_list(channels)),
-                    subscriptions::include_own.eq(req.include_own),
-                    subscriptions::send_empty.eq(req.send_empty),
-                    subscriptions::created_at.eq(now.naive_utc()),
-                    subscriptions::active_since.eq(now.naive_utc()),
-                    subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
-                ))
-                .returning(subscriptions::id)
-                .get_result::<i64>(c);
-            match inserted {
-                Ok(id) => Ok(Subscribed::Created(SubscriptionId(id))),
-                Err(diesel::result::Error::DatabaseError(
-                    diesel::result::DatabaseErrorKind::UniqueViolation,
-                    info,
-                )) if info.constraint_name() == Some(DIGEST_INDEX)
-                    || info.message().contains(DIGEST_INDEX) =>
-                {
-                    raced = true;
-                    Err(Error::conflict("the same subscription was just stored"))
-                }
-                Err(e) => Err(e.into()),
-            }
-        });
+        let done = conn.write_tx(|c| store_once(c, now, p, next_due, &mut raced));
         if !raced {
             return done;
         }
@@ -340,6 +297,75 @@ pub fn store(
     Err(Error::Storage(
         "subscribe: the subscription kept changing under concurrent writers; try again".into(),
     ))
+}
+
+/// [`store`] inside the caller's transaction (`digestd subscription
+/// import`), with no second look: a concurrent writer's race is a storage
+/// error, which rolls the caller's transaction back.
+pub fn store_in_tx(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    p: &Prepared,
+    next_due: DateTime<Utc>,
+) -> Result<Subscribed> {
+    let mut raced = false;
+    match store_once(c, now, p, next_due, &mut raced) {
+        Err(_) if raced => Err(Error::Storage(
+            "the same subscription was stored by another writer meanwhile; try again".into(),
+        )),
+        other => other,
+    }
+}
+
+fn store_once(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    p: &Prepared,
+    next_due: DateTime<Utc>,
+    raced: &mut bool,
+) -> Result<Subscribed> {
+    let (req, digest, channels) = (p.req, &p.digest, &p.channels);
+    let Digest {
+        party,
+        collection,
+        kind,
+        frequency,
+        hour,
+        day,
+    } = *digest;
+    if let Some(twin) = twin_of(c, digest)? {
+        return merge(c, &twin, channels, req, raced);
+    }
+    let inserted = diesel::insert_into(subscriptions::table)
+        .values((
+            subscriptions::party_id.eq(party.0),
+            subscriptions::collection_id.eq(collection.map(|c| c.0)),
+            subscriptions::kind.eq(kind.as_str()),
+            subscriptions::frequency.eq(frequency.as_str()),
+            subscriptions::day_of_week.eq(day),
+            subscriptions::hour_of_day.eq(hour),
+            subscriptions::channels.eq(channel_list(channels)),
+            subscriptions::include_own.eq(req.include_own),
+            subscriptions::send_empty.eq(req.send_empty),
+            subscriptions::created_at.eq(now.naive_utc()),
+            subscriptions::active_since.eq(now.naive_utc()),
+            subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
+        ))
+        .returning(subscriptions::id)
+        .get_result::<i64>(c);
+    match inserted {
+        Ok(id) => Ok(Subscribed::Created(SubscriptionId(id))),
+        Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            info,
+        )) if info.constraint_name() == Some(DIGEST_INDEX)
+            || info.message().contains(DIGEST_INDEX) =>
+        {
+            *raced = true;
+            Err(Error::conflict("the same subscription was just stored"))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// All subscriptions, by id.

@@ -1,8 +1,9 @@
 //! Text helpers that both the digests and their delivery need, kept below
 //! both: one-line folding for subjects and headers, the configured sender
-//! as a mailbox, and SMS segment arithmetic ([`gsm`]).
+//! as a mailbox, and SMS segment arithmetic ([`gsm`]), HMAC-SHA256 ([`hmac`]).
 
 pub mod gsm;
+pub mod hmac;
 
 use std::str::FromStr;
 

@@ -6,9 +6,11 @@
 //!
 //! `cli` is the harness the black-box tests of the binary share
 //! (`tests/cli_*.rs`): a temporary directory and SQLite database per test.
+//! `browser` is headless Chromium over WebDriver (`tests/browser.rs`).
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cli;
 pub mod delivery;
 pub mod digest;
@@ -16,6 +18,7 @@ pub mod http;
 pub mod pages;
 pub mod prosody;
 pub mod smtp;
+pub mod smtp_tls;
 pub mod storage;
 pub mod web;
 

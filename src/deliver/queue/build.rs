@@ -10,6 +10,7 @@ use super::email::EmailJob;
 use super::round::{Req, Round, Row};
 use super::settle::Settle;
 use super::Delivery;
+use crate::deliver::dkim::Signer;
 use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email, Part};
 use crate::deliver::msgid::MessageKey;
@@ -25,6 +26,7 @@ pub(super) struct BuildCtx {
     outbox: Outbox,
     now: NaiveDateTime,
     key: MessageKey,
+    dkim: Option<Signer>,
 }
 
 impl BuildCtx {
@@ -35,6 +37,7 @@ impl BuildCtx {
             outbox: d.outbox.clone(),
             now,
             key,
+            dkim: d.dkim.clone(),
         }
     }
 
@@ -96,6 +99,7 @@ impl BuildCtx {
             date,
             message_id: &message_id,
             unsubscribe: unsubscribe.as_deref(),
+            dkim: self.dkim.as_deref(),
         })?;
         let msg = Outgoing {
             envelope_from: self.from.email.to_string(),

@@ -14,6 +14,9 @@
 //! status update.
 //!
 //! - [`post`]: post, cancel, show, status, test-alert;
+//! - [`address`]: one email to an address no party has (a sign-up's
+//!   verification);
+//! - [`list`]: requests by status, sender, recipient; one request's attempts;
 //! - [`expand`]: requests into queue rows;
 //! - [`round`]: claim due rows, batch them per pair, deliver;
 //! - [`email`]: a pass's email on three threads (build, send, write);
@@ -25,18 +28,24 @@
 //! - [`purge`]: finished requests older than a cutoff, and all of theirs;
 //! - [`withdraw`]: requests to a deleted party or of an ended subscription.
 
+mod address;
 mod build;
 mod cancel;
 mod email;
 mod expand;
 mod journal;
+mod list;
 mod post;
 mod purge;
 mod round;
 mod settle;
 mod withdraw;
 
+pub use address::post_to_address;
 pub use expand::expand;
+pub use list::{
+    attempts, count_by_status, list, parse_status, Attempt, RequestFilter, RequestRow, STATUSES,
+};
 pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
     NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
@@ -121,6 +130,8 @@ pub struct Delivery {
     retry_cap: chrono::Duration,
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
+    /// DKIM signing of every email, when `[email]` configures it.
+    pub(crate) dkim: Option<crate::deliver::dkim::Signer>,
     /// One listener per channel, by key: email's transport, and for XMPP
     /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
     pub listeners: Vec<Box<dyn Listener>>,
@@ -142,6 +153,7 @@ impl Delivery {
             claim_for: chrono::Duration::seconds(600),
             journal_dir: PathBuf::from(&cfg.dir).join("journal"),
             journal: None,
+            dkim: crate::deliver::dkim::load(cfg)?,
             listeners: vec![
                 Box::new(EmailSink::new(cfg)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),

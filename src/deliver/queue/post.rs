@@ -332,11 +332,17 @@ fn report(to: &str, outcome: Outcome) -> Result<String> {
         outcome.code().map_or(String::new(), |c| format!("{c} ")),
         outcome.text()
     );
+    // A refusal the settings or the address must fix (5xx: a bad
+    // password, an unknown recipient) is the caller's (exit 2); anything
+    // else is the server's for now (exit 1). Neither is a storage error.
+    let refused = matches!(outcome, Outcome::Permanent { .. })
+        || outcome.code().is_some_and(|c| (500..600).contains(&c));
     match outcome {
         Outcome::Sent { .. } => Ok(format!("sent to {to}: {reply}")),
-        _ => Err(Error::Storage(format!(
-            "test alert to {to} failed: {reply}"
+        _ if refused => Err(Error::invalid(format!(
+            "test alert to {to} refused: {reply}"
         ))),
+        _ => Err(Error::Remote(format!("test alert to {to} failed: {reply}"))),
     }
 }
 
@@ -362,6 +368,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
         date: now,
         message_id: &format!("test.{}@{}", now.timestamp_micros(), d.host),
         unsubscribe: None,
+        dkim: d.dkim.as_deref(),
     })?;
     let out = Outgoing {
         envelope_from: d.from.email.to_string(),

@@ -23,15 +23,15 @@
 mod pipeline;
 mod url;
 
-pub use url::check_url;
-use url::{parse_url, Target, Tls};
+pub use url::check;
+use url::{target, Target, Tls};
 
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::{Credentials, Mechanism};
-use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
+use lettre::transport::smtp::client::{AsyncSmtpConnection, Certificate, TlsParameters};
 use lettre::transport::smtp::commands::Ehlo;
 use lettre::transport::smtp::extension::ClientId;
 use lettre::transport::smtp::response::Response;
@@ -58,7 +58,7 @@ pub struct SmtpSink {
 
 impl SmtpSink {
     pub fn new(cfg: &EmailConfig) -> Result<SmtpSink> {
-        let target = parse_url(&cfg.smtp_url)?;
+        let target = target(cfg)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -116,9 +116,64 @@ impl Drop for SmtpSink {
     }
 }
 
+/// TLS for `t`: `opportunistic` encrypts without verifying (a server's
+/// self-signed or mismatched certificate still gets an encrypted session,
+/// as Postfix's `may`); `required` and `wrapper` verify against the
+/// system's roots and `tls_ca_file`'s.
+fn tls_parameters(
+    t: &Target,
+) -> std::result::Result<TlsParameters, lettre::transport::smtp::Error> {
+    let mut b = TlsParameters::builder(t.host.clone());
+    if t.tls == (Tls::Starttls { required: false }) {
+        b = b
+            .dangerous_accept_invalid_certs(true)
+            .dangerous_accept_invalid_hostnames(true);
+    }
+    for pem in &t.roots {
+        b = b.add_root_certificate(Certificate::from_pem(pem)?);
+    }
+    b.build()
+}
+
+/// AUTH, when the URL has credentials (after connect's EHLO: a repeated
+/// EHLO resets the session). A refusal is one line with the server's code
+/// and text, not lettre's wording ("response error: incomplete
+/// response"); transient, so that messages wait for the password to be
+/// mended rather than being given up.
+async fn login(conn: &mut AsyncSmtpConnection, t: &Target) -> std::result::Result<(), Outcome> {
+    let Some((user, pass)) = &t.credentials else {
+        return Ok(());
+    };
+    let e = match conn
+        .auth(
+            &[Mechanism::Plain, Mechanism::Login],
+            &Credentials::new(user.clone(), pass.clone()),
+        )
+        .await
+    {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    let code = e.status().map(u16::from);
+    let text = e.to_string();
+    // lettre says "permanent error (535): …"; keep the server's part.
+    let said = text.split_once("): ").map_or(text.as_str(), |(_, r)| r);
+    let reply = match code {
+        Some(c) => format!("{c} {said}"),
+        None => said.to_string(),
+    };
+    Err(Outcome::transient(
+        code,
+        format!(
+            "authentication failed: {}",
+            crate::validate::escape_for_line(&reply)
+        ),
+    ))
+}
+
 async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, String> {
     let hello = ClientId::Domain(t.hello.clone());
-    let tls = || TlsParameters::new(t.host.clone()).map_err(|e| format!("TLS: {e}"));
+    let tls = || tls_parameters(t).map_err(|e| format!("TLS: {e}"));
     let mut conn = if t.tls == Tls::Wrapper {
         AsyncSmtpConnection::connect_tokio1(
             (t.host.as_str(), t.port),
@@ -158,14 +213,6 @@ async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, 
         .await
         .map(|r| r.message().any(|l| l.eq_ignore_ascii_case("PIPELINING")))
         .unwrap_or(false);
-    if let Some((user, pass)) = &t.credentials {
-        conn.auth(
-            &[Mechanism::Plain, Mechanism::Login],
-            &Credentials::new(user.clone(), pass.clone()),
-        )
-        .await
-        .map_err(|e| format!("AUTH: {e}"))?;
-    }
     Ok(Session {
         conn,
         idle: false,
@@ -197,7 +244,12 @@ async fn ready<'s>(
     let s = match session {
         Some(s) => s,
         None => match connect(t, timeout).await {
-            Ok(s) => session.insert(s),
+            Ok(mut s) => {
+                tokio::time::timeout(timeout, login(&mut s.conn, t))
+                    .await
+                    .unwrap_or_else(|_| Err(timed_out(timeout)))?;
+                session.insert(s)
+            }
             // Refused, reset, unreachable, TLS or AUTH trouble: worth a retry.
             Err(e) => return Err(Outcome::transient(None, e)),
         },

@@ -1,5 +1,14 @@
-//! `email.smtp_url`: where and how the `smtp` transport connects.
+//! `email.smtp_url`, `email.tls` and `email.tls_ca_file`: where and how
+//! the `smtp` transport connects.
+//!
+//! TLS modes, as Postfix names them: `none` (plain), `opportunistic`
+//! (STARTTLS when offered, the certificate not verified: encryption
+//! against a passive listener, as `smtp_tls_security_level = may`),
+//! `required` (STARTTLS, verified against the system's roots and
+//! `tls_ca_file`, or no session), `wrapper` (TLS from the first byte,
+//! verified, port 465).
 
+use crate::config::EmailConfig;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +26,9 @@ pub(super) struct Target {
     pub tls: Tls,
     pub credentials: Option<(String, String)>,
     pub hello: String,
+    /// PEM certificates from `email.tls_ca_file`, each trusted as a root
+    /// besides the system's.
+    pub roots: Vec<Vec<u8>>,
 }
 
 pub(super) fn parse_url(raw: &str) -> Result<Target> {
@@ -73,12 +85,88 @@ pub(super) fn parse_url(raw: &str) -> Result<Target> {
         } else {
             path.to_string()
         },
+        roots: Vec::new(),
     })
 }
 
-/// Checks `email.smtp_url` without connecting.
-pub fn check_url(url: &str) -> Result<()> {
-    parse_url(url).map(|_| ())
+/// The mode `email.tls` names; `""` leaves it to the URL.
+fn tls_setting(s: &str) -> Result<Option<Tls>> {
+    Ok(Some(match s {
+        "" => return Ok(None),
+        "none" => Tls::None,
+        "opportunistic" => Tls::Starttls { required: false },
+        "required" => Tls::Starttls { required: true },
+        "wrapper" => Tls::Wrapper,
+        _ => {
+            return Err(Error::invalid(format!(
+                "config: email.tls {s:?}: use \"none\", \"opportunistic\", \"required\" or \"wrapper\""
+            )));
+        }
+    }))
+}
+
+/// The PEM certificates of `email.tls_ca_file`: a readable file with at
+/// least one certificate, each of which parses, or a one-line refusal.
+fn read_roots(path: &str) -> Result<Vec<Vec<u8>>> {
+    let shown = crate::validate::escape_for_line(path);
+    let bad = |why: String| Error::invalid(format!("config: email.tls_ca_file {shown:?}: {why}"));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let mut roots = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find(BEGIN) {
+        let end = rest[start..]
+            .find(END)
+            .ok_or_else(|| bad("a certificate has no END line".into()))?
+            + start
+            + END.len();
+        let pem = rest.as_bytes()[start..end].to_vec();
+        lettre::transport::smtp::client::Certificate::from_pem(&pem)
+            .map_err(|e| bad(format!("certificate {}: {e}", roots.len() + 1)))?;
+        roots.push(pem);
+        rest = &rest[end..];
+    }
+    if roots.is_empty() {
+        return Err(bad("no PEM certificate in it".into()));
+    }
+    Ok(roots)
+}
+
+/// Where and how to connect, from every `[email]` SMTP setting.
+pub(super) fn target(cfg: &EmailConfig) -> Result<Target> {
+    let mut t = parse_url(&cfg.smtp_url)?;
+    if let Some(tls) = tls_setting(&cfg.tls)? {
+        let from_url = cfg.smtp_url.contains("tls=") || cfg.smtp_url.starts_with("smtps:");
+        if from_url && tls != t.tls {
+            return Err(Error::invalid(
+                "config: email.tls and email.smtp_url name different TLS modes: say it once",
+            ));
+        }
+        if !from_url && t.tls != tls {
+            let explicit_port = url::Url::parse(&cfg.smtp_url)
+                .ok()
+                .and_then(|u| u.port())
+                .is_some();
+            if !explicit_port {
+                t.port = match tls {
+                    Tls::None => 25,
+                    Tls::Starttls { .. } => 587,
+                    Tls::Wrapper => 465,
+                };
+            }
+            t.tls = tls;
+        }
+    }
+    if !cfg.tls_ca_file.is_empty() {
+        t.roots = read_roots(&cfg.tls_ca_file)?;
+    }
+    Ok(t)
+}
+
+/// Checks the `smtp` transport's settings without connecting.
+pub fn check(cfg: &EmailConfig) -> Result<()> {
+    target(cfg).map(|_| ())
 }
 
 #[cfg(test)]

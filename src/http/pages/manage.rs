@@ -1,6 +1,7 @@
 //! `GET /s/{code}`: a person's subscriptions, preferences and contact
-//! points; `POST /s/{code}` with `action` = `pause`, `resume`, `end` (with
-//! `confirm=yes`), `prefs` or `stop`, and the form token. A change goes
+//! points; `POST /s/{code}` with `action` = `pause`, `resume`, `hour` (one
+//! subscription's new local hour), `end` (with `confirm=yes`), `prefs` or
+//! `stop`, and the form token. A change goes
 //! through the CLI's library call (`manage::change_subscription`,
 //! `manage::update_user`, `remove::subscription`, `remove::unsubscribe`)
 //! and answers 303 back to the page; bad input shows the page again with
@@ -57,6 +58,7 @@ fn notice(done: &str) -> Option<&'static str> {
     Some(match done {
         "pause" => "Paused. It sends nothing until you resume it.",
         "resume" => "Resumed: the next digest comes at its next time, without what happened while it was paused.",
+        "hour" => "Changed: the next digest comes at the new time.",
         "end" => "Ended for good.",
         "prefs" => "Saved. Your digests follow the new settings from their next time.",
         "stop" => "Everything is stopped: every subscription is paused and nothing queued will be sent.",
@@ -227,6 +229,20 @@ fn apply(
             let id = own_subscription(c, party, f)?;
             manage::change_subscription(c, now, id, Some(false), &Retime::default())?;
             Ok("resume")
+        }
+        "hour" => {
+            let id = own_subscription(c, party, f)?;
+            let h = field("hour").unwrap_or("");
+            let hour = h
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))?;
+            let retime = Retime {
+                hour: Some(hour),
+                ..Retime::default()
+            };
+            manage::change_subscription(c, now, id, None, &retime)?;
+            Ok("hour")
         }
         "end" => {
             let id = own_subscription(c, party, f)?;

@@ -4,15 +4,23 @@
 //! that work without JavaScript, no script at all and a strict CSP.
 //!
 //! [`manage`] (`/s/{code}`), [`unsubscribe`] (`/s/{code}/unsubscribe/{ids}`
-//! with its undo and the RFC 8058 one-click POST). Form tokens are in
+//! with its undo and the RFC 8058 one-click POST), [`digest`] (the whole
+//! digest, `/d/{subscription}/{period}/{mac}`, a signed link rather than
+//! the code), [`signup`] (`/subscribe`, public sign-up with double opt-in,
+//! the one page with a script: optional, allowed by its hash); the
+//! operator's pages under `/admin` ([`admin`], an admin token exchanged for
+//! a session). Form tokens are in
 //! [`csrf`], the views (masking, times in the person's style) in [`view`].
 //! Every change goes through the library call the CLI uses.
 //!
 //! Errors are pages too: an unknown or malformed code, or a subscription
 //! that is not the code owner's, is the same 404 "this link is not valid".
 
+mod admin;
 mod csrf;
+mod digest;
 mod manage;
+mod signup;
 mod unsubscribe;
 mod view;
 
@@ -45,6 +53,14 @@ pub fn routes() -> Router<App> {
             get(unsubscribe::show).post(unsubscribe::act),
         )
         .route("/s/{code}/unsubscribe/{ids}/undo", post(unsubscribe::undo))
+        .route("/subscribe", get(signup::show).post(signup::post))
+        .route(
+            "/subscribe/confirm/{token}",
+            get(signup::confirm_show).post(signup::confirm),
+        )
+        .route("/d/{subscription}/{period}", get(digest::unsigned))
+        .route("/d/{subscription}/{period}/{mac}", get(digest::show))
+        .merge(admin::routes())
 }
 
 /// An HTML answer: a status and a rendered page, never cached (it holds a

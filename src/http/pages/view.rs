@@ -33,6 +33,8 @@ pub struct SubView {
     pub when: String,
     pub channels: String,
     pub paused: bool,
+    /// The hours to pick from, its own selected (none for hourly ones).
+    pub hours: Vec<Choice>,
 }
 
 /// One contact point, its address masked.
@@ -101,6 +103,11 @@ pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -
         when,
         channels: s.channels.join(", "),
         paused: s.paused,
+        hours: s
+            .hour_of_day
+            .filter(|_| s.frequency != "hourly")
+            .map(|h| hour_choices(style, h))
+            .unwrap_or_default(),
     }
 }
 

@@ -6,7 +6,10 @@
 //! is made; only its SHA-256 is stored. A presented secret is hashed and
 //! looked up by that hash (the index sees a hash, never the secret), and the
 //! stored hash is compared with the computed one in constant time.
-//! This module owns `api_tokens` and `collection_tickets`.
+//! This module owns `api_tokens` and `collection_tickets`, and through
+//! [`session`] the operator's page sessions (`admin_sessions`).
+
+pub mod session;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;

@@ -1,0 +1,2 @@
+DROP TABLE signups;
+ALTER TABLE collections DROP COLUMN public;

@@ -1,0 +1,78 @@
+//! `post_to_address`: one email to an address that is no party's yet — a
+//! sign-up's verification message (the sign-up module, above this one). It goes through the
+//! same queue as every request (rounds, retries, the `dir` outbox), but is
+//! written already expanded: the request `sending`, its one queue row
+//! addressed, since expansion reads the address from a party's contact
+//! points and there is no party. A subscriber may not exist before the
+//! address is confirmed, so none is made for it.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+use crate::config::EmailConfig;
+use crate::db::schema::{nt_messages, nt_queue, nt_requests};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::RequestId;
+use crate::parties::SYSTEM_PARTY;
+use crate::validate;
+
+/// Posts `subject` / `message` from digestd to `address` by email.
+///
+/// The request is from and to the system party (`nt_requests` keys its
+/// recipient to a party); its one queue row is to `to_key`, which stands
+/// for the recipient where the queue rows need a party id: it must be
+/// negative (no party has such an id) and unique to the address's message,
+/// since a round sends every row of one (sender, recipient) pair as one
+/// message: a sign-up passes minus its own id. Its name in the `To`
+/// header is then `party -N`.
+pub fn post_to_address(
+    conn: &mut DbConn,
+    cfg: &EmailConfig,
+    to_key: i64,
+    address: &str,
+    subject: &str,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<RequestId> {
+    if to_key >= 0 {
+        return Err(Error::invalid("post_to_address: to_key must be negative"));
+    }
+    let address = validate::email(address)?;
+    let subject = validate::text("subject", subject)?;
+    let (from, _) = crate::parties::find(conn, SYSTEM_PARTY)?;
+    let now = now.naive_utc();
+    let id = conn.write_tx(|c| {
+        let id: i64 = diesel::insert_into(nt_requests::table)
+            .values((
+                // The request names a party (a key); its row, the address.
+                nt_requests::party_to.eq(from.0),
+                nt_requests::expand_group.eq(false),
+                nt_requests::party_from.eq(from.0),
+                nt_requests::subject.eq(&subject),
+                nt_requests::channels.eq("email"),
+                nt_requests::request_date.eq(now),
+                nt_requests::status.eq("sending"),
+                nt_requests::max_retries.eq(cfg.max_retries as i32),
+            ))
+            .returning(nt_requests::request_id)
+            .get_result(c)?;
+        diesel::insert_into(nt_messages::table)
+            .values((
+                nt_messages::request_id.eq(id),
+                nt_messages::message.eq(message),
+            ))
+            .execute(c)?;
+        diesel::insert_into(nt_queue::table)
+            .values((
+                nt_queue::request_id.eq(id),
+                nt_queue::party_to.eq(to_key),
+                nt_queue::channel.eq("email"),
+                nt_queue::address.eq(&address),
+                nt_queue::next_attempt_at.eq(now),
+            ))
+            .execute(c)?;
+        Ok(id)
+    })?;
+    Ok(RequestId(id))
+}

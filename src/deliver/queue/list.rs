@@ -1,0 +1,194 @@
+//! Reading the queue for the operator's pages: requests filtered by
+//! status, sender and recipient, newest first, a page at a time (keyset on
+//! the id, so a page costs the same deep in the history); and every
+//! delivery attempt of one request from `delivery_log`.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+
+use crate::db::schema::{delivery_log, nt_requests, parties};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{PartyId, RequestId};
+use crate::validate;
+
+/// Every status a request can have.
+pub const STATUSES: [&str; 6] = [
+    "pending",
+    "sending",
+    "sent",
+    "partial_failure",
+    "failed",
+    "cancelled",
+];
+
+/// A status named by a person, checked against [`STATUSES`].
+pub fn parse_status(s: &str) -> Result<&'static str> {
+    STATUSES.iter().copied().find(|x| *x == s).ok_or_else(|| {
+        Error::invalid(format!(
+            "status: {} is not one of {}",
+            validate::escape_for_line(s),
+            STATUSES.join(", ")
+        ))
+    })
+}
+
+/// Which requests to list.
+#[derive(Debug, Clone, Default)]
+pub struct RequestFilter {
+    pub status: Option<&'static str>,
+    pub sender: Option<PartyId>,
+    pub recipient: Option<PartyId>,
+    /// Only requests older than this one (the next page).
+    pub before: Option<RequestId>,
+    /// At most this many (1–500).
+    pub limit: i64,
+}
+
+/// One request in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestRow {
+    pub id: i64,
+    pub status: String,
+    pub kind: String,
+    pub subject: String,
+    pub from: String,
+    pub to: String,
+    pub requested_at: DateTime<Utc>,
+    pub fulfilled_at: Option<DateTime<Utc>>,
+}
+
+type Row = (
+    i64,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    NaiveDateTime,
+    Option<NaiveDateTime>,
+);
+
+/// The requests `f` selects, newest first.
+pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
+    let mut q = nt_requests::table
+        .select((
+            nt_requests::request_id,
+            nt_requests::status,
+            nt_requests::kind,
+            nt_requests::subject,
+            nt_requests::party_from,
+            nt_requests::party_to,
+            nt_requests::request_date,
+            nt_requests::fulfill_date,
+        ))
+        .order(nt_requests::request_id.desc())
+        .limit(f.limit.clamp(1, 500))
+        .into_boxed();
+    if let Some(s) = f.status {
+        q = q.filter(nt_requests::status.eq(s));
+    }
+    if let Some(p) = f.sender {
+        q = q.filter(nt_requests::party_from.eq(p.0));
+    }
+    if let Some(p) = f.recipient {
+        q = q.filter(nt_requests::party_to.eq(p.0));
+    }
+    if let Some(b) = f.before {
+        q = q.filter(nt_requests::request_id.lt(b.0));
+    }
+    let rows: Vec<Row> = q.load(conn)?;
+    let mut ids: Vec<i64> = rows.iter().flat_map(|r| [r.4, r.5]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let names: HashMap<i64, String> = parties::table
+        .filter(parties::id.eq_any(&ids))
+        .select((parties::id, parties::name))
+        .load::<(i64, String)>(conn)?
+        .into_iter()
+        .collect();
+    let name = |id: i64| names.get(&id).cloned().unwrap_or_else(|| format!("#{id}"));
+    Ok(rows
+        .into_iter()
+        .map(|r| RequestRow {
+            id: r.0,
+            status: r.1,
+            kind: r.2,
+            subject: r.3,
+            from: name(r.4),
+            to: name(r.5),
+            requested_at: r.6.and_utc(),
+            fulfilled_at: r.7.map(|t| t.and_utc()),
+        })
+        .collect())
+}
+
+/// One delivery attempt, as `delivery_log` recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attempt {
+    pub party: String,
+    pub channel: String,
+    pub address: Option<String>,
+    pub attempted_at: DateTime<Utc>,
+    pub outcome: String,
+    pub reply_code: Option<i32>,
+    pub reply_message: Option<String>,
+}
+
+/// Every attempt to deliver request `id`, oldest first (at most 1,000).
+pub fn attempts(conn: &mut DbConn, id: RequestId) -> Result<Vec<Attempt>> {
+    type A = (
+        String,
+        String,
+        Option<String>,
+        NaiveDateTime,
+        String,
+        Option<i32>,
+        Option<String>,
+    );
+    let rows: Vec<A> = delivery_log::table
+        .inner_join(parties::table.on(parties::id.eq(delivery_log::party_to)))
+        .filter(delivery_log::request_id.eq(id.0))
+        .select((
+            parties::name,
+            delivery_log::channel,
+            delivery_log::address,
+            delivery_log::attempted_at,
+            delivery_log::outcome,
+            delivery_log::reply_code,
+            delivery_log::reply_message,
+        ))
+        .order(delivery_log::id.asc())
+        .limit(1000)
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Attempt {
+            party: r.0,
+            channel: r.1,
+            address: r.2,
+            attempted_at: r.3.and_utc(),
+            outcome: r.4,
+            reply_code: r.5,
+            reply_message: r.6,
+        })
+        .collect())
+}
+
+/// Requests by status, every status listed (zero when none): one
+/// aggregate over `nt_requests`, finished requests included until purged.
+pub fn count_by_status(conn: &mut DbConn) -> Result<Vec<(&'static str, i64)>> {
+    let by: HashMap<String, i64> = nt_requests::table
+        .group_by(nt_requests::status)
+        .select((nt_requests::status, diesel::dsl::count_star()))
+        .load::<(String, i64)>(conn)?
+        .into_iter()
+        .collect();
+    Ok(STATUSES
+        .iter()
+        .map(|s| (*s, by.get(*s).copied().unwrap_or(0)))
+        .collect())
+}

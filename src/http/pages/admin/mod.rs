@@ -1,0 +1,218 @@
+//! The operator's pages (`/admin…`): an `admin` API token exchanged at
+//! `/admin/login` ([`login`]) for a session cookie (`access::session`),
+//! then the queue and the last ticks ([`home`]), requests with their
+//! attempts and a cancel button ([`requests`]), subscribers with their
+//! addresses and a re-enable button ([`subscribers`]), and the week grid
+//! ([`grid`]).
+//!
+//! Every page without a live session answers 303 to the login page; every
+//! state-changing form carries `csrf`, an HMAC of the session id under the
+//! pages' key ([`FormKey`]), and a POST without the right one is 403 with
+//! nothing done. Changes go through the CLI's library calls
+//! (`deliver::queue::cancel_request`, `parties::change_contact`). Same
+//! headers as the person's pages (strict CSP, no script, `no-store`).
+
+mod grid;
+mod home;
+mod login;
+mod requests;
+mod subscribers;
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::access::session::{self, Session};
+use crate::db::DbConn;
+use crate::error::Error;
+use crate::validate;
+
+use super::super::App;
+use super::manage::{prefix, render_failed};
+use super::{FormKey, Page, PageResult};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "digestd_admin";
+
+/// Longest value of a query or form field the admin pages read.
+const MAX_FIELD: usize = 200;
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/admin/login", get(login::show).post(login::act))
+        .route("/admin/logout", post(login::logout))
+        .route("/admin", get(home::show))
+        .route("/admin/requests", get(requests::list))
+        .route("/admin/requests/{id}", get(requests::show))
+        .route("/admin/requests/{id}/cancel", post(requests::cancel))
+        .route("/admin/subscribers", get(subscribers::list))
+        .route("/admin/subscribers/enable", post(subscribers::enable))
+        .route("/admin/grid", get(grid::show))
+        // One failure count per server (not a global: each test server,
+        // each process its own).
+        .layer(axum::Extension(std::sync::Arc::new(
+            login::Failures::default(),
+        )))
+}
+
+/// A request inside a live session.
+pub struct Admin {
+    pub session: Session,
+    /// The form token of this session.
+    pub csrf: String,
+    /// The path prefix of `[digest] base_url` (`""` or `/digest`).
+    pub prefix: String,
+}
+
+impl Admin {
+    /// `path` under the admin pages: `{prefix}/admin{path}`.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}/admin{path}", self.prefix)
+    }
+}
+
+/// The value of the session cookie, if the request carries one.
+pub fn cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// What the form token is made from: the session id, for this purpose.
+fn csrf_input(sid: &str) -> String {
+    format!("admin session {sid}")
+}
+
+fn to_login(prefix: &str) -> Page {
+    Page::see_other(format!("{prefix}/admin/login"))
+}
+
+/// Runs `f` inside the request's session: no live session is a 303 to the
+/// login page; with `csrf` (a form's field), a wrong or missing token is
+/// 403 before `f` runs. One blocking call, one connection.
+pub async fn gated<F>(
+    app: &App,
+    headers: &HeaderMap,
+    csrf: Option<Option<String>>,
+    f: F,
+) -> PageResult
+where
+    F: FnOnce(&mut DbConn, &Admin) -> crate::Result<PageResult> + Send + 'static,
+{
+    let sid = cookie(headers);
+    let now = app.clock.now();
+    let pre = prefix(app);
+    app.blocking(move |c| {
+        let Some(sid) = sid else {
+            return Ok(Err(to_login(&pre)));
+        };
+        let Some(session) = session::check(c, now, &sid)? else {
+            return Ok(Err(to_login(&pre)));
+        };
+        let key = FormKey::load(c)?;
+        if let Some(given) = csrf {
+            if !key.verify(&csrf_input(&sid), given.as_deref()) {
+                return Ok(Err(Page::forbidden()));
+            }
+        }
+        let a = Admin {
+            session,
+            csrf: key.token(&csrf_input(&sid)),
+            prefix: pre,
+        };
+        f(c, &a)
+    })
+    .await?
+}
+
+/// A page that says one thing, inside the admin pages.
+#[derive(Template)]
+#[template(path = "pages/admin/message.html")]
+struct MessagePage<'a> {
+    title: &'a str,
+    text: &'a str,
+    back: &'a str,
+}
+
+pub fn message(status: StatusCode, title: &str, text: &str, back: &str) -> Page {
+    let html = MessagePage { title, text, back }
+        .render()
+        .unwrap_or_else(|_| text.to_string());
+    Page::with(status, html)
+}
+
+/// A library error as a page: bad input (not found, conflict, invalid) is
+/// its 4xx with the one-line message and a link back; anything else stays
+/// an error (500, said in the log).
+pub fn refused(e: Error, back: &str) -> crate::Result<PageResult> {
+    if !e.is_bad_input() {
+        return Err(e);
+    }
+    let status = match &e {
+        Error::NotFound(_) => StatusCode::NOT_FOUND,
+        Error::Conflict(_) => StatusCode::CONFLICT,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let text = validate::escape_for_line(&e.to_string());
+    Ok(Err(message(status, "Not done", &text, back)))
+}
+
+/// Renders a template into a page with `status`.
+pub fn render(status: StatusCode, t: &impl Template) -> PageResult {
+    let html = t.render().map_err(render_failed)?;
+    if status.is_success() {
+        Ok(Page::with(status, html))
+    } else {
+        Err(Page::with(status, html))
+    }
+}
+
+/// A query string or form body as fields (the first of a repeated one);
+/// a value longer than [`MAX_FIELD`] or holding a control character is
+/// refused, naming the field (never echoing the value).
+pub fn fields(raw: &[u8]) -> Result<HashMap<String, String>, Error> {
+    let f = super::form(raw);
+    for (k, v) in &f {
+        if v.len() > MAX_FIELD || k.len() > MAX_FIELD {
+            return Err(Error::invalid(format!(
+                "{}: longer than {MAX_FIELD} characters",
+                short(k)
+            )));
+        }
+        if v.chars().any(char::is_control) {
+            return Err(Error::invalid(format!(
+                "{}: control characters are not allowed",
+                short(k)
+            )));
+        }
+    }
+    Ok(f)
+}
+
+/// A field name fit for a message.
+fn short(k: &str) -> String {
+    validate::escape_for_line(&k.chars().take(40).collect::<String>())
+}
+
+/// A non-empty field, trimmed.
+pub fn field<'a>(f: &'a HashMap<String, String>, k: &str) -> Option<&'a str> {
+    f.get(k).map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// `[digest] base_url` is https: the cookie is `Secure`.
+fn secure(app: &App) -> bool {
+    app.cfg
+        .digest
+        .base_url
+        .trim()
+        .to_ascii_lowercase()
+        .starts_with("https:")
+}

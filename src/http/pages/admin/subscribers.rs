@@ -1,0 +1,173 @@
+//! `GET /admin/subscribers?name=&disabled=1&after=`: users by name, 25 a
+//! page, each with every contact point in full (the operator may see
+//! addresses), verified, disabled, bounce count, and their subscriptions.
+//! `POST /admin/subscribers/enable` (`party`, `channel`) re-enables a
+//! disabled address with `parties::change_contact(…, Enable)`, as
+//! `digestd contact NAME --channel C --enable` (the bounce count starts
+//! over).
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+
+use crate::db::DbConn;
+use crate::digest::words::Style;
+use crate::error::{Error, Result};
+use crate::parties::{self, Channel, ContactChange, ContactPoint, UserFilter};
+use crate::{items, subscriptions, validate};
+
+use super::super::super::body::RawBody;
+use super::super::super::{ApiError, App};
+use super::super::view::{self, SubView};
+use super::super::{Page, PageResult};
+use super::{field, fields, gated, refused, render, Admin};
+
+const PAGE: i64 = 25;
+
+pub struct UserView {
+    pub name: String,
+    pub timezone: String,
+    pub contacts: Vec<ContactPoint>,
+    pub subs: Vec<SubView>,
+}
+
+#[derive(Template)]
+#[template(path = "pages/admin/subscribers.html")]
+struct ListPage<'a> {
+    a: &'a Admin,
+    name: String,
+    disabled_only: bool,
+    users: Vec<UserView>,
+    next: Option<String>,
+    error: Option<String>,
+    notice: Option<&'static str>,
+}
+
+fn filter(q: &HashMap<String, String>) -> Result<UserFilter> {
+    let mut f = UserFilter {
+        limit: PAGE,
+        ..Default::default()
+    };
+    if let Some(n) = field(q, "name") {
+        // Only what a name may hold; a part of one is fine.
+        f.name_contains = Some(validate::name("user", n)?);
+    }
+    f.disabled_only = match field(q, "disabled") {
+        None | Some("0") => false,
+        Some("1") => true,
+        Some(_) => return Err(Error::invalid("disabled: use 1 or nothing")),
+    };
+    if let Some(a) = field(q, "after") {
+        f.after = Some(validate::name("user", a)?);
+    }
+    Ok(f)
+}
+
+fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
+    let names: HashMap<i64, String> = items::list_collections(c)?
+        .into_iter()
+        .map(|k| (k.id.0, k.name))
+        .collect();
+    let mut out = Vec::new();
+    for (id, name) in parties::page_users(c, f)? {
+        let user = parties::get_user(c, id)?;
+        let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
+        let style = Style::new(tz, &user.locale);
+        let subs = subscriptions::list_for_party(c, id)?
+            .iter()
+            .map(|s| view::describe(s, &names, &style))
+            .collect();
+        out.push(UserView {
+            name,
+            timezone: user.timezone,
+            contacts: parties::contact_points(c, id)?,
+            subs,
+        });
+    }
+    Ok(out)
+}
+
+pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQuery) -> PageResult {
+    let raw = q.unwrap_or_default();
+    gated(&app, &headers, None, move |c, a| {
+        let q = fields(raw.as_bytes());
+        let notice = q
+            .as_ref()
+            .ok()
+            .and_then(|q| field(q, "done"))
+            .filter(|d| *d == "enabled")
+            .map(|_| "Enabled: messages go to that address again; its bounce count starts over.");
+        let f = match q.and_then(|q| filter(&q)) {
+            Ok(f) => f,
+            Err(e) if e.is_bad_input() => {
+                return Ok(render(
+                    StatusCode::BAD_REQUEST,
+                    &ListPage {
+                        a,
+                        name: String::new(),
+                        disabled_only: false,
+                        users: Vec::new(),
+                        next: None,
+                        error: Some(validate::escape_for_line(&e.to_string())),
+                        notice: None,
+                    },
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let users = load(c, &f)?;
+        let name = f.name_contains.clone().unwrap_or_default();
+        let next = (users.len() as i64 == PAGE).then(|| {
+            let mut s = url::form_urlencoded::Serializer::new(String::new());
+            s.append_pair("name", &name);
+            if f.disabled_only {
+                s.append_pair("disabled", "1");
+            }
+            s.append_pair("after", &users[users.len() - 1].name);
+            s.finish()
+        });
+        Ok(render(
+            StatusCode::OK,
+            &ListPage {
+                a,
+                name,
+                disabled_only: f.disabled_only,
+                users,
+                next,
+                error: None,
+                notice,
+            },
+        ))
+    })
+    .await
+}
+
+pub async fn enable(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: std::result::Result<RawBody, ApiError>,
+) -> PageResult {
+    let f = fields(&body?.0).map_err(|e| Page::from(ApiError::bad_request(e.to_string())))?;
+    let now = app.clock.now();
+    gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
+        let back = a.at("/subscribers");
+        let asked = (|| {
+            let party = validate::name("user", field(&f, "party").unwrap_or(""))?;
+            let channel = Channel::parse(field(&f, "channel").unwrap_or(""))?;
+            Ok::<_, Error>((party, channel))
+        })();
+        let (party, channel) = match asked {
+            Ok(x) => x,
+            Err(e) => return refused(e, &back),
+        };
+        match parties::change_contact(c, now, &party, channel, &ContactChange::Enable) {
+            Ok(_) => Ok(Ok(Page::see_other(format!(
+                "{back}?name={party}&done=enabled"
+            )))),
+            Err(e) => refused(e, &back),
+        }
+    })
+    .await
+}

@@ -1,0 +1,443 @@
+//! `/subscribe`: the public sign-up page (Fossil-style) for the
+//! collections an operator marks public, with double opt-in
+//! ([`crate::signup`] does the work).
+//!
+//! - `GET /subscribe`: the form: email address, collections (checkboxes),
+//!   frequency, hour and day, zone (a `<select>` of every IANA zone). A
+//!   small optional script preselects the browser's zone; the CSP allows
+//!   exactly that script by its hash, and the page works without it.
+//! - `POST /subscribe`: every field validated (the form again with one
+//!   line, 422, nothing written); then one pending sign-up and one
+//!   verification message, and "check your mail" — the same answer for a
+//!   known address and a new one. Over a limit: 429, nothing written.
+//! - `GET /subscribe/confirm/{token}`: what will be confirmed and a button;
+//!   writes nothing (mail scanners fetch links).
+//! - `POST /subscribe/confirm/{token}`: confirms, once.
+//!
+//! Forms carry a token (a MAC of the form and the hour it was served, good
+//! for a day; of the sign-up token on the confirm page): without it, 403.
+//! An unknown, malformed or expired sign-up token is the bad-link 404.
+
+use std::net::SocketAddr;
+use std::sync::LazyLock;
+
+use askama::Template;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::signup::{self, Confirmed, Requested, SignupInput};
+
+use super::super::body::RawBody;
+use super::super::{ApiError, App};
+use super::manage::{prefix, render_failed};
+use super::view::{self, Choice};
+use super::{is_form, FormKey, Page, PageResult};
+
+/// The optional script: selects the browser's zone in the zone list. Its
+/// exact text is hashed into the page's CSP.
+pub const ZONE_SCRIPT: &str = "(function(){try{var z=Intl.DateTimeFormat().resolvedOptions().timeZone;var s=document.getElementById('timezone');if(!z||!s||s.getAttribute('data-chosen')==='1')return;for(var i=0;i<s.options.length;i++){if(s.options[i].value===z){s.selectedIndex=i;break;}}}catch(e){}})();";
+
+/// The sign-up page's CSP: the pages' own, plus the one hashed script.
+static SIGNUP_CSP: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; \
+         form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        base64(&Sha256::digest(ZONE_SCRIPT.as_bytes()))
+    )
+});
+
+/// Standard base64 with padding (RFC 4648), for the CSP hash.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Hours a sign-up form's token is good for.
+const FORM_HOURS: i64 = 24;
+/// Longest value kept of a field shown again in the form.
+const ECHO_MAX: usize = 254;
+
+fn form_token(key: &FormKey, hour: i64) -> String {
+    format!("{hour}.{}", key.token(&format!("signup form {hour}")))
+}
+
+fn form_token_ok(key: &FormKey, given: Option<&str>, now_hour: i64) -> bool {
+    let Some((h, _)) = given.and_then(|g| g.split_once('.')) else {
+        return false;
+    };
+    let Ok(h) = h.parse::<i64>() else {
+        return false;
+    };
+    (0..=FORM_HOURS).contains(&(now_hour - h))
+        && crate::access::constant_time_eq(
+            given.unwrap_or("").as_bytes(),
+            form_token(key, h).as_bytes(),
+        )
+}
+
+fn confirm_token(key: &FormKey, token: &str) -> String {
+    key.token(&format!("signup confirm {token}"))
+}
+
+/// One public collection in the form.
+pub struct CollectionChoice {
+    pub uuid: String,
+    pub name: String,
+    pub checked: bool,
+}
+
+#[derive(Template)]
+#[template(path = "pages/signup.html")]
+pub struct SignupPage {
+    /// "form" or "sent".
+    pub state: &'static str,
+    pub action: String,
+    pub csrf: String,
+    pub error: Option<String>,
+    pub email: String,
+    pub collections: Vec<CollectionChoice>,
+    pub frequencies: Vec<Choice>,
+    pub hours: Vec<Choice>,
+    pub days: Vec<Choice>,
+    pub zones: Vec<Choice>,
+    /// The visitor chose a zone already (the script leaves it alone).
+    pub zone_chosen: bool,
+    pub script: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "pages/signup_confirm.html")]
+pub struct ConfirmPage {
+    /// "confirm", "done" or "already".
+    pub state: &'static str,
+    pub action: String,
+    pub csrf: String,
+    pub collections: Vec<String>,
+    pub when: String,
+    pub manage: Option<String>,
+}
+
+/// The form's fields as entered (for showing them again).
+fn input_of(body: &[u8]) -> (SignupInput, Option<String>) {
+    let mut i = SignupInput::default();
+    let mut csrf = None;
+    let clip = |v: &str| v.chars().take(ECHO_MAX * 4).collect::<String>();
+    for (k, v) in url::form_urlencoded::parse(body) {
+        match &*k {
+            "email" if i.email.is_empty() => i.email = clip(&v),
+            "collection" if i.collections.len() <= signup::MAX_COLLECTIONS => {
+                i.collections.push(clip(&v))
+            }
+            "frequency" if i.frequency.is_empty() => i.frequency = clip(&v),
+            "hour" if i.hour.is_empty() => i.hour = clip(&v),
+            "day" if i.day.is_empty() => i.day = clip(&v),
+            "timezone" if i.timezone.is_empty() => i.timezone = clip(&v),
+            "csrf" if csrf.is_none() => csrf = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    (i, csrf)
+}
+
+fn form_page(
+    pre: &str,
+    csrf: String,
+    offered: Vec<crate::items::Collection>,
+    i: &SignupInput,
+    error: Option<String>,
+) -> SignupPage {
+    let freq = if i.frequency.is_empty() {
+        "daily"
+    } else {
+        &i.frequency
+    };
+    let hour: i32 = i.hour.parse().unwrap_or(8);
+    let day = if i.day.is_empty() { "mon" } else { &i.day };
+    let zone = if i.timezone.is_empty() {
+        "UTC"
+    } else {
+        &i.timezone
+    };
+    let clock = crate::digest::words::Style::new(chrono_tz::UTC, "en-GB");
+    SignupPage {
+        state: "form",
+        action: format!("{pre}/subscribe"),
+        csrf,
+        error,
+        email: i.email.chars().take(ECHO_MAX).collect(),
+        collections: offered
+            .into_iter()
+            .map(|k| CollectionChoice {
+                checked: i.collections.contains(&k.uuid),
+                uuid: k.uuid,
+                name: k.name,
+            })
+            .collect(),
+        frequencies: ["hourly", "daily", "weekly"]
+            .iter()
+            .map(|f| Choice {
+                value: f.to_string(),
+                label: match *f {
+                    "hourly" => "Every hour",
+                    "daily" => "Daily",
+                    _ => "Weekly",
+                }
+                .into(),
+                selected: *f == freq,
+            })
+            .collect(),
+        hours: view::hour_choices(&clock, hour),
+        days: view::day_choices(day),
+        zones: view::zone_choices(zone),
+        zone_chosen: !i.timezone.is_empty(),
+        script: ZONE_SCRIPT,
+    }
+}
+
+/// A sign-up page answer: the pages' headers, with the CSP that allows the
+/// one hashed script.
+fn with_script(p: Page) -> Response {
+    let mut r = p.into_response();
+    if let Ok(v) = HeaderValue::from_str(&SIGNUP_CSP) {
+        r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    r
+}
+
+fn render(p: impl Template, status: StatusCode) -> PageResult {
+    Ok(Page::with(status, p.render().map_err(render_failed)?))
+}
+
+/// `GET /subscribe`.
+pub async fn show(State(app): State<App>) -> Result<Response, Page> {
+    let hour = app.clock.now().timestamp().div_euclid(3600);
+    let pre = prefix(&app);
+    let (offered, key) = app
+        .blocking(|c| Ok((crate::items::public_collections(c)?, FormKey::load(c)?)))
+        .await?;
+    let p = form_page(
+        &pre,
+        form_token(&key, hour),
+        offered,
+        &SignupInput::default(),
+        None,
+    );
+    Ok(with_script(render(p, StatusCode::OK)?))
+}
+
+/// The client address: the socket's peer.
+fn client(ext: &Extensions) -> String {
+    ext.get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+enum Posted {
+    Forbidden,
+    Refused(Box<SignupPage>),
+    Sent(Box<SignupPage>),
+    Limited,
+}
+
+/// `POST /subscribe`.
+pub async fn post(
+    State(app): State<App>,
+    headers: HeaderMap,
+    ext: Extensions,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, Page> {
+    let body = body?;
+    if !is_form(&headers) {
+        return Err(Page::message(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Not done",
+            "The form must be sent as a form. Nothing was changed.",
+        ));
+    }
+    let (input, csrf) = input_of(&body.0);
+    let now = app.clock.now();
+    let hour = now.timestamp().div_euclid(3600);
+    let pre = prefix(&app);
+    let who = client(&ext);
+    let (scfg, ecfg, base) = (
+        app.cfg.signup.clone(),
+        app.cfg.email.clone(),
+        app.cfg.digest.base_url.clone(),
+    );
+    let out = app
+        .blocking(move |c| {
+            let key = FormKey::load(c)?;
+            if !form_token_ok(&key, csrf.as_deref(), hour) {
+                return Ok(Posted::Forbidden);
+            }
+            let token = form_token(&key, hour);
+            let v = match signup::validate_input(c, &input) {
+                Ok(v) => v,
+                Err(Error::Invalid(m)) => {
+                    let offered = crate::items::public_collections(c)?;
+                    return Ok(Posted::Refused(Box::new(form_page(
+                        &pre,
+                        token,
+                        offered,
+                        &input,
+                        Some(crate::text::one_line(&m)),
+                    ))));
+                }
+                Err(e) => return Err(e),
+            };
+            match signup::request(c, &scfg, &ecfg, &base, &v, &who, now)? {
+                Requested::Limited => Ok(Posted::Limited),
+                Requested::Sent => {
+                    let mut p = form_page(&pre, token, Vec::new(), &input, None);
+                    p.state = "sent";
+                    Ok(Posted::Sent(Box::new(p)))
+                }
+            }
+        })
+        .await?;
+    match out {
+        Posted::Forbidden => Err(Page::forbidden()),
+        Posted::Limited => Err(Page::message(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-ups",
+            "Too many sign-ups came from here or went to this address lately. Nothing was sent; try again later.",
+        )),
+        Posted::Refused(p) => Ok(with_script(render(*p, StatusCode::UNPROCESSABLE_ENTITY)?)),
+        Posted::Sent(p) => Ok(with_script(render(*p, StatusCode::OK)?)),
+    }
+}
+
+/// "Daily at 09:00", "Weekly on Monday at 09:00", "Every hour", with the
+/// zone.
+fn describe(w: &signup::Wish) -> String {
+    let clock = crate::digest::words::Style::new(chrono_tz::UTC, "en-GB");
+    let at = |h: Option<i64>| view::hour_label(&clock, h.unwrap_or(0) as i32);
+    let day = |d: &Option<String>| {
+        d.as_deref()
+            .and_then(|d| crate::validate::weekday(d).ok())
+            .map(|d| view::day_name(i32::from(d)))
+            .unwrap_or("Monday")
+    };
+    let when = match w.frequency.as_str() {
+        "hourly" => "Every hour".to_string(),
+        "weekly" => format!("Weekly on {} at {}", day(&w.day), at(w.hour)),
+        _ => format!("Daily at {}", at(w.hour)),
+    };
+    format!("{when} ({})", w.timezone)
+}
+
+/// `GET /subscribe/confirm/{token}`: what will be confirmed; writes
+/// nothing.
+pub async fn confirm_show(State(app): State<App>, Path(token): Path<String>) -> PageResult {
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let t = token.clone();
+    let (pending, key) = app
+        .blocking(move |c| Ok((signup::pending(c, &t, now)?, FormKey::load(c)?)))
+        .await?;
+    let p = pending.ok_or_else(Page::not_found)?;
+    render(
+        ConfirmPage {
+            state: if p.confirmed { "already" } else { "confirm" },
+            action: format!("{pre}/subscribe/confirm/{token}"),
+            csrf: confirm_token(&key, &token),
+            collections: p.names,
+            when: describe(&p.wish),
+            manage: None,
+        },
+        StatusCode::OK,
+    )
+}
+
+/// `POST /subscribe/confirm/{token}` with the form token: confirms.
+pub async fn confirm(
+    State(app): State<App>,
+    Path(token): Path<String>,
+    body: Result<RawBody, ApiError>,
+) -> PageResult {
+    let f = super::form(&body?.0);
+    let now = app.clock.now();
+    let pre = prefix(&app);
+    let t = token.clone();
+    let out = app
+        .blocking(move |c| {
+            if !signup::is_token_shaped(&t) {
+                return Ok(None);
+            }
+            let key = FormKey::load(c)?;
+            let given = f.get("csrf").map(String::as_str).unwrap_or("");
+            if !crate::access::constant_time_eq(
+                given.as_bytes(),
+                confirm_token(&key, &t).as_bytes(),
+            ) {
+                return Ok(Some(Err(())));
+            }
+            Ok(Some(Ok(signup::confirm(c, &t, now)?)))
+        })
+        .await?;
+    let manage = |code: &str| format!("{pre}/s/{code}");
+    let page = |state, manage| ConfirmPage {
+        state,
+        action: String::new(),
+        csrf: String::new(),
+        collections: Vec::new(),
+        when: String::new(),
+        manage,
+    };
+    match out {
+        None | Some(Ok(Confirmed::Invalid)) => Err(Page::not_found()),
+        Some(Err(())) => Err(Page::forbidden()),
+        Some(Ok(Confirmed::Done { code, .. })) => {
+            render(page("done", Some(manage(&code))), StatusCode::OK)
+        }
+        Some(Ok(Confirmed::Already { code })) => {
+            render(page("already", code.as_deref().map(manage)), StatusCode::OK)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn form_tokens_last_a_day() {
+        let key = FormKey::for_tests(b"site");
+        let t = form_token(&key, 100);
+        assert!(form_token_ok(&key, Some(&t), 100));
+        assert!(form_token_ok(&key, Some(&t), 124));
+        assert!(!form_token_ok(&key, Some(&t), 125));
+        assert!(!form_token_ok(&key, Some(&t), 99));
+        assert!(!form_token_ok(&key, Some(&t.replace("100.", "101.")), 101));
+        assert!(!form_token_ok(&key, None, 100));
+        assert!(!form_token_ok(&key, Some("garbage"), 100));
+    }
+}
