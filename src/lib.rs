@@ -58,6 +58,7 @@ pub mod modlog;
 pub mod parties;
 pub mod recur;
 pub mod remove;
+pub mod report;
 pub mod schedule;
 pub mod serve;
 pub mod subscriptions;

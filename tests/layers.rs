@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "feeds",
     "deliver",
     "metrics",
+    "report",
     "remove",
     "http",
     "serve",

@@ -35,8 +35,8 @@ mod withdraw;
 
 pub use expand::expand;
 pub use post::{
-    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
-    NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, post_system_email_in, show, status, test_alert, test_alert_sms,
+    test_alert_xmpp, NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;
