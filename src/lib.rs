@@ -29,6 +29,7 @@
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
 //! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
+//! - [`report`]: the operator's daily report (`digestd report`, posted once a local day).
 //! - [`remove`]: deleting users, groups, collections and subscriptions with
 //!   their unsent requests, in one transaction.
 //! - [`http`]: the HTTP server: health, tokens, the JSON API, the Atom feeds, metrics, OpenAPI.
