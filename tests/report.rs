@@ -453,6 +453,38 @@ fn through_the_binary(db: &TestDb) {
     }
 }
 
+/// The daemon's tick (`serve::tick_and_deliver`) posts the report when due
+/// and its queue pass sends it in the same call; later ticks that day post
+/// nothing.
+fn the_daemon_posts_and_sends_it(db: &TestDb) {
+    let mut cfg = ops("ops@example.com", 7, "UTC");
+    cfg.database.url = db.url.clone();
+    let pool = digestd::db::Db::open(&db.url, 2).unwrap();
+    let m = digestd::metrics::Metrics::new();
+    let mut d = dir_delivery();
+    for t in [
+        "2026-11-23T06:00:00Z",
+        "2026-11-23T07:00:00Z",
+        "2026-11-23T08:00:00Z",
+    ] {
+        digestd::serve::tick_and_deliver(&pool, &cfg, &mut d, "daemon", at(t), &m).unwrap();
+    }
+    let mut c = db.conn();
+    let rows = reports(&mut c);
+    assert_eq!(rows.len(), 1);
+    let sent: Vec<(Option<String>, bool)> = nt_queue::table
+        .select((nt_queue::address, nt_queue::is_successful))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(sent, vec![(Some("ops@example.com".to_string()), true)]);
+    let date: chrono::NaiveDateTime = nt_requests::table
+        .find(rows[0].1)
+        .select(nt_requests::request_date)
+        .first(&mut c)
+        .unwrap();
+    assert_eq!(date.and_utc(), at("2026-11-23T07:00:00Z"));
+}
+
 backend_tests!(
     numbers_for_seeded_data,
     posted_once_per_local_day,
@@ -460,4 +492,5 @@ backend_tests!(
     not_posted_without_report_to,
     dst_day_posts_once,
     through_the_binary,
+    the_daemon_posts_and_sends_it,
 );
