@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Duration, NaiveDateTime, Timelike, Utc};
-use diesel::dsl::{count_star, min};
+use diesel::dsl::count_star;
 use diesel::prelude::*;
 use serde::Serialize;
 
@@ -52,16 +52,16 @@ pub struct Oldest {
     pub requested_at: DateTime<Utc>,
 }
 
-/// The latest digest posted, and when it went out.
+/// The latest digest that went out, and how late.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct LatestRun {
     pub subscription_id: i64,
     pub period: String,
     pub scheduled_at: DateTime<Utc>,
-    /// Its first successful delivery; none while not yet sent.
-    pub sent_at: Option<DateTime<Utc>>,
+    /// Its first successful delivery.
+    pub sent_at: DateTime<Utc>,
     /// `sent_at − scheduled_at`, in seconds.
-    pub late_seconds: Option<i64>,
+    pub late_seconds: i64,
 }
 
 /// One `nt_job` lease: who holds it now (none between runs) and when it last
@@ -86,7 +86,8 @@ pub struct Report {
     pub bounces_soft: i64,
     /// Addresses disabled by a bounce received in the 24 hours.
     pub addresses_disabled: i64,
-    /// Queue rows that failed at least once and will be tried again.
+    /// Queue rows that failed at least once and will be tried again (of
+    /// requests still sending: a cancelled one retries nothing).
     pub retries_pending: i64,
     pub oldest_unfinished: Option<Oldest>,
     /// When the tick last finished.
@@ -175,6 +176,8 @@ pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
         .count()
         .get_result(conn)?;
     let retries_pending: i64 = nt_queue::table
+        .inner_join(nt_requests::table)
+        .filter(nt_requests::status.eq("sending"))
         .filter(nt_queue::is_successful.eq(false))
         .filter(nt_queue::gave_up.eq(false))
         .filter(nt_queue::retry_count.gt(0))
@@ -225,41 +228,41 @@ pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
         retries_pending,
         oldest_unfinished: oldest,
         latest_tick,
-        latest_run: latest_run(conn)?,
+        latest_run: latest_run(conn, since_n)?,
         leases,
     })
 }
 
-/// The latest run that posted a digest, and its first successful delivery.
-fn latest_run(conn: &mut DbConn) -> Result<Option<LatestRun>> {
-    let Some((sub, period, scheduled, request)) = subscription_runs::table
-        .filter(subscription_runs::request_id.is_not_null())
+/// Of the digests delivered in the 24 hours since `since`, the latest due
+/// (the first delivered of that period's): when it was due, when it went
+/// out.
+fn latest_run(conn: &mut DbConn, since: NaiveDateTime) -> Result<Option<LatestRun>> {
+    let row: Option<(i64, String, NaiveDateTime, NaiveDateTime)> = subscription_runs::table
+        .inner_join(
+            delivery_log::table.on(delivery_log::request_id
+                .nullable()
+                .eq(subscription_runs::request_id)),
+        )
+        .filter(subscription_runs::ran_at.gt(since))
+        .filter(delivery_log::outcome.eq("sent"))
         .order((
             subscription_runs::scheduled_at.desc(),
-            subscription_runs::id.desc(),
+            delivery_log::attempted_at.asc(),
         ))
         .select((
             subscription_runs::subscription_id,
             subscription_runs::period,
             subscription_runs::scheduled_at,
-            subscription_runs::request_id,
+            delivery_log::attempted_at,
         ))
-        .first::<(i64, String, NaiveDateTime, Option<i64>)>(conn)
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let sent: Option<NaiveDateTime> = delivery_log::table
-        .filter(delivery_log::request_id.eq(request.unwrap_or_default()))
-        .filter(delivery_log::outcome.eq("sent"))
-        .select(min(delivery_log::attempted_at))
-        .first(conn)?;
-    Ok(Some(LatestRun {
+        .first(conn)
+        .optional()?;
+    Ok(row.map(|(sub, period, scheduled, sent)| LatestRun {
         subscription_id: sub,
         period,
         scheduled_at: utc(scheduled),
-        sent_at: sent.map(utc),
-        late_seconds: sent.map(|s| (s - scheduled).num_seconds()),
+        sent_at: sent.and_utc(),
+        late_seconds: (sent - scheduled).num_seconds(),
     }))
 }
 
@@ -316,24 +319,16 @@ impl Report {
         };
         let _ = writeln!(s, "Latest tick: {}", when(self.latest_tick));
         let _ = match &self.latest_run {
-            Some(r) => match r.late_seconds {
-                Some(late) => writeln!(
-                    s,
-                    "Latest digest: subscription {} period {}, due {}, sent {} ({late} s late)",
-                    r.subscription_id,
-                    r.period,
-                    when(Some(r.scheduled_at)),
-                    when(r.sent_at)
-                ),
-                None => writeln!(
-                    s,
-                    "Latest digest: subscription {} period {}, due {}, not sent yet",
-                    r.subscription_id,
-                    r.period,
-                    when(Some(r.scheduled_at))
-                ),
-            },
-            None => writeln!(s, "Latest digest: none"),
+            Some(r) => writeln!(
+                s,
+                "Latest digest out: subscription {} period {}, due {}, sent {} ({} s late)",
+                r.subscription_id,
+                r.period,
+                when(Some(r.scheduled_at)),
+                when(Some(r.sent_at)),
+                r.late_seconds
+            ),
+            None => writeln!(s, "Latest digest out: none in the 24 hours"),
         };
         for l in &self.leases {
             let _ = writeln!(

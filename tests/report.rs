@@ -9,7 +9,8 @@ mod common;
 use std::process::Command;
 
 use chrono::{DateTime, Duration, Utc};
-use common::delivery::{notify, user};
+use common::delivery::{notify, smtp, user};
+use common::smtp::FaultSmtp;
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{Config, EmailConfig, OpsConfig};
@@ -75,15 +76,19 @@ fn subscribe(c: &mut DbConn, party: &str, collection: &str) {
     .unwrap();
 }
 
-/// alice and bob (Europe/Paris) each follow a collection daily at 08:00
-/// local (07:00Z); carol changes only alice's, so the real tick at 07:00Z posts
-/// her digest and finds bob's empty; the queue sends hers at 07:05Z.
+/// alice, bob, dan and eve (Europe/Paris) each follow a collection daily at
+/// 08:00 local (07:00Z); carol changes the one bob does not follow, so the
+/// real tick at 07:00Z posts three digests and finds bob's empty; at 07:05Z
+/// a real SMTP server takes alice's, refuses eve's for good and dan's for
+/// now (a retry pending).
 /// alice then posts bob a notification (pending at T0, 09:00Z), bob's
 /// address bounces hard and alice's soft.
 fn seed(c: &mut DbConn) -> i64 {
     user(c, "alice", "alice@example.com");
     user(c, "bob", "bob@example.com");
     user(c, "carol", "carol@example.com");
+    user(c, "dan", "busy.dan@example.com");
+    user(c, "eve", "gone.eve@example.com");
     let t0 = at("2026-11-01T00:00:00Z");
     let rota = digestd::items::create_collection(c, t0, "Rota", None)
         .unwrap()
@@ -93,6 +98,8 @@ fn seed(c: &mut DbConn) -> i64 {
         .uuid;
     subscribe(c, "alice", &rota);
     subscribe(c, "bob", &quiet);
+    subscribe(c, "dan", &rota);
+    subscribe(c, "eve", &rota);
     let when = "2026-11-22T15:00:00Z";
     digestd::items::put_item(
         c,
@@ -123,11 +130,13 @@ fn seed(c: &mut DbConn) -> i64 {
     )
     .unwrap()
     .expect("the lease is free");
-    assert_eq!(runs.len(), 2);
-    let pass = queue::run_pass(c, &mut dir_delivery(), at("2026-11-23T07:05:00Z")).unwrap();
-    assert_eq!(pass.finished, 1);
+    assert_eq!(runs.len(), 4);
+    let server = FaultSmtp::start();
+    queue::run_pass(c, &mut smtp(&server.url()), at("2026-11-23T07:05:00Z")).unwrap();
+    assert_eq!(server.received().len(), 1, "alice's digest");
     let digest: i64 = nt_requests::table
         .filter(nt_requests::kind.eq("digest"))
+        .filter(nt_requests::status.eq("sent"))
         .select(nt_requests::request_id)
         .first(c)
         .unwrap();
@@ -151,16 +160,38 @@ fn numbers_for_seeded_data(db: &TestDb) {
     assert_eq!(
         r.digests["email"]["daily"],
         DigestCounts {
-            due: 2,
-            posted: 1,
+            due: 4,
+            posted: 3,
             empty: 1,
             sent: 1,
-            failed: 0,
+            failed: 1,
         }
     );
     assert_eq!((r.bounces_hard, r.bounces_soft), (1, 1));
     assert_eq!(r.addresses_disabled, 1);
-    assert_eq!(r.retries_pending, 0);
+    assert_eq!(r.retries_pending, 1);
+    // dan's digest, retried, is older than the notification (pending
+    // since T0, 09:00Z).
+    let dans: i64 = nt_requests::table
+        .filter(nt_requests::status.eq("sending"))
+        .select(nt_requests::request_id)
+        .first(&mut c)
+        .unwrap();
+    assert_ne!(dans, note);
+    let oldest = r.oldest_unfinished.as_ref().expect("dan's digest waits");
+    assert_eq!(oldest.request_id, dans);
+    assert_eq!(oldest.status, "sending");
+    assert_eq!(oldest.requested_at, at("2026-11-23T07:00:00Z"));
+    let text = r.text();
+    assert!(text.contains("Retries pending: 1"), "{text}");
+    // Without it, the notification is the oldest.
+    queue::cancel_request(
+        &mut c,
+        digestd::ids::RequestId(dans),
+        at("2026-11-23T09:00:00Z"),
+    )
+    .unwrap();
+    let r = report::read(&mut c, at("2026-11-23T09:30:00Z")).unwrap();
     let oldest = r
         .oldest_unfinished
         .as_ref()
@@ -171,13 +202,13 @@ fn numbers_for_seeded_data(db: &TestDb) {
     assert_eq!(r.latest_tick, Some(at("2026-11-23T07:00:00Z")));
     let run = r.latest_run.as_ref().expect("a digest went out");
     assert_eq!(run.scheduled_at, at("2026-11-23T07:00:00Z"));
-    assert_eq!(run.sent_at, Some(at("2026-11-23T07:05:00Z")));
-    assert_eq!(run.late_seconds, Some(300));
+    assert_eq!(run.sent_at, at("2026-11-23T07:05:00Z"));
+    assert_eq!(run.late_seconds, 300);
     let tick = r.leases.iter().find(|l| l.job == "tick").unwrap();
     assert_eq!(tick.holder, None);
     let text = r.text();
     assert!(
-        text.contains("email    daily           2       1       1       1       0"),
+        text.contains("email    daily           4       3       1       1       1"),
         "{text}"
     );
     assert!(text.contains("(300 s late)"), "{text}");
@@ -186,7 +217,7 @@ fn numbers_for_seeded_data(db: &TestDb) {
         "{text}"
     );
     // A day later the last 24 hours hold none of it; the waiting request
-    // and the latest run are still there.
+    // is still there.
     let r = report::read(&mut c, at("2026-11-24T09:30:00Z")).unwrap();
     assert!(r.digests.is_empty(), "{:?}", r.digests);
     assert_eq!(
@@ -194,7 +225,7 @@ fn numbers_for_seeded_data(db: &TestDb) {
         (0, 0, 0)
     );
     assert_eq!(r.oldest_unfinished.map(|o| o.request_id), Some(note));
-    assert_eq!(r.latest_run.and_then(|l| l.late_seconds), Some(300));
+    assert_eq!(r.latest_run, None);
 }
 
 fn ops(to: &str, hour: u32, tz: &str) -> Config {
@@ -388,7 +419,9 @@ fn through_the_binary(db: &TestDb) {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(v["digests"]["email"]["daily"]["posted"], 1);
+    assert_eq!(v["digests"]["email"]["daily"]["posted"], 3);
+    assert_eq!(v["digests"]["email"]["daily"]["failed"], 1);
+    assert_eq!(v["retries_pending"], 1);
     assert_eq!(v["digests"]["email"]["daily"]["empty"], 1);
     assert_eq!(v["latest_run"]["late_seconds"], 300);
     assert_eq!(v["bounces_hard"], 1);
@@ -398,7 +431,7 @@ fn through_the_binary(db: &TestDb) {
         &["--now", "2026-11-23T09:30:00Z", "report"],
     );
     assert!(text.status.success());
-    assert!(String::from_utf8_lossy(&text.stdout).contains("Retries pending: 0"));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Retries pending: 1"));
     // Before 09:00 the tick posts no report; at 09:00 it does, once.
     for (now, posted) in [
         ("2026-11-23T08:00:00Z", false),
