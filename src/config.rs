@@ -24,6 +24,7 @@ pub struct Config {
     pub xmpp: XmppConfig,
     pub http: HttpConfig,
     pub signup: SignupConfig,
+    pub ops: OpsConfig,
 }
 
 /// The public sign-up page (`/subscribe`).
@@ -45,6 +46,48 @@ impl Default for SignupConfig {
             per_address_per_day: 3,
             expiry_hours: 48,
         }
+    }
+}
+
+/// `[ops]`: the operator's daily report (src/report.rs).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpsConfig {
+    /// The email address the report goes to; empty: no report.
+    pub report_to: String,
+    /// The report is posted by the first tick at or after this local hour.
+    pub report_hour: u32,
+    /// The IANA zone whose days (one report each) and hours count.
+    pub report_tz: String,
+}
+
+impl Default for OpsConfig {
+    fn default() -> Self {
+        OpsConfig {
+            report_to: String::new(),
+            report_hour: 7,
+            report_tz: "UTC".into(),
+        }
+    }
+}
+
+impl OpsConfig {
+    /// The zone, parsed (and so validated).
+    pub fn tz(&self) -> Result<chrono_tz::Tz> {
+        crate::validate::timezone(&self.report_tz)
+            .map_err(|e| Error::invalid(format!("config: ops.report_tz: {e}")))
+    }
+
+    fn check(&self) -> Result<()> {
+        if !self.report_to.is_empty() {
+            crate::validate::email(&self.report_to)
+                .map_err(|e| Error::invalid(format!("config: ops.report_to: {e}")))?;
+        }
+        if self.report_hour > 23 {
+            return Err(Error::invalid("config: ops.report_hour must be 0-23"));
+        }
+        self.tz()?;
+        Ok(())
     }
 }
 
@@ -454,6 +497,7 @@ impl Config {
             ));
         }
         self.check_digest()?;
+        self.ops.check()?;
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -660,6 +704,35 @@ mod tests {
     }
 
     #[test]
+    fn ops_settings_load_and_bad_ones_say_why_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(
+            &p,
+            "[ops]\nreport_to = \"ops@example.com\"\nreport_hour = 0\nreport_tz = \"America/New_York\"\n",
+        )
+        .unwrap();
+        let cfg = Config::load(Some(&p), env(&[])).unwrap();
+        assert_eq!(cfg.ops.report_to, "ops@example.com");
+        assert_eq!(cfg.ops.report_hour, 0);
+        assert_eq!(cfg.ops.tz().unwrap(), chrono_tz::America::New_York);
+        for (bad, want) in [
+            (
+                "report_to = \"x\"",
+                "config: ops.report_to: invalid email address",
+            ),
+            ("report_hour = 24", "config: ops.report_hour must be 0-23"),
+            ("report_tz = \"Mars/Olympus\"", "config: ops.report_tz: "),
+            ("report_tz = \"UTC\\r\\nX\"", "config: ops.report_tz: "),
+        ] {
+            std::fs::write(&p, format!("[ops]\n{bad}\n")).unwrap();
+            let e = Config::load(Some(&p), env(&[])).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{bad}: {e}");
+            assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+        }
+    }
+
+    #[test]
     fn hostile_config_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.toml");
@@ -719,6 +792,15 @@ mod tests {
             "[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"p\"\ntls = false\nserver = \"chat.example.com:5222\"\n",
             "[xmpp]\ntimeout_seconds = 0\n",
             "[xmpp]\nmax_chars = 5\n",
+            "[ops]\nreport_to = \"not an address\"\n",
+            "[ops]\nreport_to = \"ops@example.com\\r\\nBcc: x@y\"\n",
+            "[ops]\nreport_to = \"a@b, c@d\"\n",
+            "[ops]\nreport_hour = 24\n",
+            "[ops]\nreport_hour = -1\n",
+            "[ops]\nreport_tz = \"Mars/Olympus\"\n",
+            "[ops]\nreport_tz = \"\"\n",
+            "[ops]\nreport_tz = \"UTC\\nX\"\n",
+            "[ops]\nreport_day = 1\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             let loaded = Config::load(Some(&p), env(&[]));

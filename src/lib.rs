@@ -29,6 +29,7 @@
 //!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
 //!   the check of the channels' settings.
 //! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
+//! - [`report`]: the operator's daily report (`digestd report`, posted once a local day).
 //! - [`remove`]: deleting users, groups, collections and subscriptions with
 //!   their unsent requests, in one transaction.
 //! - [`signup`]: public sign-up with double opt-in: pending sign-ups, the
@@ -61,6 +62,7 @@ pub mod modlog;
 pub mod parties;
 pub mod recur;
 pub mod remove;
+pub mod report;
 pub mod schedule;
 pub mod serve;
 pub mod signup;

@@ -7,6 +7,7 @@
 //! Each tick composes and posts the due digests, then one queue pass
 //! delivers what is pending. Beside the loop, on the same runtime, the
 //! HTTP server answers (`[http] enabled`); SIGTERM drains its requests too.
+//! After a tick the operator's daily report is posted when it is due.
 //! Each tick and queue pass is counted in the [`Metrics`] that `/metrics`
 //! shows.
 
@@ -23,7 +24,7 @@ use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, Tick};
-use crate::{http, schedule};
+use crate::{http, report, schedule};
 
 /// Runs the daemon until SIGTERM or ctrl-c.
 pub fn run(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
@@ -52,7 +53,7 @@ pub fn tick_and_deliver(
         r.map(|runs| (conn, runs))
     });
     let mut conn = match ticked {
-        Ok((conn, Some(runs))) => {
+        Ok((mut conn, Some(runs))) => {
             tracing::info!(
                 %at,
                 runs = runs.len(),
@@ -69,6 +70,7 @@ pub fn tick_and_deliver(
                     empty,
                 },
             );
+            post_report(&mut conn, cfg, at);
             conn
         }
         Ok((conn, None)) => {
@@ -82,6 +84,17 @@ pub fn tick_and_deliver(
         }
     };
     deliver(&mut conn, cfg, delivery, owner, at, metrics)
+}
+
+/// The operator's daily report, when due (src/report.rs), posted for the
+/// queue pass that follows. A failure is logged, not fatal: the digests
+/// still go out, and the report is tried again at the next tick.
+fn post_report(conn: &mut DbConn, cfg: &Config, at: DateTime<Utc>) {
+    match report::post_if_due(conn, cfg, at) {
+        Ok(Some(id)) => tracing::info!(%at, request = %id, "daily report posted"),
+        Ok(None) => {}
+        Err(e) => tracing::error!(%at, error = %e, "daily report not posted"),
+    }
 }
 
 /// One queue pass under the queue lease, counted in `metrics`.

@@ -29,6 +29,7 @@ const LAYERS: &[&str] = &[
     "feeds",
     "deliver",
     "metrics",
+    "report",
     "remove",
     "signup",
     "http",

@@ -7,7 +7,7 @@
 //! One file per group of commands: [`parties`] (user, group, contact),
 //! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
 //! subscription, tick, preview, simulate, grid), [`queue`] (queue, notify, cancel,
-//! request, inbound, test-alert), [`bench`].
+//! request, inbound, test-alert, report), [`bench`].
 
 mod access;
 mod bench;
@@ -85,6 +85,13 @@ pub enum Command {
     Request(queue::RequestCmd),
     /// Read one message on stdin: a bounce (RFC 3464 DSN) is recorded against the address; other mail is ignored.
     Inbound,
+    /// The operator's daily report as of now (digests, bounces, queue, leases): what
+    /// [ops] report_to gets once a day. Posts nothing.
+    Report {
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Send one test message now through the channel's configured transport (not the queue).
     TestAlert(queue::TestAlertArgs),
     /// The digest one subscription would get from a tick at an instant (default now),
@@ -247,6 +254,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Request(c) => queue::request(c, ctx),
         Command::Inbound => queue::inbound(ctx),
         Command::TestAlert(a) => queue::test_alert(a, ctx),
+        Command::Report { json } => queue::report(json, ctx),
         Command::Serve => crate::serve::run(&cfg, shared_clock(cli.now.as_deref(), clock)),
         Command::Web => crate::http::run_web(&cfg, shared_clock(cli.now.as_deref(), clock)),
         Command::Token(c) => access::token(c, ctx),

@@ -250,3 +250,18 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     writeln!(ctx.out, "{report}")?;
     Ok(())
 }
+
+/// `report`: the operator's daily report as of now, as text or one JSON
+/// object; nothing is posted.
+pub fn report(json: bool, ctx: &mut Ctx) -> Result<()> {
+    let now = ctx.now();
+    let mut conn = ctx.conn()?;
+    let r = crate::report::read(&mut conn, now)?;
+    let out = &mut *ctx.out;
+    if json {
+        writeln!(out, "{}", serde_json::to_string(&r).expect("serialisable"))?;
+    } else {
+        write!(out, "{}", r.text())?;
+    }
+    Ok(())
+}

@@ -236,6 +236,10 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     for r in &runs {
         r.write_line(ctx.out)?;
     }
+    // The operator's daily report, when due; `queue run` delivers it.
+    if let Some(id) = crate::report::post_if_due(&mut conn, ctx.cfg, at)? {
+        eprintln!("digestd: daily report posted as request {id}");
+    }
     Ok(())
 }
 

@@ -242,6 +242,7 @@ diesel::joinable!(idempotency_keys -> api_tokens (token_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     parties,
+    ops_reports,
     users,
     memberships,
     contact_points,
@@ -292,6 +293,14 @@ diesel::table! {
         request_hash -> Text,
         status -> Integer,
         body -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    ops_reports (local_date) {
+        local_date -> Text,
+        request_id -> BigInt,
         created_at -> Timestamp,
     }
 }
