@@ -1,5 +1,6 @@
 //! `post_to_address`: one email to an address that is no party's yet — a
-//! sign-up's verification message (the sign-up module, above this one). It goes through the
+//! sign-up's verification message (the sign-up module, above this one);
+//! `post_system_email_in`: the operator's daily report, the same way. It goes through the
 //! same queue as every request (rounds, retries, the `dir` outbox), but is
 //! written already expanded: the request `sending`, its one queue row
 //! addressed, since expansion reads the address from a party's contact
@@ -38,41 +39,72 @@ pub fn post_to_address(
     if to_key >= 0 {
         return Err(Error::invalid("post_to_address: to_key must be negative"));
     }
+    let max_retries = cfg.max_retries as i32;
+    conn.write_tx(|c| post_in(c, to_key, address, subject, message, max_retries, now))
+}
+
+/// A system notification to one email address that belongs to no party:
+/// the operator's daily report (src/report.rs), inside the caller's
+/// transaction (the report's day is recorded in the same one). Its queue
+/// row is to the system party itself. Not a contact point of the system
+/// party, so a bounce from `address` disables nobody.
+pub fn post_system_email_in(
+    c: &mut DbConn,
+    address: &str,
+    subject: &str,
+    message: &str,
+    max_retries: u32,
+    now: DateTime<Utc>,
+) -> Result<RequestId> {
+    let (system, _) = crate::parties::find(c, SYSTEM_PARTY)?;
+    let max_retries = max_retries.min(100) as i32;
+    post_in(c, system.0, address, subject, message, max_retries, now)
+}
+
+/// The request from the system party, written already expanded
+/// (`sending`) with its one queue row to `to_key` at `address`, in the
+/// caller's transaction.
+fn post_in(
+    c: &mut DbConn,
+    to_key: i64,
+    address: &str,
+    subject: &str,
+    message: &str,
+    max_retries: i32,
+    now: DateTime<Utc>,
+) -> Result<RequestId> {
     let address = validate::email(address)?;
     let subject = validate::text("subject", subject)?;
-    let (from, _) = crate::parties::find(conn, SYSTEM_PARTY)?;
+    let (from, _) = crate::parties::find(c, SYSTEM_PARTY)?;
     let now = now.naive_utc();
-    let id = conn.write_tx(|c| {
-        let id: i64 = diesel::insert_into(nt_requests::table)
-            .values((
-                // The request names a party (a key); its row, the address.
-                nt_requests::party_to.eq(from.0),
-                nt_requests::expand_group.eq(false),
-                nt_requests::party_from.eq(from.0),
-                nt_requests::subject.eq(&subject),
-                nt_requests::channels.eq("email"),
-                nt_requests::request_date.eq(now),
-                nt_requests::status.eq("sending"),
-                nt_requests::max_retries.eq(cfg.max_retries as i32),
-            ))
-            .returning(nt_requests::request_id)
-            .get_result(c)?;
-        diesel::insert_into(nt_messages::table)
-            .values((
-                nt_messages::request_id.eq(id),
-                nt_messages::message.eq(message),
-            ))
-            .execute(c)?;
-        diesel::insert_into(nt_queue::table)
-            .values((
-                nt_queue::request_id.eq(id),
-                nt_queue::party_to.eq(to_key),
-                nt_queue::channel.eq("email"),
-                nt_queue::address.eq(&address),
-                nt_queue::next_attempt_at.eq(now),
-            ))
-            .execute(c)?;
-        Ok(id)
-    })?;
+    let id: i64 = diesel::insert_into(nt_requests::table)
+        .values((
+            // The request names a party (a key); its row, the address.
+            nt_requests::party_to.eq(from.0),
+            nt_requests::expand_group.eq(false),
+            nt_requests::party_from.eq(from.0),
+            nt_requests::subject.eq(&subject),
+            nt_requests::channels.eq("email"),
+            nt_requests::request_date.eq(now),
+            nt_requests::status.eq("sending"),
+            nt_requests::max_retries.eq(max_retries),
+        ))
+        .returning(nt_requests::request_id)
+        .get_result(c)?;
+    diesel::insert_into(nt_messages::table)
+        .values((
+            nt_messages::request_id.eq(id),
+            nt_messages::message.eq(message.replace("\r\n", "\n")),
+        ))
+        .execute(c)?;
+    diesel::insert_into(nt_queue::table)
+        .values((
+            nt_queue::request_id.eq(id),
+            nt_queue::party_to.eq(to_key),
+            nt_queue::channel.eq("email"),
+            nt_queue::address.eq(&address),
+            nt_queue::next_attempt_at.eq(now),
+        ))
+        .execute(c)?;
     Ok(RequestId(id))
 }

@@ -41,14 +41,14 @@ mod round;
 mod settle;
 mod withdraw;
 
-pub use address::post_to_address;
+pub use address::{post_system_email_in, post_to_address};
 pub use expand::expand;
 pub use list::{
     attempts, count_by_status, list, parse_status, Attempt, RequestFilter, RequestRow, STATUSES,
 };
 pub use post::{
-    cancel_request, post_request, post_system_email_in, show, status, test_alert, test_alert_sms,
-    test_alert_xmpp, NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
+    NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;

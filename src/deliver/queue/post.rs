@@ -114,60 +114,6 @@ pub fn post_request(
     Ok(RequestId(id))
 }
 
-/// A system notification to one email address that belongs to no party:
-/// the operator's daily report (src/report.rs). Inside the caller's
-/// transaction (the report's day is recorded in the same one), a request
-/// from and to the system party is written already expanded (`sending`),
-/// its single queue row carrying `address`; the queue sends, retries and
-/// settles it like any other. Not a contact point of the system party, so
-/// a bounce from `address` disables nobody.
-pub fn post_system_email_in(
-    c: &mut DbConn,
-    address: &str,
-    subject: &str,
-    message: &str,
-    max_retries: u32,
-    now: DateTime<Utc>,
-) -> Result<RequestId> {
-    let address = validate::email(address)?;
-    let subject = validate::text("subject", subject)?;
-    let system: i64 = parties::table
-        .filter(parties::name.eq(crate::parties::SYSTEM_PARTY))
-        .select(parties::id)
-        .first(c)
-        .optional()?
-        .ok_or_else(|| Error::Storage("the digestd system party is missing".into()))?;
-    let id = diesel::insert_into(nt_requests::table)
-        .values((
-            nt_requests::party_to.eq(system),
-            nt_requests::expand_group.eq(false),
-            nt_requests::party_from.eq(system),
-            nt_requests::subject.eq(&subject),
-            nt_requests::channels.eq(Channel::Email.as_str()),
-            nt_requests::request_date.eq(now.naive_utc()),
-            nt_requests::status.eq("sending"),
-            nt_requests::max_retries.eq(max_retries.min(100) as i32),
-        ))
-        .returning(nt_requests::request_id)
-        .get_result::<i64>(c)?;
-    diesel::insert_into(nt_messages::table)
-        .values((
-            nt_messages::request_id.eq(id),
-            nt_messages::message.eq(message.replace("\r\n", "\n")),
-        ))
-        .execute(c)?;
-    diesel::insert_into(nt_queue::table)
-        .values((
-            nt_queue::request_id.eq(id),
-            nt_queue::party_to.eq(system),
-            nt_queue::channel.eq(Channel::Email.as_str()),
-            nt_queue::address.eq(Some(address)),
-            nt_queue::next_attempt_at.eq(now.naive_utc()),
-        ))
-        .execute(c)?;
-    Ok(RequestId(id))
-}
-
 /// `cancel_request`: a pending or sending request becomes cancelled; rows
 /// not yet delivered are never sent.
 pub fn cancel_request(conn: &mut DbConn, id: RequestId, now: DateTime<Utc>) -> Result<()> {
