@@ -196,7 +196,157 @@ fn subscriptions_in_input_order(db: &TestDb) {
     // The same new subscription twice in one input: the second is refused.
     let twice = r#"{"party":"bo","frequency":"daily","kind":"forward","all":true,"hour":6}
 {"party":"bo","frequency":"daily","kind":"forward","all":true,"hour":6}"#;
-    refused(subs(&mut c, twice), &mut c, "line 2", &before);
+    refused(subs(&mut c, twice), &mut c, "an earlier line", &before);
+}
+
+/// What each subscription's row holds that import and `subscription add`
+/// both decide: party, collection, kind, frequency, hour, day, channels,
+/// flags and the first due time.
+type Decided = (
+    i64,
+    Option<i64>,
+    String,
+    String,
+    Option<i32>,
+    Option<i32>,
+    String,
+    bool,
+    bool,
+    Option<chrono::NaiveDateTime>,
+);
+
+fn decided(c: &mut DbConn, party: &str) -> Vec<Decided> {
+    use digestd::db::schema::subscriptions as s;
+    let (id, _) = parties::find(c, party).unwrap();
+    s::table
+        .filter(s::party_id.eq(id.0))
+        .select((
+            s::party_id,
+            s::collection_id,
+            s::kind,
+            s::frequency,
+            s::hour_of_day,
+            s::day_of_week,
+            s::channels,
+            s::include_own,
+            s::send_empty,
+            s::next_due_at,
+        ))
+        .order(s::id)
+        .load(c)
+        .unwrap()
+}
+
+/// The batch path decides as `subscription add` does, line by line: the
+/// same defaults from the user's (or a group's) preferences, the same first
+/// due times, the same merges, into stored rows and earlier lines alike.
+fn import_decides_as_subscription_add(db: &TestDb) {
+    let mut c = db.conn();
+    // Two of each: the first imported, the second added one at a time.
+    put_users(
+        &mut c,
+        r#"{"name":"ann","tz":"Asia/Kolkata","email":"ann@example.org","xmpp":"ann@chat.example.org","week_start":"sun","daily_hour":6}
+{"name":"bo","tz":"Asia/Kolkata","email":"bo@example.org","xmpp":"bo@chat.example.org","week_start":"sun","daily_hour":6}"#,
+    )
+    .unwrap();
+    parties::create_group(&mut c, at(NOW), "team1", Some("t1@example.org")).unwrap();
+    parties::create_group(&mut c, at(NOW), "team2", Some("t2@example.org")).unwrap();
+    let cal = items::create_collection(&mut c, at(NOW), "Calendar", None).unwrap();
+    // Stored before the import, for each of the pair: a weekly digest that
+    // the import adds xmpp to, and a paused one the import may not touch.
+    for who in ["ann", "bo"] {
+        let weekly = subscriptions::SubscribeRequest {
+            party: who.into(),
+            frequency: "weekly".into(),
+            kind: "forward".into(),
+            collection: Some(cal.uuid.clone()),
+            channels: vec!["email".into()],
+            ..Default::default()
+        };
+        digestd::manage::subscribe(&mut c, at(NOW), &weekly).unwrap();
+    }
+    let lines = |who: &str, team: &str| {
+        format!(
+            r#"{{"party":"{who}","frequency":"daily","kind":"modification","all":true}}
+{{"party":"{who}","frequency":"weekly","kind":"modification","collection":"{u}","hour":23}}
+{{"party":"{who}","frequency":"weekly","kind":"forward","collection":"{u}","channels":["xmpp"]}}
+{{"party":"{who}","frequency":"hourly","kind":"forward","all":true,"include_own":true}}
+{{"party":"{who}","frequency":"daily","kind":"modification","all":true,"channels":["xmpp"]}}
+{{"party":"{team}","frequency":"daily","kind":"modification","all":true}}
+{{"party":"{team}","frequency":"weekly","kind":"modification","all":true,"day":"wed"}}"#,
+            u = cal.uuid
+        )
+    };
+    let ids = subs(&mut c, &lines("ann", "team1")).unwrap();
+    assert_eq!(ids.len(), 7);
+    assert_eq!(ids[0], ids[4], "the xmpp line merges into the earlier line");
+    let mut one_by_one = Vec::new();
+    for line in lines("bo", "team2").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let req = subscriptions::SubscribeRequest {
+            party: s("party").unwrap(),
+            frequency: s("frequency").unwrap(),
+            kind: s("kind").unwrap(),
+            collection: s("collection"),
+            channels: v
+                .get("channels")
+                .map(|a| {
+                    a.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_else(|| vec!["email".into()]),
+            hour: v.get("hour").and_then(|x| x.as_i64()),
+            day: s("day"),
+            include_own: v.get("include_own").is_some(),
+            send_empty: false,
+        };
+        one_by_one.push(
+            digestd::manage::subscribe(&mut c, at(NOW), &req)
+                .unwrap()
+                .id(),
+        );
+    }
+    assert_eq!(one_by_one[0], one_by_one[4]);
+    // The same rows, but for the party.
+    let strip = |rows: Vec<Decided>| -> Vec<Decided> {
+        rows.into_iter()
+            .map(|mut r| {
+                r.0 = 0;
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(decided(&mut c, "ann")), strip(decided(&mut c, "bo")));
+    assert_eq!(
+        strip(decided(&mut c, "team1")),
+        strip(decided(&mut c, "team2"))
+    );
+    let ann = decided(&mut c, "ann");
+    assert_eq!(ann.len(), 4, "{ann:?}");
+    assert!(
+        ann.iter()
+            .any(|r| r.3 == "weekly" && r.2 == "forward" && r.6 == "email,xmpp"),
+        "the stored weekly digest got xmpp: {ann:?}"
+    );
+
+    // A stored paused twin is refused, naming it; nothing is written.
+    let paused = ids[1];
+    subscriptions::pause(&mut c, paused).unwrap();
+    let before = counts(&mut c);
+    let again = format!(
+        r#"{{"party":"ann","frequency":"weekly","kind":"modification","collection":"{}","hour":23,"channels":["xmpp"]}}"#,
+        cal.uuid
+    );
+    refused(
+        subs(&mut c, &again),
+        &mut c,
+        &format!("subscription {paused}, which is paused"),
+        &before,
+    );
 }
 
 fn groups_are_built_and_cycles_refused(db: &TestDb) {
@@ -242,5 +392,6 @@ backend_tests!(
     users_are_created_then_updated,
     a_bad_user_line_refuses_all,
     subscriptions_in_input_order,
+    import_decides_as_subscription_add,
     groups_are_built_and_cycles_refused,
 );

@@ -5,18 +5,19 @@
 //! party has are merged in). Every line is checked and stored in one
 //! transaction, which rolls back when any line is bad.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::{each_line, read_lines};
+use super::{read_lines, verdict};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::SubscriptionId;
 use crate::ingest::Bad;
 use crate::schedule::tick::{first_due, rule_for};
-use crate::subscriptions::{self, SubscribeRequest};
+use crate::subscriptions::{self, Frequency, Prepared, SubscribeRequest};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +70,11 @@ impl Line {
 /// subscriptions' ids in input order (a merged line gives the id it was
 /// merged into). Any bad line: nothing is written and the one-line error
 /// names the bad lines.
+///
+/// What each line names is read for the whole batch first
+/// ([`subscriptions::Lookup`]), each distinct schedule's first due time is
+/// worked out once, and the rows go in multi-row statements
+/// ([`subscriptions::store_many_in_tx`]).
 pub fn import(
     conn: &mut DbConn,
     now: DateTime<Utc>,
@@ -84,14 +90,68 @@ pub fn import(
             Err(e) => bad.push(n, e.to_string()),
         }
     }
-    each_line(conn, &reqs, bad, total, progress, |c, req| {
-        store(c, now, req)
+    let mut out = Ok(Vec::new());
+    conn.write_tx(|c| {
+        let asked: Vec<&SubscribeRequest> = reqs.iter().map(|(_, r)| r).collect();
+        let look = subscriptions::Lookup::load(c, &asked)?;
+        let mut due: HashMap<DueKey, DateTime<Utc>> = HashMap::new();
+        let mut batch = Vec::with_capacity(reqs.len());
+        let mut lines = Vec::with_capacity(reqs.len());
+        for (n, req) in &reqs {
+            match subscriptions::prepare_with(c, &look, req).and_then(|p| {
+                let next = first_due_of(&mut due, &p, now)?;
+                Ok((p, next))
+            }) {
+                Ok(v) => {
+                    batch.push(v);
+                    lines.push(*n);
+                }
+                Err(e) if e.is_bad_input() => bad.push(*n, e.to_string()),
+                Err(e) => return Err(e),
+            }
+        }
+        if bad.count > 0 {
+            // Rolls back; the refusal below says why.
+            return Err(Error::invalid("import refused"));
+        }
+        match subscriptions::store_many_in_tx(c, now, &batch, progress)? {
+            Ok(done) => {
+                out = Ok(done.iter().map(|s| s.id()).collect());
+                Ok(())
+            }
+            Err(refused) => {
+                for (i, e) in refused {
+                    bad.push(lines[i], e.to_string());
+                }
+                Err(Error::invalid("import refused"))
+            }
+        }
     })
+    .or_else(|e| if bad.count > 0 { Ok(()) } else { Err(e) })?;
+    verdict(bad, total)?;
+    out
 }
 
-fn store(c: &mut DbConn, now: DateTime<Utc>, req: &SubscribeRequest) -> Result<SubscriptionId> {
-    let prepared = subscriptions::prepare(c, req)?;
-    let t = prepared.timing();
-    let rule = rule_for(t.frequency, t.hour, t.day, t.zone)?;
-    Ok(subscriptions::store_in_tx(c, now, &prepared, first_due(&rule, now))?.id())
+/// What a first due time depends on: frequency, hour, day, zone, week start.
+type DueKey = (Frequency, Option<i32>, Option<i32>, Option<(String, i32)>);
+
+/// `p`'s first due time, worked out once per distinct schedule.
+fn first_due_of(
+    due: &mut HashMap<DueKey, DateTime<Utc>>,
+    p: &Prepared,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>> {
+    let t = p.timing();
+    let key = (
+        t.frequency,
+        t.hour,
+        t.day,
+        t.zone.map(|(z, w)| (z.to_string(), w)),
+    );
+    if let Some(d) = due.get(&key) {
+        return Ok(*d);
+    }
+    let d = first_due(&rule_for(t.frequency, t.hour, t.day, t.zone)?, now);
+    due.insert(key, d);
+    Ok(d)
 }

@@ -116,29 +116,6 @@ pub(super) fn parse_channels(list: &[String]) -> Result<Vec<Channel>> {
     Ok(channels)
 }
 
-/// A user must have an enabled address on every channel (a group's
-/// requests are expanded to its members, or go to its own address).
-pub(super) fn check_addresses(
-    conn: &mut DbConn,
-    party: PartyId,
-    party_name: &str,
-    channels: &[Channel],
-) -> Result<()> {
-    let have = parties::contact_points(conn, party)?;
-    for ch in channels {
-        if !have
-            .iter()
-            .any(|cp| cp.channel == ch.as_str() && !cp.disabled)
-        {
-            return Err(Error::invalid(format!(
-                "{party_name} has no {} address: add one before subscribing on that channel",
-                ch.as_str()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Changes a subscription's hour, day or channels in the caller's
 /// transaction, checked as `subscribe` checks them. Refused (409, naming
 /// it) when the party already has the digest the new hour and day make.
@@ -167,7 +144,7 @@ pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()
     if let Some(ch) = &channels {
         let (name, kind) = (parties::name_of(c, s.party)?, parties_kind(c, s.party)?);
         if kind == "user" {
-            check_addresses(c, s.party, &name, ch)?;
+            super::Lookup::default().check_addresses(c, s.party, &name, ch)?;
         }
     }
     let digest = Digest {

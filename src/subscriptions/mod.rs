@@ -14,9 +14,12 @@
 //!
 //! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
 
+mod bulk;
 mod change;
 mod named;
 mod twin;
+
+pub use bulk::{store_many_in_tx, Lookup};
 
 pub use change::{
     end_in_tx, get, hold_in_tx, ids_of_collection, ids_of_party, list_for_party, retime_in_tx,
@@ -28,14 +31,13 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
 
-use crate::db::schema::{subscriptions, users};
+use crate::db::schema::subscriptions;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
-use crate::items;
-use crate::parties::{self, Channel};
+use crate::parties::Channel;
 use crate::validate;
-use change::{check_addresses, parse_channels};
+use change::parse_channels;
 use twin::{channel_list, merge, twin_of, Digest, DIGEST_INDEX};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -216,6 +218,17 @@ impl Prepared<'_> {
 /// first day of week); a group has no preferences, so it defaults to 08:00
 /// on Monday.
 pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepared<'a>> {
+    prepare_with(conn, &Lookup::default(), req)
+}
+
+/// [`prepare`] with names, preferences and addresses taken from `look`
+/// where it has them (`digestd subscription import` loads them for the
+/// whole batch).
+pub fn prepare_with<'a>(
+    conn: &mut DbConn,
+    look: &Lookup,
+    req: &'a SubscribeRequest,
+) -> Result<Prepared<'a>> {
     let frequency = Frequency::parse(&req.frequency)?;
     let kind = Kind::parse(&req.kind)?;
     let channels = parse_channels(&req.channels)?;
@@ -234,19 +247,15 @@ pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepa
         }
         _ => {}
     }
-    let (party, party_kind) = parties::find(conn, &req.party)?;
+    let (party, party_kind) = look.party(conn, &req.party)?;
     let collection = match &req.collection {
-        Some(u) => Some(items::find_collection(conn, u)?.id),
+        Some(u) => Some(look.collection(conn, u)?),
         None => None,
     };
-    let prefs: Option<(String, i32, i32)> = users::table
-        .filter(users::party_id.eq(party.0))
-        .select((users::timezone, users::week_start, users::daily_hour))
-        .first(conn)
-        .optional()?;
+    let prefs = look.prefs(conn, party)?;
     let (week_start, daily_hour) = prefs.as_ref().map_or((0, 8), |p| (p.1, p.2));
     if party_kind == "user" {
-        check_addresses(conn, party, &req.party, &channels)?;
+        look.check_addresses(conn, party, &req.party, &channels)?;
     }
     let (hour, day) = match frequency {
         Frequency::Hourly => (None, None),

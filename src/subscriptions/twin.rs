@@ -30,15 +30,40 @@ pub(super) struct Digest {
 /// A stored subscription to the same digest.
 pub(super) struct Twin {
     pub id: SubscriptionId,
-    channels: String,
-    paused: bool,
-    include_own: bool,
-    send_empty: bool,
+    pub channels: String,
+    pub paused: bool,
+    pub include_own: bool,
+    pub send_empty: bool,
 }
 
 /// The party's subscription to digest `d`, paused or not.
 pub(super) fn twin_of(c: &mut DbConn, d: &Digest) -> Result<Option<Twin>> {
+    let key = key_of(d);
+    Ok(twins_of(c, &[d.party.0])?
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, t)| t))
+}
+
+/// `subscriptions_digest`'s key: party, collection, kind, frequency, hour, day.
+pub(super) type Key = (i64, Option<i64>, String, String, Option<i32>, Option<i32>);
+
+/// Which digest `d` is, as [`Key`].
+pub(super) fn key_of(d: &Digest) -> Key {
+    (
+        d.party.0,
+        d.collection.map(|c| c.0),
+        d.kind.as_str().to_string(),
+        d.frequency.as_str().to_string(),
+        d.hour,
+        d.day,
+    )
+}
+
+/// The stored subscriptions of `parties`, by the digest each delivers.
+pub(super) fn twins_of(c: &mut DbConn, parties: &[i64]) -> Result<Vec<(Key, Twin)>> {
     type Row = (
+        i64,
         i64,
         Option<i64>,
         String,
@@ -50,40 +75,38 @@ pub(super) fn twin_of(c: &mut DbConn, d: &Digest) -> Result<Option<Twin>> {
         bool,
         bool,
     );
-    // A party has a handful of subscriptions: compare them here rather
-    // than spell "NULL matches NULL" for both back ends.
-    let rows: Vec<Row> = subscriptions::table
-        .filter(subscriptions::party_id.eq(d.party.0))
-        .select((
-            subscriptions::id,
-            subscriptions::collection_id,
-            subscriptions::kind,
-            subscriptions::frequency,
-            subscriptions::hour_of_day,
-            subscriptions::day_of_week,
-            subscriptions::channels,
-            subscriptions::paused,
-            subscriptions::include_own,
-            subscriptions::send_empty,
-        ))
-        .order(subscriptions::id.asc())
-        .load(c)?;
-    Ok(rows
-        .into_iter()
-        .find(|r| {
-            r.1 == d.collection.map(|k| k.0)
-                && r.2 == d.kind.as_str()
-                && r.3 == d.frequency.as_str()
-                && r.4 == d.hour
-                && r.5 == d.day
-        })
-        .map(|r| Twin {
-            id: SubscriptionId(r.0),
-            channels: r.6,
-            paused: r.7,
-            include_own: r.8,
-            send_empty: r.9,
-        }))
+    let mut out = Vec::new();
+    for chunk in parties.chunks(5_000) {
+        let rows: Vec<Row> = subscriptions::table
+            .filter(subscriptions::party_id.eq_any(chunk))
+            .select((
+                subscriptions::id,
+                subscriptions::party_id,
+                subscriptions::collection_id,
+                subscriptions::kind,
+                subscriptions::frequency,
+                subscriptions::hour_of_day,
+                subscriptions::day_of_week,
+                subscriptions::channels,
+                subscriptions::paused,
+                subscriptions::include_own,
+                subscriptions::send_empty,
+            ))
+            .load(c)?;
+        out.extend(rows.into_iter().map(|r| {
+            (
+                (r.1, r.2, r.3, r.4, r.5, r.6),
+                Twin {
+                    id: SubscriptionId(r.0),
+                    channels: r.7,
+                    paused: r.8,
+                    include_own: r.9,
+                    send_empty: r.10,
+                },
+            )
+        }));
+    }
+    Ok(out)
 }
 
 /// Refuses the request (`asked`: its channels, parsed), or adds its
@@ -96,6 +119,33 @@ pub(super) fn merge(
     req: &SubscribeRequest,
     raced: &mut bool,
 ) -> Result<Subscribed> {
+    let id = twin.id;
+    let channels = merged_channels(twin, asked, req)?;
+    let n = diesel::update(
+        subscriptions::table
+            .find(id.0)
+            .filter(subscriptions::channels.eq(&twin.channels)),
+    )
+    .set(subscriptions::channels.eq(channel_list(&channels)))
+    .execute(c)?;
+    if n == 0 {
+        *raced = true;
+        return Err(Error::conflict(format!(
+            "{} already has this digest: subscription {id}, changed meanwhile",
+            req.party
+        )));
+    }
+    Ok(Subscribed::Merged { id, channels })
+}
+
+/// What [`merge`] decides, writing nothing: `twin`'s channels with the
+/// request's added, or the refusal naming `twin` (paused; other settings
+/// differ; no new channel).
+pub(super) fn merged_channels(
+    twin: &Twin,
+    asked: &[Channel],
+    req: &SubscribeRequest,
+) -> Result<Vec<Channel>> {
     let id = twin.id;
     let has = format!("{} already has this digest: subscription {id}", req.party);
     if twin.paused {
@@ -130,18 +180,7 @@ pub(super) fn merge(
     if channels == before {
         return Err(Error::conflict(format!("{has} (via {})", twin.channels)));
     }
-    let n = diesel::update(
-        subscriptions::table
-            .find(id.0)
-            .filter(subscriptions::channels.eq(&twin.channels)),
-    )
-    .set(subscriptions::channels.eq(channel_list(&channels)))
-    .execute(c)?;
-    if n == 0 {
-        *raced = true;
-        return Err(Error::conflict(format!("{has}, changed meanwhile")));
-    }
-    Ok(Subscribed::Merged { id, channels })
+    Ok(channels)
 }
 
 /// How `subscriptions.channels` stores a set: in [`Channel`] order, by commas.
