@@ -6,8 +6,9 @@
 //! subscription once, and the next tick sends that subscription a digest.
 //! Expired and unknown tokens are the bad-link 404; a known address gets
 //! the same answer; hostile fields are refused with nothing written; the
-//! per-client and per-address limits answer 429; a form without its
-//! token is 403.
+//! per-client and per-address limits answer 429, and hold against many
+//! sign-ups at once (threads on their own connections, on each back end);
+//! a form without its token is 403.
 
 mod common;
 
