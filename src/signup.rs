@@ -22,7 +22,9 @@
 //! client address in the last hour and `signup.per_address_per_day` to one
 //! email address in the last day; beyond them nothing is written or sent
 //! ([`Requested::Limited`], a 429 on the page). Counted in `signups`, so
-//! they hold across processes. Rows older than a week are deleted when a
+//! they hold across processes, and counted under a lock per client and
+//! per address, so they hold against sign-ups that arrive at once
+//! ([`lock_limits`]). Rows older than a week are deleted when a
 //! new one is written.
 
 use chrono::{DateTime, Duration, Utc};
@@ -170,6 +172,42 @@ pub fn is_token_shaped(token: &str) -> bool {
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// Makes the limits' count-then-insert in [`request`] one step per client
+/// and per address. Without it two sign-ups at once each count the rows
+/// committed before either began and both insert, past the limit (24 at
+/// once to one address with a limit of 3 all passed on PostgreSQL).
+///
+/// - **SQLite**: nothing to do. `write_tx` is `BEGIN IMMEDIATE`: the
+///   write lock is taken before the first count, so writers run one after
+///   another and each counts what the one before it committed.
+/// - **PostgreSQL**: a transaction-level advisory lock on the client and
+///   one on the address (`pg_advisory_xact_lock`, freed at commit or
+///   rollback), taken before counting. Under READ COMMITTED each count is
+///   a new snapshot, so the second sign-up, once it has the locks, sees
+///   the first one's committed row. Chosen over SERIALIZABLE because that
+///   would fail whole transactions (the verification message's queue
+///   rows included) on unrelated conflicts and need a retry loop; the
+///   locks wait only on sign-ups for the same client or address. The two
+///   keys are taken in numeric order so two sign-ups cannot each hold one
+///   and wait for the other.
+fn lock_limits(c: &mut DbConn, client: &str, email: &str) -> Result<()> {
+    if !matches!(c, DbConn::Postgres(_)) {
+        return Ok(());
+    }
+    let key = |what: &str, v: &str| {
+        let h = Sha256::digest(format!("digestd.signup.{what}.{v}").as_bytes());
+        i64::from_be_bytes(h[..8].try_into().expect("8 bytes"))
+    };
+    let mut keys = [key("client", client), key("email", email)];
+    keys.sort_unstable();
+    for k in keys {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+            .bind::<diesel::sql_types::BigInt, _>(k)
+            .execute(c)?;
+    }
+    Ok(())
+}
+
 /// Records the pending sign-up `v` from `client` and posts its
 /// verification message, unless a limit is reached.
 pub fn request(
@@ -202,6 +240,7 @@ pub fn request(
         expires.format("%Y-%m-%d %H:%M"),
     );
     c.write_tx(|c| {
+        lock_limits(c, &client, &v.email)?;
         let count = |c: &mut DbConn, by_client: bool, since: DateTime<Utc>| -> Result<i64> {
             let q = signups::table
                 .filter(signups::created_at.gt(since.naive_utc()))

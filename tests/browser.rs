@@ -11,9 +11,16 @@
 //! is not installed, unless `DIGESTD_TEST_BROWSER=required`.
 //!
 //! A new flow is one function `fn flow(web: &Web, b: &Browser)` and one
-//! `#[test]` that hands it to [`in_browser`].
+//! `#[test]` that hands it to [`in_browser`]. Sign-up with its
+//! verification link (`browser/signup.rs`) and the operator's pages
+//! (`browser/admin.rs`) are flows of their own files.
 
 mod common;
+
+#[path = "browser/admin.rs"]
+mod admin;
+#[path = "browser/signup.rs"]
+mod signup;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -21,7 +28,8 @@ use std::path::PathBuf;
 use common::at;
 use common::browser::{Browser, Options};
 use common::pages::{code, paused, snapshot};
-use common::web::{each_backend, Web};
+use common::web::Web;
+use common::TestDb;
 use digestd::config::Config;
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
@@ -34,12 +42,17 @@ use digestd::{items, manage, schedule};
 const NOW: &str = "2026-11-22T00:30:00Z";
 const ONE_CLICK: &str = "List-Unsubscribe=One-Click";
 
-/// Runs `flow` in one browser against the server on each back end.
+/// Runs `flow` in one browser against the server on each back end. The
+/// server's `base_url` is its own address, so the links it writes into
+/// messages (a sign-up's verification link) lead back to it.
 fn in_browser(options: Options, flow: impl Fn(&Web, &Browser)) {
     let Some(b) = Browser::start_with(options) else {
         return;
     };
-    each_backend(at(NOW), |web| flow(web, &b));
+    flow(&Web::start_linked(TestDb::sqlite(), at(NOW)), &b);
+    if let Some(pg) = TestDb::postgres() {
+        flow(&Web::start_linked(pg, at(NOW)), &b);
+    }
 }
 
 /// What the `dir` transport wrote, read back as a mail program would.
@@ -116,6 +129,14 @@ impl PostOffice {
     }
 
     fn run(&mut self, c: &mut DbConn, when: &str) -> Vec<Eml> {
+        self.run_raw(c, when)
+            .iter()
+            .map(|raw| Eml::parse(raw))
+            .collect()
+    }
+
+    /// As `run`, the messages as the bytes of their files.
+    fn run_raw(&mut self, c: &mut DbConn, when: &str) -> Vec<Vec<u8>> {
         let t = at(when);
         let lease = self.cfg.schedule.lease_for();
         let mut comp = digestd::digest::Composer::new(&self.cfg.digest, &self.cfg.email).unwrap();
@@ -132,9 +153,7 @@ impl PostOffice {
             .collect();
         new.sort();
         self.seen.extend(new.iter().cloned());
-        new.iter()
-            .map(|p| Eml::parse(&std::fs::read(p).unwrap()))
-            .collect()
+        new.iter().map(|p| std::fs::read(p).unwrap()).collect()
     }
 }
 
@@ -442,7 +461,13 @@ fn without_script(web: &Web, b: &Browser) {
 
 #[test]
 fn the_pages_work_without_script() {
-    in_browser(Options { javascript: false }, without_script);
+    in_browser(
+        Options {
+            javascript: false,
+            ..Options::default()
+        },
+        without_script,
+    );
 }
 
 /// At a phone's width (390 CSS pixels) nothing is wider than the screen.

@@ -31,11 +31,18 @@ pub struct Options {
     /// Whether pages may run script (`false`: Chromium's content setting
     /// blocks it, as for a person who turned it off).
     pub javascript: bool,
+    /// The browser's own time zone (`TZ` of chromedriver and so of
+    /// Chromium), as a visitor's machine would have it; `None`: this
+    /// machine's.
+    pub timezone: Option<&'static str>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { javascript: true }
+        Options {
+            javascript: true,
+            timezone: None,
+        }
     }
 }
 
@@ -68,7 +75,11 @@ impl Browser {
         }
         let log = tempfile::tempdir().unwrap();
         let port = free_port();
-        let driver = Command::new(CHROMEDRIVER)
+        let mut driver = Command::new(CHROMEDRIVER);
+        if let Some(tz) = options.timezone {
+            driver.env("TZ", tz);
+        }
+        let driver = driver
             .arg(format!("--port={port}"))
             .arg(format!(
                 "--log-path={}",
@@ -211,6 +222,41 @@ impl Browser {
         }
     }
 
+    /// Types `text` into the (emptied) text field `css` selects, as a
+    /// person would.
+    pub fn fill(&self, css: &str, text: &str) {
+        let e = self.run(self.c().find(Locator::Css(css)));
+        self.run(e.clear());
+        self.run(e.send_keys(text));
+    }
+
+    /// Clicks what `css` selects when that leads to no new page (a tick
+    /// box); `press` is for buttons and links.
+    pub fn click(&self, css: &str) {
+        let e = self.run(self.c().find(Locator::Css(css)));
+        self.run(e.click());
+    }
+
+    /// Whether the tick box or option `css` selects is selected.
+    pub fn is_selected(&self, css: &str) -> bool {
+        let e = self.run(self.c().find(Locator::Css(css)));
+        self.run(e.is_selected())
+    }
+
+    /// Opens a new tab and switches to it; the handle of the tab left.
+    pub fn new_tab(&self) -> fantoccini::wd::WindowHandle {
+        let old = self.run(self.c().window());
+        let t = self.run(self.c().new_window(true));
+        self.run(self.c().switch_to_window(t.handle));
+        old
+    }
+
+    /// Closes the current tab and switches to `to`.
+    pub fn close_tab(&self, to: fantoccini::wd::WindowHandle) {
+        self.run(self.c().close_window());
+        self.run(self.c().switch_to_window(to));
+    }
+
     /// Picks the option with `value` in the `<select>` `css` selects, by
     /// clicking it as a person would.
     pub fn choose(&self, css: &str, value: &str) {
@@ -228,6 +274,11 @@ impl Browser {
     pub fn execute(&self, script: &str) -> Value {
         assert!(self.options.javascript, "script is off in this browser");
         self.run(self.c().execute(script, vec![]))
+    }
+
+    /// Forgets every cookie of the session (a fresh visitor).
+    pub fn clear_cookies(&self) {
+        self.run(self.c().delete_all_cookies());
     }
 
     /// Resizes the window (the page's viewport follows).

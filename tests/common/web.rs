@@ -58,6 +58,22 @@ impl Web {
 
     /// Starts with settings changed by `tune` (listen is always 127.0.0.1:0).
     pub fn start_with(db: TestDb, at: DateTime<Utc>, tune: impl FnOnce(&mut Config)) -> Web {
+        Self::start_inner(db, at, tune, false)
+    }
+
+    /// Starts with `[digest] base_url` set to the server's own address, so
+    /// the links it writes into messages (a sign-up's verification link)
+    /// lead back to it.
+    pub fn start_linked(db: TestDb, at: DateTime<Utc>) -> Web {
+        Self::start_inner(db, at, |_| {}, true)
+    }
+
+    fn start_inner(
+        db: TestDb,
+        at: DateTime<Utc>,
+        tune: impl FnOnce(&mut Config),
+        linked: bool,
+    ) -> Web {
         let mut cfg = Config::default();
         cfg.database.url = db.url.clone();
         cfg.http.listen = "127.0.0.1:0".into();
@@ -74,8 +90,13 @@ impl Web {
                 .build()
                 .unwrap();
             rt.block_on(async move {
+                let mut cfg = cfg;
                 let listener = digestd::http::bind(&cfg.http.listen).await.unwrap();
-                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let addr = listener.local_addr().unwrap();
+                if linked {
+                    cfg.digest.base_url = format!("http://{addr}");
+                }
+                addr_tx.send(addr).unwrap();
                 let app = App::new(pool, cfg, shared);
                 digestd::http::serve_on(listener, app, async {
                     let _ = stop_rx.await;
