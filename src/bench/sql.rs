@@ -45,4 +45,12 @@ impl Dialect {
             }
         }
     }
+
+    /// The length in bytes of the text `expr` (NULL for NULL).
+    pub fn octets(&self, expr: &str) -> String {
+        match self.0 {
+            Backend::Sqlite => format!("length(CAST({expr} AS BLOB))"),
+            Backend::Postgres => format!("octet_length({expr})"),
+        }
+    }
 }
