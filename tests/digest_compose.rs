@@ -53,7 +53,7 @@ fn modification_digest_collapses_the_window_and_leaves_out_own_changes(db: &Test
     );
     for absent in ["Budget sync", "Ann's own meeting", "Phantom"] {
         assert!(!r.text.contains(absent), "{absent} in {}", r.text);
-        assert!(!r.chat.contains(absent));
+        assert!(!r.html.contains(absent));
     }
     // Every change is gr24's, so the digest comes from gr24.
     assert_eq!(

@@ -32,6 +32,7 @@ use super::sql::Dialect;
 use super::{open_empty, peak_rss_mib, rate, PARTY0};
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::DbConn;
+use crate::digest::render::Parts;
 use crate::digest::Composer;
 use crate::error::Result;
 use crate::ids::CollectionId;
@@ -264,14 +265,12 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
             composer.prepare(c, runs)?;
             let (mut n, mut bytes) = (0usize, 0usize);
             for r in runs {
-                let (content, rendered) = composer.compose(c, r)?;
+                let parts = Parts::for_channels(&r.channels);
+                let (content, rendered) = composer.compose(c, r, parts)?;
                 if !content.is_empty() {
                     n += 1;
                 }
-                bytes += rendered.text.len()
-                    + rendered.html.len()
-                    + rendered.chat.len()
-                    + rendered.sms.len();
+                bytes += rendered.len();
             }
             Ok((n, bytes))
         })

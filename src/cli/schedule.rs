@@ -259,15 +259,15 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         SubscriptionId(a.id),
         at,
     )?;
-    let r = &p.rendered;
+    let r = p.rendered;
     let body = if a.html {
-        r.html.clone()
+        r.html.unwrap_or_default()
     } else if a.chat {
-        r.chat.clone()
+        r.chat.unwrap_or_default()
     } else if a.sms {
-        r.sms.clone()
+        r.sms.unwrap_or_default()
     } else {
-        format!("{}\n\n{}", r.subject, r.text)
+        format!("{}\n\n{}", r.subject, r.text.unwrap_or_default())
     };
     write!(ctx.out, "{body}")?;
     if !body.ends_with('\n') {

@@ -24,7 +24,7 @@ use lettre::message::Mailbox;
 
 use super::compose::{self, ItemChange, Upcoming};
 use super::link::LinkKey;
-use super::render::{self, Content, Frame, Rendered};
+use super::render::{self, Content, Frame, Parts, Rendered};
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::schema::{collections, nt_messages, nt_requests, parties, users};
@@ -339,8 +339,14 @@ impl Composer {
         })
     }
 
-    /// Composes and renders `run`'s digest without posting it.
-    pub fn compose(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, Rendered)> {
+    /// Composes `run`'s digest and renders what `parts` asks for, without
+    /// posting it.
+    pub fn compose(
+        &mut self,
+        c: &mut DbConn,
+        run: &DueRun,
+        parts: Parts,
+    ) -> Result<(Content, Rendered)> {
         let (content, shared) = self.content(c, run)?;
         let r = self.recipient(c, run.party)?;
         let style = Style::new(r.tz, &r.locale);
@@ -405,7 +411,7 @@ impl Composer {
             unsubscribe_url,
             full_url,
         };
-        let rendered = render::render_body(&body, &frame)?;
+        let rendered = render::render_body(&body, &frame, parts)?;
         Ok((content, rendered))
     }
 
@@ -495,7 +501,13 @@ impl HandOff for Composer {
     }
 
     fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {
-        let (content, r) = self.compose(c, run)?;
+        // Only the renderings the request's channels read are made and
+        // stored: an email digest has no chat or SMS text, an XMPP one no
+        // HTML. `message` is NOT NULL and is the email's text part: a digest
+        // that goes out on no email stores it empty (delivery reads it only
+        // for email, and as the XMPP fallback of a request without a chat
+        // text, which a digest on XMPP always has).
+        let (content, r) = self.compose(c, run, Parts::for_channels(&run.channels))?;
         if content.is_empty() && !run.send_empty {
             self.empty += 1;
             return Ok(None);
@@ -529,10 +541,10 @@ impl HandOff for Composer {
         diesel::insert_into(nt_messages::table)
             .values(&NewMessage {
                 request_id: id,
-                message: &r.text,
-                message_html: Some(&r.html),
-                message_chat: Some(&r.chat),
-                message_sms: Some(&r.sms),
+                message: r.text.as_deref().unwrap_or(""),
+                message_html: r.html.as_deref(),
+                message_chat: r.chat.as_deref(),
+                message_sms: r.sms.as_deref(),
             })
             .execute(c)?;
         self.posted += 1;

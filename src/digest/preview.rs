@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::render::{Rendered, Section};
+use super::render::{Parts, Rendered, Section};
 use super::words::Style;
 use super::Composer;
 use crate::config::{DigestConfig, EmailConfig};
@@ -26,7 +26,7 @@ pub struct Preview {
     pub paused: bool,
     /// The digest holds nothing: a tick would post it only with `send_empty`.
     pub empty: bool,
-    /// Every channel's rendering.
+    /// Every channel's rendering, whichever channels the subscription uses.
     pub rendered: Rendered,
 }
 
@@ -40,7 +40,7 @@ pub fn preview(
 ) -> Result<Preview> {
     let p = schedule::preview_run(c, id, at)?;
     let mut composer = Composer::new(digest, email)?;
-    let (content, rendered) = composer.compose(c, &p.run)?;
+    let (content, rendered) = composer.compose(c, &p.run, Parts::ALL)?;
     Ok(Preview {
         run: p.run,
         paused: p.paused,

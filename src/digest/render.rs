@@ -75,14 +75,61 @@ pub struct Frame<'a> {
     pub full_url: String,
 }
 
-/// A digest rendered for every channel.
+/// Which renderings a digest gets: only what the channels of its request
+/// read. Email reads the text and HTML parts, XMPP the chat text, SMS the
+/// SMS text; a request to a group expands to the members on the request's
+/// own channels, so the group's request needs no more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Parts {
+    /// The email's text and HTML parts.
+    pub email: bool,
+    /// The XMPP text.
+    pub chat: bool,
+    /// The SMS text.
+    pub sms: bool,
+}
+
+impl Parts {
+    /// Every rendering (`digestd preview`).
+    pub const ALL: Parts = Parts {
+        email: true,
+        chat: true,
+        sms: true,
+    };
+
+    /// What a request on `channels` (comma-separated, as subscriptions and
+    /// requests store them) needs.
+    pub fn for_channels(channels: &str) -> Parts {
+        let has = |name: &str| channels.split(',').any(|c| c.trim() == name);
+        Parts {
+            email: has("email"),
+            chat: has("xmpp"),
+            sms: has("sms"),
+        }
+    }
+}
+
+/// A digest rendered for the channels it goes out on: `None` for a
+/// rendering no channel of its request reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
     pub subject: String,
-    pub text: String,
-    pub html: String,
-    pub chat: String,
-    pub sms: String,
+    /// The email's text part.
+    pub text: Option<String>,
+    /// The email's HTML part.
+    pub html: Option<String>,
+    pub chat: Option<String>,
+    pub sms: Option<String>,
+}
+
+impl Rendered {
+    /// Bytes of text rendered.
+    pub fn len(&self) -> usize {
+        [&self.text, &self.html, &self.chat, &self.sms]
+            .iter()
+            .map(|r| r.as_ref().map_or(0, String::len))
+            .sum()
+    }
 }
 
 /// One collection's lines.
@@ -270,17 +317,29 @@ fn sms_body(v: &View, segments: usize) -> String {
 
 /// Renders `content` for every channel.
 pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
-    render_body(&body(content, f), f)
+    render_body(&body(content, f), f, Parts::ALL)
 }
 
-/// Renders a body built by [`body`] for the recipient framed by `f`.
-pub fn render_body(b: &Body, f: &Frame) -> Result<Rendered> {
+/// Renders a body built by [`body`] for the recipient framed by `f`: the
+/// renderings `parts` asks for, no others.
+pub fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
     let v = view(b, f);
+    let email = parts.email;
     Ok(Rendered {
-        text: EmailText { d: &v }.render().map_err(template_error)?,
-        html: EmailHtml { d: &v }.render().map_err(template_error)?,
-        chat: Chat { d: &v }.render().map_err(template_error)?,
-        sms: sms_body(&v, f.sms_segments),
+        text: email
+            .then(|| EmailText { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        html: email
+            .then(|| EmailHtml { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        chat: parts
+            .chat
+            .then(|| Chat { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        sms: parts.sms.then(|| sms_body(&v, f.sms_segments)),
         subject: b.subject.clone(),
     })
 }
