@@ -182,9 +182,7 @@ fn stored(c: &mut DbConn) -> Result<Stored> {
     let digests = " WHERE request_id IN (SELECT request_id FROM nt_requests WHERE kind = 'digest')";
     let mut sum =
         |sql: String| -> Result<i64> { Ok(diesel::sql_query(sql).get_result::<Sum>(c)?.n) };
-    let n = sum(format!(
-        "SELECT COUNT(*) AS n FROM nt_requests WHERE kind = 'digest'"
-    ))?;
+    let n = sum("SELECT COUNT(*) AS n FROM nt_requests WHERE kind = 'digest'".into())?;
     let mut columns = Vec::new();
     for (table, col) in STORED_COLUMNS {
         let bytes = sum(format!(
@@ -270,7 +268,7 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
                 if !content.is_empty() {
                     n += 1;
                 }
-                bytes += rendered.len();
+                bytes += rendered.bytes();
             }
             Ok((n, bytes))
         })

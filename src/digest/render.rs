@@ -124,7 +124,7 @@ pub struct Rendered {
 
 impl Rendered {
     /// Bytes of text rendered.
-    pub fn len(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         [&self.text, &self.html, &self.chat, &self.sms]
             .iter()
             .map(|r| r.as_ref().map_or(0, String::len))
