@@ -205,7 +205,99 @@ fn a_second_digest_for_the_same_period_is_refused_by_the_database(db: &TestDb) {
     assert_eq!(requests(&mut c).len(), 1);
 }
 
+/// A notification to ann from gr24, posted at `t`.
+fn notify(c: &mut DbConn, t: &str) -> i64 {
+    queue::post_request(
+        c,
+        &EmailConfig::default(),
+        &queue::NewNotification {
+            from: "gr24".into(),
+            to: "ann".into(),
+            subject: "Hello".into(),
+            message: "A note".into(),
+            ..Default::default()
+        },
+        at(t),
+    )
+    .unwrap()
+    .0
+}
+
+fn a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    let quiet =
+        digestd::items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Quiet", None)
+            .unwrap()
+            .uuid;
+    // More subscribers than a batch of posts (500) and than a chunk here,
+    // all due at 17:00Z; one in seven follows a collection with no changes,
+    // so empty runs (no post) fall between the posts.
+    const N: usize = 1_100;
+    let mut empty = 0;
+    for i in 0..N {
+        let name = format!("u{i}");
+        user(&mut c, &name, "America/Los_Angeles", "en-US", None);
+        if i % 7 == 3 {
+            empty += 1;
+            subscribe(&mut c, daily(&name, &quiet));
+        } else {
+            subscribe(&mut c, daily(&name, &cal));
+        }
+    }
+    calendar_week(&mut c, &cal);
+    let before = notify(&mut c, "2026-11-22T16:30:00Z");
+    let mut comp = composer();
+    let runs =
+        digestd::schedule::tick::tick_in_chunks(&mut c, at("2026-11-22T17:00:00Z"), &mut comp, 700)
+            .unwrap();
+    let posted = N - empty;
+    assert_eq!((runs.len(), comp.posted, comp.empty), (N, posted, empty));
+    // Every run names the request posted for its own subscription and period.
+    type Linked = (i64, Option<i64>, Option<i64>, Option<String>, String);
+    let linked: Vec<Linked> = subscription_runs::table
+        .left_join(
+            nt_requests::table.on(nt_requests::request_id
+                .nullable()
+                .eq(subscription_runs::request_id)),
+        )
+        .select((
+            subscription_runs::subscription_id,
+            subscription_runs::request_id,
+            nt_requests::subscription_id.nullable(),
+            nt_requests::period.nullable(),
+            subscription_runs::period,
+        ))
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(linked.len(), N);
+    let mut ids = Vec::new();
+    for (sub, req, req_sub, req_period, period) in linked {
+        if (sub - 1) % 7 == 3 {
+            assert_eq!(req, None, "the empty run of {sub} posted nothing");
+            continue;
+        }
+        assert_eq!(req_sub, Some(sub), "run of {sub} points at request {req:?}");
+        assert_eq!(req_period.as_deref(), Some(period.as_str()));
+        ids.push(req.unwrap());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), posted);
+    // Ids taken for the batch come after the notification before, and the
+    // next notification's after them.
+    assert!(ids[0] > before, "{} <= {before}", ids[0]);
+    let after = notify(&mut c, "2026-11-22T17:30:00Z");
+    assert!(after > ids[posted - 1], "{after} <= {}", ids[posted - 1]);
+    let bodies: i64 = digestd::db::schema::nt_messages::table
+        .count()
+        .get_result(&mut c)
+        .unwrap();
+    assert_eq!(bodies as usize, posted + 2);
+}
+
 backend_tests!(
+    a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest,
     a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,
     the_outbox_writes_valid_mime_once_and_settles_statuses,
     a_second_digest_for_the_same_period_is_refused_by_the_database,

@@ -10,13 +10,15 @@
 //!   past period, every item (the page the "and N more" link opens);
 //! - [`link`]: that link, signed so that it cannot be guessed;
 //! - [`post`]: the tick's [`crate::schedule::HandOff`]: compose, render and
-//!   post an nt request in the tick's transaction.
+//!   post an nt request in the tick's transaction;
+//! - `store`: a batch of posts written in a few statements.
 
 pub mod compose;
 pub mod link;
 pub mod post;
 pub mod preview;
 pub mod render;
+mod store;
 pub mod words;
 
 pub use post::Composer;

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use diesel::prelude::*;
 use lettre::message::Mailbox;
@@ -25,9 +25,10 @@ use lettre::message::Mailbox;
 use super::compose::{self, ItemChange, Upcoming};
 use super::link::LinkKey;
 use super::render::{self, Content, Frame, Parts, Rendered};
+use super::store::{self, Post};
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
-use crate::db::schema::{collections, nt_messages, nt_requests, parties, users};
+use crate::db::schema::{collections, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId};
@@ -39,6 +40,10 @@ use crate::parties::{Channel, SYSTEM_PARTY};
 
 /// Windows kept in the cache before it is emptied.
 const CACHE_WINDOWS: usize = 4_096;
+
+/// Digests composed before their posts are written: enough for a few
+/// multi-row statements, few enough that their bodies take little memory.
+const POST_BATCH: usize = 500;
 
 /// Who a digest is for, as rendering needs it.
 #[derive(Debug, Clone)]
@@ -98,33 +103,6 @@ pub struct Composer {
     /// Digests posted per channel they go out on (one digest on two
     /// channels counts once in each), for the metrics.
     pub posted_channels: BTreeMap<&'static str, usize>,
-}
-
-#[derive(Insertable)]
-#[diesel(table_name = nt_requests, treat_none_as_default_value = false)]
-struct NewRequest<'a> {
-    party_to: i64,
-    expand_group: bool,
-    party_from: i64,
-    subject: &'a str,
-    channels: &'a str,
-    request_date: NaiveDateTime,
-    status: &'a str,
-    max_retries: i32,
-    kind: &'a str,
-    subscription_id: Option<i64>,
-    period: Option<&'a str>,
-    unsubscribe_url: Option<&'a str>,
-}
-
-#[derive(Insertable)]
-#[diesel(table_name = nt_messages, treat_none_as_default_value = false)]
-struct NewMessage<'a> {
-    request_id: i64,
-    message: &'a str,
-    message_html: Option<&'a str>,
-    message_chat: Option<&'a str>,
-    message_sms: Option<&'a str>,
 }
 
 impl Composer {
@@ -491,6 +469,53 @@ impl Composer {
     }
 }
 
+impl Composer {
+    /// `run`'s digest ready to post, or `None` when it is empty and the
+    /// subscription does not ask for empty ones.
+    fn post_of(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<Post>> {
+        // Only the renderings the request's channels read are made and
+        // stored: an email digest has no chat or SMS text, an XMPP one no
+        // HTML. `message` is NOT NULL and is the email's text part: a digest
+        // that goes out on no email stores it empty (delivery reads it only
+        // for email, and as the XMPP fallback of a request without a chat
+        // text, which a digest on XMPP always has).
+        let (content, rendered) = self.compose(c, run, Parts::for_channels(&run.channels))?;
+        if content.is_empty() && !run.send_empty {
+            self.empty += 1;
+            return Ok(None);
+        }
+        let from = self.sender(c, &content)?;
+        let recipient = self.recipient(c, run.party)?;
+        let unsubscribe_url = recipient.subscriber_code.as_ref().map(|code| {
+            format!(
+                "{}/s/{code}/unsubscribe/{}",
+                self.cfg.base_url.trim_end_matches('/'),
+                run.subscription
+            )
+        });
+        self.posted += 1;
+        for ch in run
+            .channels
+            .split(',')
+            .filter_map(|c| Channel::parse(c).ok())
+        {
+            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
+        }
+        Ok(Some(Post {
+            party_to: run.party,
+            expand_group: recipient.is_group,
+            party_from: from,
+            channels: run.channels.clone(),
+            request_date: run.tick.naive_utc(),
+            max_retries: self.max_retries,
+            subscription: run.subscription,
+            period: run.period.key.clone(),
+            unsubscribe_url,
+            rendered,
+        }))
+    }
+}
+
 impl HandOff for Composer {
     fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<()> {
         if self.recipients.len() > 200_000 {
@@ -501,60 +526,31 @@ impl HandOff for Composer {
     }
 
     fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {
-        // Only the renderings the request's channels read are made and
-        // stored: an email digest has no chat or SMS text, an XMPP one no
-        // HTML. `message` is NOT NULL and is the email's text part: a digest
-        // that goes out on no email stores it empty (delivery reads it only
-        // for email, and as the XMPP fallback of a request without a chat
-        // text, which a digest on XMPP always has).
-        let (content, r) = self.compose(c, run, Parts::for_channels(&run.channels))?;
-        if content.is_empty() && !run.send_empty {
-            self.empty += 1;
-            return Ok(None);
+        Ok(self
+            .hand_off_all(c, std::slice::from_ref(run))?
+            .pop()
+            .flatten())
+    }
+
+    /// Composes [`POST_BATCH`] runs at a time and writes their posts in a
+    /// few statements ([`store::write`]), so the rendered bodies held in
+    /// memory stay a batch's, not a chunk's.
+    fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
+        let mut out: Vec<Option<RequestId>> = Vec::with_capacity(runs.len());
+        for batch in runs.chunks(POST_BATCH) {
+            let mut posts = Vec::with_capacity(batch.len());
+            let mut slots = Vec::with_capacity(batch.len());
+            for run in batch {
+                if let Some(p) = self.post_of(c, run)? {
+                    slots.push(out.len());
+                    posts.push(p);
+                }
+                out.push(None);
+            }
+            for (slot, id) in slots.into_iter().zip(store::write(c, &posts)?) {
+                out[slot] = Some(id);
+            }
         }
-        let from = self.sender(c, &content)?;
-        let recipient = self.recipient(c, run.party)?;
-        let unsubscribe = recipient.subscriber_code.as_ref().map(|code| {
-            format!(
-                "{}/s/{code}/unsubscribe/{}",
-                self.cfg.base_url.trim_end_matches('/'),
-                run.subscription
-            )
-        });
-        let id: i64 = diesel::insert_into(nt_requests::table)
-            .values(&NewRequest {
-                party_to: run.party.0,
-                expand_group: recipient.is_group,
-                party_from: from.0,
-                subject: &r.subject,
-                channels: &run.channels,
-                request_date: run.tick.naive_utc(),
-                status: "pending",
-                max_retries: self.max_retries,
-                kind: "digest",
-                subscription_id: Some(run.subscription.0),
-                period: Some(&run.period.key),
-                unsubscribe_url: unsubscribe.as_deref(),
-            })
-            .returning(nt_requests::request_id)
-            .get_result(c)?;
-        diesel::insert_into(nt_messages::table)
-            .values(&NewMessage {
-                request_id: id,
-                message: r.text.as_deref().unwrap_or(""),
-                message_html: r.html.as_deref(),
-                message_chat: r.chat.as_deref(),
-                message_sms: r.sms.as_deref(),
-            })
-            .execute(c)?;
-        self.posted += 1;
-        for ch in run
-            .channels
-            .split(',')
-            .filter_map(|c| Channel::parse(c).ok())
-        {
-            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
-        }
-        Ok(Some(RequestId(id)))
+        Ok(out)
     }
 }
