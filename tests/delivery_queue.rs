@@ -162,7 +162,8 @@ fn purge_deletes_requests_finished_before_the_cutoff(db: &TestDb) {
         queue::QueuePurged {
             requests: 1,
             rows: 1,
-            log: 1
+            log: 1,
+            bodies: 0
         }
     );
     assert!(queue::show(&mut c, old).is_err(), "gone");

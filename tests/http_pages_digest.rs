@@ -12,7 +12,7 @@ use common::pages::{snapshot, world, NOW};
 use common::web::{each_backend, Web};
 use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};
-use digestd::db::schema::{nt_messages, nt_requests};
+use digestd::db::schema::nt_requests;
 use digestd::db::DbConn;
 use digestd::digest::link::LinkKey;
 use digestd::ids::SubscriptionId;
@@ -56,12 +56,17 @@ fn tick(c: &mut DbConn, t: &str) {
 
 /// The whole-digest path in subscription `id`'s posted digest text.
 fn link_in_digest(c: &mut DbConn, id: SubscriptionId) -> String {
-    let text: String = nt_requests::table
-        .inner_join(nt_messages::table)
+    let request: i64 = nt_requests::table
         .filter(nt_requests::subscription_id.eq(id.0))
-        .select(nt_messages::message)
+        .select(nt_requests::request_id)
         .first(c)
         .unwrap();
+    // As its recipient reads it: a shared rendering filled with its links.
+    let text = common::digest::bodies(c)
+        .into_iter()
+        .find(|b| b.request_id == request)
+        .unwrap()
+        .text;
     let start = text
         .find(&format!("{BASE}/d/"))
         .unwrap_or_else(|| panic!("no link in {text}"));

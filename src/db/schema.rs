@@ -162,6 +162,18 @@ diesel::table! {
         message_html -> Nullable<Text>,
         message_chat -> Nullable<Text>,
         message_sms -> Nullable<Text>,
+        body_id -> Nullable<BigInt>,
+        manage_url -> Nullable<Text>,
+        full_url -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    nt_bodies (body_id) {
+        body_id -> BigInt,
+        message -> Text,
+        message_html -> Nullable<Text>,
+        message_chat -> Nullable<Text>,
     }
 }
 
@@ -237,6 +249,7 @@ diesel::joinable!(subscriptions -> parties (party_id));
 diesel::joinable!(subscription_runs -> subscriptions (subscription_id));
 diesel::joinable!(nt_queue -> nt_requests (request_id));
 diesel::joinable!(nt_messages -> nt_requests (request_id));
+diesel::joinable!(nt_messages -> nt_bodies (body_id));
 diesel::joinable!(collection_tickets -> collections (collection_id));
 diesel::joinable!(idempotency_keys -> api_tokens (token_id));
 
@@ -255,6 +268,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     subscription_runs,
     nt_requests,
     nt_messages,
+    nt_bodies,
     nt_queue,
     nt_job,
     email_bounces,

@@ -11,9 +11,12 @@
 //! - [`link`]: that link, signed so that it cannot be guessed;
 //! - [`post`]: the tick's [`crate::schedule::HandOff`]: compose, render and
 //!   post an nt request in the tick's transaction;
+//! - `handoff`: the composer as the tick's hand-off: only the renderings a
+//!   request's channels read, shared ones stored once;
 //! - `store`: a batch of posts written in a few statements.
 
 pub mod compose;
+mod handoff;
 pub mod link;
 pub mod post;
 pub mod preview;
@@ -21,5 +24,6 @@ pub mod render;
 mod store;
 pub mod words;
 
+pub use handoff::Drafted;
 pub use post::Composer;
 pub use preview::{preview, whole, Preview, Whole};

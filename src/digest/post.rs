@@ -23,27 +23,24 @@ use diesel::prelude::*;
 use lettre::message::Mailbox;
 
 use super::compose::{self, ItemChange, Upcoming};
+use super::handoff::StoredKey;
 use super::link::LinkKey;
 use super::render::{self, Content, Frame, Parts, Rendered};
-use super::store::{self, Post};
+use super::store::BodyRef;
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::schema::{collections, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
-use crate::ids::{CollectionId, PartyId, RequestId};
+use crate::ids::{CollectionId, PartyId};
 use crate::modlog::{self, Modification};
-use crate::schedule::{DueRun, HandOff};
+use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
 
-use crate::parties::{Channel, SYSTEM_PARTY};
+use crate::parties::SYSTEM_PARTY;
 
 /// Windows kept in the cache before it is emptied.
 const CACHE_WINDOWS: usize = 4_096;
-
-/// Digests composed before their posts are written: enough for a few
-/// multi-row statements, few enough that their bodies take little memory.
-const POST_BATCH: usize = 500;
 
 /// Who a digest is for, as rendering needs it.
 #[derive(Debug, Clone)]
@@ -58,7 +55,7 @@ pub struct Recipient {
 type Window = (Option<CollectionId>, DateTime<Utc>, DateTime<Utc>);
 
 /// (shared content, style, collection, window, kind, frequency).
-type BodyKey = (
+pub(super) type BodyKey = (
     usize,
     Style,
     Option<CollectionId>,
@@ -67,6 +64,42 @@ type BodyKey = (
     &'static str,
     &'static str,
 );
+
+/// A run's digest before rendering: what [`Composer::prepare_run`] gives.
+pub(super) struct Prepared {
+    pub content: Content,
+    /// The key its body is shared under, when it is.
+    pub key: Option<BodyKey>,
+    pub body: Rc<render::Body>,
+    pub style: Style,
+    /// The recipient is a group (its request is expanded to the members).
+    pub is_group: bool,
+    pub manage_url: String,
+    pub unsubscribe_url: Option<String>,
+    pub full_url: String,
+}
+
+impl Prepared {
+    /// The frame that renders the prepared body for its recipient (the body
+    /// is built: rendering needs no names).
+    pub fn frame<'a>(&'a self, run: &DueRun, cfg: &DigestConfig) -> Frame<'a> {
+        Frame {
+            style: self.style,
+            kind: run.kind,
+            frequency: run.frequency,
+            window_start: run.window_start,
+            window_end: run.window_end,
+            collection: run.collection,
+            collection_name: &|_| String::new(),
+            party_name: &|_| String::new(),
+            max_items: cfg.max_items,
+            sms_segments: cfg.sms_segments,
+            manage_url: self.manage_url.clone(),
+            unsubscribe_url: self.unsubscribe_url.clone(),
+            full_url: self.full_url.clone(),
+        }
+    }
+}
 
 /// One window of the log, read once: the modifications, their collapse for
 /// someone who made none of them, and who made them.
@@ -78,7 +111,7 @@ struct WindowChanges {
 
 /// Composes and posts digests; implements [`HandOff`].
 pub struct Composer {
-    cfg: DigestConfig,
+    pub(super) cfg: DigestConfig,
     from: Mailbox,
     system: Option<PartyId>,
     recipients: HashMap<PartyId, Rc<Recipient>>,
@@ -89,6 +122,9 @@ pub struct Composer {
     /// address in the key cannot be reused while the entry exists.
     bodies: HashMap<BodyKey, (Content, Rc<render::Body>)>,
     upcoming: HashMap<Window, Rc<Vec<Upcoming>>>,
+    /// Shared renderings stored (or about to be) in this chunk's
+    /// transaction (`handoff`); emptied with `bodies`, whose keys they use.
+    pub(super) stored: HashMap<StoredKey, BodyRef>,
     /// The whole-digest links' key, loaded on first use.
     link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
@@ -96,7 +132,7 @@ pub struct Composer {
     /// rendering every digest from scratch).
     pub share_bodies: bool,
     /// Attempts before a digest is given up, from `[email] max_retries`.
-    max_retries: i32,
+    pub(super) max_retries: i32,
     /// Digests posted, and runs that were empty and posted nothing.
     pub posted: usize,
     pub empty: usize,
@@ -116,6 +152,7 @@ impl Composer {
             collections: HashMap::new(),
             changes: HashMap::new(),
             bodies: HashMap::new(),
+            stored: HashMap::new(),
             share_bodies: true,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
@@ -141,9 +178,16 @@ impl Composer {
             .ok_or_else(|| Error::Storage(format!("party {party} is missing")))
     }
 
+    /// Forgets the recipients when they are many (each chunk loads its own).
+    pub(super) fn trim_recipients(&mut self) {
+        if self.recipients.len() > 200_000 {
+            self.recipients.clear();
+        }
+    }
+
     /// Loads the recipients among `parties` not cached yet, in one query
     /// per 10,000.
-    fn load_recipients(&mut self, c: &mut DbConn, parties_: &[PartyId]) -> Result<()> {
+    pub(super) fn load_recipients(&mut self, c: &mut DbConn, parties_: &[PartyId]) -> Result<()> {
         let mut want: Vec<i64> = parties_
             .iter()
             .filter(|p| !self.recipients.contains_key(p))
@@ -259,6 +303,7 @@ impl Composer {
         }
         if self.bodies.len() > CACHE_WINDOWS {
             self.bodies.clear();
+            self.stored.clear();
         }
     }
 
@@ -325,6 +370,14 @@ impl Composer {
         run: &DueRun,
         parts: Parts,
     ) -> Result<(Content, Rendered)> {
+        let p = self.prepare_run(c, run)?;
+        let rendered = render::render_body(&p.body, &p.frame(run, &self.cfg), parts)?;
+        Ok((p.content, rendered))
+    }
+
+    /// `run`'s content, its body (built once for every recipient of the
+    /// same shared content in the same style) and the recipient's links.
+    pub(super) fn prepare_run(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Prepared> {
         let (content, shared) = self.content(c, run)?;
         let r = self.recipient(c, run.party)?;
         let style = Style::new(r.tz, &r.locale);
@@ -371,26 +424,16 @@ impl Composer {
                 b
             }
         };
-        // The body is built: rendering needs no names.
-        let no_coll = |_: CollectionId| String::new();
-        let no_party = |_: PartyId| String::new();
-        let frame = Frame {
+        Ok(Prepared {
+            content,
+            key: shared.then_some(key),
+            body,
             style,
-            kind: run.kind,
-            frequency: run.frequency,
-            window_start: run.window_start,
-            window_end: run.window_end,
-            collection: run.collection,
-            collection_name: &no_coll,
-            party_name: &no_party,
-            max_items: self.cfg.max_items,
-            sms_segments: self.cfg.sms_segments,
+            is_group: r.is_group,
             manage_url,
             unsubscribe_url,
             full_url,
-        };
-        let rendered = render::render_body(&body, &frame, parts)?;
-        Ok((content, rendered))
+        })
     }
 
     /// The subject and lines of `content` in `style`, with every name the
@@ -456,7 +499,7 @@ impl Composer {
     }
 
     /// The sender: the one actor behind every change, else the system.
-    fn sender(&mut self, c: &mut DbConn, content: &Content) -> Result<PartyId> {
+    pub(super) fn sender(&mut self, c: &mut DbConn, content: &Content) -> Result<PartyId> {
         if let Content::Changes(v) = content {
             let mut it = v.iter().flat_map(|ch| ch.actors.iter());
             if let Some(first) = it.next() {
@@ -466,91 +509,5 @@ impl Composer {
             }
         }
         self.system_party(c)
-    }
-}
-
-impl Composer {
-    /// `run`'s digest ready to post, or `None` when it is empty and the
-    /// subscription does not ask for empty ones.
-    fn post_of(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<Post>> {
-        // Only the renderings the request's channels read are made and
-        // stored: an email digest has no chat or SMS text, an XMPP one no
-        // HTML. `message` is NOT NULL and is the email's text part: a digest
-        // that goes out on no email stores it empty (delivery reads it only
-        // for email, and as the XMPP fallback of a request without a chat
-        // text, which a digest on XMPP always has).
-        let (content, rendered) = self.compose(c, run, Parts::for_channels(&run.channels))?;
-        if content.is_empty() && !run.send_empty {
-            self.empty += 1;
-            return Ok(None);
-        }
-        let from = self.sender(c, &content)?;
-        let recipient = self.recipient(c, run.party)?;
-        let unsubscribe_url = recipient.subscriber_code.as_ref().map(|code| {
-            format!(
-                "{}/s/{code}/unsubscribe/{}",
-                self.cfg.base_url.trim_end_matches('/'),
-                run.subscription
-            )
-        });
-        self.posted += 1;
-        for ch in run
-            .channels
-            .split(',')
-            .filter_map(|c| Channel::parse(c).ok())
-        {
-            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
-        }
-        Ok(Some(Post {
-            party_to: run.party,
-            expand_group: recipient.is_group,
-            party_from: from,
-            channels: run.channels.clone(),
-            request_date: run.tick.naive_utc(),
-            max_retries: self.max_retries,
-            subscription: run.subscription,
-            period: run.period.key.clone(),
-            unsubscribe_url,
-            rendered,
-        }))
-    }
-}
-
-impl HandOff for Composer {
-    fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<()> {
-        if self.recipients.len() > 200_000 {
-            self.recipients.clear();
-        }
-        let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
-        self.load_recipients(c, &parties_)
-    }
-
-    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {
-        Ok(self
-            .hand_off_all(c, std::slice::from_ref(run))?
-            .pop()
-            .flatten())
-    }
-
-    /// Composes [`POST_BATCH`] runs at a time and writes their posts in a
-    /// few statements ([`store::write`]), so the rendered bodies held in
-    /// memory stay a batch's, not a chunk's.
-    fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
-        let mut out: Vec<Option<RequestId>> = Vec::with_capacity(runs.len());
-        for batch in runs.chunks(POST_BATCH) {
-            let mut posts = Vec::with_capacity(batch.len());
-            let mut slots = Vec::with_capacity(batch.len());
-            for run in batch {
-                if let Some(p) = self.post_of(c, run)? {
-                    slots.push(out.len());
-                    posts.push(p);
-                }
-                out.push(None);
-            }
-            for (slot, id) in slots.into_iter().zip(store::write(c, &posts)?) {
-                out[slot] = Some(id);
-            }
-        }
-        Ok(out)
     }
 }

@@ -6,6 +6,7 @@
 
 use std::rc::Rc;
 
+use askama::filters::{Escaper, Html};
 use askama::Template;
 use chrono::{DateTime, Utc};
 
@@ -342,4 +343,211 @@ pub fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
         sms: parts.sms.then(|| sms_body(&v, f.sms_segments)),
         subject: b.subject.clone(),
     })
+}
+
+/// Marks a hole in a shared rendering: followed by one of [`HOLE_MANAGE`],
+/// [`HOLE_UNSUBSCRIBE`], [`HOLE_FULL`]. A control character, which no
+/// stored text can hold (input validation refuses them), so a hole cannot
+/// be forged by content; [`Body::has_holes`] checks it anyway.
+pub const HOLE: char = '\u{1}';
+pub const HOLE_MANAGE: char = 'm';
+pub const HOLE_UNSUBSCRIBE: char = 'u';
+pub const HOLE_FULL: char = 'f';
+
+impl Body {
+    /// Whether any of the body's text holds [`HOLE`] (then it cannot be
+    /// shared as a rendering with holes).
+    pub fn has_holes(&self) -> bool {
+        let has = |t: &str| t.contains(HOLE);
+        has(&self.subject)
+            || self.sections.iter().any(|s| {
+                has(&s.name)
+                    || s.lines
+                        .iter()
+                        .any(|l| has(&l.before) || has(&l.title) || has(&l.after))
+            })
+    }
+}
+
+/// A recipient's own links: what fills the holes of a shared rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Links<'a> {
+    pub manage_url: &'a str,
+    pub unsubscribe_url: Option<&'a str>,
+    pub full_url: &'a str,
+}
+
+/// The email text and HTML and the XMPP text (as `parts` asks) of `b` for
+/// every recipient in `f`'s style, with a hole where each recipient's
+/// own link goes: rendered once, stored once, and filled by [`fill`] for
+/// each recipient when the digest is sent. `unsubscribe` says whether its
+/// recipients have an unsubscribe link (users do, groups do not). No SMS:
+/// its fitting depends on the length of the recipient's link.
+pub fn render_shared(b: &Body, f: &Frame, parts: Parts, unsubscribe: bool) -> Result<Rendered> {
+    let hole = |c: char| format!("{HOLE}{c}");
+    let (manage, unsub, full) = (hole(HOLE_MANAGE), hole(HOLE_UNSUBSCRIBE), hole(HOLE_FULL));
+    let mut v = view(b, f);
+    v.manage_url = &manage;
+    v.unsubscribe_url = unsubscribe.then_some(unsub.as_str());
+    v.full_url = &full;
+    let email = parts.email;
+    Ok(Rendered {
+        text: email
+            .then(|| EmailText { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        html: email
+            .then(|| EmailHtml { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        chat: parts
+            .chat
+            .then(|| Chat { d: &v }.render())
+            .transpose()
+            .map_err(template_error)?,
+        sms: None,
+        subject: b.subject.clone(),
+    })
+}
+
+/// `shared` (from [`render_shared`]) for one recipient: each hole replaced
+/// by its link, escaped as the HTML template escapes it when `html`. A
+/// hole with no link (an unsubscribe hole for a recipient without one)
+/// becomes empty.
+pub fn fill(shared: &str, links: &Links, html: bool) -> String {
+    let mut out = String::with_capacity(shared.len() + 256);
+    let mut rest = shared;
+    while let Some(i) = rest.find(HOLE) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + HOLE.len_utf8()..];
+        let mut chars = after.chars();
+        let link = match chars.next() {
+            Some(HOLE_MANAGE) => Some(links.manage_url),
+            Some(HOLE_UNSUBSCRIBE) => Some(links.unsubscribe_url.unwrap_or("")),
+            Some(HOLE_FULL) => Some(links.full_url),
+            _ => None,
+        };
+        match link {
+            Some(l) if html => {
+                // Writing to a String cannot fail.
+                let _ = Html.write_escaped_str(&mut out, l);
+                rest = chars.as_str();
+            }
+            Some(l) => {
+                out.push_str(l);
+                rest = chars.as_str();
+            }
+            // Not a hole of ours: kept as it is.
+            None => {
+                out.push(HOLE);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::words::Line;
+
+    fn body(more: usize) -> Body {
+        let line = |t: &str| Line {
+            before: "ann changed the start time of ".into(),
+            title: t.into(),
+            after: " from 3:00 PM to 4:00 PM".into(),
+        };
+        Body {
+            subject: "2 changes in Calendar & <Co> since Monday".into(),
+            sections: vec![Section {
+                name: "Calendar & \"Co\"".into(),
+                lines: vec![line("Janitor's <Pipe> Dream"), line("Budget sync")],
+            }],
+            more,
+        }
+    }
+
+    fn frame<'a>(
+        names: &'a dyn Fn(CollectionId) -> String,
+        people: &'a dyn Fn(PartyId) -> String,
+        unsubscribe: Option<String>,
+    ) -> Frame<'a> {
+        let base = "https://x.example/a&b?c='d'<e>";
+        Frame {
+            style: Style::new("America/Los_Angeles".parse().unwrap(), "en-US"),
+            kind: Kind::Modification,
+            frequency: Frequency::Daily,
+            window_start: chrono::DateTime::UNIX_EPOCH,
+            window_end: chrono::DateTime::UNIX_EPOCH,
+            collection: None,
+            collection_name: names,
+            party_name: people,
+            max_items: 50,
+            sms_segments: 3,
+            manage_url: format!("{base}/s/code"),
+            unsubscribe_url: unsubscribe,
+            full_url: format!("{base}/d/7/2026-11-22/0123"),
+        }
+    }
+
+    /// A shared rendering filled for a recipient is byte for byte what
+    /// rendering for that recipient alone gives, links with characters
+    /// HTML escapes included, with and without an unsubscribe link and
+    /// the "N more" line.
+    #[test]
+    fn a_filled_shared_rendering_is_the_recipients_own() {
+        let names = |_: CollectionId| String::new();
+        let people = |_: PartyId| String::new();
+        for more in [0, 3] {
+            for unsub in [
+                None,
+                Some("https://x.example/a&b/s/code/unsubscribe/7".to_string()),
+            ] {
+                let b = body(more);
+                let f = frame(&names, &people, unsub.clone());
+                let own = render_body(&b, &f, Parts::ALL).unwrap();
+                let shared = render_shared(&b, &f, Parts::ALL, unsub.is_some()).unwrap();
+                let links = Links {
+                    manage_url: &f.manage_url,
+                    unsubscribe_url: f.unsubscribe_url.as_deref(),
+                    full_url: &f.full_url,
+                };
+                let text = shared.text.as_deref().unwrap();
+                let html = shared.html.as_deref().unwrap();
+                let chat = shared.chat.as_deref().unwrap();
+                assert!(text.contains(HOLE) && html.contains(HOLE) && chat.contains(HOLE));
+                assert!(!text.contains("x.example") && !html.contains("x.example"));
+                assert_eq!(Some(fill(text, &links, false)), own.text);
+                assert_eq!(Some(fill(html, &links, true)), own.html);
+                assert_eq!(Some(fill(chat, &links, false)), own.chat);
+                assert!(own
+                    .html
+                    .unwrap()
+                    .contains("a&#38;b?c=&#39;d&#39;&#60;e&#62;"));
+                assert_eq!(shared.sms, None);
+            }
+        }
+    }
+
+    #[test]
+    fn fill_leaves_what_is_not_a_hole() {
+        let links = Links {
+            manage_url: "M",
+            unsubscribe_url: None,
+            full_url: "F",
+        };
+        assert_eq!(fill("a\u{1}mb\u{1}fc\u{1}ud", &links, false), "aMbFcd");
+        assert_eq!(fill("x\u{1}zy\u{1}", &links, false), "x\u{1}zy\u{1}");
+        assert_eq!(fill("", &links, true), "");
+    }
+
+    #[test]
+    fn a_body_holding_the_hole_mark_is_seen() {
+        let mut b = body(0);
+        assert!(!b.has_holes());
+        b.sections[0].lines[1].title = "odd\u{1}m".into();
+        assert!(b.has_holes());
+    }
 }

@@ -1,5 +1,6 @@
 //! Writing a chunk's digests: each an `nt_requests` row (kind `digest`,
-//! status `pending`) and its `nt_messages` row, in the tick's transaction.
+//! status `pending`) and its `nt_messages` row, and the shared renderings
+//! (`nt_bodies`) they point at, in the tick's transaction.
 //!
 //! A batch of posts goes in a few statements: request ids are reserved
 //! first (one query), then the requests and their bodies are inserted with
@@ -13,7 +14,7 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 
 use super::render::Rendered;
-use crate::db::schema::{nt_messages, nt_requests};
+use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, RequestId, SubscriptionId};
@@ -22,11 +23,35 @@ use crate::ids::{PartyId, RequestId, SubscriptionId};
 /// well under its 65,535).
 const ROWS_PER_STATEMENT: usize = 1_000;
 
+/// A shared rendering a post points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BodyRef {
+    /// Written already, in this transaction.
+    Stored(i64),
+    /// The batch's new rendering at this index, written with the batch.
+    New(usize),
+}
+
+/// What a post stores as its bodies.
+pub(super) enum Bodies {
+    /// Rendered for its recipient alone (only what its channels read).
+    Own(Rendered),
+    /// A shared rendering with holes, the recipient's links that fill
+    /// them, and the recipient's own SMS text.
+    Shared {
+        body: BodyRef,
+        sms: Option<String>,
+        manage_url: String,
+        full_url: String,
+    },
+}
+
 /// A digest ready to post.
 pub(super) struct Post {
     pub party_to: PartyId,
     pub expand_group: bool,
     pub party_from: PartyId,
+    pub subject: String,
     pub channels: String,
     pub request_date: NaiveDateTime,
     pub max_retries: i32,
@@ -34,7 +59,7 @@ pub(super) struct Post {
     pub period: String,
     pub unsubscribe_url: Option<String>,
     /// Only the renderings the request's channels read.
-    pub rendered: Rendered,
+    pub bodies: Bodies,
 }
 
 #[derive(Insertable)]
@@ -63,6 +88,17 @@ struct NewMessage<'a> {
     message_html: Option<&'a str>,
     message_chat: Option<&'a str>,
     message_sms: Option<&'a str>,
+    body_id: Option<i64>,
+    manage_url: Option<&'a str>,
+    full_url: Option<&'a str>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = nt_bodies, treat_none_as_default_value = false)]
+struct NewBody<'a> {
+    message: &'a str,
+    message_html: Option<&'a str>,
+    message_chat: Option<&'a str>,
 }
 
 #[derive(QueryableByName)]
@@ -100,8 +136,33 @@ fn reserve_ids(c: &mut DbConn, n: usize) -> Result<Vec<i64>> {
     }
 }
 
-/// Posts `posts`, returning each one's request id, in order.
-pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
+/// Writes the shared renderings `bodies`, returning their ids: a row
+/// each (a tick makes one per shared content, style and set of channels).
+fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
+    bodies
+        .iter()
+        .map(|r| {
+            Ok(diesel::insert_into(nt_bodies::table)
+                .values(&NewBody {
+                    message: r.text.as_deref().unwrap_or(""),
+                    message_html: r.html.as_deref(),
+                    message_chat: r.chat.as_deref(),
+                })
+                .returning(nt_bodies::body_id)
+                .get_result(c)?)
+        })
+        .collect()
+}
+
+/// Writes `new_bodies` (the batch's new shared renderings), then posts
+/// `posts`; returns each post's request id, in order, and the new bodies'
+/// ids.
+pub(super) fn write(
+    c: &mut DbConn,
+    posts: &[Post],
+    new_bodies: &[Rendered],
+) -> Result<(Vec<RequestId>, Vec<i64>)> {
+    let body_ids = write_bodies(c, new_bodies)?;
     let ids = reserve_ids(c, posts.len())?;
     let requests: Vec<NewRequest> = posts
         .iter()
@@ -111,7 +172,7 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
             party_to: p.party_to.0,
             expand_group: p.expand_group,
             party_from: p.party_from.0,
-            subject: &p.rendered.subject,
+            subject: &p.subject,
             channels: &p.channels,
             request_date: p.request_date,
             status: "pending",
@@ -125,15 +186,35 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
     let messages: Vec<NewMessage> = posts
         .iter()
         .zip(&ids)
-        .map(|(p, id)| {
-            let r = &p.rendered;
-            NewMessage {
+        .map(|(p, id)| match &p.bodies {
+            Bodies::Own(r) => NewMessage {
                 request_id: *id,
                 message: r.text.as_deref().unwrap_or(""),
                 message_html: r.html.as_deref(),
                 message_chat: r.chat.as_deref(),
                 message_sms: r.sms.as_deref(),
-            }
+                body_id: None,
+                manage_url: None,
+                full_url: None,
+            },
+            Bodies::Shared {
+                body,
+                sms,
+                manage_url,
+                full_url,
+            } => NewMessage {
+                request_id: *id,
+                message: "",
+                message_html: None,
+                message_chat: None,
+                message_sms: sms.as_deref(),
+                body_id: Some(match body {
+                    BodyRef::Stored(b) => *b,
+                    BodyRef::New(i) => body_ids[*i],
+                }),
+                manage_url: Some(manage_url),
+                full_url: Some(full_url),
+            },
         })
         .collect();
     match c {
@@ -162,5 +243,5 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
             }
         }
     }
-    Ok(ids.into_iter().map(RequestId).collect())
+    Ok((ids.into_iter().map(RequestId).collect(), body_ids))
 }

@@ -8,8 +8,9 @@
 use super::at;
 use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};
-use digestd::db::schema::{nt_messages, nt_requests};
+use digestd::db::schema::{nt_bodies, nt_messages, nt_requests};
 use digestd::db::DbConn;
+use digestd::digest::render::{fill, Links};
 use digestd::digest::Composer;
 use digestd::ids::PartyId;
 use digestd::items::{self, ItemInput};
@@ -70,26 +71,91 @@ pub struct Req {
     pub period: String,
 }
 
-type ReqRow = (
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
+/// A request's bodies as its recipient reads them: a digest's shared
+/// rendering (`nt_bodies`) filled with the request's links, as the queue
+/// does when it sends.
+#[derive(Debug, Clone)]
+pub struct Bodies {
+    pub request_id: i64,
+    pub text: String,
+    pub html: Option<String>,
+    pub chat: Option<String>,
+    pub sms: Option<String>,
+    /// Whether the text, HTML and chat text came from a shared rendering.
+    pub shared: bool,
+}
+
+type BodyRow = (
     i64,
-    String,
-    Option<String>,
+    (String, Option<String>, Option<String>, Option<String>),
+    Option<(String, Option<String>, Option<String>)>,
+    (Option<String>, Option<String>, Option<String>),
 );
+
+/// Every request's bodies, in order of request id.
+pub fn bodies(c: &mut DbConn) -> Vec<Bodies> {
+    let rows: Vec<BodyRow> = nt_requests::table
+        .inner_join(nt_messages::table.left_join(nt_bodies::table))
+        .select((
+            nt_requests::request_id,
+            (
+                nt_messages::message,
+                nt_messages::message_html,
+                nt_messages::message_chat,
+                nt_messages::message_sms,
+            ),
+            (
+                nt_bodies::message,
+                nt_bodies::message_html,
+                nt_bodies::message_chat,
+            )
+                .nullable(),
+            (
+                nt_requests::unsubscribe_url,
+                nt_messages::manage_url,
+                nt_messages::full_url,
+            ),
+        ))
+        .order(nt_requests::request_id.asc())
+        .load(c)
+        .unwrap();
+    rows.into_iter()
+        .map(
+            |(request_id, (text, html, chat, sms), body, (unsub, manage, full))| {
+                let Some((b_text, b_html, b_chat)) = body else {
+                    return Bodies {
+                        request_id,
+                        text,
+                        html,
+                        chat,
+                        sms,
+                        shared: false,
+                    };
+                };
+                let links = Links {
+                    manage_url: manage.as_deref().unwrap(),
+                    unsubscribe_url: unsub.as_deref(),
+                    full_url: full.as_deref().unwrap(),
+                };
+                Bodies {
+                    request_id,
+                    text: fill(&b_text, &links, false),
+                    html: b_html.map(|h| fill(&h, &links, true)),
+                    chat: b_chat.map(|t| fill(&t, &links, false)),
+                    sms,
+                    shared: true,
+                }
+            },
+        )
+        .collect()
+}
+
+type ReqRow = (String, i64, String, Option<String>);
 
 pub fn requests(c: &mut DbConn) -> Vec<Req> {
     let rows: Vec<ReqRow> = nt_requests::table
-        .inner_join(nt_messages::table)
         .select((
             nt_requests::subject,
-            nt_messages::message,
-            nt_messages::message_html,
-            nt_messages::message_chat,
-            nt_messages::message_sms,
             nt_requests::party_from,
             nt_requests::status,
             nt_requests::period,
@@ -97,19 +163,20 @@ pub fn requests(c: &mut DbConn) -> Vec<Req> {
         .order(nt_requests::request_id.asc())
         .load(c)
         .unwrap();
+    let bodies = bodies(c);
+    assert_eq!(bodies.len(), rows.len(), "every request has its bodies");
     rows.into_iter()
-        .map(
-            |(subject, text, html, chat, sms, from, status, period)| Req {
-                subject,
-                text,
-                html: html.unwrap_or_default(),
-                chat: chat.unwrap_or_default(),
-                sms: sms.unwrap_or_default(),
-                from,
-                status,
-                period: period.unwrap_or_default(),
-            },
-        )
+        .zip(bodies)
+        .map(|((subject, from, status, period), b)| Req {
+            subject,
+            text: b.text,
+            html: b.html.unwrap_or_default(),
+            chat: b.chat.unwrap_or_default(),
+            sms: b.sms.unwrap_or_default(),
+            from,
+            status,
+            period: period.unwrap_or_default(),
+        })
         .collect()
 }
 

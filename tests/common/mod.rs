@@ -158,8 +158,6 @@ pub fn one_change_digest(
     title: &str,
     tick_at: &str,
 ) -> String {
-    use diesel::prelude::*;
-    use digestd::db::schema::nt_messages;
     let cal = digestd::items::create_collection(c, at("2026-11-01T00:00:00Z"), "Rota", None)
         .unwrap()
         .uuid;
@@ -200,15 +198,10 @@ pub fn one_change_digest(
     .unwrap();
     let runs = digestd::schedule::tick::tick(c, at(tick_at), &mut comp).unwrap();
     assert_eq!(runs.len(), 1);
-    let text: Option<String> = match channel {
-        "xmpp" => nt_messages::table
-            .select(nt_messages::message_chat)
-            .first(c)
-            .unwrap(),
-        _ => nt_messages::table
-            .select(nt_messages::message_sms)
-            .first(c)
-            .unwrap(),
+    let b = digest::bodies(c).remove(0);
+    let text = match channel {
+        "xmpp" => b.chat,
+        _ => b.sms,
     };
     let text = text.expect("the digest has a text for the channel");
     assert!(text.contains(title), "{text}");

@@ -1,12 +1,14 @@
 //! The queue's history sweep: finished requests (sent, partial_failure,
 //! failed, cancelled) whose fulfill date is before a cutoff go, with their
-//! bodies, queue rows and delivery log. Nothing open is touched: a request
-//! still pending or sending stays, whatever its age.
+//! bodies, queue rows and delivery log, and the shared digest renderings
+//! (`nt_bodies`) no request points at any more. Nothing open is touched: a
+//! request still pending or sending stays, whatever its age, and so does
+//! every rendering it points at.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
-use crate::db::schema::{delivery_log, nt_messages, nt_queue, nt_requests};
+use crate::db::schema::{delivery_log, nt_bodies, nt_messages, nt_queue, nt_requests};
 use crate::db::DbConn;
 use crate::error::Result;
 
@@ -20,6 +22,8 @@ pub struct QueuePurged {
     pub requests: usize,
     pub rows: usize,
     pub log: usize,
+    /// Shared digest renderings no request points at any more.
+    pub bodies: usize,
 }
 
 /// Deletes the requests that finished before `cutoff`, with everything
@@ -45,8 +49,28 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<QueuePurged> {
             done.rows += diesel::delete(nt_queue::table)
                 .filter(nt_queue::request_id.eq_any(&ids))
                 .execute(c)?;
+            let mut bodies: Vec<i64> = nt_messages::table
+                .filter(nt_messages::request_id.eq_any(&ids))
+                .filter(nt_messages::body_id.is_not_null())
+                .select(nt_messages::body_id.assume_not_null())
+                .load(c)?;
             diesel::delete(nt_messages::table)
                 .filter(nt_messages::request_id.eq_any(&ids))
+                .execute(c)?;
+            // A shared rendering goes with the last request that used it
+            // (all of them are written in one tick's transaction, so no
+            // later request can come to point at it).
+            bodies.sort_unstable();
+            bodies.dedup();
+            let mut still: Vec<i64> = nt_messages::table
+                .filter(nt_messages::body_id.eq_any(&bodies))
+                .select(nt_messages::body_id.assume_not_null())
+                .distinct()
+                .load(c)?;
+            still.sort_unstable();
+            bodies.retain(|b| still.binary_search(b).is_err());
+            done.bodies += diesel::delete(nt_bodies::table)
+                .filter(nt_bodies::body_id.eq_any(&bodies))
                 .execute(c)?;
             done.requests += diesel::delete(nt_requests::table)
                 .filter(nt_requests::request_id.eq_any(&ids))

@@ -26,10 +26,11 @@ use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
-use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
+use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties};
 use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
+use crate::digest::render::{fill, Links};
 use crate::error::Result;
 use crate::parties::Channel;
 
@@ -72,6 +73,30 @@ pub(super) struct Req {
     pub message_sms: Option<String>,
     pub request_date: NaiveDateTime,
     pub unsubscribe_url: Option<String>,
+    /// A digest's bodies are a shared rendering (`nt_bodies`) with holes
+    /// for the recipient's links, which follow.
+    pub shared: bool,
+    pub manage_url: Option<String>,
+    pub full_url: Option<String>,
+}
+
+impl Req {
+    /// A shared rendering's holes filled with this request's links: the
+    /// bodies its recipient reads ([`crate::digest::render::fill`]).
+    fn fill_holes(&mut self) {
+        if !self.shared {
+            return;
+        }
+        let links = Links {
+            manage_url: self.manage_url.as_deref().unwrap_or(""),
+            unsubscribe_url: self.unsubscribe_url.as_deref(),
+            full_url: self.full_url.as_deref().unwrap_or(""),
+        };
+        let f = |s: &Option<String>, html: bool| s.as_deref().map(|t| fill(t, &links, html));
+        let (html, chat) = (f(&self.message_html, true), f(&self.message_chat, false));
+        self.message = fill(&self.message, &links, false);
+        (self.message_html, self.message_chat) = (html, chat);
+    }
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another
@@ -287,6 +312,8 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     // Email needs the text and HTML bodies, XMPP and SMS their own texts
     // (and the text as a fallback): each query reads only what its channels
     // need, so an email round does not carry a chat body it never sends.
+    // A digest's text, HTML and chat text may be a shared rendering
+    // (`nt_bodies`), filled here with the request's own links.
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for email in [true, false] {
         let mut ids: Vec<i64> = rows
@@ -305,22 +332,32 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             diesel::dsl::sql::<Nullable<Text>>(if needed { column } else { "NULL" })
         };
         let loaded: Vec<Req> = nt_requests::table
-            .inner_join(nt_messages::table)
+            .inner_join(nt_messages::table.left_join(nt_bodies::table))
             .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(&these))
             .select((
                 nt_requests::request_id,
                 nt_requests::subject,
-                nt_messages::message,
-                body("nt_messages.message_html", email),
-                body("nt_messages.message_chat", !email),
+                diesel::dsl::sql::<Text>("COALESCE(nt_bodies.message, nt_messages.message)"),
+                body(
+                    "COALESCE(nt_bodies.message_html, nt_messages.message_html)",
+                    email,
+                ),
+                body(
+                    "COALESCE(nt_bodies.message_chat, nt_messages.message_chat)",
+                    !email,
+                ),
                 body("nt_messages.message_sms", !email),
                 nt_requests::request_date,
                 nt_requests::unsubscribe_url,
+                nt_messages::body_id.is_not_null(),
+                nt_messages::manage_url,
+                nt_messages::full_url,
             ))
             .load(conn)?;
         // A request on email and another channel is in both: the second
         // read adds its chat and SMS texts.
-        for r in loaded {
+        for mut r in loaded {
+            r.fill_holes();
             match reqs.get_mut(&r.id) {
                 Some(q) => (q.message_chat, q.message_sms) = (r.message_chat, r.message_sms),
                 None => {

@@ -1,0 +1,223 @@
+//! The [`Composer`] as the tick's [`HandOff`]: each due run becomes a
+//! post, and a batch of posts is written in a few statements
+//! ([`store::write`]) inside the tick's transaction.
+//!
+//! What a digest stores is what its request's channels read, and no more:
+//! - recipients of the same shared content in the same style (the body the
+//!   composer builds once) share one stored rendering of the email text and
+//!   HTML and the XMPP text (`nt_bodies`), with holes where each
+//!   recipient's links go ([`render::render_shared`]); the request keeps
+//!   only its links, and its SMS text, whose fitting depends on the length
+//!   of its link. The queue fills the holes as it sends ([`render::fill`]);
+//! - a digest of content no one else reads (its recipient's own changes
+//!   left out) is rendered for its recipient alone and stored in its
+//!   `nt_messages` row, as a notification's body is.
+//!
+//! Either way only the renderings the channels read are made: an email
+//! digest has no chat or SMS text, an XMPP one no HTML. `message` is NOT
+//! NULL and is the email's text part: a digest that goes out on no email
+//! stores it empty (delivery reads it only for email, and as the XMPP
+//! fallback of a request without a chat text, which a digest on XMPP always
+//! has).
+//!
+//! A stored body's id is good only inside the transaction that wrote it:
+//! [`HandOff::prepare`] (once per chunk, each chunk its own transaction)
+//! forgets them.
+
+use super::post::{BodyKey, Composer};
+use super::render::{self, Parts, Rendered};
+use super::store::{self, Bodies, BodyRef, Post};
+use crate::db::DbConn;
+use crate::error::Result;
+use crate::ids::{PartyId, RequestId};
+use crate::parties::Channel;
+use crate::schedule::{DueRun, HandOff};
+
+/// Digests composed before their posts are written: enough for a few
+/// multi-row statements, few enough that their bodies take little memory.
+const POST_BATCH: usize = 500;
+
+/// A shared body's stored rendering: the body, the renderings made (email,
+/// chat) and whether its recipients have an unsubscribe link.
+pub(super) type StoredKey = (BodyKey, bool, bool, bool);
+
+/// What [`Composer::draft_all`] found: posts, and bytes they would store.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Drafted {
+    pub posts: usize,
+    pub bytes: usize,
+}
+
+impl Composer {
+    /// `run`'s digest ready to post, or `None` when it is empty and the
+    /// subscription does not ask for empty ones. A shared rendering made
+    /// for it goes to `new_bodies`, to be written before the posts.
+    fn post_of(
+        &mut self,
+        c: &mut DbConn,
+        run: &DueRun,
+        new_bodies: &mut Vec<Rendered>,
+    ) -> Result<Option<Post>> {
+        let parts = Parts::for_channels(&run.channels);
+        let p = self.prepare_run(c, run)?;
+        if p.content.is_empty() && !run.send_empty {
+            self.empty += 1;
+            return Ok(None);
+        }
+        let from = self.sender(c, &p.content)?;
+        let frame = p.frame(run, &self.cfg);
+        let bodies = match p.key {
+            Some(key) if !p.body.has_holes() => {
+                let skey: StoredKey = (key, parts.email, parts.chat, p.unsubscribe_url.is_some());
+                let body = match self.stored.get(&skey) {
+                    Some(b) => *b,
+                    None => {
+                        let shared = render::render_shared(
+                            &p.body,
+                            &frame,
+                            parts,
+                            p.unsubscribe_url.is_some(),
+                        )?;
+                        new_bodies.push(shared);
+                        let b = BodyRef::New(new_bodies.len() - 1);
+                        self.stored.insert(skey, b);
+                        b
+                    }
+                };
+                let sms_only = Parts {
+                    email: false,
+                    chat: false,
+                    sms: parts.sms,
+                };
+                Bodies::Shared {
+                    body,
+                    sms: render::render_body(&p.body, &frame, sms_only)?.sms,
+                    manage_url: p.manage_url.clone(),
+                    full_url: p.full_url.clone(),
+                }
+            }
+            _ => Bodies::Own(render::render_body(&p.body, &frame, parts)?),
+        };
+        self.posted += 1;
+        for ch in run
+            .channels
+            .split(',')
+            .filter_map(|c| Channel::parse(c).ok())
+        {
+            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
+        }
+        Ok(Some(Post {
+            party_to: run.party,
+            expand_group: p.is_group,
+            party_from: from,
+            subject: p.body.subject.clone(),
+            channels: run.channels.clone(),
+            request_date: run.tick.naive_utc(),
+            max_retries: self.max_retries,
+            subscription: run.subscription,
+            period: run.period.key.clone(),
+            unsubscribe_url: p.unsubscribe_url,
+            bodies,
+        }))
+    }
+
+    /// The hand-off of `runs` without its writes: every digest composed and
+    /// rendered as [`HandOff::hand_off_all`] would post it, shared
+    /// renderings made once, nothing written (`digestd bench compose`).
+    pub fn draft_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Drafted> {
+        self.prepare(c, runs)?;
+        let mut d = Drafted::default();
+        let mut next_id = -1;
+        for batch in runs.chunks(POST_BATCH) {
+            let mut new_bodies = Vec::new();
+            for run in batch {
+                if let Some(p) = self.post_of(c, run, &mut new_bodies)? {
+                    d.posts += 1;
+                    d.bytes += p.bytes();
+                }
+            }
+            d.bytes += new_bodies.iter().map(Rendered::bytes).sum::<usize>();
+            // As if written: later batches of the chunk refer to them.
+            let ids: Vec<i64> = new_bodies
+                .iter()
+                .map(|_| {
+                    next_id -= 1;
+                    next_id
+                })
+                .collect();
+            self.settle_bodies(&ids);
+        }
+        Ok(d)
+    }
+
+    /// The bodies made for the last batch are stored as `ids`.
+    fn settle_bodies(&mut self, ids: &[i64]) {
+        for b in self.stored.values_mut() {
+            if let BodyRef::New(i) = *b {
+                *b = BodyRef::Stored(ids[i]);
+            }
+        }
+    }
+}
+
+impl HandOff for Composer {
+    fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<()> {
+        // A new chunk, a new transaction: bodies stored by an earlier one
+        // may have been rolled back with it.
+        self.stored.clear();
+        self.trim_recipients();
+        let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
+        self.load_recipients(c, &parties_)
+    }
+
+    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {
+        Ok(self
+            .hand_off_all(c, std::slice::from_ref(run))?
+            .pop()
+            .flatten())
+    }
+
+    /// Composes [`POST_BATCH`] runs at a time and writes their posts (and
+    /// the shared renderings they use) in a few statements, so the rendered
+    /// text held in memory stays a batch's, not a chunk's.
+    fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
+        let mut out: Vec<Option<RequestId>> = Vec::with_capacity(runs.len());
+        for batch in runs.chunks(POST_BATCH) {
+            let mut posts = Vec::with_capacity(batch.len());
+            let mut slots = Vec::with_capacity(batch.len());
+            let mut new_bodies = Vec::new();
+            for run in batch {
+                if let Some(p) = self.post_of(c, run, &mut new_bodies)? {
+                    slots.push(out.len());
+                    posts.push(p);
+                }
+                out.push(None);
+            }
+            let (ids, body_ids) = store::write(c, &posts, &new_bodies)?;
+            self.settle_bodies(&body_ids);
+            for (slot, id) in slots.into_iter().zip(ids) {
+                out[slot] = Some(id);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Post {
+    /// Bytes of text this post stores (its own row's; a shared rendering is
+    /// counted once, where it is made).
+    fn bytes(&self) -> usize {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        self.subject.len()
+            + opt(&self.unsubscribe_url)
+            + match &self.bodies {
+                Bodies::Own(r) => r.bytes(),
+                Bodies::Shared {
+                    sms,
+                    manage_url,
+                    full_url,
+                    ..
+                } => opt(sms) + manage_url.len() + full_url.len(),
+            }
+    }
+}
