@@ -34,6 +34,75 @@ impl HandOff for CrashAfterPost {
     }
 }
 
+/// Posts a chunk with the real composer, then fails the chunk once, as a
+/// crash before the commit would; the same composer serves the retry.
+struct FailOnce(Composer, bool);
+
+impl HandOff for FailOnce {
+    fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> digestd::Result<()> {
+        self.0.prepare(c, runs)
+    }
+
+    fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> digestd::Result<Option<RequestId>> {
+        self.0.hand_off(c, run)
+    }
+
+    fn hand_off_all(
+        &mut self,
+        c: &mut DbConn,
+        runs: &[DueRun],
+    ) -> digestd::Result<Vec<Option<RequestId>>> {
+        let ids = self.0.hand_off_all(c, runs)?;
+        if std::mem::take(&mut self.1) {
+            return Err(digestd::Error::Storage("simulated crash".into()));
+        }
+        Ok(ids)
+    }
+
+    fn committed(&mut self) {
+        self.0.committed()
+    }
+}
+
+fn a_composer_after_a_failed_chunk_refers_to_nothing_it_rolled_back(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    // bea and cat read the same digest: one shared rendering.
+    for name in ["bea", "cat"] {
+        user(&mut c, name, "America/Los_Angeles", "en-US", None);
+        subscribe(&mut c, daily(name, &cal));
+    }
+    calendar_week(&mut c, &cal);
+    let mut h = FailOnce(composer(), true);
+    assert!(tick(&mut c, at("2026-11-22T17:00:00Z"), &mut h).is_err());
+    assert_eq!(requests(&mut c).len(), 0);
+    // The same composer again: the rendering it stored went with the
+    // failed chunk, so it stores it again.
+    assert_eq!(
+        tick(&mut c, at("2026-11-22T17:00:00Z"), &mut h)
+            .unwrap()
+            .len(),
+        2
+    );
+    let b = common::digest::bodies(&mut c);
+    assert_eq!(b.len(), 2);
+    for x in &b {
+        assert!(x.shared, "{x:?}");
+        assert!(x.text.contains("Janitor's Pipe Dream"), "{x:?}");
+    }
+    let missing: i64 = digestd::db::schema::nt_messages::table
+        .left_join(digestd::db::schema::nt_bodies::table)
+        .filter(digestd::db::schema::nt_messages::body_id.is_not_null())
+        .filter(digestd::db::schema::nt_bodies::body_id.nullable().is_null())
+        .count()
+        .get_result(&mut c)
+        .unwrap();
+    assert_eq!(
+        missing, 0,
+        "a message points at a rendering that is not there"
+    );
+}
+
 fn a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing(db: &TestDb) {
     let mut c = db.conn();
     let (cal, _) = calendar_world(&mut c);
@@ -294,10 +363,18 @@ fn a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest(db: &TestDb) {
         .get_result(&mut c)
         .unwrap();
     assert_eq!(bodies as usize, posted + 2);
+    // Every digest is the same content in the same style: one rendering,
+    // stored by the first chunk and used by the second after its commit.
+    let shared: i64 = digestd::db::schema::nt_bodies::table
+        .count()
+        .get_result(&mut c)
+        .unwrap();
+    assert_eq!(shared, 1);
 }
 
 backend_tests!(
     a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest,
+    a_composer_after_a_failed_chunk_refers_to_nothing_it_rolled_back,
     a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,
     the_outbox_writes_valid_mime_once_and_settles_statuses,
     a_second_digest_for_the_same_period_is_refused_by_the_database,

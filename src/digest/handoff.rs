@@ -20,9 +20,10 @@
 //! fallback of a request without a chat text, which a digest on XMPP always
 //! has).
 //!
-//! A stored body's id is good only inside the transaction that wrote it:
-//! [`HandOff::prepare`] (once per chunk, each chunk its own transaction)
-//! forgets them.
+//! A stored rendering's id is good once the transaction that wrote it has
+//! committed, or inside it: [`HandOff::prepare`] (once per chunk, each
+//! chunk its own transaction) forgets them unless the chunk before was
+//! committed ([`HandOff::committed`]).
 
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
@@ -66,24 +67,28 @@ impl Composer {
         }
         let from = self.sender(c, &p.content)?;
         let frame = p.frame(run, &self.cfg);
-        let bodies = match p.key {
-            Some(key) if !p.body.has_holes() => {
-                let skey: StoredKey = (key, parts.email, parts.chat, p.unsubscribe_url.is_some());
-                let body = match self.stored.get(&skey) {
-                    Some(b) => *b,
-                    None => {
-                        let shared = render::render_shared(
-                            &p.body,
-                            &frame,
-                            parts,
-                            p.unsubscribe_url.is_some(),
-                        )?;
-                        new_bodies.push(shared);
-                        let b = BodyRef::New(new_bodies.len() - 1);
-                        self.stored.insert(skey, b);
-                        b
-                    }
-                };
+        let skey: Option<StoredKey> = p
+            .key
+            .map(|key| (key, parts.email, parts.chat, p.unsubscribe_url.is_some()));
+        let body = match skey {
+            Some(k) => match self.stored.get(&k) {
+                Some(b) => Some(*b),
+                // A body holding the hole mark itself is not shared (none
+                // should: input validation refuses control characters).
+                None if p.body.has_holes() => None,
+                None => {
+                    let shared =
+                        render::render_shared(&p.body, &frame, parts, p.unsubscribe_url.is_some())?;
+                    new_bodies.push(shared);
+                    let b = BodyRef::New(new_bodies.len() - 1);
+                    self.stored.insert(k, b);
+                    Some(b)
+                }
+            },
+            None => None,
+        };
+        let bodies = match body {
+            Some(body) => {
                 let sms_only = Parts {
                     email: false,
                     chat: false,
@@ -162,12 +167,19 @@ impl Composer {
 
 impl HandOff for Composer {
     fn prepare(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<()> {
-        // A new chunk, a new transaction: bodies stored by an earlier one
-        // may have been rolled back with it.
-        self.stored.clear();
+        // A new chunk, a new transaction: renderings stored by the chunk
+        // before are there only if it committed.
+        if !self.chunk_committed {
+            self.stored.clear();
+        }
+        self.chunk_committed = false;
         self.trim_recipients();
         let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
         self.load_recipients(c, &parties_)
+    }
+
+    fn committed(&mut self) {
+        self.chunk_committed = true;
     }
 
     fn hand_off(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>> {

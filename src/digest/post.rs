@@ -125,6 +125,9 @@ pub struct Composer {
     /// Shared renderings stored (or about to be) in this chunk's
     /// transaction (`handoff`); emptied with `bodies`, whose keys they use.
     pub(super) stored: HashMap<StoredKey, BodyRef>,
+    /// The last chunk handed off has committed (`stored` holds only
+    /// renderings that are there for the next one).
+    pub(super) chunk_committed: bool,
     /// The whole-digest links' key, loaded on first use.
     link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
@@ -153,6 +156,7 @@ impl Composer {
             changes: HashMap::new(),
             bodies: HashMap::new(),
             stored: HashMap::new(),
+            chunk_committed: true,
             share_bodies: true,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),

@@ -132,6 +132,11 @@ pub trait HandOff {
     ) -> Result<Vec<Option<RequestId>>> {
         runs.iter().map(|r| self.hand_off(conn, r)).collect()
     }
+
+    /// Called after a chunk's transaction has committed: what the hand-off
+    /// wrote in it is there for the next chunk to refer to. Not called for
+    /// a chunk that failed (its writes are gone).
+    fn committed(&mut self) {}
 }
 
 /// Hands nothing on (simulation, `digestd tick` before delivery exists).
@@ -212,6 +217,7 @@ pub fn tick_in_chunks(
     loop {
         let t = std::time::Instant::now();
         let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out))?;
+        sink.committed();
         tracing::debug!(with_commit = ?t.elapsed(), "tick transaction");
         if n < chunk as usize {
             return Ok(out);
