@@ -98,6 +98,48 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// This process's anonymous resident memory now (RssAnon), in MiB: what it
+/// allocated itself, without the file pages it maps (SQLite reads its
+/// database through a memory map of up to 1 GiB, and those pages count in
+/// VmHWM though they are the kernel's page cache).
+fn anon_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// The peak of [`anon_rss_mib`], sampled every 5 ms on a thread until
+/// [`AnonPeak::stop`].
+struct AnonPeak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<f64>,
+}
+
+impl AnonPeak {
+    fn start() -> AnonPeak {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak: f64 = 0.0;
+            loop {
+                peak = peak.max(anon_rss_mib().unwrap_or(0.0));
+                if flag.load(Ordering::Relaxed) {
+                    return peak;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        AnonPeak { stop, thread }
+    }
+
+    fn stop(self) -> f64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0.0)
+    }
+}
+
 /// `n` users (ids after [`PARTY0`]), each with a `channel` contact point at
 /// `address` (an SQL expression of the row number `i`), and a pending
 /// request from the first to each of the others, with `body` as its text
