@@ -159,8 +159,10 @@ pub(super) fn write(
     posts: &[Post],
     new_bodies: &[Rendered],
 ) -> Result<(Vec<RequestId>, Vec<i64>)> {
+    let t0 = std::time::Instant::now();
     let body_ids = write_bodies(c, new_bodies)?;
     let ids = reserve_ids(c, posts.len())?;
+    let reserved = t0.elapsed();
     let requests: Vec<NewRequest> = posts
         .iter()
         .zip(&ids)
@@ -287,5 +289,6 @@ pub(super) fn write(
                 .execute(pg)?;
         }
     }
+    tracing::debug!(?reserved, written = ?t0.elapsed(), posts = posts.len(), "digest posts");
     Ok((ids.into_iter().map(RequestId).collect(), body_ids))
 }
