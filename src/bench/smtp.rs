@@ -42,6 +42,12 @@ pub struct SmtpArgs {
     /// one more after the last); the medians are compared.
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
+    /// Send to one group of all the recipients instead, as an operator
+    /// would: each timed run is `digestd notify --to GROUP --expand-group`
+    /// and then `digestd queue run`, two processes of this binary
+    /// (start-up, expansion, sending and statuses all timed).
+    #[arg(long)]
+    pub group: bool,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-smtp.db";
@@ -173,6 +179,7 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let port = free_port()?;
     let sink = start_sink(port)?;
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let db_url = url.unwrap_or(DEFAULT_BENCH_DB).to_string();
     let mut c = db.conn()?;
     // Text and HTML each carry about half of the size.
     let body = "The quick brown fox jumps over the lazy dog. ".repeat((args.size / 2 / 45).max(1));
@@ -182,11 +189,19 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         "email",
         "'user' || i || '@example.com'",
     )?;
+    if args.group {
+        group_of_all(&mut c, args.messages)?;
+    }
     writeln!(
         out,
-        "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, {} runs each, \
+        "bench smtp on {:?}{}: {} messages of ~{} bytes, {} sessions, {} runs each, \
          into smtp-sink on 127.0.0.1:{port}",
         c.backend(),
+        if args.group {
+            ", to one group by two processes (notify --expand-group, queue run)"
+        } else {
+            ""
+        },
         args.messages,
         args.size,
         args.sessions,
@@ -213,6 +228,21 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         source_cpu.add(spent(s0, snap(), true));
         if k == args.repeat {
             break;
+        }
+        if args.group {
+            let s0 = snap();
+            let t = Instant::now();
+            as_processes(&db_url, port, args, k, &body)?;
+            ours.push(t.elapsed());
+            our_cpu.add(spent(s0, snap(), true));
+            let sent = sent_to_group(&mut c, k)?;
+            if sent != args.messages {
+                return Err(Error::Storage(format!(
+                    "the group's request reached {sent} of {} members",
+                    args.messages
+                )));
+            }
+            continue;
         }
         // A fresh batch of pending requests; earlier runs' stay as history.
         requests(&mut c, args.messages, k * args.messages, "email", &body)?;
@@ -247,7 +277,11 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     )?;
     line(
         out,
-        "digestd queue: expand + send + statuses (run_pass, median)",
+        if args.group {
+            "digestd notify --expand-group + queue run, processes (median)"
+        } else {
+            "digestd queue: expand + send + statuses (run_pass, median)"
+        },
         mine,
     )?;
     let us = |d: Duration, runs: usize| per_message(d, args.messages * runs);
@@ -275,6 +309,89 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         if ratio >= 0.8 { "met" } else { "not met" }
     )?;
     Ok(())
+}
+
+/// The group `bench-group` holding the `n` recipients.
+fn group_of_all(c: &mut crate::db::DbConn, n: usize) -> Result<()> {
+    use diesel::connection::SimpleConnection;
+    let d = super::sql::Dialect(c.backend());
+    let t0 = d.ts_lit(requested_at());
+    let all = d.series(n + 1);
+    let group = super::PARTY0 + n as i64 + 1;
+    c.batch_execute(&format!(
+        "INSERT INTO parties (id, kind, name, created_at) VALUES ({group}, 'group', 'bench-group', {t0}); \
+         INSERT INTO memberships (group_id, member_id) \
+             SELECT {group}, {} + i FROM {all} WHERE i > 0",
+        super::PARTY0
+    ))?;
+    Ok(())
+}
+
+/// One timed run of the group path: `digestd notify` to the group, then
+/// `digestd queue run`, each a process of this binary on the bench's
+/// database, sending over SMTP into the sink on `port`.
+fn as_processes(db_url: &str, port: u16, a: &SmtpArgs, k: usize, body: &str) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let run = |args: &[&str], stdin: Option<&str>| -> Result<()> {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("--db")
+            .arg(db_url)
+            .args(args)
+            .env("DIGESTD_EMAIL__TRANSPORT", "smtp")
+            .env("DIGESTD_EMAIL__SMTP_URL", format!("smtp://127.0.0.1:{port}"))
+            .env("DIGESTD_EMAIL__POOL_SIZE", a.sessions.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn()?;
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("piped")
+                .write_all(text.as_bytes())?;
+        }
+        let done = child.wait_with_output()?;
+        if !done.status.success() {
+            return Err(Error::Storage(format!(
+                "digestd {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&done.stderr).trim()
+            )));
+        }
+        Ok(())
+    };
+    let subject = format!("Bench group message {k}");
+    run(
+        &[
+            "notify",
+            "--from",
+            "u0",
+            "--to",
+            "bench-group",
+            "--expand-group",
+            "--subject",
+            &subject,
+            "--message",
+            "-",
+        ],
+        Some(body),
+    )?;
+    run(&["queue", "run"], None)
+}
+
+/// How many members the `k`th run's group request reached.
+fn sent_to_group(c: &mut crate::db::DbConn, k: usize) -> Result<usize> {
+    use crate::db::schema::{nt_queue, nt_requests};
+    use diesel::prelude::*;
+    let subject = format!("Bench group message {k}");
+    let n: i64 = nt_queue::table
+        .inner_join(nt_requests::table.on(nt_requests::request_id.eq(nt_queue::request_id)))
+        .filter(nt_requests::subject.eq(&subject))
+        .filter(nt_queue::is_successful.eq(true))
+        .count()
+        .get_result(c)?;
+    Ok(n as usize)
 }
 
 /// The median of `d` (the mean of the middle two when even).
