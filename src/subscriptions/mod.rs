@@ -28,7 +28,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
 
-use crate::db::schema::{subscriptions, users};
+use crate::db::schema::{group_prefs, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
@@ -186,7 +186,8 @@ pub struct Prepared<'a> {
     req: &'a SubscribeRequest,
     digest: Digest,
     channels: Vec<Channel>,
-    /// The user's timezone and first day of week; `None` for a group.
+    /// The party's timezone and first day of week (a user's or a group's);
+    /// `None` when it has none (UTC, Monday).
     zone: Option<(String, i32)>,
 }
 
@@ -196,7 +197,8 @@ pub struct Timing<'a> {
     pub frequency: Frequency,
     pub hour: Option<i32>,
     pub day: Option<i32>,
-    /// The user's timezone and first day of week; `None` for a group (UTC).
+    /// The party's timezone and first day of week; `None` when it has
+    /// none (UTC, Monday).
     pub zone: Option<(&'a str, i32)>,
 }
 
@@ -212,9 +214,9 @@ impl Prepared<'_> {
 }
 
 /// Validates a subscription request and resolves its names; writes
-/// nothing. Hour and day default from the user's preferences (daily hour,
-/// first day of week); a group has no preferences, so it defaults to 08:00
-/// on Monday.
+/// nothing. Hour and day default from the party's preferences (daily hour,
+/// first day of week: a user's, or a group's `group_prefs`), else 08:00 on
+/// Monday.
 pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepared<'a>> {
     let frequency = Frequency::parse(&req.frequency)?;
     let kind = Kind::parse(&req.kind)?;
@@ -239,11 +241,23 @@ pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepa
         Some(u) => Some(items::find_collection(conn, u)?.id),
         None => None,
     };
-    let prefs: Option<(String, i32, i32)> = users::table
-        .filter(users::party_id.eq(party.0))
-        .select((users::timezone, users::week_start, users::daily_hour))
-        .first(conn)
-        .optional()?;
+    let prefs: Option<(String, i32, i32)> = if party_kind == "group" {
+        group_prefs::table
+            .filter(group_prefs::party_id.eq(party.0))
+            .select((
+                group_prefs::timezone,
+                group_prefs::week_start,
+                group_prefs::daily_hour,
+            ))
+            .first(conn)
+            .optional()?
+    } else {
+        users::table
+            .filter(users::party_id.eq(party.0))
+            .select((users::timezone, users::week_start, users::daily_hour))
+            .first(conn)
+            .optional()?
+    };
     let (week_start, daily_hour) = prefs.as_ref().map_or((0, 8), |p| (p.1, p.2));
     if party_kind == "user" {
         check_addresses(conn, party, &req.party, &channels)?;
