@@ -127,6 +127,8 @@ pub(super) fn insert_prefs(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Re
 /// is not given stays). `manage::update_group` is the whole operation: it
 /// reschedules the group's subscriptions in the same transaction.
 pub fn apply_group_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) -> Result<PartyId> {
+    // The system party is a 'group' row with no preferences to change.
+    not_reserved(name.to_string())?;
     let (id, kind) = find(c, name)?;
     if kind != "group" {
         return Err(Error::invalid(format!("{name:?} is a user, not a group")));
@@ -170,6 +172,7 @@ pub fn list_groups(conn: &mut DbConn) -> Result<Vec<Group>> {
 
 /// The group named `name`.
 pub fn get_group(conn: &mut DbConn, name: &str) -> Result<Group> {
+    not_reserved(name.to_string())?;
     let id = super::find_kind(conn, "group", name)?;
     load_groups(conn, Some(id))?
         .pop()

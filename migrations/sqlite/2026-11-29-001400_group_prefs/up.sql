@@ -13,5 +13,8 @@ CREATE TABLE group_prefs (
     locale     TEXT NOT NULL DEFAULT 'en-GB'
 );
 
+-- Not the system party (a 'group' row that sends digests and receives
+-- none), nor a deleted group's tombstone (`NAME (deleted #ID)`).
 INSERT INTO group_prefs (party_id)
-SELECT id FROM parties WHERE kind = 'group';
+SELECT id FROM parties
+WHERE kind = 'group' AND name <> 'digestd' AND name NOT LIKE '% (deleted #%)';
