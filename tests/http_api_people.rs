@@ -434,7 +434,7 @@ fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
         assert_eq!(
             g,
             json!({"name": "tokyo", "timezone": "Asia/Tokyo", "week_start": "sun",
-                "daily_hour": 9, "locale": "en-US", "email": "tokyo@example.org"})
+                "daily_hour": 9, "locale": "en-US", "email": "Tokyo@example.org"})
         );
         let a = w.put("/api/v1/groups/plain", Some(&admin), "");
         assert_eq!(a.status, 201, "{}", a.text);
@@ -482,7 +482,7 @@ fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["timezone"], "America/New_York");
         assert_eq!(a.json()["week_start"], "sun", "what is not given stays");
-        assert_eq!(a.json()["email"], "tokyo@example.org");
+        assert_eq!(a.json()["email"], "Tokyo@example.org", "domain lower-cased");
         assert_ne!(next_due(w, t), before.1, "rescheduled");
         let ny = parties::UserChanges {
             timezone: Some("America/New_York".into()),
