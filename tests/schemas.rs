@@ -17,13 +17,14 @@ use serde_json::{json, Value};
 use common::web::{each_backend, Answer, Web};
 
 const BASE: &str = "https://schemas.digestd.invalid/";
-const SCHEMAS: [&str; 8] = [
+const SCHEMAS: [&str; 9] = [
     "common",
     "record-line",
     "modifications",
     "item",
     "user",
     "users",
+    "group",
     "subscription",
     "subscription-patch",
 ];
@@ -137,6 +138,7 @@ fn http_examples() -> Vec<(&'static str, Value)> {
             }
             ("PUT", ["users", _]) => "user",
             ("POST", ["users"]) => "users",
+            ("PUT", ["groups", _]) => "group",
             ("POST", ["subscriptions"]) => "subscription",
             ("PATCH", ["subscriptions", _]) => "subscription-patch",
             _ => continue,
@@ -158,6 +160,7 @@ fn every_example_in_the_docs_is_valid_against_its_schema() {
         "item",
         "user",
         "users",
+        "group",
         "subscription",
         "subscription-patch",
     ] {
@@ -193,6 +196,7 @@ fn send(w: &Web, token: &str, schema: &str, v: &Value) -> Answer {
         }
         "user" => w.put("/api/v1/users/zoe", Some(token), body),
         "users" => w.post("/api/v1/users", Some(token), body),
+        "group" => w.put("/api/v1/groups/crew", Some(token), body),
         "subscription" => w.post("/api/v1/subscriptions", Some(token), body),
         "subscription-patch" => w.send(|c| {
             c.patch(w.url("/api/v1/subscriptions/1"))
@@ -322,6 +326,12 @@ fn valid() -> Vec<(&'static str, Value)> {
             "users",
             json!([{"name": "cy", "tz": "UTC"}, {"name": "dee.k_2", "tz": "America/New_York", "daily_hour": 23}]),
         ),
+        ("group", json!({})),
+        (
+            "group",
+            json!({"tz": "Asia/Tokyo", "week_start": "sun", "daily_hour": 0, "locale": "en-US", "email": "crew@example.com"}),
+        ),
+        ("group", json!({"daily_hour": 23, "tz": null})),
         (
             "subscription",
             json!({"party": "asha", "frequency": "daily", "kind": "modification", "all": true, "hour": 6}),
@@ -422,6 +432,16 @@ fn invalid() -> Vec<(&'static str, Value)> {
         ("user", json!({"tz": "UTC", "phone": "0044 20 7946 0000"})),
         ("user", json!({"tz": "UTC", "locale": "english please"})),
         ("user", json!({"tz": "UTC", "nickname": "z"})),
+        ("group", json!({"tz": 5})),
+        ("group", json!({"daily_hour": 24})),
+        ("group", json!({"daily_hour": -1})),
+        ("group", json!({"daily_hour": "8"})),
+        ("group", json!({"week_start": "funday"})),
+        ("group", json!({"tz": "Asia/Tokyo\r\n"})),
+        ("group", json!({"locale": "english please"})),
+        ("group", json!({"email": "no-at-sign"})),
+        ("group", json!({"timezone": "UTC"})),
+        ("group", json!(["not an object"])),
         ("users", json!({"name": "cy", "tz": "UTC"})),
         ("users", json!([{"tz": "UTC"}])),
         ("users", json!([{"name": "has space", "tz": "UTC"}])),
@@ -529,6 +549,7 @@ fn beyond_the_schema() -> Vec<(&'static str, Value)> {
         ),
         ("user", json!({"tz": "Mars/Olympus"})),
         ("user", json!({"tz": "UTC", "email": "a@b..c"})),
+        ("group", json!({"tz": "Mars/Olympus"})),
         (
             "subscription",
             json!({"party": "nobody", "frequency": "daily", "kind": "modification", "all": true}),

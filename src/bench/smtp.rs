@@ -338,7 +338,10 @@ fn as_processes(db_url: &str, port: u16, a: &SmtpArgs, k: usize, body: &str) -> 
             .arg(db_url)
             .args(args)
             .env("DIGESTD_EMAIL__TRANSPORT", "smtp")
-            .env("DIGESTD_EMAIL__SMTP_URL", format!("smtp://127.0.0.1:{port}"))
+            .env(
+                "DIGESTD_EMAIL__SMTP_URL",
+                format!("smtp://127.0.0.1:{port}"),
+            )
             .env("DIGESTD_EMAIL__POOL_SIZE", a.sessions.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
