@@ -419,6 +419,82 @@ fn a_request_is_final_when_its_last_row_is_written(db: &TestDb) {
     assert_eq!(queue::show(&mut c, rb).unwrap().status, "sending");
 }
 
+/// The sent journal moved out of the outbox (`[queue] journal_dir`); a
+/// journal the release before left in `[email] dir`/`journal/` (a process
+/// killed before the upgrade) is still replayed: its message is written
+/// delivered and not sent again, and the old directory goes once empty.
+/// A journal of another database in the same directory is left alone.
+fn an_old_releases_journal_is_replayed_and_another_databases_left_alone(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "amy", "ok.amy@example.com");
+    user(&mut c, "bob", "ok.bob@example.com");
+    let ra = notify(&mut c, "sys", "amy", "Sent before the crash");
+    let rb = notify(&mut c, "sys", "bob", "Named by another database");
+    queue::expand(&mut c, at(T0)).unwrap();
+    let row = |c: &mut DbConn, id: digestd::ids::RequestId| -> i64 {
+        nt_queue::table
+            .filter(nt_queue::request_id.eq(id.0))
+            .select(nt_queue::party_to)
+            .first(c)
+            .unwrap()
+    };
+    let (amy, bob) = (row(&mut c, ra), row(&mut c, rb));
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    let journals = dir.path().join("state/journal");
+    let line = |id: i64, party: i64| {
+        format!("{{\"code\":250,\"remote_id\":\"q{id}\",\"rows\":[[{id},{party},\"email\"]]}}\n")
+    };
+    std::fs::create_dir_all(outbox.join("journal")).unwrap();
+    let old = outbox.join("journal/4242-00000000000000ff.sent");
+    std::fs::write(&old, line(ra.0, amy)).unwrap();
+    std::fs::create_dir_all(&journals).unwrap();
+    let other = journals.join("ffffffffffffffff-4242-00000000000000ff.sent");
+    std::fs::write(&other, line(rb.0, bob)).unwrap();
+    let mut d = Delivery::new(&EmailConfig {
+        dir: outbox.display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap()
+    .with_journal_dir(&journals)
+    .unwrap();
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.written.get("email"), Some(&2), "{r:?}");
+    for id in [ra, rb] {
+        assert_eq!(queue::show(&mut c, id).unwrap().status, "sent");
+    }
+    let log: Vec<(i64, Option<String>)> = delivery_log::table
+        .select((delivery_log::request_id, delivery_log::reply_message))
+        .order(delivery_log::request_id)
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(
+        log[0].1.as_deref().unwrap().contains("from its journal"),
+        "{log:?}"
+    );
+    assert!(!log[1].1.as_deref().unwrap().contains("journal"), "{log:?}");
+    let emls: Vec<String> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    // amy's went out before the crash; bob's now; the old journal and its
+    // directory are gone.
+    assert_eq!(emls, [format!("{:08}-bob.eml", rb.0)], "{emls:?}");
+    assert!(other.exists(), "another database's journal was read");
+    let mine: Vec<_> = std::fs::read_dir(&journals)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| *p != other)
+        .collect();
+    assert_eq!(mine.len(), 1, "this process's own journal: {mine:?}");
+    drop(d);
+    assert!(!mine[0].exists(), "an empty journal goes with its process");
+}
+
 fn backoff_doubles_and_is_capped(_db: &TestDb) {
     let d = Delivery::new(&EmailConfig::default()).unwrap();
     let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
@@ -436,5 +512,6 @@ backend_tests!(
     purge_deletes_requests_finished_before_the_cutoff,
     a_request_is_final_when_its_last_row_is_written,
     groups_expand_to_each_user_once_or_go_to_the_group_address,
+    an_old_releases_journal_is_replayed_and_another_databases_left_alone,
     backoff_doubles_and_is_capped,
 );

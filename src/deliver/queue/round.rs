@@ -360,7 +360,7 @@ pub(super) fn deliver_rounds(
         .expect("Delivery::new gives email a listener");
     let key = crate::deliver::msgid::MessageKey::load(conn)?;
     // What this process's last pass had sent and not written goes in first.
-    let journal = d.journal()?;
+    let journal = d.journal(conn, &key)?;
     let policy = (d.retry_base, d.retry_cap);
     journal::replay_own(
         conn,
