@@ -419,6 +419,121 @@ fn a_request_is_final_when_its_last_row_is_written(db: &TestDb) {
     assert_eq!(queue::show(&mut c, rb).unwrap().status, "sending");
 }
 
+/// Issue 23, part 5: a message holding several requests heads each with
+/// "Message sent on …", and that time is the recipient's: a New York user
+/// with en-US reads 12-hour with AM/PM and EST, a Berlin user 24-hour and
+/// CET, each in the message the `dir` transport wrote; a group's members
+/// read their own times, a group sent to as one reads UTC. The journal of
+/// the pass is not in the outbox.
+fn a_batched_message_says_when_in_the_recipients_zone_and_clock(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    for (name, tz, locale) in [
+        ("nyc", "America/New_York", "en-US"),
+        ("ber", "Europe/Berlin", "de-DE"),
+    ] {
+        parties::create_user(
+            &mut c,
+            at("2026-11-01T00:00:00Z"),
+            &parties::NewUser {
+                name: name.into(),
+                timezone: tz.into(),
+                email: Some(format!("{name}@example.com")),
+                locale: Some(locale.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    }
+    parties::create_group(&mut c, at(T0), "team", Some("team@example.com")).unwrap();
+    parties::add_member(&mut c, "team", "nyc").unwrap();
+    parties::add_member(&mut c, "team", "ber").unwrap();
+    let cfg = EmailConfig::default();
+    let post = |c: &mut DbConn, to: &str, expand: bool, subject: &str, when: &str| {
+        queue::post_request(
+            c,
+            &cfg,
+            &NewNotification {
+                from: "sys".into(),
+                to: to.into(),
+                expand_group: expand,
+                subject: subject.into(),
+                message: format!("About {subject}."),
+                ..Default::default()
+            },
+            at(when),
+        )
+        .unwrap();
+    };
+    // 04:00 and 09:00 UTC: 11 PM the day before and 4 AM in New York,
+    // 05:00 and 10:00 in Berlin.
+    for to in ["nyc", "ber"] {
+        post(&mut c, to, false, "Early", "2026-11-23T04:00:00Z");
+    }
+    post(&mut c, "team", true, "Team news", T0);
+    post(&mut c, "team", false, "To the list", "2026-11-23T04:00:00Z");
+    post(&mut c, "team", false, "To the list again", T0);
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    let mut d = Delivery::new(&EmailConfig {
+        dir: outbox.display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap();
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.written.get("email"), Some(&3), "{r:?}");
+    let text_to = |party: &str| {
+        let eml: Vec<_> = std::fs::read_dir(&outbox)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(&format!("-{party}.eml")))
+            .collect();
+        assert_eq!(eml.len(), 1, "one message to {party}: {eml:?}");
+        let raw = std::fs::read(&eml[0]).unwrap();
+        let m = parse(&raw);
+        (
+            m.body_text(0).unwrap().replace("\r\n", "\n"),
+            m.body_html(0).unwrap().to_string(),
+        )
+    };
+    let (nyc, nyc_html) = text_to("nyc");
+    assert!(
+        nyc.contains("Message sent on Sun, Nov 22, 11:00 PM EST regarding Early\n"),
+        "{nyc}"
+    );
+    assert!(
+        nyc.contains("Message sent on Mon, Nov 23, 4:00 AM EST regarding Team news\n"),
+        "{nyc}"
+    );
+    assert!(nyc_html.contains("Message sent on Mon, Nov 23, 4:00 AM EST regarding Team news</h3>"));
+    let (ber, _) = text_to("ber");
+    assert!(
+        ber.contains("Message sent on Mon 23 Nov, 05:00 CET regarding Early\n"),
+        "{ber}"
+    );
+    assert!(
+        ber.contains("Message sent on Mon 23 Nov, 10:00 CET regarding Team news\n"),
+        "{ber}"
+    );
+    for t in [&nyc, &ber] {
+        assert!(!t.contains("UTC"), "{t}");
+    }
+    assert!(!ber.contains(" AM ") && !ber.contains(" PM "), "{ber}");
+    // The group as one has no zone of its own.
+    let (team, _) = text_to("team");
+    assert!(
+        team.contains("Message sent on Mon 23 Nov, 04:00 UTC regarding To the list\n"),
+        "{team}"
+    );
+    assert!(
+        team.contains("Message sent on Mon 23 Nov, 09:00 UTC regarding To the list again\n"),
+        "{team}"
+    );
+    // The queue's state is not the transport's output.
+    assert!(!outbox.join("journal").exists());
+}
+
 /// The sent journal moved out of the outbox (`[queue] journal_dir`); a
 /// journal the release before left in `[email] dir`/`journal/` (a process
 /// killed before the upgrade) is still replayed: its message is written
@@ -512,6 +627,7 @@ backend_tests!(
     purge_deletes_requests_finished_before_the_cutoff,
     a_request_is_final_when_its_last_row_is_written,
     groups_expand_to_each_user_once_or_go_to_the_group_address,
+    a_batched_message_says_when_in_the_recipients_zone_and_clock,
     an_old_releases_journal_is_replayed_and_another_databases_left_alone,
     backoff_doubles_and_is_capped,
 );
