@@ -28,6 +28,18 @@ fn groups_expand_to_each_user_once_or_go_to_the_group_address(db: &TestDb) {
     parties::add_member(&mut c, "ops", "oncall").unwrap();
     parties::add_member(&mut c, "oncall", "jo").unwrap();
     parties::add_member(&mut c, "oncall", "kim").unwrap();
+    // A member whose address is disabled gets a row with no address,
+    // given up: listed, never sent to.
+    user(&mut c, "lee", "ok.lee@example.com");
+    parties::add_member(&mut c, "oncall", "lee").unwrap();
+    parties::change_contact(
+        &mut c,
+        at(T0),
+        "lee",
+        parties::Channel::Email,
+        &parties::ContactChange::Disable,
+    )
+    .unwrap();
     let cfg = EmailConfig::default();
     let post = |c: &mut DbConn, expand: bool| {
         queue::post_request(
@@ -53,9 +65,13 @@ fn groups_expand_to_each_user_once_or_go_to_the_group_address(db: &TestDb) {
     let names = |v: &queue::RequestView| -> Vec<String> {
         v.recipients.iter().map(|r| r.party.clone()).collect()
     };
+    let shown = queue::show(&mut c, expanded).unwrap();
+    assert_eq!(names(&shown), ["jo", "kim", "lee"]);
+    let lee = &shown.recipients[2];
     assert_eq!(
-        names(&queue::show(&mut c, expanded).unwrap()),
-        ["jo", "kim"]
+        (lee.address.as_deref(), lee.gave_up),
+        (None, true),
+        "{lee:?}"
     );
     assert_eq!(names(&queue::show(&mut c, whole).unwrap()), ["ops"]);
     let mut to: Vec<String> = server.received().into_iter().flat_map(|m| m.to).collect();
