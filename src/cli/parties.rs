@@ -8,6 +8,34 @@ use super::{progress, Ctx};
 use crate::error::{Error, Result};
 use crate::{import, parties};
 
+/// The preferences `user set`, `group add` and `group set` take.
+#[derive(Args, Debug)]
+pub struct Prefs {
+    /// IANA timezone digests are scheduled in, e.g. Europe/Paris.
+    #[arg(long)]
+    tz: Option<String>,
+    /// First day of the week for weekly digests: mon..sun.
+    #[arg(long)]
+    week_start: Option<String>,
+    /// Local hour (0-23) that new daily and weekly subscriptions default to.
+    #[arg(long, allow_negative_numbers = true)]
+    daily_hour: Option<i64>,
+    /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
+    #[arg(long)]
+    locale: Option<String>,
+}
+
+impl Prefs {
+    fn changes(self) -> parties::UserChanges {
+        parties::UserChanges {
+            timezone: self.tz,
+            week_start: self.week_start,
+            daily_hour: self.daily_hour,
+            locale: self.locale,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum UserCmd {
     /// Add a user: says what was stored, then the new id as the last line (for scripts).
@@ -46,18 +74,8 @@ pub enum UserCmd {
         .args(["tz", "week_start", "daily_hour", "locale"])))]
     Set {
         name: String,
-        /// IANA timezone, e.g. Europe/Paris.
-        #[arg(long)]
-        tz: Option<String>,
-        /// First day of the week for weekly digests: mon..sun.
-        #[arg(long)]
-        week_start: Option<String>,
-        /// Local hour (0-23) daily digests go out.
-        #[arg(long, allow_negative_numbers = true)]
-        daily_hour: Option<i64>,
-        /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
-        #[arg(long)]
-        locale: Option<String>,
+        #[command(flatten)]
+        prefs: Prefs,
     },
     /// Delete a user: their subscriptions end, unsent messages to them are
     /// cancelled, they leave every group, their addresses go (one transaction).
@@ -78,18 +96,9 @@ pub enum GroupCmd {
         /// The group's own address (used when a request is not expanded).
         #[arg(long)]
         email: Option<String>,
-        /// IANA timezone its digests are scheduled in, e.g. Asia/Tokyo (default UTC).
-        #[arg(long)]
-        tz: Option<String>,
-        /// First day of the week for weekly digests: mon..sun (default mon).
-        #[arg(long)]
-        week_start: Option<String>,
-        /// Local hour (0-23) daily digests go out (default 8).
-        #[arg(long, allow_negative_numbers = true)]
-        daily_hour: Option<i64>,
-        /// e.g. en-GB (default, 24-hour clock) or en-US (12-hour).
-        #[arg(long)]
-        locale: Option<String>,
+        /// Its preferences (defaults: UTC, mon, 8, en-GB).
+        #[command(flatten)]
+        prefs: Prefs,
     },
     /// List groups with their preferences.
     List {
@@ -109,18 +118,8 @@ pub enum GroupCmd {
         .args(["tz", "week_start", "daily_hour", "locale"])))]
     Set {
         name: String,
-        /// IANA timezone, e.g. Asia/Tokyo.
-        #[arg(long)]
-        tz: Option<String>,
-        /// First day of the week for weekly digests: mon..sun.
-        #[arg(long)]
-        week_start: Option<String>,
-        /// Local hour (0-23) new daily and weekly subscriptions default to.
-        #[arg(long, allow_negative_numbers = true)]
-        daily_hour: Option<i64>,
-        /// e.g. en-GB (24-hour clock) or en-US (12-hour).
-        #[arg(long)]
-        locale: Option<String>,
+        #[command(flatten)]
+        prefs: Prefs,
     },
     /// Put a user or group into a group.
     AddMember { group: String, member: String },
@@ -233,23 +232,8 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             let users = parties::list_users(&mut conn)?;
             print_users(ctx.out, &users, json)?;
         }
-        UserCmd::Set {
-            name,
-            tz,
-            week_start,
-            daily_hour,
-            locale,
-        } => {
-            crate::manage::update_user(
-                &mut conn,
-                &name,
-                &parties::UserChanges {
-                    timezone: tz,
-                    week_start,
-                    daily_hour,
-                    locale,
-                },
-            )?;
+        UserCmd::Set { name, prefs } => {
+            crate::manage::update_user(&mut conn, &name, &prefs.changes())?;
             writeln!(ctx.out, "updated {name}")?;
         }
         UserCmd::Delete { name } => {
@@ -267,26 +251,14 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     match cmd {
-        GroupCmd::Add {
-            name,
-            email,
-            tz,
-            week_start,
-            daily_hour,
-            locale,
-        } => {
+        GroupCmd::Add { name, email, prefs } => {
             let id = parties::create_group_with(
                 &mut conn,
                 ctx.now(),
                 &parties::NewGroup {
                     name: name.clone(),
                     email,
-                    prefs: parties::UserChanges {
-                        timezone: tz,
-                        week_start,
-                        daily_hour,
-                        locale,
-                    },
+                    prefs: prefs.changes(),
                 },
             )?;
             let g = parties::get_group(&mut conn, &name)?;
@@ -313,23 +285,8 @@ pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
                 writeln!(ctx.out, "{}", group_line(&g))?;
             }
         }
-        GroupCmd::Set {
-            name,
-            tz,
-            week_start,
-            daily_hour,
-            locale,
-        } => {
-            crate::manage::update_group(
-                &mut conn,
-                &name,
-                &parties::UserChanges {
-                    timezone: tz,
-                    week_start,
-                    daily_hour,
-                    locale,
-                },
-            )?;
+        GroupCmd::Set { name, prefs } => {
+            crate::manage::update_group(&mut conn, &name, &prefs.changes())?;
             let g = parties::get_group(&mut conn, &name)?;
             writeln!(ctx.out, "updated group {}", group_summary(&g))?;
         }
