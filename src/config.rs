@@ -126,6 +126,9 @@ pub struct HttpConfig {
     pub max_feed_days: u32,
     /// How long an operator's `/admin` session lasts after login, 1–720.
     pub admin_session_hours: u32,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (for the
+    /// sign-up and login limits): addresses or networks, comma-separated.
+    pub trusted_proxies: String,
 }
 
 impl Default for HttpConfig {
@@ -138,6 +141,7 @@ impl Default for HttpConfig {
             idempotency_hours: 24,
             max_feed_days: 366,
             admin_session_hours: 12,
+            trusted_proxies: String::new(),
         }
     }
 }
@@ -488,6 +492,9 @@ impl Config {
                 self.http.listen
             )));
         }
+        if let Err(e) = crate::validate::ip_nets(&self.http.trusted_proxies) {
+            return Err(Error::invalid(format!("config: http.trusted_proxies: {e}")));
+        }
         if !(1..=8760).contains(&self.signup.expiry_hours) {
             return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
         }
@@ -821,6 +828,9 @@ mod tests {
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",
+            "[http]\ntrusted_proxies = \"localhost\"\n",
+            "[http]\ntrusted_proxies = \"10.0.0.0/33\"\n",
+            "[http]\ntrusted_proxies = [\"127.0.0.1\"]\n",
             "[digest]\nmax_items = 0\n",
             "[signup]\nexpiry_hours = 0\n",
             "[signup]\nexpiry_hours = 9000\n",
