@@ -204,6 +204,7 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     let sink_before = count.read()?;
     let (mut tick_t, mut handoff_t, mut queue_t) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut sent = 0usize;
+    let mut resident = Resident::default();
     let s0 = snap();
     for (at, due) in &world.ticks {
         let mut composer = Composer::new(&digest, &email)?;
@@ -216,7 +217,9 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
                 .ok_or_else(|| Error::Storage("the tick's lease is held elsewhere".into()))
         })?;
         let hd = hand.spent;
+        resident.sample();
         let (report, qd) = timed(|| queue::run_queue(&mut c, &mut d, *at, OWNER, lease_for))?;
+        resident.sample();
         let written = report.written.get("email").copied().unwrap_or(0);
         if runs.len() != *due
             || composer.posted != *due
@@ -368,7 +371,45 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         if ratio >= 0.6 { "met" } else { "not met" }
     )?;
     rss_lines(out, setup_peak, reset.then(peak_rss_mib).flatten())?;
+    if let (Some(anon), Some(file)) = (resident.anon, resident.file) {
+        let why = match c.backend() {
+            crate::db::Backend::Sqlite => "SQLite reads the database through a memory map",
+            crate::db::Backend::Postgres => "the program and its libraries",
+        };
+        writeln!(
+            out,
+            "resident after each tick and pass, at most: {anon:.0} MiB anonymous (heap), \
+             {file:.0} MiB file-backed ({why})"
+        )?;
+    }
     Ok(())
+}
+
+/// The largest anonymous (heap) and file-backed resident sizes seen:
+/// VmHWM counts both, and SQLite's memory-mapped database is the second.
+#[derive(Default)]
+struct Resident {
+    anon: Option<f64>,
+    file: Option<f64>,
+}
+
+impl Resident {
+    fn sample(&mut self) {
+        let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+            return;
+        };
+        let mib = |key: &str| {
+            let line = status.lines().find(|l| l.starts_with(key))?;
+            let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb / 1024.0)
+        };
+        let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.anon = max(self.anon, mib("RssAnon:"));
+        self.file = max(self.file, mib("RssFile:"));
+    }
 }
 
 /// Peak memory: the whole run's, and the burst's own when VmHWM could be
