@@ -52,7 +52,7 @@ pub struct SmtpArgs {
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-smtp.db";
 
-fn find(bin: &str) -> Result<PathBuf> {
+pub(super) fn find(bin: &str) -> Result<PathBuf> {
     ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]
         .iter()
         .map(|d| Path::new(d).join(bin))
@@ -75,7 +75,7 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-struct Sink(Child);
+pub(super) struct Sink(pub Child);
 
 impl Drop for Sink {
     fn drop(&mut self) {
@@ -85,14 +85,21 @@ impl Drop for Sink {
 }
 
 fn start_sink(port: u16) -> Result<Sink> {
+    start_sink_with(port, &[], Stdio::null())
+}
+
+/// smtp-sink on `port` with `extra` options before the address, its
+/// standard output to `stdout`.
+pub(super) fn start_sink_with(port: u16, extra: &[&str], stdout: Stdio) -> Result<Sink> {
     let mut cmd = Command::new(find("smtp-sink")?);
     if is_root() {
         // smtp-sink refuses to keep root privileges.
         cmd.args(["-u", "nobody"]);
     }
-    cmd.arg(format!("127.0.0.1:{port}"))
+    cmd.args(extra)
+        .arg(format!("127.0.0.1:{port}"))
         .arg("1024")
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::null());
     let sink = Sink(cmd.spawn()?);
     wait_listening(port, "smtp-sink", Duration::from_secs(5))?;
@@ -100,7 +107,7 @@ fn start_sink(port: u16) -> Result<Sink> {
 }
 
 /// The PostgreSQL backend serving `c`, when it runs on this machine.
-fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
+pub(super) fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
     use diesel::prelude::*;
     let crate::db::DbConn::Postgres(pg) = c else {
         return None;
@@ -116,15 +123,15 @@ fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
 
 /// CPU spent by the processes of one timed run.
 #[derive(Default)]
-struct Spent {
+pub(super) struct Spent {
     /// This process, or smtp-source (a child, counted once reaped).
-    client: Duration,
-    sink: Duration,
-    backend: Option<Duration>,
+    pub client: Duration,
+    pub sink: Duration,
+    pub backend: Option<Duration>,
 }
 
 impl Spent {
-    fn add(&mut self, o: Spent) {
+    pub fn add(&mut self, o: Spent) {
         self.client += o.client;
         self.sink += o.sink;
         self.backend = match (self.backend, o.backend) {
@@ -135,12 +142,16 @@ impl Spent {
 }
 
 /// CPU of (this process or its reaped children, the sink, the backend).
-fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
+pub(super) fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
     let get = |pid: &str| Cpu::of(pid).unwrap_or_default();
     (get("self"), get(sink), backend.map(get))
 }
 
-fn spent(before: (Cpu, Cpu, Option<Cpu>), after: (Cpu, Cpu, Option<Cpu>), child: bool) -> Spent {
+pub(super) fn spent(
+    before: (Cpu, Cpu, Option<Cpu>),
+    after: (Cpu, Cpu, Option<Cpu>),
+    child: bool,
+) -> Spent {
     let client = |c: Cpu| if child { c.children } else { c.own };
     Spent {
         client: client(after.0).saturating_sub(client(before.0)),
@@ -153,11 +164,22 @@ fn spent(before: (Cpu, Cpu, Option<Cpu>), after: (Cpu, Cpu, Option<Cpu>), child:
 }
 
 fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
+    source_run(port, a.sessions, a.messages, a.size)
+}
+
+/// `smtp-source -s sessions -m messages -l size -d` into the sink on
+/// `port`, timed from start to exit.
+pub(super) fn source_run(
+    port: u16,
+    sessions: u32,
+    messages: usize,
+    size: usize,
+) -> Result<Duration> {
     let t = Instant::now();
     let out = Command::new(find("smtp-source")?)
-        .args(["-s", &a.sessions.to_string()])
-        .args(["-m", &a.messages.to_string()])
-        .args(["-l", &a.size.to_string()])
+        .args(["-s", &sessions.to_string()])
+        .args(["-m", &messages.to_string()])
+        .args(["-l", &size.to_string()])
         .args(["-d", "-f", "bench@localhost", "-t", "sink@localhost"])
         .arg(format!("127.0.0.1:{port}"))
         .output()?;
@@ -398,7 +420,7 @@ fn sent_to_group(c: &mut crate::db::DbConn, k: usize) -> Result<usize> {
 }
 
 /// The median of `d` (the mean of the middle two when even).
-fn median(d: &mut [Duration]) -> Duration {
+pub(super) fn median(d: &mut [Duration]) -> Duration {
     d.sort_unstable();
     let m = d.len() / 2;
     if d.len() % 2 == 1 {
