@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use clap::Args;
 use diesel::prelude::*;
 
@@ -51,9 +52,10 @@ use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
+use crate::schedule::tick::Discard;
 use crate::schedule::{self, DueRun, HandOff};
 use sink::{source_length, Counting, SinkCount, SOURCE_HEADERS};
-use world::{build_world, BUSY_CHANGES, BUSY_EVERY, HOUR, QUIET_CHANGES, ZONES};
+use world::{analyze, build_world, BUSY_CHANGES, BUSY_EVERY, HOUR, QUIET_CHANGES, ZONES};
 
 #[derive(Args, Debug, Clone)]
 pub struct BurstArgs {
@@ -172,9 +174,6 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         world.busy_digests,
         100.0 * world.busy_digests as f64 / n as f64
     )?;
-    let setup_peak = peak_rss_mib();
-    let reset = reset_peak_rss();
-
     let email = EmailConfig {
         transport: "smtp".into(),
         smtp_url: format!("smtp://127.0.0.1:{port}"),
@@ -183,6 +182,20 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         ..EmailConfig::default()
     };
     let digest = DigestConfig::default();
+    let first = *world.ticks.keys().next().expect("at least one zone");
+    let ((probed, probe_t), alone) = timed(|| compose_alone(&mut c, first, &digest, &email))?;
+    let ((), analyze_t) = timed(|| analyze(&mut c))?;
+    writeln!(
+        out,
+        "compose + render alone, the first tick's {probed} runs (rolled back, for information): \
+         {:.2} s, {:.0} digests/s ({:.1} s with the plan); then analyze {:.1} s",
+        probe_t.as_secs_f64(),
+        rate(probed, probe_t),
+        alone.as_secs_f64(),
+        analyze_t.as_secs_f64()
+    )?;
+    let setup_peak = peak_rss_mib();
+    let reset = reset_peak_rss();
     let lease_for = ScheduleConfig::default().lease_for();
     let mut d = Delivery::new(&email)?;
     let (accepted, bytes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -321,6 +334,20 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         secs(handoff_t),
         share(handoff_t)
     )?;
+    if probed > 0 {
+        // The hand-off split at the rate compose + render ran alone.
+        let composing = probe_t.mul_f64(n as f64 / probed as f64).min(handoff_t);
+        let posting = handoff_t.saturating_sub(composing);
+        writeln!(
+            out,
+            "    of which, at the rate measured alone: compose + render ~{:.2} s ({:.0}%), \
+             posting ~{:.2} s ({:.0}%)",
+            secs(composing),
+            share(composing),
+            secs(posting),
+            share(posting)
+        )?;
+    }
     writeln!(
         out,
         "  queue passes {:.2} s ({:.0}%)",
@@ -383,6 +410,28 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         )?;
     }
     Ok(())
+}
+
+/// Every run due at `at` composed and rendered as the hand-off would
+/// (caches cold, one composer), posted nowhere; the tick that found them
+/// rolled back too: how much of the hand-off is composing and rendering,
+/// the rest being the posting writes.
+fn compose_alone(
+    c: &mut DbConn,
+    at: DateTime<Utc>,
+    digest: &DigestConfig,
+    email: &EmailConfig,
+) -> Result<(usize, Duration)> {
+    c.rolled_back(|c| {
+        let runs = schedule::tick(c, at, &mut Discard)?;
+        let mut composer = Composer::new(digest, email)?;
+        let t = Instant::now();
+        composer.prepare(c, &runs)?;
+        for r in &runs {
+            composer.compose(c, r)?;
+        }
+        Ok((runs.len(), t.elapsed()))
+    })
 }
 
 /// The largest anonymous (heap) and file-backed resident sizes seen:

@@ -190,26 +190,6 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
         }
     }
     let (mods, log_d) = timed(|| record_log(c, &colls, &party))?;
-    let ((), analyze_d) = timed(|| {
-        // The database as autovacuum leaves it before the hour: statistics
-        // fresh for the tables the import and the log filled (VACUUM
-        // cannot run inside a transaction). Not for the empty queue
-        // tables: on PostgreSQL a table analyzed while empty makes the
-        // foreign-key check of each `nt_messages` row, planned once per
-        // session, scan `nt_requests` instead of using its key, and the
-        // first tick's posting grows with the square of its digests
-        // (81–109 s instead of 20–30 s for 30,000 here). Autovacuum
-        // never analyzes a table nobody wrote.
-        c.batch_execute(match c.backend() {
-            crate::db::Backend::Postgres => {
-                "VACUUM ANALYZE parties, users, contact_points, collections, subscriptions, \
-                 modifications, modification_values"
-            }
-            crate::db::Backend::Sqlite => "ANALYZE",
-        })?;
-        Ok(())
-    })?;
-
     let mut ticks = BTreeMap::new();
     for (k, (tz, _)) in zones.iter().enumerate() {
         let rule = rule_for(Frequency::Daily, Some(HOUR as i32), None, Some((tz, 0)))?;
@@ -218,11 +198,10 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
     }
     writeln!(
         out,
-        "loaded: users {:.1} s, subscriptions {:.1} s, {mods} modifications {:.1} s, analyze {:.1} s",
+        "loaded: users {:.1} s, subscriptions {:.1} s, {mods} modifications {:.1} s",
         users_d.as_secs_f64(),
         subs_d.as_secs_f64(),
-        log_d.as_secs_f64(),
-        analyze_d.as_secs_f64()
+        log_d.as_secs_f64()
     )?;
     Ok(World {
         collections: nc,
@@ -230,6 +209,25 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
         mods,
         ticks,
     })
+}
+
+/// The database as autovacuum leaves it before the hour: statistics fresh
+/// for the tables the import and the log filled (VACUUM cannot run inside
+/// a transaction). Not for the empty queue tables: on PostgreSQL a table
+/// analyzed while empty makes the foreign-key check of each `nt_messages`
+/// row, planned once per session, scan `nt_requests` instead of using its
+/// key, and the first tick's posting grows with the square of its digests
+/// (81–109 s instead of 20–30 s for 30,000 here). Autovacuum never
+/// analyzes a table nobody wrote.
+pub(super) fn analyze(c: &mut DbConn) -> Result<()> {
+    c.batch_execute(match c.backend() {
+        crate::db::Backend::Postgres => {
+            "VACUUM ANALYZE parties, users, contact_points, collections, subscriptions, \
+             modifications, modification_values"
+        }
+        crate::db::Backend::Sqlite => "ANALYZE",
+    })?;
+    Ok(())
 }
 
 /// The log: each collection's changes, one item each, spread evenly from
