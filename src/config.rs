@@ -20,12 +20,30 @@ pub struct Config {
     pub log: LogConfig,
     pub digest: DigestConfig,
     pub email: EmailConfig,
+    pub queue: QueueConfig,
     pub sms: SmsConfig,
     pub xmpp: XmppConfig,
     pub http: HttpConfig,
     pub signup: SignupConfig,
     pub ops: OpsConfig,
 }
+
+/// `[queue]`: the delivery queue's own state on this host.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// Where each delivering process keeps its sent journal
+    /// (`deliver::queue::journal`); empty: [`Config::journal_dir`]'s
+    /// default for the database.
+    pub journal_dir: String,
+}
+
+/// The sent journals' directory with a PostgreSQL database, when
+/// `[queue] journal_dir` is empty: under the working directory's `data/`,
+/// where the default SQLite database lives too (`/var/lib/digestd/data/`
+/// under the shipped systemd unit and container), on the disk of the host
+/// that sends.
+pub const PG_JOURNAL_DIR: &str = "data/journal";
 
 /// The public sign-up page (`/subscribe`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -108,6 +126,9 @@ pub struct HttpConfig {
     pub max_feed_days: u32,
     /// How long an operator's `/admin` session lasts after login, 1–720.
     pub admin_session_hours: u32,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (for the
+    /// sign-up and login limits): addresses or networks, comma-separated.
+    pub trusted_proxies: String,
 }
 
 impl Default for HttpConfig {
@@ -120,6 +141,7 @@ impl Default for HttpConfig {
             idempotency_hours: 24,
             max_feed_days: 366,
             admin_session_hours: 12,
+            trusted_proxies: String::new(),
         }
     }
 }
@@ -470,6 +492,9 @@ impl Config {
                 self.http.listen
             )));
         }
+        if let Err(e) = crate::validate::ip_nets(&self.http.trusted_proxies) {
+            return Err(Error::invalid(format!("config: http.trusted_proxies: {e}")));
+        }
         if !(1..=8760).contains(&self.signup.expiry_hours) {
             return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
         }
@@ -498,6 +523,11 @@ impl Config {
         }
         self.check_digest()?;
         self.ops.check()?;
+        if self.queue.journal_dir.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "config: queue.journal_dir must be a path (or empty for the default)",
+            ));
+        }
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
@@ -508,6 +538,19 @@ impl Config {
 }
 
 impl Config {
+    /// Where the queue's sent journals are: `[queue] journal_dir`, or by
+    /// default beside an SQLite database (`sqlite://PATH` → `PATH.journal`,
+    /// so each database has its own), and [`PG_JOURNAL_DIR`] for
+    /// PostgreSQL (or an in-memory SQLite database). Never under `[email]
+    /// dir`: that is the `dir` transport's output, and means nothing to
+    /// the other transports.
+    pub fn journal_dir(&self) -> std::path::PathBuf {
+        if !self.queue.journal_dir.is_empty() {
+            return self.queue.journal_dir.clone().into();
+        }
+        journal_dir_for(&self.database.url)
+    }
+
     fn check_digest(&self) -> Result<()> {
         let d = &self.digest;
         if !(1..=10_000).contains(&d.max_items) {
@@ -528,6 +571,16 @@ impl Config {
             )));
         }
         Ok(())
+    }
+}
+
+/// The default journal directory for the database at `url`.
+pub fn journal_dir_for(url: &str) -> std::path::PathBuf {
+    match crate::db::DbUrl::parse(url) {
+        Ok(u) if u.backend == crate::db::Backend::Sqlite && u.target != ":memory:" => {
+            format!("{}.journal", u.target).into()
+        }
+        _ => PG_JOURNAL_DIR.into(),
     }
 }
 
@@ -733,6 +786,29 @@ mod tests {
     }
 
     #[test]
+    fn the_journal_sits_beside_the_database_not_in_the_outbox() {
+        let with = |url: &str, dir: &str| {
+            let mut c = Config::default();
+            c.database.url = url.into();
+            c.queue.journal_dir = dir.into();
+            c.journal_dir()
+        };
+        assert_eq!(
+            Config::default().journal_dir(),
+            Path::new("data/digestd.db.journal")
+        );
+        assert_eq!(
+            with("sqlite:///srv/d/x.db", ""),
+            Path::new("/srv/d/x.db.journal")
+        );
+        assert_eq!(with("postgres://u@h/db", ""), Path::new(PG_JOURNAL_DIR));
+        assert_eq!(with("sqlite://:memory:", ""), Path::new(PG_JOURNAL_DIR));
+        assert_eq!(with("postgres://u@h/db", "/var/j"), Path::new("/var/j"));
+        let cfg = Config::load(None, env(&[("DIGESTD_QUEUE__JOURNAL_DIR", "2026")])).unwrap();
+        assert_eq!(cfg.journal_dir(), Path::new("2026"));
+    }
+
+    #[test]
     fn hostile_config_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.toml");
@@ -752,6 +828,9 @@ mod tests {
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",
+            "[http]\ntrusted_proxies = \"localhost\"\n",
+            "[http]\ntrusted_proxies = \"10.0.0.0/33\"\n",
+            "[http]\ntrusted_proxies = [\"127.0.0.1\"]\n",
             "[digest]\nmax_items = 0\n",
             "[signup]\nexpiry_hours = 0\n",
             "[signup]\nexpiry_hours = 9000\n",
@@ -801,6 +880,9 @@ mod tests {
             "[ops]\nreport_tz = \"\"\n",
             "[ops]\nreport_tz = \"UTC\\nX\"\n",
             "[ops]\nreport_day = 1\n",
+            "[queue]\njournal_dir = \"a\\nb\"\n",
+            "[queue]\njournal_dir = 1\n",
+            "[queue]\nunknown = 1\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             let loaded = Config::load(Some(&p), env(&[]));

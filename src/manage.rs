@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, SubscriptionId};
-use crate::parties::{self, UserChanges, UserPut};
+use crate::parties::{self, NewGroup, UserChanges, UserPut};
 use crate::schedule::tick::{first_due, reschedule, reschedule_party, rule_for};
 use crate::subscriptions::{self, Retime, SubscribeRequest, Subscribed};
 
@@ -48,6 +48,42 @@ pub fn update_user(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<Pa
         let id = parties::apply_user_changes_in_tx(c, name, &valid)?;
         reschedule_party(c, id)?;
         Ok(id)
+    })
+}
+
+/// Changes a group's preferences and reschedules its subscriptions in the
+/// same transaction, as [`update_user`] does for a user.
+pub fn update_group(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<PartyId> {
+    let valid = ch.validate()?;
+    conn.write_tx(|c| {
+        let id = parties::apply_group_changes_in_tx(c, name, &valid)?;
+        reschedule_party(c, id)?;
+        Ok(id)
+    })
+}
+
+/// Creates a group, or changes an existing one's preferences
+/// (`PUT /api/v1/groups/{name}`): a change reschedules its subscriptions
+/// in the same transaction, as [`update_group`] does. An existing group's
+/// address is left as it is (`contact` changes it). Returns the id and
+/// whether it was created; a user of that name is a conflict.
+pub fn put_group(conn: &mut DbConn, now: DateTime<Utc>, g: &NewGroup) -> Result<(PartyId, bool)> {
+    let valid = g.validate()?;
+    conn.write_tx(|c| match parties::find(c, valid.name()) {
+        Ok((id, kind)) if kind == "group" => {
+            parties::apply_group_changes_in_tx(c, valid.name(), valid.prefs())?;
+            reschedule_party(c, id)?;
+            Ok((id, false))
+        }
+        Ok(_) => Err(Error::conflict(format!(
+            "{:?} is a user, not a group",
+            valid.name()
+        ))),
+        Err(Error::NotFound(_)) => Ok((
+            parties::create_group_in_tx(c, now.naive_utc(), &valid)?,
+            true,
+        )),
+        Err(e) => Err(e),
     })
 }
 

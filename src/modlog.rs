@@ -261,9 +261,19 @@ pub fn find_in_window(
             modifications::id.asc(),
         ))
         .into_boxed();
-    if let Some(cs) = collections {
-        let ids: Vec<i64> = cs.iter().map(|c| c.0).collect();
-        q = q.filter(modifications::collection_id.eq_any(ids));
+    // One collection (every caller today) as `collection_id = $1`: a
+    // statement diesel keeps prepared may get PostgreSQL's generic plan,
+    // which for `= ANY($1)` took the time index and filtered every
+    // collection's rows in the window (34 ms against 0.07 ms per read
+    // among 50,000 changes in `bench burst`); with `=` it keeps to the
+    // (collection_id, occurred_at) index.
+    match collections {
+        Some([one]) => q = q.filter(modifications::collection_id.eq(one.0)),
+        Some(cs) => {
+            let ids: Vec<i64> = cs.iter().map(|c| c.0).collect();
+            q = q.filter(modifications::collection_id.eq_any(ids));
+        }
+        None => {}
     }
     let rows: Vec<Row> = q.load(conn)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();

@@ -124,6 +124,10 @@ pub async fn serve(
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
+    // One Delivery for the daemon's life: the XMPP session and the SMTP
+    // settings outlive a pass. Made first, so that a journal directory
+    // that cannot be made stops the daemon before it opens anything.
+    let delivery = Delivery::from_config(cfg)?;
     let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let listener = match cfg.http.enabled {
         true => Some(http::bind(&cfg.http.listen).await?),
@@ -165,7 +169,15 @@ pub async fn serve(
         r
     };
     let ticks = async {
-        let r = tick_loop(cfg, &*clock, &db, &metrics, stopped(stop_rx.clone())).await;
+        let r = tick_loop(
+            cfg,
+            &*clock,
+            &db,
+            &metrics,
+            delivery,
+            stopped(stop_rx.clone()),
+        )
+        .await;
         let _ = stop_tx.send(true);
         r
     };
@@ -180,14 +192,12 @@ async fn tick_loop(
     clock: &dyn Clock,
     db: &Db,
     metrics: &Arc<Metrics>,
+    mut delivery: Delivery,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let schedule = cfg.schedule.cron()?;
     let owner = schedule::lease::owner_name();
     let every = chrono::Duration::seconds(i64::from(cfg.schedule.queue_seconds));
-    // One Delivery for the daemon's life: the XMPP session and the SMTP
-    // settings outlive a pass.
-    let mut delivery = Delivery::new(&cfg.email)?.with_listeners(cfg)?;
     tokio::pin!(shutdown);
     let mut at = clock.now();
     let mut is_tick = true;

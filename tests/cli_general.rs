@@ -385,6 +385,27 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     }
     assert!(std::fs::read_dir(outbox.join("xmpp")).unwrap().count() > 0);
     assert!(std::fs::read_dir(outbox.join("sms")).unwrap().count() > 0);
+    // Its own files only: the database, its lock files and the outbox of
+    // messages; the queue's sent journal, beside the database while the
+    // demo runs, is gone with it (and never in the outbox).
+    let mut data: Vec<String> = std::fs::read_dir(env.dir.path().join("data"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("demo.db-"))
+        .collect();
+    data.sort();
+    assert_eq!(
+        data,
+        [
+            "demo-outbox",
+            "demo.db",
+            "demo.db.queue.lock",
+            "demo.db.tick.lock"
+        ],
+        "{data:?}"
+    );
+    assert!(!outbox.join("journal").exists());
     // A second run replaces the first one's files instead of adding to them.
     let again = env.run_raw(&["demo"], b"");
     assert_eq!(again.code, 0, "{again:?}");

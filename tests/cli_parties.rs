@@ -641,11 +641,14 @@ fn user_and_group_add_say_what_they_added_then_the_id() {
         "{out}"
     );
     let out = env.ok(&["group", "add", "team"]);
-    assert_eq!(out.lines().next(), Some("added group team"));
+    assert_eq!(
+        out.lines().next(),
+        Some("added group team: UTC, week starts mon, daily 08:00, en-GB")
+    );
     assert_integer_last_line(&out);
     let out = env.ok(&["group", "add", "ops", "--email", "ops@example.com"]);
     assert_eq!(
         out.lines().next(),
-        Some("added group ops with its own email address")
+        Some("added group ops: UTC, week starts mon, daily 08:00, en-GB, email ops@example.com")
     );
 }

@@ -177,6 +177,110 @@ fn notify_queue_run_and_request_show_follow_a_request() {
     env.refused(&["cancel", &id], b"", "already sent");
 }
 
+/// Issue 23: the sent journal is the queue's state, not the `dir`
+/// transport's output. By default it is beside the SQLite database
+/// (`t.db.journal/`), not in `outbox/journal/`; `[queue] journal_dir`
+/// moves it; one that cannot be made stops `queue run` and `serve` at
+/// start with one line, exit 2, and nothing written or sent.
+#[test]
+fn the_sent_journal_is_beside_the_database_and_a_bad_directory_is_refused() {
+    let env = notify_world();
+    let notify = |subject: &str| {
+        env.ok(&[
+            "notify",
+            "--from",
+            "ops",
+            "--to",
+            "ann",
+            "--subject",
+            subject,
+            "--message",
+            "x",
+        ]);
+    };
+    notify("First");
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let outbox = env.dir.path().join("outbox");
+    assert!(!outbox.join("journal").exists());
+    let beside = env.dir.path().join("t.db.journal");
+    let left: Vec<_> = std::fs::read_dir(&beside)
+        .expect("the journal directory beside the database")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    // A pass that finished leaves no journal behind.
+    assert!(left.is_empty(), "{left:?}");
+
+    // A directory that cannot be made: under a plain file.
+    let file = env.dir.path().join("plain");
+    std::fs::write(&file, "not a directory").unwrap();
+    let bad = file.join("journal");
+    std::fs::write(
+        &env.config,
+        format!("[queue]\njournal_dir = {:?}\n", bad.display().to_string()),
+    )
+    .unwrap();
+    notify("Second");
+    let eml = || {
+        std::fs::read_dir(&outbox)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+            .count()
+    };
+    assert_eq!(eml(), 1);
+    env.refused(
+        &["queue", "run", "--at", "2026-11-23T10:00:00Z"],
+        b"",
+        "config: queue.journal_dir",
+    );
+    assert_eq!(eml(), 1, "nothing sent");
+    // `serve` stops at start too, before it listens or ticks.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .args([
+            "--config",
+            env.config.to_str().unwrap(),
+            "--db",
+            &env.url,
+            "serve",
+        ])
+        .current_dir(env.dir.path())
+        .env("DIGESTD_HTTP__LISTEN", "127.0.0.1:0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("serve ran with a journal directory it cannot make");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("config: queue.journal_dir"), "{err}");
+    assert_eq!(eml(), 1, "nothing sent");
+
+    // Named, it is used (and made).
+    let named = env.dir.path().join("state/j");
+    std::fs::write(
+        &env.config,
+        format!("[queue]\njournal_dir = {:?}\n", named.display().to_string()),
+    )
+    .unwrap();
+    env.ok(&["queue", "run", "--at", "2026-11-23T10:00:00Z"]);
+    assert_eq!(eml(), 2);
+    assert!(named.is_dir());
+    assert!(!outbox.join("journal").exists());
+}
+
 #[test]
 fn cancel_before_the_queue_runs_sends_nothing() {
     let env = notify_world();
@@ -196,8 +300,8 @@ fn cancel_before_the_queue_runs_sends_nothing() {
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
     assert_eq!(v["status"], "cancelled");
-    // Nothing was written to the outbox (the pass keeps only its empty
-    // sent journal's directory there, `outbox/journal/`).
+    // Nothing was written to the outbox (the sent journal is beside the
+    // database, `t.db.journal/`).
     let sent: Vec<_> = std::fs::read_dir(env.dir.path().join("outbox"))
         .into_iter()
         .flatten()

@@ -28,6 +28,18 @@ fn groups_expand_to_each_user_once_or_go_to_the_group_address(db: &TestDb) {
     parties::add_member(&mut c, "ops", "oncall").unwrap();
     parties::add_member(&mut c, "oncall", "jo").unwrap();
     parties::add_member(&mut c, "oncall", "kim").unwrap();
+    // A member whose address is disabled gets a row with no address,
+    // given up: listed, never sent to.
+    user(&mut c, "lee", "ok.lee@example.com");
+    parties::add_member(&mut c, "oncall", "lee").unwrap();
+    parties::change_contact(
+        &mut c,
+        at(T0),
+        "lee",
+        parties::Channel::Email,
+        &parties::ContactChange::Disable,
+    )
+    .unwrap();
     let cfg = EmailConfig::default();
     let post = |c: &mut DbConn, expand: bool| {
         queue::post_request(
@@ -53,9 +65,13 @@ fn groups_expand_to_each_user_once_or_go_to_the_group_address(db: &TestDb) {
     let names = |v: &queue::RequestView| -> Vec<String> {
         v.recipients.iter().map(|r| r.party.clone()).collect()
     };
+    let shown = queue::show(&mut c, expanded).unwrap();
+    assert_eq!(names(&shown), ["jo", "kim", "lee"]);
+    let lee = &shown.recipients[2];
     assert_eq!(
-        names(&queue::show(&mut c, expanded).unwrap()),
-        ["jo", "kim"]
+        (lee.address.as_deref(), lee.gave_up),
+        (None, true),
+        "{lee:?}"
     );
     assert_eq!(names(&queue::show(&mut c, whole).unwrap()), ["ops"]);
     let mut to: Vec<String> = server.received().into_iter().flat_map(|m| m.to).collect();
@@ -420,6 +436,197 @@ fn a_request_is_final_when_its_last_row_is_written(db: &TestDb) {
     assert_eq!(queue::show(&mut c, rb).unwrap().status, "sending");
 }
 
+/// Issue 23, part 5: a message holding several requests heads each with
+/// "Message sent on …", and that time is the recipient's: a New York user
+/// with en-US reads 12-hour with AM/PM and EST, a Berlin user 24-hour and
+/// CET, each in the message the `dir` transport wrote; a group's members
+/// read their own times, a group sent to as one reads UTC. The journal of
+/// the pass is not in the outbox.
+fn a_batched_message_says_when_in_the_recipients_zone_and_clock(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    for (name, tz, locale) in [
+        ("nyc", "America/New_York", "en-US"),
+        ("ber", "Europe/Berlin", "de-DE"),
+    ] {
+        parties::create_user(
+            &mut c,
+            at("2026-11-01T00:00:00Z"),
+            &parties::NewUser {
+                name: name.into(),
+                timezone: tz.into(),
+                email: Some(format!("{name}@example.com")),
+                locale: Some(locale.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    }
+    parties::create_group(&mut c, at(T0), "team", Some("team@example.com")).unwrap();
+    parties::add_member(&mut c, "team", "nyc").unwrap();
+    parties::add_member(&mut c, "team", "ber").unwrap();
+    let cfg = EmailConfig::default();
+    let post = |c: &mut DbConn, to: &str, expand: bool, subject: &str, when: &str| {
+        queue::post_request(
+            c,
+            &cfg,
+            &NewNotification {
+                from: "sys".into(),
+                to: to.into(),
+                expand_group: expand,
+                subject: subject.into(),
+                message: format!("About {subject}."),
+                ..Default::default()
+            },
+            at(when),
+        )
+        .unwrap();
+    };
+    // 04:00 and 09:00 UTC: 11 PM the day before and 4 AM in New York,
+    // 05:00 and 10:00 in Berlin.
+    for to in ["nyc", "ber"] {
+        post(&mut c, to, false, "Early", "2026-11-23T04:00:00Z");
+    }
+    post(&mut c, "team", true, "Team news", T0);
+    post(&mut c, "team", false, "To the list", "2026-11-23T04:00:00Z");
+    post(&mut c, "team", false, "To the list again", T0);
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    let mut d = Delivery::new(&EmailConfig {
+        dir: outbox.display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap();
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.written.get("email"), Some(&3), "{r:?}");
+    let text_to = |party: &str| {
+        let eml: Vec<_> = std::fs::read_dir(&outbox)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(&format!("-{party}.eml")))
+            .collect();
+        assert_eq!(eml.len(), 1, "one message to {party}: {eml:?}");
+        let raw = std::fs::read(&eml[0]).unwrap();
+        let m = parse(&raw);
+        (
+            m.body_text(0).unwrap().replace("\r\n", "\n"),
+            m.body_html(0).unwrap().to_string(),
+        )
+    };
+    let (nyc, nyc_html) = text_to("nyc");
+    assert!(
+        nyc.contains("Message sent on Sun, Nov 22, 11:00 PM EST regarding Early\n"),
+        "{nyc}"
+    );
+    assert!(
+        nyc.contains("Message sent on Mon, Nov 23, 4:00 AM EST regarding Team news\n"),
+        "{nyc}"
+    );
+    assert!(nyc_html.contains("Message sent on Mon, Nov 23, 4:00 AM EST regarding Team news</h3>"));
+    let (ber, _) = text_to("ber");
+    assert!(
+        ber.contains("Message sent on Mon 23 Nov, 05:00 CET regarding Early\n"),
+        "{ber}"
+    );
+    assert!(
+        ber.contains("Message sent on Mon 23 Nov, 10:00 CET regarding Team news\n"),
+        "{ber}"
+    );
+    for t in [&nyc, &ber] {
+        assert!(!t.contains("UTC"), "{t}");
+    }
+    assert!(!ber.contains(" AM ") && !ber.contains(" PM "), "{ber}");
+    // The group as one has no zone of its own.
+    let (team, _) = text_to("team");
+    assert!(
+        team.contains("Message sent on Mon 23 Nov, 04:00 UTC regarding To the list\n"),
+        "{team}"
+    );
+    assert!(
+        team.contains("Message sent on Mon 23 Nov, 09:00 UTC regarding To the list again\n"),
+        "{team}"
+    );
+    // The queue's state is not the transport's output.
+    assert!(!outbox.join("journal").exists());
+}
+
+/// The sent journal moved out of the outbox (`[queue] journal_dir`); a
+/// journal the release before left in `[email] dir`/`journal/` (a process
+/// killed before the upgrade) is still replayed: its message is written
+/// delivered and not sent again, and the old directory goes once empty.
+/// A journal of another database in the same directory is left alone.
+fn an_old_releases_journal_is_replayed_and_another_databases_left_alone(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    user(&mut c, "amy", "ok.amy@example.com");
+    user(&mut c, "bob", "ok.bob@example.com");
+    let ra = notify(&mut c, "sys", "amy", "Sent before the crash");
+    let rb = notify(&mut c, "sys", "bob", "Named by another database");
+    queue::expand(&mut c, at(T0)).unwrap();
+    let row = |c: &mut DbConn, id: digestd::ids::RequestId| -> i64 {
+        nt_queue::table
+            .filter(nt_queue::request_id.eq(id.0))
+            .select(nt_queue::party_to)
+            .first(c)
+            .unwrap()
+    };
+    let (amy, bob) = (row(&mut c, ra), row(&mut c, rb));
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    let journals = dir.path().join("state/journal");
+    let line = |id: i64, party: i64| {
+        format!("{{\"code\":250,\"remote_id\":\"q{id}\",\"rows\":[[{id},{party},\"email\"]]}}\n")
+    };
+    std::fs::create_dir_all(outbox.join("journal")).unwrap();
+    let old = outbox.join("journal/4242-00000000000000ff.sent");
+    std::fs::write(&old, line(ra.0, amy)).unwrap();
+    std::fs::create_dir_all(&journals).unwrap();
+    let other = journals.join("ffffffffffffffff-4242-00000000000000ff.sent");
+    std::fs::write(&other, line(rb.0, bob)).unwrap();
+    let mut d = Delivery::new(&EmailConfig {
+        dir: outbox.display().to_string(),
+        ..EmailConfig::default()
+    })
+    .unwrap()
+    .with_journal_dir(&journals)
+    .unwrap();
+    let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
+    assert_eq!(r.written.get("email"), Some(&2), "{r:?}");
+    for id in [ra, rb] {
+        assert_eq!(queue::show(&mut c, id).unwrap().status, "sent");
+    }
+    let log: Vec<(i64, Option<String>)> = delivery_log::table
+        .select((delivery_log::request_id, delivery_log::reply_message))
+        .order(delivery_log::request_id)
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(
+        log[0].1.as_deref().unwrap().contains("from its journal"),
+        "{log:?}"
+    );
+    assert!(!log[1].1.as_deref().unwrap().contains("journal"), "{log:?}");
+    let emls: Vec<String> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    // amy's went out before the crash; bob's now; the old journal and its
+    // directory are gone.
+    assert_eq!(emls, [format!("{:08}-bob.eml", rb.0)], "{emls:?}");
+    assert!(other.exists(), "another database's journal was read");
+    let mine: Vec<_> = std::fs::read_dir(&journals)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| *p != other)
+        .collect();
+    assert_eq!(mine.len(), 1, "this process's own journal: {mine:?}");
+    drop(d);
+    assert!(!mine[0].exists(), "an empty journal goes with its process");
+}
+
 fn backoff_doubles_and_is_capped(_db: &TestDb) {
     let d = Delivery::new(&EmailConfig::default()).unwrap();
     let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
@@ -437,5 +644,7 @@ backend_tests!(
     purge_deletes_requests_finished_before_the_cutoff,
     a_request_is_final_when_its_last_row_is_written,
     groups_expand_to_each_user_once_or_go_to_the_group_address,
+    a_batched_message_says_when_in_the_recipients_zone_and_clock,
+    an_old_releases_journal_is_replayed_and_another_databases_left_alone,
     backoff_doubles_and_is_capped,
 );

@@ -53,7 +53,8 @@ fn happy_path_batches_per_sender_and_recipient(db: &TestDb) {
         );
     }
     assert_eq!(
-        text.matches("Message sent on Mon, 23 Nov 2026 09:00 UTC")
+        // 09:00 UTC in ann's zone (Europe/Paris) and clock (en-US).
+        text.matches("Message sent on Mon, Nov 23, 10:00 AM CET")
             .count(),
         3
     );

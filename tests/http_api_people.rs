@@ -29,6 +29,7 @@ fn counts(w: &Web) -> BTreeMap<&'static str, i64> {
     BTreeMap::from([
         ("parties", n(parties::table.count().get_result(c))),
         ("users", n(users::table.count().get_result(c))),
+        ("group_prefs", n(group_prefs::table.count().get_result(c))),
         (
             "contact_points",
             n(contact_points::table.count().get_result(c)),
@@ -414,6 +415,87 @@ fn groups_are_made_filled_expanded_and_deleted() {
         refused(w, 400, "is a user", || {
             w.delete("/api/v1/groups/ann", Some(&admin))
         });
+    });
+}
+
+/// `PUT /api/v1/groups/{name}` takes a group's preferences (issue 21 item
+/// 14): a new group gets them, an existing one's change reschedules its
+/// subscriptions as `digestd group set` does; a bad field writes nothing.
+#[test]
+fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
+    each_backend(at(), |w| {
+        let (admin, _) = tokens(w);
+        let body = json!({"tz": "Asia/Tokyo", "week_start": "sun", "daily_hour": 9,
+            "locale": "en_US", "email": "Tokyo@Example.org"});
+        let a = w.put("/api/v1/groups/tokyo", Some(&admin), body.to_string());
+        assert_eq!(a.status, 201, "{}", a.text);
+        let mut g = a.json();
+        g.as_object_mut().unwrap().remove("id");
+        assert_eq!(
+            g,
+            json!({"name": "tokyo", "timezone": "Asia/Tokyo", "week_start": "sun",
+                "daily_hour": 9, "locale": "en-US", "email": "Tokyo@example.org"})
+        );
+        let a = w.put("/api/v1/groups/plain", Some(&admin), "");
+        assert_eq!(a.status, 201, "{}", a.text);
+        assert_eq!(
+            (
+                &a.json()["timezone"],
+                &a.json()["daily_hour"],
+                &a.json()["locale"]
+            ),
+            (&json!("UTC"), &json!(8), &json!("en-GB"))
+        );
+        w.put("/api/v1/groups/twin", Some(&admin), body.to_string());
+        let (t, u) = (subscribe(w, "tokyo"), subscribe(w, "twin"));
+        // 09:00 in Tokyo, the group's daily hour, is midnight UTC.
+        assert_eq!(next_due(w, t).unwrap().to_string(), "2026-11-24 00:00:00");
+        let before = (counts(w), next_due(w, t));
+        let put = |name: &str, body: &str| {
+            w.put(
+                &format!("/api/v1/groups/{name}"),
+                Some(&admin),
+                body.to_string(),
+            )
+        };
+        for (body, needle) in [
+            (r#"{"tz": "Mars/Olympus"}"#, "Mars/Olympus"),
+            (r#"{"tz": "Asia/Tokyo\r\n"}"#, "invalid timezone"),
+            (r#"{"tz": ""}"#, "invalid timezone"),
+            (r#"{"daily_hour": 24}"#, "invalid hour"),
+            (r#"{"daily_hour": -1}"#, "invalid hour"),
+            (r#"{"daily_hour": "8"}"#, "invalid type"),
+            (r#"{"week_start": "funday"}"#, "invalid day"),
+            (r#"{"locale": "en-US\n"}"#, "invalid locale"),
+            (r#"{"tz": "UTC", "timezone": "UTC"}"#, "unknown field"),
+            (
+                r#"{"tz": "America/New_York", "daily_hour": 99}"#,
+                "invalid hour",
+            ),
+        ] {
+            for name in ["tokyo", "new"] {
+                refused(w, 400, needle, || put(name, body));
+            }
+        }
+        assert_eq!((counts(w), next_due(w, t)), before);
+        let a = put("tokyo", r#"{"tz": "America/New_York"}"#);
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(a.json()["timezone"], "America/New_York");
+        assert_eq!(a.json()["week_start"], "sun", "what is not given stays");
+        assert_eq!(a.json()["email"], "Tokyo@example.org", "domain lower-cased");
+        assert_ne!(next_due(w, t), before.1, "rescheduled");
+        let ny = parties::UserChanges {
+            timezone: Some("America/New_York".into()),
+            ..Default::default()
+        };
+        manage::update_group(&mut w.db.conn(), "twin", &ny).unwrap();
+        assert_eq!(
+            next_due(w, t),
+            next_due(w, u),
+            "the API and group set agree"
+        );
+        // 09:00 in New York on the 23rd (14:00Z) is still to come.
+        assert_eq!(next_due(w, t).unwrap().to_string(), "2026-11-23 14:00:00");
     });
 }
 

@@ -18,7 +18,7 @@ use common::web::{each_backend, Web};
 use common::TestDb;
 use diesel::prelude::*;
 use digestd::config::{Config, EmailConfig};
-use digestd::db::schema::{nt_messages, nt_requests, subscriptions, users};
+use digestd::db::schema::{nt_messages, nt_requests, signups, subscriptions, users};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
 use sha2::{Digest, Sha256};
@@ -394,6 +394,73 @@ fn limits_per_address_and_per_client_answer_429() {
         let subs: i64 = subscriptions::table.count().get_result(&mut c).unwrap();
         assert_eq!(subs, 4, "nothing subscribed before a confirm");
     });
+}
+
+/// A sign-up through a proxy, as `client` (its `X-Forwarded-For`).
+fn sign_up_via(web: &Web, client: &str, email: &str, cal: &str) -> u16 {
+    let token = form_token(web);
+    let mut f: Vec<(&str, &str)> = vec![("csrf", &token)];
+    f.extend_from_slice(&daily(email, cal));
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&f)
+        .finish();
+    web.send(|c| {
+        c.post(web.url("/subscribe"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("x-forwarded-for", client)
+            .body(body)
+    })
+    .status
+}
+
+/// Behind a proxy named in `[http] trusted_proxies` (here the test's own
+/// loopback address), each forwarded client has its own per-client limit;
+/// with no proxy trusted, `X-Forwarded-For` is ignored and every request
+/// from the proxy is one client.
+#[test]
+fn the_per_client_limit_follows_a_trusted_proxys_forwarded_for() {
+    for trusted in ["127.0.0.1, ::1", ""] {
+        let tune = |cfg: &mut Config| {
+            cfg.signup.per_client_per_hour = 2;
+            cfg.signup.per_address_per_day = 100;
+            cfg.http.trusted_proxies = trusted.to_string();
+        };
+        let web = Web::start_with(TestDb::sqlite(), at(NOW), tune);
+        let mut c = web.db.conn();
+        let (cal, _) = setup(&mut c);
+        let a = "203.0.113.1";
+        let b = "198.51.100.2";
+        assert_eq!(sign_up_via(&web, a, "a1@example.net", &cal), 200);
+        assert_eq!(sign_up_via(&web, a, "a2@example.net", &cal), 200);
+        let before = counts(&mut c);
+        assert_eq!(
+            sign_up_via(&web, a, "a3@example.net", &cal),
+            429,
+            "{trusted:?}"
+        );
+        assert_eq!(counts(&mut c), before);
+        // Another client behind the same proxy, and one that names a
+        // fake client left of the real one: only a trusted proxy's own
+        // entry (the right-most) counts.
+        let b_with_a_lie = format!("{a}, {b}");
+        let expected = if trusted.is_empty() { 429 } else { 200 };
+        assert_eq!(
+            sign_up_via(&web, &b_with_a_lie, "b1@example.net", &cal),
+            expected,
+            "{trusted:?}"
+        );
+        let rows: Vec<String> = signups::table
+            .select(signups::client)
+            .order(signups::id)
+            .load(&mut c)
+            .unwrap();
+        let want: Vec<&str> = if trusted.is_empty() {
+            vec!["127.0.0.1", "127.0.0.1"]
+        } else {
+            vec![a, a, b]
+        };
+        assert_eq!(rows, want, "the client each sign-up was counted for");
+    }
 }
 
 /// The limits hold against sign-ups that arrive at once: `threads`

@@ -249,8 +249,17 @@ fn import_decides_as_subscription_add(db: &TestDb) {
 {"name":"bo","tz":"Asia/Kolkata","email":"bo@example.org","xmpp":"bo@chat.example.org","week_start":"sun","daily_hour":6}"#,
     )
     .unwrap();
-    parties::create_group(&mut c, at(NOW), "team1", Some("t1@example.org")).unwrap();
-    parties::create_group(&mut c, at(NOW), "team2", Some("t2@example.org")).unwrap();
+    // Groups with preferences of their own, not the defaults.
+    for team in ["team1", "team2"] {
+        parties::create_group(&mut c, at(NOW), team, Some("t@example.org")).unwrap();
+        let tokyo = parties::UserChanges {
+            timezone: Some("Asia/Tokyo".into()),
+            week_start: Some("sat".into()),
+            daily_hour: Some(19),
+            locale: None,
+        };
+        digestd::manage::update_group(&mut c, team, &tokyo).unwrap();
+    }
     let cal = items::create_collection(&mut c, at(NOW), "Calendar", None).unwrap();
     // Stored before the import, for each of the pair: a weekly digest that
     // the import adds xmpp to, and a paused one the import may not touch.

@@ -17,15 +17,19 @@ use serde_json::{json, Value};
 use common::web::{each_backend, Answer, Web};
 
 const BASE: &str = "https://schemas.digestd.invalid/";
-const SCHEMAS: [&str; 8] = [
+const SCHEMAS: [&str; 12] = [
     "common",
     "record-line",
     "modifications",
     "item",
     "user",
     "users",
+    "group",
     "subscription",
     "subscription-patch",
+    "user-import",
+    "subscription-import",
+    "group-import",
 ];
 /// The collection the docs' examples name.
 const DOC_COLLECTION: &str = "6f1b0a52-9d3e-4c1a-9f44-0c7de1c0a001";
@@ -91,6 +95,17 @@ fn input_examples() -> Vec<(&'static str, Value)> {
             } else {
                 ""
             };
+        } else if let Some(rest) = line.strip_prefix("- `") {
+            // The import section: each bullet names its format.
+            for (name, schema) in [
+                ("user import`", "user-import"),
+                ("subscription import`", "subscription-import"),
+                ("group import`", "group-import"),
+            ] {
+                if rest.starts_with(name) {
+                    section = schema;
+                }
+            }
         } else if line == "```json" {
             in_json = true;
         } else if line.starts_with("```") {
@@ -137,6 +152,7 @@ fn http_examples() -> Vec<(&'static str, Value)> {
             }
             ("PUT", ["users", _]) => "user",
             ("POST", ["users"]) => "users",
+            ("PUT", ["groups", _]) => "group",
             ("POST", ["subscriptions"]) => "subscription",
             ("PATCH", ["subscriptions", _]) => "subscription-patch",
             _ => continue,
@@ -152,12 +168,16 @@ fn every_example_in_the_docs_is_valid_against_its_schema() {
     let input = input_examples();
     assert!(input.iter().any(|(k, _)| *k == "record-line"), "{input:?}");
     assert!(input.iter().any(|(k, _)| *k == "item"), "{input:?}");
+    for kind in ["user-import", "subscription-import", "group-import"] {
+        assert!(input.iter().any(|(k, _)| *k == kind), "{kind}: {input:?}");
+    }
     let http = http_examples();
     for kind in [
         "modifications",
         "item",
         "user",
         "users",
+        "group",
         "subscription",
         "subscription-patch",
     ] {
@@ -181,6 +201,39 @@ fn docs_input_md_links_every_schema() {
     }
 }
 
+/// docs/input.md's import lines, which their schemas accept, are imported
+/// by the commands' library calls, in the docs' order, on a database with
+/// nothing in it.
+#[test]
+fn the_import_examples_import() {
+    let examples: Vec<(&str, Value)> = input_examples()
+        .into_iter()
+        .filter(|(k, _)| k.ends_with("-import"))
+        .collect();
+    assert_eq!(examples.len(), 3, "{examples:?}");
+    each_backend(common::at("2026-11-25T09:00:00Z"), |w| {
+        let mut c = w.db.conn();
+        let at = w.clock_now();
+        for (schema, v) in &examples {
+            let line = v.to_string();
+            let done = match *schema {
+                "user-import" => digestd::import::users::check(&mut c, line.as_bytes())
+                    .and_then(|ok| digestd::import::users::write(&mut c, at, &ok, &mut |_| {}))
+                    .map(|d| d.created),
+                "subscription-import" => {
+                    digestd::import::subs::import(&mut c, at, line.as_bytes(), &mut |_| {})
+                        .map(|ids| ids.len())
+                }
+                "group-import" => {
+                    digestd::import::groups::import(&mut c, at, line.as_bytes(), &mut |_| {})
+                }
+                other => panic!("no import for {other}"),
+            };
+            assert_eq!(done.unwrap_or_else(|e| panic!("{schema}: {line}: {e}")), 1);
+        }
+    });
+}
+
 /// Where a body of `schema` goes, and how.
 fn send(w: &Web, token: &str, schema: &str, v: &Value) -> Answer {
     let body = v.to_string();
@@ -193,6 +246,7 @@ fn send(w: &Web, token: &str, schema: &str, v: &Value) -> Answer {
         }
         "user" => w.put("/api/v1/users/zoe", Some(token), body),
         "users" => w.post("/api/v1/users", Some(token), body),
+        "group" => w.put("/api/v1/groups/crew", Some(token), body),
         "subscription" => w.post("/api/v1/subscriptions", Some(token), body),
         "subscription-patch" => w.send(|c| {
             c.patch(w.url("/api/v1/subscriptions/1"))
@@ -322,6 +376,12 @@ fn valid() -> Vec<(&'static str, Value)> {
             "users",
             json!([{"name": "cy", "tz": "UTC"}, {"name": "dee.k_2", "tz": "America/New_York", "daily_hour": 23}]),
         ),
+        ("group", json!({})),
+        (
+            "group",
+            json!({"tz": "Asia/Tokyo", "week_start": "sun", "daily_hour": 0, "locale": "en-US", "email": "crew@example.com"}),
+        ),
+        ("group", json!({"daily_hour": 23, "tz": null})),
         (
             "subscription",
             json!({"party": "asha", "frequency": "daily", "kind": "modification", "all": true, "hour": 6}),
@@ -422,6 +482,16 @@ fn invalid() -> Vec<(&'static str, Value)> {
         ("user", json!({"tz": "UTC", "phone": "0044 20 7946 0000"})),
         ("user", json!({"tz": "UTC", "locale": "english please"})),
         ("user", json!({"tz": "UTC", "nickname": "z"})),
+        ("group", json!({"tz": 5})),
+        ("group", json!({"daily_hour": 24})),
+        ("group", json!({"daily_hour": -1})),
+        ("group", json!({"daily_hour": "8"})),
+        ("group", json!({"week_start": "funday"})),
+        ("group", json!({"tz": "Asia/Tokyo\r\n"})),
+        ("group", json!({"locale": "english please"})),
+        ("group", json!({"email": "no-at-sign"})),
+        ("group", json!({"timezone": "UTC"})),
+        ("group", json!(["not an object"])),
         ("users", json!({"name": "cy", "tz": "UTC"})),
         ("users", json!([{"tz": "UTC"}])),
         ("users", json!([{"name": "has space", "tz": "UTC"}])),
@@ -529,6 +599,7 @@ fn beyond_the_schema() -> Vec<(&'static str, Value)> {
         ),
         ("user", json!({"tz": "Mars/Olympus"})),
         ("user", json!({"tz": "UTC", "email": "a@b..c"})),
+        ("group", json!({"tz": "Mars/Olympus"})),
         (
             "subscription",
             json!({"party": "nobody", "frequency": "daily", "kind": "modification", "all": true}),
@@ -539,7 +610,11 @@ fn beyond_the_schema() -> Vec<(&'static str, Value)> {
 #[test]
 fn the_schemas_agree_with_digestd() {
     let s = Schemas::load();
-    let mut docs_valid = input_examples();
+    // The import lines have no route: the_import_examples_import.
+    let mut docs_valid: Vec<_> = input_examples()
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with("-import"))
+        .collect();
     docs_valid.extend(
         http_examples()
             .into_iter()

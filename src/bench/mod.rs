@@ -1,6 +1,7 @@
 //! `digestd bench …`: performance measured beside a floor taken in the same
 //! run on the same database, because these machines are shared and noisy.
 
+mod burst;
 mod compose;
 mod cpu;
 mod http;
@@ -13,6 +14,7 @@ mod sql;
 mod tick;
 mod xmpp;
 
+pub use burst::{burst, BurstArgs};
 pub use compose::{compose, ComposeArgs};
 pub use http::{http, HttpArgs};
 pub use import::{import, ImportArgs};

@@ -42,11 +42,17 @@ pub struct SmtpArgs {
     /// one more after the last); the medians are compared.
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
+    /// Send to one group of all the recipients instead, as an operator
+    /// would: each timed run is `digestd notify --to GROUP --expand-group`
+    /// and then `digestd queue run`, two processes of this binary
+    /// (start-up, expansion, sending and statuses all timed).
+    #[arg(long)]
+    pub group: bool,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-smtp.db";
 
-fn find(bin: &str) -> Result<PathBuf> {
+pub(super) fn find(bin: &str) -> Result<PathBuf> {
     ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]
         .iter()
         .map(|d| Path::new(d).join(bin))
@@ -69,7 +75,7 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-struct Sink(Child);
+pub(super) struct Sink(pub Child);
 
 impl Drop for Sink {
     fn drop(&mut self) {
@@ -79,14 +85,21 @@ impl Drop for Sink {
 }
 
 fn start_sink(port: u16) -> Result<Sink> {
+    start_sink_with(port, &[], Stdio::null())
+}
+
+/// smtp-sink on `port` with `extra` options before the address, its
+/// standard output to `stdout`.
+pub(super) fn start_sink_with(port: u16, extra: &[&str], stdout: Stdio) -> Result<Sink> {
     let mut cmd = Command::new(find("smtp-sink")?);
     if is_root() {
         // smtp-sink refuses to keep root privileges.
         cmd.args(["-u", "nobody"]);
     }
-    cmd.arg(format!("127.0.0.1:{port}"))
+    cmd.args(extra)
+        .arg(format!("127.0.0.1:{port}"))
         .arg("1024")
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::null());
     let sink = Sink(cmd.spawn()?);
     wait_listening(port, "smtp-sink", Duration::from_secs(5))?;
@@ -94,7 +107,7 @@ fn start_sink(port: u16) -> Result<Sink> {
 }
 
 /// The PostgreSQL backend serving `c`, when it runs on this machine.
-fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
+pub(super) fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
     use diesel::prelude::*;
     let crate::db::DbConn::Postgres(pg) = c else {
         return None;
@@ -110,15 +123,15 @@ fn backend_pid(c: &mut crate::db::DbConn) -> Option<String> {
 
 /// CPU spent by the processes of one timed run.
 #[derive(Default)]
-struct Spent {
+pub(super) struct Spent {
     /// This process, or smtp-source (a child, counted once reaped).
-    client: Duration,
-    sink: Duration,
-    backend: Option<Duration>,
+    pub client: Duration,
+    pub sink: Duration,
+    pub backend: Option<Duration>,
 }
 
 impl Spent {
-    fn add(&mut self, o: Spent) {
+    pub fn add(&mut self, o: Spent) {
         self.client += o.client;
         self.sink += o.sink;
         self.backend = match (self.backend, o.backend) {
@@ -129,12 +142,16 @@ impl Spent {
 }
 
 /// CPU of (this process or its reaped children, the sink, the backend).
-fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
+pub(super) fn snapshot(sink: &str, backend: Option<&str>) -> (Cpu, Cpu, Option<Cpu>) {
     let get = |pid: &str| Cpu::of(pid).unwrap_or_default();
     (get("self"), get(sink), backend.map(get))
 }
 
-fn spent(before: (Cpu, Cpu, Option<Cpu>), after: (Cpu, Cpu, Option<Cpu>), child: bool) -> Spent {
+pub(super) fn spent(
+    before: (Cpu, Cpu, Option<Cpu>),
+    after: (Cpu, Cpu, Option<Cpu>),
+    child: bool,
+) -> Spent {
     let client = |c: Cpu| if child { c.children } else { c.own };
     Spent {
         client: client(after.0).saturating_sub(client(before.0)),
@@ -147,11 +164,22 @@ fn spent(before: (Cpu, Cpu, Option<Cpu>), after: (Cpu, Cpu, Option<Cpu>), child:
 }
 
 fn smtp_source(port: u16, a: &SmtpArgs) -> Result<Duration> {
+    source_run(port, a.sessions, a.messages, a.size)
+}
+
+/// `smtp-source -s sessions -m messages -l size -d` into the sink on
+/// `port`, timed from start to exit.
+pub(super) fn source_run(
+    port: u16,
+    sessions: u32,
+    messages: usize,
+    size: usize,
+) -> Result<Duration> {
     let t = Instant::now();
     let out = Command::new(find("smtp-source")?)
-        .args(["-s", &a.sessions.to_string()])
-        .args(["-m", &a.messages.to_string()])
-        .args(["-l", &a.size.to_string()])
+        .args(["-s", &sessions.to_string()])
+        .args(["-m", &messages.to_string()])
+        .args(["-l", &size.to_string()])
         .args(["-d", "-f", "bench@localhost", "-t", "sink@localhost"])
         .arg(format!("127.0.0.1:{port}"))
         .output()?;
@@ -173,6 +201,7 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let port = free_port()?;
     let sink = start_sink(port)?;
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let db_url = url.unwrap_or(DEFAULT_BENCH_DB).to_string();
     let mut c = db.conn()?;
     // Text and HTML each carry about half of the size.
     let body = "The quick brown fox jumps over the lazy dog. ".repeat((args.size / 2 / 45).max(1));
@@ -182,11 +211,19 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         "email",
         "'user' || i || '@example.com'",
     )?;
+    if args.group {
+        group_of_all(&mut c, args.messages)?;
+    }
     writeln!(
         out,
-        "bench smtp on {:?}: {} messages of ~{} bytes, {} sessions, {} runs each, \
+        "bench smtp on {:?}{}: {} messages of ~{} bytes, {} sessions, {} runs each, \
          into smtp-sink on 127.0.0.1:{port}",
         c.backend(),
+        if args.group {
+            ", to one group by two processes (notify --expand-group, queue run)"
+        } else {
+            ""
+        },
         args.messages,
         args.size,
         args.sessions,
@@ -213,6 +250,21 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         source_cpu.add(spent(s0, snap(), true));
         if k == args.repeat {
             break;
+        }
+        if args.group {
+            let s0 = snap();
+            let t = Instant::now();
+            as_processes(&db_url, port, args, k, &body)?;
+            ours.push(t.elapsed());
+            our_cpu.add(spent(s0, snap(), true));
+            let sent = sent_to_group(&mut c, k)?;
+            if sent != args.messages {
+                return Err(Error::Storage(format!(
+                    "the group's request reached {sent} of {} members",
+                    args.messages
+                )));
+            }
+            continue;
         }
         // A fresh batch of pending requests; earlier runs' stay as history.
         requests(&mut c, args.messages, k * args.messages, "email", &body)?;
@@ -247,7 +299,11 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     )?;
     line(
         out,
-        "digestd queue: expand + send + statuses (run_pass, median)",
+        if args.group {
+            "digestd notify --expand-group + queue run, processes (median)"
+        } else {
+            "digestd queue: expand + send + statuses (run_pass, median)"
+        },
         mine,
     )?;
     let us = |d: Duration, runs: usize| per_message(d, args.messages * runs);
@@ -277,8 +333,94 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
+/// The group `bench-group` holding the `n` recipients.
+fn group_of_all(c: &mut crate::db::DbConn, n: usize) -> Result<()> {
+    use diesel::connection::SimpleConnection;
+    let d = super::sql::Dialect(c.backend());
+    let t0 = d.ts_lit(requested_at());
+    let all = d.series(n + 1);
+    let group = super::PARTY0 + n as i64 + 1;
+    c.batch_execute(&format!(
+        "INSERT INTO parties (id, kind, name, created_at) VALUES ({group}, 'group', 'bench-group', {t0}); \
+         INSERT INTO memberships (group_id, member_id) \
+             SELECT {group}, {} + i FROM {all} WHERE i > 0",
+        super::PARTY0
+    ))?;
+    Ok(())
+}
+
+/// One timed run of the group path: `digestd notify` to the group, then
+/// `digestd queue run`, each a process of this binary on the bench's
+/// database, sending over SMTP into the sink on `port`.
+fn as_processes(db_url: &str, port: u16, a: &SmtpArgs, k: usize, body: &str) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let run = |args: &[&str], stdin: Option<&str>| -> Result<()> {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("--db")
+            .arg(db_url)
+            .args(args)
+            .env("DIGESTD_EMAIL__TRANSPORT", "smtp")
+            .env(
+                "DIGESTD_EMAIL__SMTP_URL",
+                format!("smtp://127.0.0.1:{port}"),
+            )
+            .env("DIGESTD_EMAIL__POOL_SIZE", a.sessions.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn()?;
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("piped")
+                .write_all(text.as_bytes())?;
+        }
+        let done = child.wait_with_output()?;
+        if !done.status.success() {
+            return Err(Error::Storage(format!(
+                "digestd {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&done.stderr).trim()
+            )));
+        }
+        Ok(())
+    };
+    let subject = format!("Bench group message {k}");
+    run(
+        &[
+            "notify",
+            "--from",
+            "u0",
+            "--to",
+            "bench-group",
+            "--expand-group",
+            "--subject",
+            &subject,
+            "--message",
+            "-",
+        ],
+        Some(body),
+    )?;
+    run(&["queue", "run"], None)
+}
+
+/// How many members the `k`th run's group request reached.
+fn sent_to_group(c: &mut crate::db::DbConn, k: usize) -> Result<usize> {
+    use crate::db::schema::{nt_queue, nt_requests};
+    use diesel::prelude::*;
+    let subject = format!("Bench group message {k}");
+    let n: i64 = nt_queue::table
+        .inner_join(nt_requests::table.on(nt_requests::request_id.eq(nt_queue::request_id)))
+        .filter(nt_requests::subject.eq(&subject))
+        .filter(nt_queue::is_successful.eq(true))
+        .count()
+        .get_result(c)?;
+    Ok(n as usize)
+}
+
 /// The median of `d` (the mean of the middle two when even).
-fn median(d: &mut [Duration]) -> Duration {
+pub(super) fn median(d: &mut [Duration]) -> Duration {
     d.sort_unstable();
     let m = d.len() / 2;
     if d.len() % 2 == 1 {

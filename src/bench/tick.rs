@@ -82,7 +82,7 @@ struct SubRow {
 }
 
 /// A cheap deterministic hash, to spread hours without a RNG.
-fn mix(i: usize) -> usize {
+pub(super) fn mix(i: usize) -> usize {
     let mut x = i as u64 ^ 0x9E37_79B9_7F4A_7C15;
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

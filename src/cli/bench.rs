@@ -26,6 +26,8 @@ pub enum BenchCmd {
     Http(bench::HttpArgs),
     /// `user import` and `subscription import` of N people beside a raw load of the same rows.
     Import(bench::ImportArgs),
+    /// N users' daily digests at one local hour: ticks and queue passes into smtp-sink, beside smtp-source.
+    Burst(bench::BurstArgs),
 }
 
 /// A bench opens the database it is given (`--db`) itself, or its own
@@ -42,5 +44,6 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Recur(a) => bench::recur(&a, out),
         BenchCmd::Http(a) => bench::http(&a, db, out),
         BenchCmd::Import(a) => bench::import(&a, db, out),
+        BenchCmd::Burst(a) => bench::burst(&a, db, out),
     }
 }

@@ -8,6 +8,34 @@ use super::{progress, Ctx};
 use crate::error::{Error, Result};
 use crate::{import, parties};
 
+/// The preferences `user set`, `group add` and `group set` take.
+#[derive(Args, Debug)]
+pub struct Prefs {
+    /// IANA timezone digests are scheduled in, e.g. Europe/Paris.
+    #[arg(long)]
+    tz: Option<String>,
+    /// First day of the week for weekly digests: mon..sun.
+    #[arg(long)]
+    week_start: Option<String>,
+    /// Local hour (0-23) that new daily and weekly subscriptions default to.
+    #[arg(long, allow_negative_numbers = true)]
+    daily_hour: Option<i64>,
+    /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
+    #[arg(long)]
+    locale: Option<String>,
+}
+
+impl Prefs {
+    fn changes(self) -> parties::UserChanges {
+        parties::UserChanges {
+            timezone: self.tz,
+            week_start: self.week_start,
+            daily_hour: self.daily_hour,
+            locale: self.locale,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum UserCmd {
     /// Add a user: says what was stored, then the new id as the last line (for scripts).
@@ -46,18 +74,8 @@ pub enum UserCmd {
         .args(["tz", "week_start", "daily_hour", "locale"])))]
     Set {
         name: String,
-        /// IANA timezone, e.g. Europe/Paris.
-        #[arg(long)]
-        tz: Option<String>,
-        /// First day of the week for weekly digests: mon..sun.
-        #[arg(long)]
-        week_start: Option<String>,
-        /// Local hour (0-23) daily digests go out.
-        #[arg(long, allow_negative_numbers = true)]
-        daily_hour: Option<i64>,
-        /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
-        #[arg(long)]
-        locale: Option<String>,
+        #[command(flatten)]
+        prefs: Prefs,
     },
     /// Delete a user: their subscriptions end, unsent messages to them are
     /// cancelled, they leave every group, their addresses go (one transaction).
@@ -72,12 +90,36 @@ pub enum UserCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum GroupCmd {
-    /// Add a group: says so, then the new id as the last line (for scripts).
+    /// Add a group: says what was stored, then the new id as the last line (for scripts).
     Add {
         name: String,
         /// The group's own address (used when a request is not expanded).
         #[arg(long)]
         email: Option<String>,
+        /// Its preferences (defaults: UTC, mon, 8, en-GB).
+        #[command(flatten)]
+        prefs: Prefs,
+    },
+    /// List groups with their preferences.
+    List {
+        /// A JSON array of groups.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one group's preferences, address and number of members.
+    Show {
+        name: String,
+        /// A JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a group's preferences (its subscriptions are rescheduled).
+    #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
+        .args(["tz", "week_start", "daily_hour", "locale"])))]
+    Set {
+        name: String,
+        #[command(flatten)]
+        prefs: Prefs,
     },
     /// Put a user or group into a group.
     AddMember { group: String, member: String },
@@ -190,23 +232,8 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             let users = parties::list_users(&mut conn)?;
             print_users(ctx.out, &users, json)?;
         }
-        UserCmd::Set {
-            name,
-            tz,
-            week_start,
-            daily_hour,
-            locale,
-        } => {
-            crate::manage::update_user(
-                &mut conn,
-                &name,
-                &parties::UserChanges {
-                    timezone: tz,
-                    week_start,
-                    daily_hour,
-                    locale,
-                },
-            )?;
+        UserCmd::Set { name, prefs } => {
+            crate::manage::update_user(&mut conn, &name, &prefs.changes())?;
             writeln!(ctx.out, "updated {name}")?;
         }
         UserCmd::Delete { name } => {
@@ -224,11 +251,44 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
 pub fn group(cmd: GroupCmd, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     match cmd {
-        GroupCmd::Add { name, email } => {
-            let id = parties::create_group(&mut conn, ctx.now(), &name, email.as_deref())?;
-            let with = email.map_or(String::new(), |_| " with its own email address".into());
-            writeln!(ctx.out, "added group {name}{with}")?;
+        GroupCmd::Add { name, email, prefs } => {
+            let id = parties::create_group_with(
+                &mut conn,
+                ctx.now(),
+                &parties::NewGroup {
+                    name: name.clone(),
+                    email,
+                    prefs: prefs.changes(),
+                },
+            )?;
+            let g = parties::get_group(&mut conn, &name)?;
+            writeln!(ctx.out, "added group {}", group_summary(&g))?;
+            // The id stays the last line, for scripts.
             writeln!(ctx.out, "{id}")?;
+        }
+        GroupCmd::List { json } => {
+            let groups = parties::list_groups(&mut conn)?;
+            if json {
+                let json = serde_json::to_string(&groups).expect("serialisable");
+                writeln!(ctx.out, "{json}")?;
+            }
+            for g in groups.iter().filter(|_| !json) {
+                writeln!(ctx.out, "{}", group_line(g))?;
+            }
+        }
+        GroupCmd::Show { name, json } => {
+            let g = parties::get_group(&mut conn, &name)?;
+            if json {
+                let json = serde_json::to_string(&g).expect("serialisable");
+                writeln!(ctx.out, "{json}")?;
+            } else {
+                writeln!(ctx.out, "{}", group_line(&g))?;
+            }
+        }
+        GroupCmd::Set { name, prefs } => {
+            crate::manage::update_group(&mut conn, &name, &prefs.changes())?;
+            let g = parties::get_group(&mut conn, &name)?;
+            writeln!(ctx.out, "updated group {}", group_summary(&g))?;
         }
         GroupCmd::AddMember { group, member } => {
             parties::add_member(&mut conn, &group, &member)?;
@@ -339,4 +399,33 @@ fn addresses(u: &parties::User) -> String {
         .filter_map(|a| a.as_deref())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `team: Asia/Tokyo, week starts sun, daily 09:00, en-GB, email team@example.com`.
+fn group_summary(g: &parties::Group) -> String {
+    let email = g
+        .email
+        .as_deref()
+        .map_or(String::new(), |e| format!(", email {e}"));
+    format!(
+        "{}: {}, week starts {}, daily {:02}:00, {}{email}",
+        g.name, g.timezone, g.week_start, g.daily_hour, g.locale
+    )
+}
+
+/// `team  Asia/Tokyo  week starts sun daily 09:00  en-GB  3 members  team@example.com`.
+fn group_line(g: &parties::Group) -> String {
+    format!(
+        "{:<16} {:<24} week starts {} daily {:02}:00  {}  {} member{}  {}",
+        g.name,
+        g.timezone,
+        g.week_start,
+        g.daily_hour,
+        g.locale,
+        g.members,
+        if g.members == 1 { "" } else { "s" },
+        g.email.as_deref().unwrap_or("")
+    )
+    .trim_end()
+    .to_string()
 }

@@ -88,8 +88,9 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
                 Some(a) => validate::cli_instant("--at", &a, ctx.now())?,
                 None => ctx.now(),
             };
+            // The journal directory is checked before the database opens.
+            let mut delivery = Delivery::from_config(ctx.cfg)?;
             let mut conn = ctx.conn()?;
-            let mut delivery = Delivery::new(&ctx.cfg.email)?.with_listeners(ctx.cfg)?;
             let owner = schedule::lease::owner_name();
             let report = queue::run_queue(
                 &mut conn,

@@ -23,6 +23,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// A group's preferences (a user's are in `users`).
+    group_prefs (party_id) {
+        party_id -> BigInt,
+        timezone -> Text,
+        week_start -> Integer,
+        daily_hour -> Integer,
+        locale -> Text,
+    }
+}
+
+diesel::table! {
     memberships (group_id, member_id) {
         group_id -> BigInt,
         member_id -> BigInt,
@@ -240,6 +251,7 @@ diesel::table! {
 }
 
 diesel::joinable!(users -> parties (party_id));
+diesel::joinable!(group_prefs -> parties (party_id));
 diesel::joinable!(contact_points -> parties (party_id));
 diesel::joinable!(collection_items -> collections (collection_id));
 diesel::joinable!(collection_items -> items (item_id));
@@ -257,6 +269,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     parties,
     ops_reports,
     users,
+    group_prefs,
     memberships,
     contact_points,
     collections,

@@ -11,6 +11,7 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
 use super::encode;
+use crate::digest::words::Style;
 use crate::error::{Error, Result};
 use crate::text::one_line;
 
@@ -149,11 +150,20 @@ pub fn text_to_html(text: &str) -> String {
     )
 }
 
+/// How a recipient with no preferences of its own reads times (a group
+/// sent to as one, an address with no user): UTC, 24-hour, as a group's
+/// digests.
+pub fn utc_style() -> Style {
+    Style::new(chrono_tz::UTC, "en-GB")
+}
+
 /// The subject, text and HTML of one message holding `parts` (seed 000's
 /// batching: every pending notification from one sender to one recipient
 /// goes out as one message). One part keeps its own subject and bodies; several
-/// become sections headed "Message sent on … regarding …".
-pub fn combine(parts: &[Part]) -> (String, String, String) {
+/// become sections headed "Message sent on … regarding …", the time in the
+/// recipient's zone and 12/24-hour `style`, as its digests show times
+/// ("Mon, Nov 23, 4:00 AM EST", "Mon 23 Nov, 10:00 CET").
+pub fn combine(parts: &[Part], style: &Style) -> (String, String, String) {
     match parts {
         [] => (String::new(), String::new(), String::new()),
         [p] => (
@@ -168,7 +178,7 @@ pub fn combine(parts: &[Part]) -> (String, String, String) {
             for p in parts {
                 let head = format!(
                     "Message sent on {} regarding {}",
-                    p.date.format("%a, %d %b %Y %H:%M UTC"),
+                    style.when(p.date),
                     p.subject
                 );
                 text.push_str(&format!("{head}\n\n{}\n\n", p.text.trim_end()));
@@ -296,6 +306,52 @@ mod tests {
         );
     }
 
+    /// Issue 23, part 5: the sections of a batched message said "Message
+    /// sent on … UTC" whoever read them. Now the time is the recipient's,
+    /// in its zone and clock, as its digests show times.
+    #[test]
+    fn a_batch_says_when_each_part_was_sent_in_the_recipients_zone_and_clock() {
+        let part = |subject, date| Part {
+            subject,
+            text: "body",
+            html: None,
+            date,
+        };
+        // 14:30 UTC on a winter Monday, and 13:05 UTC in July.
+        let winter = Utc.with_ymd_and_hms(2026, 11, 23, 14, 30, 0).unwrap();
+        let summer = Utc.with_ymd_and_hms(2026, 7, 6, 13, 5, 0).unwrap();
+        let parts = [part("First", winter), part("Second", summer)];
+        let ny = Style::new(chrono_tz::America::New_York, "en-US");
+        let (_, text, html) = combine(&parts, &ny);
+        assert!(
+            text.starts_with("Message sent on Mon, Nov 23, 9:30 AM EST regarding First\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Message sent on Mon, Jul 6, 9:05 AM EDT regarding Second\n"),
+            "{text}"
+        );
+        assert!(html.contains(">Message sent on Mon, Nov 23, 9:30 AM EST regarding First</h3>"));
+        assert!(!text.contains("UTC"), "{text}");
+        let berlin = Style::new(chrono_tz::Europe::Berlin, "de-DE");
+        let (_, text, _) = combine(&parts, &berlin);
+        assert!(
+            text.starts_with("Message sent on Mon 23 Nov, 15:30 CET regarding First\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Message sent on Mon 6 Jul, 15:05 CEST regarding Second\n"),
+            "{text}"
+        );
+        assert!(!text.contains(" AM ") && !text.contains(" PM "), "{text}");
+        // No preferences: UTC, 24-hour.
+        let (_, text, _) = combine(&parts, &utc_style());
+        assert!(
+            text.starts_with("Message sent on Mon 23 Nov, 14:30 UTC regarding First\n"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn several_parts_become_sections_and_html_is_escaped() {
         let d = Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap();
@@ -313,10 +369,10 @@ mod tests {
                 date: d,
             },
         ];
-        let (subject, text, html) = combine(&parts);
+        let (subject, text, html) = combine(&parts, &utc_style());
         assert_eq!(subject, "Build <1> failed (and 1 more)");
         assert!(text.starts_with(
-            "Message sent on Mon, 23 Nov 2026 08:00 UTC regarding Build <1> failed\n\nred\n\n"
+            "Message sent on Mon 23 Nov, 08:00 UTC regarding Build <1> failed\n\nred\n\n"
         ));
         assert!(text.contains("regarding Build 2 passed\n\ngreen"));
         assert!(
@@ -328,7 +384,7 @@ mod tests {
             "a&lt;b&gt;&amp;&quot;c&#39;\u{e9}\u{1F600}&lt;"
         );
         assert_eq!(escape_html(""), "");
-        let (s1, t1, h1) = combine(&parts[..1]);
+        let (s1, t1, h1) = combine(&parts[..1], &utc_style());
         assert_eq!((s1.as_str(), t1.as_str()), ("Build <1> failed", "red"));
         assert!(h1.contains(">red</div>"));
     }

@@ -55,6 +55,18 @@ impl MessageKey {
         MessageKey(s.to_string())
     }
 
+    /// A name for this installation (the database the key belongs to):
+    /// 64 bits of a keyed hash, which tells two databases' files apart
+    /// on disk (the sent journals) and tells nothing of the key.
+    pub fn installation_tag(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.0.as_bytes());
+        h.update(b"\0installation");
+        let mut tag = crate::text::hex(&h.finalize());
+        tag.truncate(16);
+        tag
+    }
+
     fn mac(&self, request: i64, party: i64) -> String {
         let mut h = Sha256::new();
         h.update(self.0.as_bytes());

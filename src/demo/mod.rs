@@ -9,7 +9,9 @@
 //! configured `[email] dir`: its request ids start at 1000 like a real
 //! database's, so its file names are the ones a real `queue run` writes,
 //! and clearing "the previous demo's files" from the real outbox deleted
-//! real mail.
+//! real mail. Its queue's sent journal is beside its database
+//! (`data/demo.db.journal/`, never `[queue] journal_dir`), emptied by a
+//! finished pass and removed when the demo ends.
 
 pub mod world;
 
@@ -36,12 +38,27 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
             "demo: [email] dir is {DEMO_OUTBOX}, the demo's own outbox: point it elsewhere, or the demo would replace real messages"
         )));
     }
+    let mut run_cfg = cfg.clone();
     let url = if explicit_db {
         cfg.database.url.clone()
     } else {
         DbUrl::parse(DEMO_DB)?.remove_sqlite_files();
+        // The demo's journal is its own, beside its database, like the
+        // database's lock files; one a killed demo left goes with it.
+        run_cfg.queue.journal_dir = String::new();
+        let _ = std::fs::remove_dir_all(crate::config::journal_dir_for(DEMO_DB));
         DEMO_DB.to_string()
     };
+    run_cfg.database.url = url.clone();
+    // The demo sends nothing: every channel goes to the demo's outbox (the
+    // push channels' `dir` transports write under `[email] dir` too).
+    run_cfg.email.transport = "dir".into();
+    run_cfg.email.dir = DEMO_OUTBOX.into();
+    run_cfg.sms.transport = "dir".into();
+    run_cfg.xmpp.transport = "dir".into();
+    // The journal's directory is made and checked before the database.
+    let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?
+        .with_journal_dir(&run_cfg.journal_dir())?;
     let db = Db::open(&url, 2)?;
     let mut c = db.conn()?;
     if !crate::parties::list_users(&mut c)?.is_empty() {
@@ -69,21 +86,19 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
         subscriptions::list(&mut c)?.len()
     )?;
 
-    let mut run_cfg = cfg.clone();
-    run_cfg.database.url = url.clone();
-    // The demo sends nothing: every channel goes to the demo's outbox (the
-    // push channels' `dir` transports write under `[email] dir` too).
-    run_cfg.email.transport = "dir".into();
-    run_cfg.email.dir = DEMO_OUTBOX.into();
-    run_cfg.sms.transport = "dir".into();
-    run_cfg.xmpp.transport = "dir".into();
-    let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?;
     let owner = crate::schedule::lease::owner_name();
     let metrics = crate::metrics::Metrics::new();
     let mut t = start;
     while t <= end {
         crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t, &metrics)?;
         t += Duration::hours(1);
+    }
+    // Every outcome is in the database: the empty journal goes with the
+    // Delivery, and the demo's own journal directory after it (emptied,
+    // so `remove_dir` takes it; another database's is never touched).
+    drop(delivery);
+    if !explicit_db {
+        let _ = std::fs::remove_dir(run_cfg.journal_dir());
     }
     writeln!(
         out,

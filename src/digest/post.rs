@@ -29,7 +29,7 @@ use super::render::{self, Content, Frame, Parts, Rendered};
 use super::store::BodyRef;
 use super::words::Style;
 use crate::config::{DigestConfig, EmailConfig};
-use crate::db::schema::{collections, parties, users};
+use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
@@ -199,31 +199,49 @@ impl Composer {
             .collect();
         want.sort_unstable();
         want.dedup();
-        type Row = (i64, String, String, Option<(String, String, String)>);
+        type Row = (
+            i64,
+            String,
+            String,
+            Option<(String, String, String)>,
+            Option<(String, String)>,
+        );
         for chunk in want.chunks(10_000) {
             let rows: Vec<Row> = parties::table
                 .left_join(users::table)
+                .left_join(group_prefs::table)
                 .filter(parties::id.eq_any(chunk))
                 .select((
                     parties::id,
                     parties::name,
                     parties::kind,
                     (users::timezone, users::locale, users::subscriber_code).nullable(),
+                    (group_prefs::timezone, group_prefs::locale).nullable(),
                 ))
                 .load(c)?;
-            for (id, name, kind, user) in rows {
-                let r = match user {
-                    Some((tz, locale, code)) => Recipient {
+            for (id, name, kind, user, group) in rows {
+                let zone = |tz: String| -> Result<Tz> {
+                    tz.parse()
+                        .map_err(|_| Error::Storage(format!("stored timezone {tz:?} is unknown")))
+                };
+                let r = match (user, group) {
+                    (Some((tz, locale, code)), _) => Recipient {
                         name,
                         is_group: false,
-                        tz: tz.parse().map_err(|_| {
-                            Error::Storage(format!("stored timezone {tz:?} is unknown"))
-                        })?,
+                        tz: zone(tz)?,
                         locale,
                         subscriber_code: Some(code),
                     },
-                    // A group has no preferences: UTC, 24-hour.
-                    None => Recipient {
+                    // A group: its own zone and locale.
+                    (None, Some((tz, locale))) => Recipient {
+                        name,
+                        is_group: kind == "group",
+                        tz: zone(tz)?,
+                        locale,
+                        subscriber_code: None,
+                    },
+                    // A party with no preferences row: UTC, 24-hour.
+                    (None, None) => Recipient {
                         name,
                         is_group: kind == "group",
                         tz: Tz::UTC,

@@ -20,7 +20,7 @@ use chrono_tz::Tz;
 use diesel::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::db::schema::{collections, parties, users};
+use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::DbConn;
 use crate::digest::compose::{self, ItemChange, Upcoming};
 use crate::error::{Error, Result};
@@ -58,7 +58,7 @@ pub struct Head {
     /// The last change of the log, or the collection's creation.
     pub changed_at: DateTime<Utc>,
     /// The owner's name, zone and locale, when the collection has an owner
-    /// (a group owner has no zone).
+    /// (a user's preferences, or a group's).
     pub owner: Option<String>,
     pub owner_tz: Option<String>,
     pub owner_locale: Option<String>,
@@ -101,12 +101,20 @@ pub fn head(conn: &mut DbConn, uuid: &str) -> Result<Head> {
             .select(parties::name)
             .first::<String>(conn)
             .optional()?;
-        if let Some((tz, locale)) = users::table
+        let user = users::table
             .find(o)
             .select((users::timezone, users::locale))
             .first::<(String, String)>(conn)
-            .optional()?
-        {
+            .optional()?;
+        let prefs = match user {
+            Some(p) => Some(p),
+            None => group_prefs::table
+                .find(o)
+                .select((group_prefs::timezone, group_prefs::locale))
+                .first::<(String, String)>(conn)
+                .optional()?,
+        };
+        if let Some((tz, locale)) = prefs {
             owner_tz = Some(tz);
             owner_locale = Some(locale);
         }

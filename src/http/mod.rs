@@ -17,6 +17,7 @@
 pub mod atom;
 pub mod auth;
 pub mod body;
+pub mod client;
 pub mod error;
 pub mod health;
 pub mod idempotency;
@@ -54,6 +55,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Rendered Atom feeds by strong tag (`atom`).
     pub feed_cache: atom::FeedCache,
+    /// `[http] trusted_proxies`, parsed ([`client`]).
+    pub trusted_proxies: Vec<crate::validate::IpNet>,
 }
 
 /// The handlers' state: cheap to clone.
@@ -79,10 +82,15 @@ impl App {
         clock: Arc<dyn Clock>,
         metrics: Arc<crate::metrics::Metrics>,
     ) -> Self {
+        // Checked when the settings were loaded; a Config built in code
+        // with a bad list trusts no proxy.
+        let trusted_proxies =
+            crate::validate::ip_nets(&cfg.http.trusted_proxies).unwrap_or_default();
         App(Arc::new(AppState {
             db,
             cfg,
             clock,
+            trusted_proxies,
             metrics,
             feed_cache: Default::default(),
         }))

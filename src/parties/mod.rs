@@ -1,14 +1,16 @@
 //! Parties: users and groups, nested membership (cycle-free), contact points
 //! per channel, and recursive expansion of a party to its users.
 //!
-//! Owns `parties`, `users`, `memberships` and `contact_points`;
-//! [`contacts`] holds the contact points' reads and changes, [`prefs`] a
-//! user's preference changes, [`code`] finding a user by subscriber code,
+//! Owns `parties`, `users`, `group_prefs`, `memberships` and
+//! `contact_points`; [`contacts`] holds the contact points' reads and
+//! changes, [`prefs`] a user's preference changes, [`groups`] groups with
+//! their preferences, [`code`] finding a user by subscriber code,
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
 //! leaving a group and retiring a party, [`page`] users a page at a time.
 
 mod code;
 mod contacts;
+mod groups;
 mod page;
 mod prefs;
 mod remove;
@@ -16,6 +18,10 @@ mod upsert;
 
 pub use code::{code_of, find_by_code, is_code_shaped, user_by_email};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
+pub use groups::{
+    apply_group_changes_in_tx, create_group_in_tx, create_group_with, get_group, list_groups,
+    Group, NewGroup, ValidGroup, GROUP_DAILY_HOUR, GROUP_LOCALE, GROUP_TIMEZONE, GROUP_WEEK_START,
+};
 pub use page::{page_users, UserFilter};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
@@ -167,24 +173,24 @@ pub fn create_user(conn: &mut DbConn, now: DateTime<Utc>, new: &NewUser) -> Resu
     })
 }
 
-/// Creates a group, optionally with its own email address (used when a
-/// request to it is not expanded).
+/// Creates a group with the default preferences, optionally with its own
+/// email address (used when a request to it is not expanded);
+/// [`create_group_with`] takes preferences too.
 pub fn create_group(
     conn: &mut DbConn,
     now: DateTime<Utc>,
     name: &str,
     email: Option<&str>,
 ) -> Result<PartyId> {
-    let name = not_reserved(validate::name("group", name)?)?;
-    let email = email.map(validate::email).transpose()?;
-    let now = now.naive_utc();
-    conn.write_tx(|c| {
-        let id = insert_party(c, "group", &name, now)?;
-        if let Some(a) = &email {
-            insert_contact(c, id, Channel::Email, a, now)?;
-        }
-        Ok(id)
-    })
+    create_group_with(
+        conn,
+        now,
+        &NewGroup {
+            name: name.to_string(),
+            email: email.map(str::to_string),
+            ..Default::default()
+        },
+    )
 }
 
 /// The group named `name`, created in the caller's transaction when no
@@ -199,7 +205,11 @@ pub fn ensure_group_in_tx(
     match find(c, &name) {
         Ok((id, kind)) if kind == "group" => Ok(id),
         Ok(_) => Err(Error::invalid(format!("{name:?} is a user, not a group"))),
-        Err(Error::NotFound(_)) => insert_party(c, "group", &name, now),
+        Err(Error::NotFound(_)) => {
+            let id = insert_party(c, "group", &name, now)?;
+            groups::insert_prefs(c, id, &ValidChanges::default())?;
+            Ok(id)
+        }
         Err(e) => Err(e),
     }
 }

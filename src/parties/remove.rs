@@ -13,7 +13,7 @@
 use diesel::prelude::*;
 
 use super::{find, not_reserved};
-use crate::db::schema::{contact_points, memberships, parties, users};
+use crate::db::schema::{contact_points, group_prefs, memberships, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::PartyId;
@@ -90,8 +90,8 @@ pub fn tombstone_name(name: &str, id: PartyId) -> String {
 
 /// Retires a party inside the caller's transaction: it leaves every group
 /// (and a group loses its members), its contact points go (their bounce
-/// records with them), a user's preferences go, and the row stays as a
-/// tombstone. Its subscriptions must have been ended first.
+/// records with them), a user's or group's preferences go, and the row
+/// stays as a tombstone. Its subscriptions must have been ended first.
 pub fn retire_in_tx(c: &mut DbConn, id: PartyId) -> Result<Retired> {
     let name: String = parties::table.find(id.0).select(parties::name).first(c)?;
     let name = not_reserved(name)?;
@@ -107,6 +107,7 @@ pub fn retire_in_tx(c: &mut DbConn, id: PartyId) -> Result<Retired> {
         diesel::delete(contact_points::table.filter(contact_points::party_id.eq(id.0)))
             .execute(c)?;
     diesel::delete(users::table.find(id.0)).execute(c)?;
+    diesel::delete(group_prefs::table.find(id.0)).execute(c)?;
     diesel::update(parties::table.find(id.0))
         .set(parties::name.eq(tombstone_name(&name, id)))
         .execute(c)?;

@@ -64,7 +64,7 @@ const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 /// Which clock a grid's hours are on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GridTime {
-    /// Each subscriber's own zone (groups: UTC).
+    /// Each subscriber's own zone (a user's or a group's).
     Local,
     /// The server's clock, UTC.
     Server,
@@ -378,11 +378,15 @@ pub fn build(
     week: DateTime<Utc>,
     party: Option<crate::ids::PartyId>,
 ) -> crate::error::Result<(WeekGrid, WeekGrid)> {
-    use crate::db::schema::{subscription_runs as r, subscriptions as s, users as u};
+    use crate::db::schema::{
+        group_prefs as g, subscription_runs as r, subscriptions as s, users as u,
+    };
     use diesel::prelude::*;
-    type Row = (i64, String, Option<i32>, Option<i32>, Option<(String, i32)>);
+    type Zone = Option<(String, i32)>;
+    type Row = (i64, String, Option<i32>, Option<i32>, Zone, Zone);
     let mut q = s::table
         .left_join(u::table.on(u::party_id.eq(s::party_id)))
+        .left_join(g::table.on(g::party_id.eq(s::party_id)))
         .filter(s::paused.eq(false))
         .select((
             s::id,
@@ -390,6 +394,7 @@ pub fn build(
             s::hour_of_day,
             s::day_of_week,
             (u::timezone, u::week_start).nullable(),
+            (g::timezone, g::week_start).nullable(),
         ))
         .into_boxed();
     if let Some(p) = party {
@@ -413,13 +418,13 @@ pub fn build(
         empty_runs.extend(ran);
     }
     let (mut local, mut server) = (WeekGrid::default(), WeekGrid::default());
-    for (id, freq, hour, day, user) in rows {
+    for (id, freq, hour, day, user, group) in rows {
         let freq = crate::subscriptions::Frequency::parse(&freq)?;
         let rule = super::tick::rule_for(
             freq,
             hour,
             day,
-            user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+            user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
         )?;
         let mut p = rule.first_after(start - Duration::microseconds(1));
         while p.scheduled < end {

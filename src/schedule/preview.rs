@@ -19,7 +19,7 @@ use diesel::prelude::*;
 
 use super::period::Period;
 use super::tick::{rule_for, DueRun};
-use crate::db::schema::{parties, subscription_runs, subscriptions, users};
+use crate::db::schema::{group_prefs, parties, subscription_runs, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
@@ -49,6 +49,7 @@ type Row = (
     (NaiveDateTime, Option<NaiveDateTime>),
     String,
     Option<(String, i32)>,
+    Option<(String, i32)>,
 );
 
 /// The run subscription `id` would get from a tick at `at`; reads only.
@@ -56,6 +57,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
     let row: Option<Row> = subscriptions::table
         .inner_join(parties::table)
         .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .left_join(group_prefs::table.on(group_prefs::party_id.eq(subscriptions::party_id)))
         .filter(subscriptions::id.eq(id.0))
         .select((
             (
@@ -73,6 +75,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
             (subscriptions::active_since, subscriptions::last_window_end),
             parties::name,
             (users::timezone, users::week_start).nullable(),
+            (group_prefs::timezone, group_prefs::week_start).nullable(),
         ))
         .first(c)
         .optional()?;
@@ -81,6 +84,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         (active, last_end),
         name,
         user,
+        group,
     )) = row
     else {
         return Err(Error::not_found(format!("no subscription {id}")));
@@ -91,7 +95,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         frequency,
         hour,
         day,
-        user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+        user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
     )?;
     let active = active.and_utc();
     let last_end = last_end.map(|e| e.and_utc());

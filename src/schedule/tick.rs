@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use super::claim::RunRow;
 use super::period::{Period, Rule};
-use crate::db::schema::{parties, subscriptions, users};
+use crate::db::schema::{group_prefs, parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
@@ -170,10 +170,12 @@ type Candidate = (
     ),
     String,
     Option<(String, i32)>,
+    Option<(String, i32)>,
 );
 
-/// The rule of a subscription: its user's zone and week, or UTC and
-/// Monday for a group (which has no preferences of its own).
+/// The rule of a subscription: its party's zone and first day of week (a
+/// user's from `users`, a group's from `group_prefs`), or UTC and Monday
+/// when neither has a row.
 pub fn rule_for(
     frequency: Frequency,
     hour: Option<i32>,
@@ -237,6 +239,7 @@ fn claim_chunk(
     let rows: Vec<Candidate> = subscriptions::table
         .inner_join(parties::table)
         .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .left_join(group_prefs::table.on(group_prefs::party_id.eq(subscriptions::party_id)))
         .filter(subscriptions::next_due_at.le(at_n))
         .filter(subscriptions::paused.eq(false))
         .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
@@ -262,6 +265,7 @@ fn claim_chunk(
             ),
             parties::name,
             (users::timezone, users::week_start).nullable(),
+            (group_prefs::timezone, group_prefs::week_start).nullable(),
         ))
         .load(c)?;
     let n = rows.len();
@@ -275,15 +279,17 @@ fn claim_chunk(
         (active, last_sched, last_key, last_end),
         name,
         user,
+        group,
     ) in rows
     {
+        let zone = user.or(group);
         let frequency = Frequency::parse(&freq)?;
         let kind = Kind::parse(&kind)?;
         let rule = rule_for(
             frequency,
             hour,
             day,
-            user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+            zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
         )?;
         // Subscriptions sharing a rule share their periods: computed once
         // per rule and chunk, not once per subscription.
@@ -436,8 +442,8 @@ pub fn first_due(rule: &Rule, since: DateTime<Utc>) -> DateTime<Utc> {
         .scheduled
 }
 
-/// Recomputes `next_due_at` for the subscriptions of `party` (after its
-/// timezone or week changed): the first period of the new rule after the
+/// Recomputes `next_due_at` for the subscriptions of `party`, a user or a
+/// group (after its timezone or week changed): the first period of the new rule after the
 /// last one run, or at or after `active_since` when none ran. Call it in
 /// the transaction that changed the preferences.
 pub fn reschedule_party(c: &mut DbConn, party: PartyId) -> Result<usize> {
@@ -467,9 +473,11 @@ pub fn reschedule(
         Option<NaiveDateTime>,
         Option<String>,
         Option<(String, i32)>,
+        Option<(String, i32)>,
     );
-    let (freq, hour, day, active, last, last_key, user): Row = subscriptions::table
+    let (freq, hour, day, active, last, last_key, user, group): Row = subscriptions::table
         .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
+        .left_join(group_prefs::table.on(group_prefs::party_id.eq(subscriptions::party_id)))
         .filter(subscriptions::id.eq(id.0))
         .select((
             subscriptions::frequency,
@@ -479,6 +487,7 @@ pub fn reschedule(
             subscriptions::last_scheduled_at,
             subscriptions::last_period,
             (users::timezone, users::week_start).nullable(),
+            (group_prefs::timezone, group_prefs::week_start).nullable(),
         ))
         .first(c)
         .optional()?
@@ -487,7 +496,7 @@ pub fn reschedule(
         Frequency::parse(&freq)?,
         hour,
         day,
-        user.as_ref().map(|(t, w)| (t.as_str(), *w)),
+        user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
     )?;
     let active = resume_at.unwrap_or(active.and_utc());
     let next = match last.map(|l| l.and_utc()) {

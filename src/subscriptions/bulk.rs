@@ -17,7 +17,7 @@ use diesel::prelude::*;
 
 use super::twin::{channel_list, key_of, merged_channels, twins_of, Key, Twin, DIGEST_INDEX};
 use super::{Prepared, SubscribeRequest, Subscribed};
-use crate::db::schema::{collections, contact_points, subscriptions, users};
+use crate::db::schema::{collections, contact_points, group_prefs, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
@@ -36,7 +36,8 @@ pub(super) type Prefs = (String, i32, i32);
 pub struct Lookup {
     parties: HashMap<String, (PartyId, String)>,
     collections: HashMap<String, CollectionId>,
-    /// Every loaded party: its preferences, `None` for a group.
+    /// Every loaded party: its preferences (a user's, or a group's
+    /// `group_prefs`), `None` when it has none.
     prefs: HashMap<PartyId, Option<Prefs>>,
     /// Every loaded party: its usable (not disabled) channels.
     channels: HashMap<PartyId, Vec<String>>,
@@ -66,7 +67,16 @@ impl Lookup {
                     users::daily_hour,
                 ))
                 .load(c)?;
-            for (id, tz, ws, dh) in rows {
+            let groups: Vec<(i64, String, i32, i32)> = group_prefs::table
+                .filter(group_prefs::party_id.eq_any(chunk))
+                .select((
+                    group_prefs::party_id,
+                    group_prefs::timezone,
+                    group_prefs::week_start,
+                    group_prefs::daily_hour,
+                ))
+                .load(c)?;
+            for (id, tz, ws, dh) in rows.into_iter().chain(groups) {
                 prefs.insert(PartyId(id), Some((tz, ws, dh)));
             }
             let rows: Vec<(i64, String)> = contact_points::table
@@ -118,9 +128,21 @@ impl Lookup {
         if let Some(known) = self.prefs.get(&p) {
             return Ok(known.clone());
         }
-        Ok(users::table
+        let user: Option<Prefs> = users::table
             .filter(users::party_id.eq(p.0))
             .select((users::timezone, users::week_start, users::daily_hour))
+            .first(c)
+            .optional()?;
+        if user.is_some() {
+            return Ok(user);
+        }
+        Ok(group_prefs::table
+            .filter(group_prefs::party_id.eq(p.0))
+            .select((
+                group_prefs::timezone,
+                group_prefs::week_start,
+                group_prefs::daily_hour,
+            ))
             .first(c)
             .optional()?)
     }

@@ -188,7 +188,8 @@ pub struct Prepared<'a> {
     req: &'a SubscribeRequest,
     digest: Digest,
     channels: Vec<Channel>,
-    /// The user's timezone and first day of week; `None` for a group.
+    /// The party's timezone and first day of week (a user's or a group's);
+    /// `None` when it has none (UTC, Monday).
     zone: Option<(String, i32)>,
 }
 
@@ -198,7 +199,8 @@ pub struct Timing<'a> {
     pub frequency: Frequency,
     pub hour: Option<i32>,
     pub day: Option<i32>,
-    /// The user's timezone and first day of week; `None` for a group (UTC).
+    /// The party's timezone and first day of week; `None` when it has
+    /// none (UTC, Monday).
     pub zone: Option<(&'a str, i32)>,
 }
 
@@ -214,9 +216,9 @@ impl Prepared<'_> {
 }
 
 /// Validates a subscription request and resolves its names; writes
-/// nothing. Hour and day default from the user's preferences (daily hour,
-/// first day of week); a group has no preferences, so it defaults to 08:00
-/// on Monday.
+/// nothing. Hour and day default from the party's preferences (daily hour,
+/// first day of week: a user's, or a group's `group_prefs`), else 08:00 on
+/// Monday.
 pub fn prepare<'a>(conn: &mut DbConn, req: &'a SubscribeRequest) -> Result<Prepared<'a>> {
     prepare_with(conn, &Lookup::default(), req)
 }

@@ -134,6 +134,10 @@ impl Env {
             ),
             ("users", n(schema::users::table.count().get_result(c))),
             (
+                "group_prefs",
+                n(schema::group_prefs::table.count().get_result(c)),
+            ),
+            (
                 "contact_points",
                 n(schema::contact_points::table.count().get_result(c)),
             ),

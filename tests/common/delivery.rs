@@ -58,6 +58,10 @@ pub fn smtp_pool(url: &str, pool_size: u32) -> Delivery {
         ..EmailConfig::default()
     })
     .unwrap()
+    // In the test's own directory: on PostgreSQL the default is
+    // `data/journal/` under the working directory, the crate's.
+    .with_journal_dir(&dir.join("journal"))
+    .unwrap()
 }
 
 pub fn parse(data: &[u8]) -> mail_parser::Message<'_> {

@@ -69,7 +69,14 @@ impl BuildCtx {
                 date: q.request_date.and_utc(),
             })
             .collect();
-        let (subject, text, html) = message::combine(&ps);
+        // Several requests: each section says when it was sent, in the
+        // recipient's zone and clock.
+        let style = round
+            .styles
+            .get(&r0.party_to)
+            .copied()
+            .unwrap_or_else(message::utc_style);
+        let (subject, text, html) = message::combine(&ps, &style);
         let from_name = round
             .names
             .get(&r0.party_from)

@@ -13,14 +13,23 @@ use crate::error::Result;
 use crate::ids::PartyId;
 use crate::parties::{expand as expand_party, Channel};
 
-/// The enabled addresses of `party`, by channel.
-fn addresses(conn: &mut DbConn, party: i64) -> Result<HashMap<String, String>> {
-    let rows: Vec<(String, String)> = contact_points::table
-        .filter(contact_points::party_id.eq(party))
-        .filter(contact_points::disabled.eq(false))
-        .select((contact_points::channel, contact_points::address))
-        .load(conn)?;
-    Ok(rows.into_iter().collect())
+/// The enabled addresses of `parties`, by party and channel: one read per
+/// chunk, not one per member.
+fn addresses(conn: &mut DbConn, parties: &[i64]) -> Result<HashMap<(i64, String), String>> {
+    let mut out = HashMap::with_capacity(parties.len());
+    for chunk in parties.chunks(5_000) {
+        let rows: Vec<(i64, String, String)> = contact_points::table
+            .filter(contact_points::party_id.eq_any(chunk))
+            .filter(contact_points::disabled.eq(false))
+            .select((
+                contact_points::party_id,
+                contact_points::channel,
+                contact_points::address,
+            ))
+            .load(conn)?;
+        out.extend(rows.into_iter().map(|(p, ch, a)| ((p, ch), a)));
+    }
+    Ok(out)
 }
 
 /// `expand_requests`: every pending request → one queue row per end user
@@ -151,31 +160,65 @@ pub(super) fn expand_some(
         conn.write_tx(|c| move_to_queue(c, &ids, &ts, &claimed_by, &claimed_until))?;
     }
     for (id, to, channels) in groups {
-        conn.write_tx(|c| {
-            let users = expand_party(c, PartyId(to))?;
-            for u in users {
-                let addrs = addresses(c, u.id.0)?;
-                for ch in channels.split(',').filter(|s| !s.is_empty()) {
-                    let ch = Channel::parse(ch)?;
-                    diesel::insert_into(nt_queue::table)
-                        .values((
-                            nt_queue::request_id.eq(id),
-                            nt_queue::party_to.eq(u.id.0),
-                            nt_queue::channel.eq(ch.as_str()),
-                            nt_queue::address.eq(addrs.get(ch.as_str())),
-                            nt_queue::next_attempt_at.eq(now.naive_utc()),
-                        ))
-                        .execute(c)?;
-                }
-            }
-            diesel::update(nt_requests::table.find(id))
-                .filter(nt_requests::status.eq("pending"))
-                .set(nt_requests::status.eq("sending"))
-                .execute(c)?;
-            Ok(())
-        })?;
+        conn.write_tx(|c| expand_group(c, now, id, PartyId(to), &channels))?;
     }
     Ok(Expanded { n, upto })
+}
+
+/// Writes the queue rows of request `id` over group `to`: one per member
+/// (nested, each user once) and channel, to the member's enabled address
+/// (none: the row is given up when its turn comes), and marks the request
+/// `sending`. The addresses are read for all members at once and the rows
+/// written in multi-row statements on PostgreSQL (one cached INSERT a row
+/// on SQLite): a 10,000-member group took 1.7 s on PostgreSQL when each
+/// member cost a read and an insert.
+fn expand_group(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    id: i64,
+    to: PartyId,
+    channels: &str,
+) -> Result<()> {
+    let users = expand_party(c, to)?;
+    let ids: Vec<i64> = users.iter().map(|u| u.id.0).collect();
+    let addrs = addresses(c, &ids)?;
+    let channels: Vec<Channel> = channels
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(Channel::parse)
+        .collect::<Result<_>>()?;
+    let at = now.naive_utc();
+    let mut rows = Vec::with_capacity(ids.len() * channels.len());
+    for u in &ids {
+        for ch in &channels {
+            rows.push((
+                nt_queue::request_id.eq(id),
+                nt_queue::party_to.eq(*u),
+                nt_queue::channel.eq(ch.as_str()),
+                nt_queue::address.eq(addrs.get(&(*u, ch.as_str().to_string())).cloned()),
+                nt_queue::next_attempt_at.eq(at),
+            ));
+        }
+    }
+    match c {
+        DbConn::Sqlite(s) => {
+            for r in &rows {
+                diesel::insert_into(nt_queue::table).values(r).execute(s)?;
+            }
+        }
+        DbConn::Postgres(pg) => {
+            for chunk in rows.chunks(2_000) {
+                diesel::insert_into(nt_queue::table)
+                    .values(chunk)
+                    .execute(pg)?;
+            }
+        }
+    }
+    diesel::update(nt_requests::table.find(id))
+        .filter(nt_requests::status.eq("pending"))
+        .set(nt_requests::status.eq("sending"))
+        .execute(c)?;
+    Ok(())
 }
 
 /// Moves the requests `ids` that are still pending to `sending` and writes

@@ -16,10 +16,16 @@
 //! on the wire: one message per SMTP session, the one XMPP or SMS message
 //! in flight.
 //!
-//! Each process has its own file, `<pid>-<random>.sent` in the journal
-//! directory (`[email] dir`/`journal`), locked for the process's life
-//! (an OS file lock, which the kernel frees when the process dies). Before
-//! a round claims rows, the process replays every journal in the directory
+//! Each process has its own file, `<tag>-<pid>-<random>.sent` in the
+//! journal directory (`[queue] journal_dir`: by default beside an SQLite
+//! database, `PATH.journal/`, or `data/journal/` for PostgreSQL; never in
+//! the `dir` transport's outbox, which is output), locked for the
+//! process's life (an OS file lock, which the kernel frees when the
+//! process dies). `<tag>` names the database ([`MessageKey::installation_tag`],
+//! from its own secret): a directory shared by processes of two databases
+//! never has one database's journal replayed into the other, where its row
+//! keys would name other people's messages. Before a round claims rows,
+//! the process replays every journal of its database in the directory
 //! whose lock it can take — a dead process's — into the database: each
 //! line's rows that are not yet delivered or given up are written
 //! delivered, as the dead process would have written them (one
@@ -28,6 +34,12 @@
 //! journal read twice (or one whose outcomes did reach the database)
 //! writes nothing twice. Its claims on the rows it never sent still
 //! expire as before, and those rows are sent then.
+//!
+//! Journals of the release before, `<pid>-<random>.sent` in `[email]
+//! dir`/`journal/`, are replayed the same way while that directory exists
+//! (the upgrade's first pass after a crash; a process of the old release
+//! still running holds its lock and is left alone), and the directory is
+//! removed once empty. That fallback is for one release.
 //!
 //! Processes that deliver from one database must share the journal
 //! directory (one machine, or one shared file system): a process that
@@ -48,6 +60,8 @@ use super::PassReport;
 use crate::db::schema::{nt_queue, nt_requests};
 use crate::db::DbConn;
 use crate::deliver::listener::Delivered;
+#[cfg(doc)]
+use crate::deliver::msgid::MessageKey;
 use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
 
@@ -59,6 +73,10 @@ pub struct Journal {
     file: Mutex<File>,
     path: PathBuf,
     dir: PathBuf,
+    /// The database's tag, which starts the names of its journals.
+    tag: String,
+    /// Where the release before kept journals (`[email] dir`/`journal`).
+    legacy: Option<PathBuf>,
 }
 
 /// One line: a message the far end accepted.
@@ -73,12 +91,44 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Storage(format!("journal {}: {e}", path.display()))
 }
 
+/// Makes `dir` (with its parents) and checks that a file can be made in
+/// it: what a process that delivers checks at start, so that a journal
+/// directory it cannot use stops it with one line (exit 2) before it sends
+/// anything.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    let bad = |e: std::io::Error| {
+        Error::invalid(format!(
+            "config: queue.journal_dir {}: {}",
+            crate::validate::escape_for_line(&dir.display().to_string()),
+            crate::validate::escape_for_line(&e.to_string())
+        ))
+    };
+    fs::create_dir_all(dir).map_err(bad)?;
+    let probe = dir.join(format!(
+        ".probe-{}-{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(bad)?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
 impl Journal {
-    /// Creates this process's journal in `dir` (made if missing) and locks
-    /// it for the journal's life.
-    pub fn open(dir: &Path) -> Result<Journal> {
+    /// Creates this process's journal for the database tagged `tag` in
+    /// `dir` (made if missing) and locks it for the journal's life;
+    /// `legacy` is where the release before kept its journals.
+    pub fn open(dir: &Path, tag: &str, legacy: Option<PathBuf>) -> Result<Journal> {
         fs::create_dir_all(dir).map_err(io(dir))?;
-        let name = format!("{}-{:016x}.sent", std::process::id(), rand::random::<u64>());
+        let name = format!(
+            "{tag}-{}-{:016x}.sent",
+            std::process::id(),
+            rand::random::<u64>()
+        );
         let path = dir.join(name);
         let file = OpenOptions::new()
             .create_new(true)
@@ -91,6 +141,9 @@ impl Journal {
             file: Mutex::new(file),
             path,
             dir: dir.to_path_buf(),
+            tag: tag.to_string(),
+            // The same directory is not read twice.
+            legacy: legacy.filter(|l| l != dir),
         })
     }
 
@@ -247,18 +300,60 @@ pub(super) fn replay_own(conn: &mut DbConn, own: &Journal, r: &mut Replay<'_>) -
     Ok(n)
 }
 
-/// Replays every dead process's journal in the directory of `own` into
-/// the database; returns the messages written. Called before each claim.
+/// Replays every dead process's journal of this database in the
+/// directory of `own`, and every dead one of the release before in its
+/// directory, into the database; returns the messages written. Called
+/// before each claim.
 pub(super) fn replay_dead(conn: &mut DbConn, own: &Journal, r: &mut Replay<'_>) -> Result<usize> {
     let listing = fs::read_dir(&own.dir).map_err(io(&own.dir))?;
     let mut n = 0;
     for entry in listing.flatten() {
         let path = entry.path();
-        if path == own.path || path.extension().is_none_or(|x| x != "sent") {
+        if path == own.path || !is_journal(&path, Some(&own.tag)) {
             continue;
         }
         n += replay_file(conn, &path, r)?;
     }
+    if let Some(legacy) = &own.legacy {
+        n += replay_legacy(conn, legacy, r)?;
+    }
+    Ok(n)
+}
+
+/// Whether `path` is a journal: `<tag>-<pid>-<random>.sent` of the
+/// database tagged `tag`, or with `None` the release before's
+/// `<pid>-<random>.sent`.
+fn is_journal(path: &Path, tag: Option<&str>) -> bool {
+    let Some(stem) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".sent"))
+    else {
+        return false;
+    };
+    let parts: Vec<&str> = stem.split('-').collect();
+    match (tag, parts.as_slice()) {
+        (Some(tag), [t, _, _]) => *t == tag,
+        (None, [_, _]) => true,
+        _ => false,
+    }
+}
+
+/// The release before's journals in `dir` (`[email] dir`/`journal`),
+/// while that directory exists; the directory is removed once empty.
+fn replay_legacy(conn: &mut DbConn, dir: &Path, r: &mut Replay<'_>) -> Result<usize> {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut n = 0;
+    for entry in listing.flatten() {
+        let path = entry.path();
+        if is_journal(&path, None) {
+            n += replay_file(conn, &path, r)?;
+        }
+    }
+    // Fails, and is left, while anything is still in it.
+    let _ = fs::remove_dir(dir);
     Ok(n)
 }
 
@@ -302,7 +397,7 @@ mod tests {
     #[test]
     fn lines_are_read_back_and_a_line_cut_short_or_garbled_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(dir.path()).unwrap();
+        let j = Journal::open(dir.path(), "00aa", None).unwrap();
         j.note(&[(1000, 7, "email".into())], &accepted(250));
         j.note(
             &[(1001, 8, "sms".into()), (1002, 8, "sms".into())],
@@ -324,9 +419,61 @@ mod tests {
     }
 
     #[test]
+    fn only_this_databases_journals_and_the_old_releases_are_read() {
+        let p = |n: &str| PathBuf::from("/j").join(n);
+        let tag = Some("00aa11bb22cc33dd");
+        assert!(is_journal(
+            &p("00aa11bb22cc33dd-41-00ff00ff00ff00ff.sent"),
+            tag
+        ));
+        // Another database's, in a shared directory.
+        assert!(!is_journal(
+            &p("99aa11bb22cc33dd-41-00ff00ff00ff00ff.sent"),
+            tag
+        ));
+        // The release before's, read only as such.
+        assert!(!is_journal(&p("41-00ff00ff00ff00ff.sent"), tag));
+        assert!(is_journal(&p("41-00ff00ff00ff00ff.sent"), None));
+        assert!(!is_journal(
+            &p("00aa11bb22cc33dd-41-00ff00ff00ff00ff.sent"),
+            None
+        ));
+        for other in [
+            ".probe-41-00ff",
+            "notes.txt",
+            "41-00ff.sent.tmp",
+            "00aa11bb22cc33dd-41",
+        ] {
+            assert!(
+                !is_journal(&p(other), tag) && !is_journal(&p(other), None),
+                "{other}"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path(), "00aa11bb22cc33dd", None).unwrap();
+        assert!(is_journal(&j.path, tag));
+    }
+
+    #[test]
+    fn a_journal_directory_that_cannot_be_made_is_bad_input_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_dir(&file.join("journal")).unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{e:?}");
+        let e = e.to_string();
+        assert!(e.starts_with("config: queue.journal_dir "), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let ok = dir.path().join("a/b/journal");
+        check_dir(&ok).unwrap();
+        // Made, and left empty.
+        assert_eq!(std::fs::read_dir(&ok).unwrap().count(), 0);
+    }
+
+    #[test]
     fn a_live_journal_is_locked_and_an_empty_one_goes_with_its_process() {
         let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(dir.path()).unwrap();
+        let j = Journal::open(dir.path(), "00aa", None).unwrap();
         // Another open of a live journal cannot take its lock.
         let other = File::open(&j.path).unwrap();
         assert!(other.try_lock().is_err());

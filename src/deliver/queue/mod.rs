@@ -55,17 +55,18 @@ pub use settle::update;
 pub use withdraw::{withdraw_in_tx, Withdrawn, RECIPIENT_DELETED};
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::listener::Listener;
+use super::msgid::MessageKey;
 use super::outbox::{Outbox, OutboxListener};
 use super::sink::EmailSink;
 use super::sms::SmsGateway;
 use super::xmpp::XmppListener;
-use crate::config::{EmailConfig, SmsConfig, XmppConfig};
+use crate::config::{Config, EmailConfig, SmsConfig, XmppConfig};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -135,13 +136,31 @@ pub struct Delivery {
     /// One listener per channel, by key: email's transport, and for XMPP
     /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
     pub listeners: Vec<Box<dyn Listener>>,
-    /// Where the sent journals are (`[email] dir`/`journal`), and this
+    /// Where the sent journals are (`[queue] journal_dir`; `None`: the
+    /// default for the database the first pass runs on), and this
     /// process's own, opened by its first pass and kept for its life.
-    journal_dir: PathBuf,
+    journal_dir: Option<PathBuf>,
     journal: Option<Arc<journal::Journal>>,
+    /// Where the release before kept them (`[email] dir`/`journal`), read
+    /// while it exists.
+    legacy_journal_dir: PathBuf,
 }
 
 impl Delivery {
+    /// The queue's delivery as the settings say: `[email]`, the sent
+    /// journal's directory (made and checked now: one that cannot be made
+    /// is bad input), the `[sms]` and `[xmpp]` listeners. What `serve` and
+    /// `queue run` use.
+    pub fn from_config(cfg: &Config) -> Result<Delivery> {
+        Delivery::new(&cfg.email)?
+            .with_journal_dir(&cfg.journal_dir())?
+            .with_listeners(cfg)
+    }
+
+    /// The queue's delivery through `[email]`'s transport, XMPP and SMS to
+    /// the outbox; its sent journal in the default directory for the
+    /// database it runs on (`Config::journal_dir`) unless
+    /// [`Delivery::with_journal_dir`] names one.
     pub fn new(cfg: &EmailConfig) -> Result<Delivery> {
         let from = crate::text::parse_from(&cfg.from)?;
         Ok(Delivery {
@@ -151,8 +170,9 @@ impl Delivery {
             retry_base: chrono::Duration::seconds(cfg.retry_base_seconds as i64),
             retry_cap: chrono::Duration::seconds(cfg.retry_cap_seconds as i64),
             claim_for: chrono::Duration::seconds(600),
-            journal_dir: PathBuf::from(&cfg.dir).join("journal"),
+            journal_dir: None,
             journal: None,
+            legacy_journal_dir: PathBuf::from(&cfg.dir).join("journal"),
             dkim: crate::deliver::dkim::load(cfg)?,
             listeners: vec![
                 Box::new(EmailSink::new(cfg)?),
@@ -160,6 +180,14 @@ impl Delivery {
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
             ],
         })
+    }
+
+    /// Keeps the sent journal in `dir`, which is made and checked now
+    /// ([`journal::check_dir`]).
+    pub fn with_journal_dir(mut self, dir: &Path) -> Result<Delivery> {
+        journal::check_dir(dir)?;
+        self.journal_dir = Some(dir.to_path_buf());
+        Ok(self)
     }
 
     /// Adds (or replaces) the listener for its key.
@@ -188,7 +216,7 @@ impl Delivery {
     }
 
     /// The listeners of `[sms]` and `[xmpp]`, as configured.
-    pub fn with_listeners(self, cfg: &crate::config::Config) -> Result<Delivery> {
+    pub fn with_listeners(self, cfg: &Config) -> Result<Delivery> {
         self.with_sms(&cfg.sms)?.with_xmpp(&cfg.xmpp)
     }
 
@@ -208,12 +236,23 @@ impl Delivery {
         }
     }
 
-    /// This process's sent journal, opened on first use.
-    fn journal(&mut self) -> Result<Arc<journal::Journal>> {
-        if self.journal.is_none() {
-            self.journal = Some(Arc::new(journal::Journal::open(&self.journal_dir)?));
+    /// This process's sent journal, opened on first use, for the database
+    /// of `conn`, whose key is `key`.
+    fn journal(&mut self, conn: &mut DbConn, key: &MessageKey) -> Result<Arc<journal::Journal>> {
+        if let Some(j) = &self.journal {
+            return Ok(j.clone());
         }
-        Ok(self.journal.clone().expect("just opened"))
+        let dir = match &self.journal_dir {
+            Some(d) => d.clone(),
+            None => default_journal_dir(conn)?,
+        };
+        let j = Arc::new(journal::Journal::open(
+            &dir,
+            &key.installation_tag(),
+            Some(self.legacy_journal_dir.clone()),
+        )?);
+        self.journal = Some(j.clone());
+        Ok(j)
     }
 
     /// The wait before the attempt after `attempts` failed ones:
@@ -221,6 +260,28 @@ impl Delivery {
     pub fn backoff(&self, attempts: i32) -> chrono::Duration {
         backoff(self.retry_base, self.retry_cap, attempts)
     }
+}
+
+/// The journal directory [`Config::journal_dir`] gives by default, for the
+/// database `conn` is open on: beside an SQLite file (as SQLite names it),
+/// else [`crate::config::PG_JOURNAL_DIR`].
+fn default_journal_dir(conn: &mut DbConn) -> Result<PathBuf> {
+    use diesel::sql_types::Text;
+    #[derive(diesel::QueryableByName)]
+    struct File {
+        #[diesel(sql_type = Text)]
+        file: String,
+    }
+    if let DbConn::Sqlite(_) = conn {
+        let f: File = diesel::RunQueryDsl::get_result(
+            diesel::sql_query("SELECT file FROM pragma_database_list WHERE name = 'main'"),
+            conn,
+        )?;
+        if !f.file.is_empty() {
+            return Ok(PathBuf::from(format!("{}.journal", f.file)));
+        }
+    }
+    Ok(PathBuf::from(crate::config::PG_JOURNAL_DIR))
 }
 
 fn backoff(base: chrono::Duration, cap: chrono::Duration, attempts: i32) -> chrono::Duration {

@@ -26,11 +26,12 @@ use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
 use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
-use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties};
+use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, users};
 use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
 use crate::digest::render::{fill, Links};
+use crate::digest::words::Style;
 use crate::error::Result;
 use crate::parties::Channel;
 
@@ -107,6 +108,9 @@ pub(super) struct Round {
     pub reqs: HashMap<i64, Req>,
     /// Senders' names.
     pub names: HashMap<i64, String>,
+    /// How each recipient whose email holds several requests reads times
+    /// ([`load_styles`]); a recipient not here reads UTC, 24-hour.
+    pub styles: HashMap<i64, Style>,
 }
 
 /// Claims for the round `token` up to `limit` due rows (all when `None`)
@@ -306,6 +310,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             rows,
             reqs: HashMap::new(),
             names: HashMap::new(),
+            styles: HashMap::new(),
         });
     }
     // The claimed rows' requests, by id (one array constant on PostgreSQL).
@@ -375,7 +380,50 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         .load::<(i64, String)>(conn)?
         .into_iter()
         .collect();
-    Ok(Round { rows, reqs, names })
+    let styles = load_styles(conn, &rows)?;
+    Ok(Round {
+        rows,
+        reqs,
+        names,
+        styles,
+    })
+}
+
+/// The zone and 12/24-hour style ([`Style`], as digests show times) of
+/// each recipient whose email in `rows` holds several requests: its
+/// message heads each section with the time it was sent, in the
+/// recipient's own terms. Only users have them (a group's rows, when
+/// expanded, are its members'); a group sent to as one, or an address
+/// with no user behind it (a sign-up's verification, the daily report),
+/// reads UTC, 24-hour, as a group's digests do. One query, only when
+/// some message holds several requests: most rounds make one message
+/// per request and read nothing here.
+fn load_styles(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Style>> {
+    let mut batched: Vec<i64> = rows
+        .windows(2)
+        .filter(|w| {
+            w[0].channel == "email"
+                && (w[0].party_from, w[0].party_to, &w[0].channel)
+                    == (w[1].party_from, w[1].party_to, &w[1].channel)
+        })
+        .map(|w| w[0].party_to)
+        .collect();
+    batched.sort_unstable();
+    batched.dedup();
+    let mut styles = HashMap::new();
+    for chunk in batched.chunks(10_000) {
+        let found: Vec<(i64, String, String)> = users::table
+            .filter(users::party_id.eq_any(chunk))
+            .select((users::party_id, users::timezone, users::locale))
+            .load(conn)?;
+        for (party, tz, locale) in found {
+            // Zones are checked when a user is written; one the zone data
+            // no longer knows reads UTC rather than stopping the round.
+            let tz = tz.parse().unwrap_or(chrono_tz::UTC);
+            styles.insert(party, Style::new(tz, &locale));
+        }
+    }
+    Ok(styles)
 }
 
 /// Every round of a pass: claims, loads, delivers, settles. Returns the
@@ -397,7 +445,7 @@ pub(super) fn deliver_rounds(
         .expect("Delivery::new gives email a listener");
     let key = crate::deliver::msgid::MessageKey::load(conn)?;
     // What this process's last pass had sent and not written goes in first.
-    let journal = d.journal()?;
+    let journal = d.journal(conn, &key)?;
     let policy = (d.retry_base, d.retry_cap);
     journal::replay_own(
         conn,

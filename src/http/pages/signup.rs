@@ -18,11 +18,10 @@
 //! for a day; of the sign-up token on the confirm page): without it, 403.
 //! An unknown, malformed or expired sign-up token is the bad-link 404.
 
-use std::net::SocketAddr;
 use std::sync::LazyLock;
 
 use askama::Template;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -244,11 +243,11 @@ pub async fn show(State(app): State<App>) -> Result<Response, Page> {
     Ok(with_script(render(p, StatusCode::OK)?))
 }
 
-/// The client address: the socket's peer.
-fn client(ext: &Extensions) -> String {
-    ext.get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip().to_string())
-        .unwrap_or_else(|| "unknown".into())
+/// The client address: the socket's peer, or the one a trusted proxy
+/// forwarded for ([`crate::http::client`]).
+fn client(app: &App, ext: &Extensions, headers: &HeaderMap) -> String {
+    crate::http::client::address(ext, headers, &app.trusted_proxies)
+        .map_or_else(|| "unknown".into(), |ip| ip.to_string())
 }
 
 enum Posted {
@@ -277,7 +276,7 @@ pub async fn post(
     let now = app.clock.now();
     let hour = now.timestamp().div_euclid(3600);
     let pre = prefix(&app);
-    let who = client(&ext);
+    let who = client(&app, &ext, &headers);
     let (scfg, ecfg, base) = (
         app.cfg.signup.clone(),
         app.cfg.email.clone(),

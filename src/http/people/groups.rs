@@ -1,5 +1,5 @@
-//! `/api/v1/groups`: create, fill, empty, expand and delete groups (admin
-//! tokens), through the library calls `digestd group` makes.
+//! `/api/v1/groups`: create, change, fill, empty, expand and delete groups
+//! (admin tokens), through the library calls `digestd group` makes.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::access::Scope;
-use crate::error::Error;
-use crate::{parties, remove};
+use crate::{manage, parties, remove};
 
 use super::{json, RemovedView};
 use crate::http::auth::require;
@@ -50,23 +49,41 @@ pub struct UserRow {
     phone: Option<String>,
 }
 
-/// A group's own address (optional).
+/// A group's own address and preferences, each optional (the fields of
+/// `digestd group add` and `group set`).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupBody {
+    /// The group's own address (kept for an existing group).
     email: Option<String>,
+    /// IANA timezone its digests are scheduled in (default UTC).
+    tz: Option<String>,
+    /// mon..sun (default mon).
+    week_start: Option<String>,
+    /// 0-23 (default 8).
+    daily_hour: Option<i64>,
+    /// e.g. en-GB (default).
+    locale: Option<String>,
 }
 
+/// A group and its preferences.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GroupView {
     id: i64,
     name: String,
+    timezone: String,
+    week_start: String,
+    daily_hour: i32,
+    locale: String,
+    email: Option<String>,
 }
 
-/// Creates a group (201), or finds it there (200, unchanged).
+/// Creates a group (201), or changes an existing one's preferences, its
+/// subscriptions rescheduled (200).
 #[utoipa::path(put, path = "/api/v1/groups/{name}", tag = "groups", security(("bearer" = [])),
     params(("name" = String, Path)), request_body(content = Option<GroupBody>, description = "optional"),
-    responses((status = 201, body = GroupView), (status = 200, body = GroupView), (status = 409, description = "the name is a user's")))]
+    responses((status = 201, body = GroupView), (status = 200, body = GroupView), (status = 400, description = "invalid field"),
+        (status = 409, description = "the name is a user's")))]
 async fn put_group(
     State(app): State<App>,
     headers: HeaderMap,
@@ -80,16 +97,20 @@ async fn put_group(
         json(&raw)?
     };
     let now = app.clock.now();
-    let n = name.clone();
-    let (id, created) = app
-        .blocking(move |c| match parties::find(c, &n) {
-            Ok((id, kind)) if kind == "group" => Ok((id, false)),
-            Ok(_) => Err(Error::conflict(format!("{n:?} is a user, not a group"))),
-            Err(Error::NotFound(_)) => Ok((
-                parties::create_group(c, now, &n, body.email.as_deref())?,
-                true,
-            )),
-            Err(e) => Err(e),
+    let new = parties::NewGroup {
+        name,
+        email: body.email,
+        prefs: parties::UserChanges {
+            timezone: body.tz,
+            week_start: body.week_start,
+            daily_hour: body.daily_hour,
+            locale: body.locale,
+        },
+    };
+    let (g, created) = app
+        .blocking(move |c| {
+            let (_, created) = manage::put_group(c, now, &new)?;
+            Ok((parties::get_group(c, &new.name)?, created))
         })
         .await?;
     let status = if created {
@@ -97,7 +118,18 @@ async fn put_group(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(GroupView { id: id.0, name })))
+    Ok((
+        status,
+        Json(GroupView {
+            id: g.id.0,
+            name: g.name,
+            timezone: g.timezone,
+            week_start: g.week_start,
+            daily_hour: g.daily_hour,
+            locale: g.locale,
+            email: g.email,
+        }),
+    ))
 }
 
 /// Deletes a group: its memberships and subscriptions end, unsent messages

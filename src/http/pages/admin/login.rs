@@ -13,11 +13,11 @@
 //! comes from the proxy's address, so the limit is then one for all).
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use askama::Template;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
@@ -123,6 +123,7 @@ fn with_cookie(page: Page, c: HeaderValue) -> Response {
 pub async fn act(
     State(app): State<App>,
     Extension(failures): Extension<Arc<Failures>>,
+    headers: axum::http::HeaderMap,
     ext: axum::http::Extensions,
     body: Result<RawBody, ApiError>,
 ) -> Response {
@@ -132,9 +133,8 @@ pub async fn act(
     let now = app.clock.now();
     // Served by `serve_on`, the peer's address is there; anything else
     // (a router driven without a socket) shares one count.
-    let ip = ext
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::from([0, 0, 0, 0]), |p| p.0.ip());
+    let ip = crate::http::client::address(&ext, &headers, &app.trusted_proxies)
+        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
     if failures.blocked(ip, now) {
         return form(&app, StatusCode::TOO_MANY_REQUESTS, Some(MANY)).into_response();
     }

@@ -10,6 +10,9 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
 
+mod net;
+pub use net::{ip_net, ip_nets, IpNet};
+
 /// Longest name (user, group) we accept.
 const MAX_NAME: usize = 64;
 /// Longest free text (titles, collection names) we accept, in bytes.
