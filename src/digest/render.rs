@@ -324,24 +324,20 @@ pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
 /// Renders a body built by [`body`] for the recipient framed by `f`: the
 /// renderings `parts` asks for, no others.
 pub fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
-    let v = view(b, f);
-    let email = parts.email;
+    render_view(&view(b, f), parts, f.sms_segments)
+}
+
+/// The renderings of `v` that `parts` asks for; SMS fitted to `segments`.
+fn render_view(v: &View, parts: Parts, segments: usize) -> Result<Rendered> {
+    let run = |on: bool, r: &dyn Fn() -> askama::Result<String>| {
+        on.then(r).transpose().map_err(template_error)
+    };
     Ok(Rendered {
-        text: email
-            .then(|| EmailText { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        html: email
-            .then(|| EmailHtml { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        chat: parts
-            .chat
-            .then(|| Chat { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        sms: parts.sms.then(|| sms_body(&v, f.sms_segments)),
-        subject: b.subject.clone(),
+        text: run(parts.email, &|| EmailText { d: v }.render())?,
+        html: run(parts.email, &|| EmailHtml { d: v }.render())?,
+        chat: run(parts.chat, &|| Chat { d: v }.render())?,
+        sms: parts.sms.then(|| sms_body(v, segments)),
+        subject: v.subject.to_string(),
     })
 }
 
@@ -390,24 +386,11 @@ pub fn render_shared(b: &Body, f: &Frame, parts: Parts, unsubscribe: bool) -> Re
     v.manage_url = &manage;
     v.unsubscribe_url = unsubscribe.then_some(unsub.as_str());
     v.full_url = &full;
-    let email = parts.email;
-    Ok(Rendered {
-        text: email
-            .then(|| EmailText { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        html: email
-            .then(|| EmailHtml { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        chat: parts
-            .chat
-            .then(|| Chat { d: &v }.render())
-            .transpose()
-            .map_err(template_error)?,
-        sms: None,
-        subject: b.subject.clone(),
-    })
+    let no_sms = Parts {
+        sms: false,
+        ..parts
+    };
+    render_view(&v, no_sms, f.sms_segments)
 }
 
 /// `shared` (from [`render_shared`]) for one recipient: each hole replaced

@@ -4,9 +4,10 @@
 -- own links go. A request that uses one points at it from nt_messages and
 -- keeps its links there; the queue fills the holes as it sends
 -- (digest::render::fill). Written only by digest::store, in the tick's
--- transaction with the messages that point at it; deleted by the queue's
--- history sweep when no message points at it any more. No foreign key: the
--- rows that point at a body are written in the same transaction as the body.
+-- transaction with the messages that point at it (the same tick's later
+-- chunks may point at it too); deleted by the queue's history sweep when no
+-- message points at it any more. No foreign key: the rows that point at a
+-- body are written by the tick that wrote it, after it committed.
 CREATE TABLE nt_bodies (
     body_id       INTEGER PRIMARY KEY AUTOINCREMENT,
     message       TEXT NOT NULL,

@@ -57,9 +57,11 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<QueuePurged> {
             diesel::delete(nt_messages::table)
                 .filter(nt_messages::request_id.eq_any(&ids))
                 .execute(c)?;
-            // A shared rendering goes with the last request that used it
-            // (all of them are written in one tick's transaction, so no
-            // later request can come to point at it).
+            // A shared rendering goes with the last request that used it.
+            // Every request that points at one is posted by the tick that
+            // stored it (its later chunks may reuse it, one `Composer` a
+            // tick), and is pending until sent: a rendering this sweep sees
+            // through a finished request can gain no new pointer.
             bodies.sort_unstable();
             bodies.dedup();
             let mut still: Vec<i64> = nt_messages::table
