@@ -1,6 +1,8 @@
 //! `digestd bench xmpp`: N chat messages to N recipients through the real
 //! queue (expansion, the XMPP listener, status updates) into a Prosody it
-//! starts on a loopback port, beside a bare tokio-xmpp client sending the
+//! starts on a loopback port, twice in one run (`[xmpp] ack_window` 0,
+//! the batch vouched for by its ping alone, then the default, each message
+//! journaled as it is acknowledged), beside a bare tokio-xmpp client sending the
 //! same N messages on one session and waiting for the server's answer to a
 //! ping (the floor), in the same run.
 //!
