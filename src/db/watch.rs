@@ -99,6 +99,13 @@ impl Watch {
         let url = db.url().clone();
         let inner = match url.backend {
             Backend::Sqlite => {
+                // Another connection to `:memory:` is another database,
+                // which never changes: it could not see a write.
+                if url.target.contains(":memory:") || url.target.contains("mode=memory") {
+                    return Err(crate::error::Error::Storage(
+                        "an in-memory SQLite database cannot be watched".into(),
+                    ));
+                }
                 let DbConn::Sqlite(mut conn) = url.connect()? else {
                     unreachable!("an sqlite URL connects to SQLite")
                 };
