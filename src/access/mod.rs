@@ -182,7 +182,8 @@ pub fn revoke_token(conn: &mut DbConn, name: &str) -> Result<()> {
 }
 
 /// The token a secret belongs to, or `None`. Marks it used at `now`
-/// (at most once a minute, so that reads do not write on every request).
+/// (at most once a minute, so that reads do not write on every request);
+/// the token returned says when it was last marked.
 pub fn authenticate(conn: &mut DbConn, now: DateTime<Utc>, secret: &str) -> Result<Option<Token>> {
     if secret.len() > MAX_SECRET || !secret.starts_with(TOKEN_PREFIX) {
         return Ok(None);
@@ -208,7 +209,7 @@ pub fn authenticate(conn: &mut DbConn, now: DateTime<Utc>, secret: &str) -> Resu
     if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
         return Ok(None);
     }
-    let token = token_of(row)?;
+    let mut token = token_of(row)?;
     let stale = token
         .last_used_at
         .is_none_or(|t| now - t >= chrono::Duration::minutes(1));
@@ -216,6 +217,7 @@ pub fn authenticate(conn: &mut DbConn, now: DateTime<Utc>, secret: &str) -> Resu
         diesel::update(api_tokens::table.find(token.id))
             .set(api_tokens::last_used_at.eq(now.naive_utc()))
             .execute(conn)?;
+        token.last_used_at = Some(now);
     }
     Ok(Some(token))
 }

@@ -8,8 +8,10 @@
 
 pub mod schema;
 mod stamp;
+pub mod watch;
 
 pub use stamp::sqlite_stamp;
+pub use watch::Watch;
 
 use std::time::Duration;
 
@@ -120,8 +122,9 @@ impl DbUrl {
                 Ok(DbConn::Sqlite(conn))
             }
             Backend::Postgres => {
-                let conn = PgConnection::establish(&self.target)
+                let mut conn = PgConnection::establish(&self.target)
                     .map_err(|e| Error::Storage(format!("postgres: {e}")))?;
+                conn.set_instrumentation(Severed::default());
                 Ok(DbConn::Postgres(conn))
             }
         }
@@ -274,8 +277,42 @@ impl ManageConnection for Manager {
         conn.batch_execute("SELECT 1").map_err(Error::from)
     }
 
-    fn has_broken(&self, _conn: &mut DbConn) -> bool {
-        false
+    /// Checked as a connection goes back to the pool, instead of a
+    /// `SELECT 1` round trip each time one is taken out: a connection left
+    /// in a transaction, or whose server went away (its last statement
+    /// failed with the connection closed: [`Severed`]), is dropped, and the
+    /// pool opens a new one.
+    fn has_broken(&self, conn: &mut DbConn) -> bool {
+        use diesel::r2d2::R2D2Connection;
+        match conn {
+            DbConn::Sqlite(c) => c.is_broken(),
+            DbConn::Postgres(c) => {
+                c.is_broken()
+                    || c.instrumentation()
+                        .downcast_ref::<Severed>()
+                        .is_some_and(|s| s.0)
+            }
+        }
+    }
+}
+
+/// Remembers that a statement on this PostgreSQL connection failed because
+/// the connection is gone (the server closed it, or a command could not be
+/// sent): libpq does not reconnect, so such a connection only ever fails
+/// again, and [`Manager::has_broken`] drops it.
+#[derive(Debug, Default)]
+struct Severed(bool);
+
+impl diesel::connection::Instrumentation for Severed {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        use diesel::result::{DatabaseErrorKind as K, Error as E};
+        if let diesel::connection::InstrumentationEvent::FinishQuery {
+            error: Some(E::DatabaseError(K::ClosedConnection | K::UnableToSendCommand, _)),
+            ..
+        } = event
+        {
+            self.0 = true;
+        }
     }
 }
 
@@ -304,6 +341,10 @@ impl Db {
         drop(first);
         let pool = Pool::builder()
             .max_size(max_size.max(1))
+            // No `SELECT 1` per checkout (a round trip on PostgreSQL, a
+            // third of a conditional feed GET's): a dead connection shows
+            // as an error on use and is dropped on return (`has_broken`).
+            .test_on_check_out(false)
             .connection_timeout(Duration::from_secs(30))
             .build(Manager { url: url.clone() })
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))?;
@@ -312,6 +353,11 @@ impl Db {
 
     pub fn backend(&self) -> Backend {
         self.url.backend
+    }
+
+    /// The URL the pool connects to.
+    pub fn url(&self) -> &DbUrl {
+        &self.url
     }
 
     /// Takes a connection from the pool.

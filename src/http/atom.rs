@@ -9,8 +9,10 @@
 //!
 //! Widgets poll, so every feed carries a strong `ETag` and
 //! `Last-Modified`, and a conditional GET is answered 304 from the
-//! collection's row alone ([`feeds::head`]): the log is read only when the
-//! caller's copy is stale ([`answer`] checks before it loads).
+//! collection's row alone ([`feeds::head`]), kept in memory with the
+//! credentials until the database changes (`super::cache`), so that a
+//! current copy costs no database work at all: the log is read only when
+//! the caller's copy is stale ([`answer`] checks before it loads).
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -127,21 +129,36 @@ impl Params {
 /// The collection the caller may read, by `uuid`: with a ticket, the one it
 /// opens (a ticket for another collection, or a UUID that names nothing, is
 /// 403 so a ticket cannot probe); with a token, any (404 when none).
+///
+/// From the process's cache when it holds the credentials and the head
+/// under the current generation (`cache`): then a conditional GET asks the
+/// database nothing. Otherwise one blocking call and one pooled connection
+/// for both, which keeps what it found.
 async fn authorize(
     app: &App,
     headers: &HeaderMap,
     ticket: Option<String>,
     uuid: String,
 ) -> ApiResult<Head> {
-    // One blocking call and one pooled connection for the credentials and
-    // the head: a conditional GET costs no more than that.
     let now = app.clock.now();
+    let g = app.cache.generation().await;
     let Some(ticket) = ticket else {
         let presented = auth::presented(headers);
+        if let Some(g) = g {
+            if let (Some(t), Some(head)) = (
+                auth::cached(&app.cache, Some(g), now, &presented),
+                app.cache.head(g, &uuid),
+            ) {
+                auth::scoped(Some(t), Some(Scope::Read))?;
+                return Ok(head);
+            }
+        }
+        let a = app.clone();
         return app
             .blocking(move |c| {
-                Ok(match auth::check(c, now, &presented, Some(Scope::Read))? {
-                    Ok(_) => Ok(feeds::head(c, &uuid)?),
+                let token = auth::check_and_keep(c, &a.cache, g, now, &presented)?;
+                Ok(match auth::scoped(token, Some(Scope::Read)) {
+                    Ok(_) => Ok(head_kept(c, &a, g, &uuid)?),
                     Err(refused) => Err(refused),
                 })
             })
@@ -153,6 +170,17 @@ async fn authorize(
             "this ticket opens another collection",
         )
     };
+    let key = auth::cache_key(&ticket);
+    if let (Some(g), Some(key)) = (g, &key) {
+        if let (Some(opened), Some(head)) = (app.cache.ticket(g, key), app.cache.head(g, &uuid)) {
+            return if head.collection == opened {
+                Ok(head)
+            } else {
+                Err(other())
+            };
+        }
+    }
+    let a = app.clone();
     app.blocking(move |c| {
         let Some(opened) = access::ticket_collection(c, &ticket)? else {
             return Ok(Err(ApiError::new(
@@ -160,7 +188,10 @@ async fn authorize(
                 "unknown read ticket",
             )));
         };
-        Ok(match feeds::head(c, &uuid) {
+        if let (Some(g), Some(key)) = (g, key) {
+            a.cache.put_ticket(g, key, opened);
+        }
+        Ok(match head_kept(c, &a, g, &uuid) {
             Ok(head) if head.collection == opened => Ok(head),
             Ok(_) => Err(other()),
             Err(e) if e.is_bad_input() => Err(other()),
@@ -168,6 +199,20 @@ async fn authorize(
         })
     })
     .await?
+}
+
+/// [`feeds::head`], kept under generation `g`.
+fn head_kept(
+    c: &mut crate::db::DbConn,
+    app: &App,
+    g: Option<u64>,
+    uuid: &str,
+) -> crate::error::Result<Head> {
+    let head = feeds::head(c, uuid)?;
+    if let Some(g) = g {
+        app.cache.put_head(g, &head);
+    }
+    Ok(head)
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {

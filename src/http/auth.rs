@@ -6,6 +6,7 @@ use axum::http::{header, HeaderMap};
 
 use crate::access::{self, Scope, Token};
 
+use super::cache::Cache;
 use super::error::{ApiError, ApiResult};
 use super::App;
 
@@ -50,11 +51,55 @@ pub fn check(
     let Presented::Secret(secret) = p else {
         return Ok(Err(ApiError::unauthorized()));
     };
-    Ok(match access::authenticate(conn, now, secret)? {
+    Ok(scoped(access::authenticate(conn, now, secret)?, scope))
+}
+
+/// A token found (or not) for a request that needs `scope`.
+pub fn scoped(token: Option<Token>, scope: Option<Scope>) -> ApiResult<Token> {
+    match token {
         None => Err(ApiError::unauthorized()),
         Some(t) if scope.is_none_or(|s| t.scope.allows(s)) => Ok(t),
         Some(_) => Err(ApiError::forbidden(scope.map_or("", Scope::as_str))),
-    })
+    }
+}
+
+/// The key a presented secret is cached under (its hash), if it could be
+/// a secret at all.
+pub fn cache_key(secret: &str) -> Option<String> {
+    (secret.len() <= 128).then(|| access::hash_secret(secret))
+}
+
+/// The token a presented secret names, from the process's cache when
+/// generation `g` holds it (no database work); `None`: ask the database
+/// ([`check_and_keep`]).
+pub fn cached(
+    cache: &Cache,
+    g: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+    p: &Presented,
+) -> Option<Token> {
+    let (Some(g), Presented::Secret(secret)) = (g, p) else {
+        return None;
+    };
+    cache.token(g, &cache_key(secret)?, now)
+}
+
+/// [`check`] on a connection, keeping the token found under `g`.
+pub fn check_and_keep(
+    conn: &mut crate::db::DbConn,
+    cache: &Cache,
+    g: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+    p: &Presented,
+) -> crate::error::Result<Option<Token>> {
+    let Presented::Secret(secret) = p else {
+        return Ok(None);
+    };
+    let token = access::authenticate(conn, now, secret)?;
+    if let (Some(g), Some(t), Some(key)) = (g, &token, cache_key(secret)) {
+        cache.put_token(g, key, t);
+    }
+    Ok(token)
 }
 
 /// The caller's token, when it has `scope` (admin has every scope).
@@ -70,5 +115,13 @@ pub async fn any(state: &App, headers: &HeaderMap) -> ApiResult<Token> {
 async fn checked(state: &App, headers: &HeaderMap, scope: Option<Scope>) -> ApiResult<Token> {
     let p = presented(headers);
     let now = state.clock.now();
-    state.blocking(move |c| check(c, now, &p, scope)).await?
+    let g = state.cache.generation().await;
+    if let Some(t) = cached(&state.cache, g, now, &p) {
+        return scoped(Some(t), scope);
+    }
+    let app = state.clone();
+    let token = state
+        .blocking(move |c| check_and_keep(c, &app.cache, g, now, &p))
+        .await?;
+    scoped(token, scope)
 }

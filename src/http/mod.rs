@@ -17,6 +17,7 @@
 pub mod atom;
 pub mod auth;
 pub mod body;
+pub mod cache;
 pub mod client;
 pub mod error;
 pub mod health;
@@ -55,6 +56,9 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Rendered Atom feeds by strong tag (`atom`).
     pub feed_cache: atom::FeedCache,
+    /// Heads, tokens and tickets, so that a conditional feed GET asks the
+    /// database nothing (`cache`).
+    pub cache: cache::Cache,
     /// `[http] trusted_proxies`, parsed ([`client`]).
     pub trusted_proxies: Vec<crate::validate::IpNet>,
 }
@@ -86,6 +90,10 @@ impl App {
         // with a bad list trusts no proxy.
         let trusted_proxies =
             crate::validate::ip_nets(&cfg.http.trusted_proxies).unwrap_or_default();
+        let watch = crate::db::Watch::start(&db)
+            .map_err(|e| tracing::warn!(error = %e, "no change watch; nothing cached"))
+            .ok();
+        let cache = cache::Cache::new(watch);
         App(Arc::new(AppState {
             db,
             cfg,
@@ -93,6 +101,7 @@ impl App {
             trusted_proxies,
             metrics,
             feed_cache: Default::default(),
+            cache,
         }))
     }
 
