@@ -334,6 +334,10 @@ pub struct ScheduleConfig {
     pub lease_seconds: u32,
     /// `serve` runs the queue this often between ticks (retries, notices).
     pub queue_seconds: u32,
+    /// Threads a tick composes and renders a chunk's digests on (1: the
+    /// tick's own thread alone); the chunk's writes stay on the tick's one
+    /// connection and transaction.
+    pub compose_workers: usize,
 }
 
 impl Default for ScheduleConfig {
@@ -342,6 +346,7 @@ impl Default for ScheduleConfig {
             tick: "0 0 * * * *".into(),
             lease_seconds: 600,
             queue_seconds: 60,
+            compose_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }
@@ -519,6 +524,11 @@ impl Config {
         if !(1..=86_400).contains(&self.schedule.queue_seconds) {
             return Err(Error::invalid(
                 "config: schedule.queue_seconds must be 1-86400",
+            ));
+        }
+        if !(1..=256).contains(&self.schedule.compose_workers) {
+            return Err(Error::invalid(
+                "config: schedule.compose_workers must be 1-256",
             ));
         }
         self.check_digest()?;
