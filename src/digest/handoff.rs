@@ -28,7 +28,7 @@
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
 use super::store::{self, Bodies, BodyRef, Post};
-use super::workers::{Job, Planned, Source};
+use super::workers::{Job, Planned, RunLinks, Source};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, RequestId};
@@ -93,15 +93,16 @@ impl Composer {
         if content.is_empty() && !run.send_empty {
             return Ok(None);
         }
-        let k: StoredKey = (key, parts.email, parts.chat, p.unsubscribe_url.is_some());
+        let k: StoredKey = (key, parts.email, parts.chat, p.unsubscribes());
         Ok(match self.stored.get(&k) {
             Some(b) => Some(*b),
             // A body holding the hole mark itself is not shared (none
             // should: input validation refuses control characters).
             None if body.has_holes() => None,
             None => {
-                let frame = p.frame(run, &self.cfg);
-                let unsubscribe = p.unsubscribe_url.is_some();
+                // Holes where the links go: the links themselves are not read.
+                let frame = p.frame(run, &self.cfg, RunLinks::default());
+                let unsubscribe = p.unsubscribes();
                 new_bodies.push(render::render_shared(body, &frame, parts, unsubscribe)?);
                 let b = BodyRef::New(new_bodies.len() - 1);
                 self.stored.insert(k, b);

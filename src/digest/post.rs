@@ -97,7 +97,7 @@ pub struct Composer {
     /// renderings that are there for the next one).
     pub(super) chunk_committed: bool,
     /// The whole-digest links' key, loaded on first use.
-    link: Option<LinkKey>,
+    pub(super) link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
     /// default; the compose benchmark turns it off to show the cost of
     /// rendering every digest from scratch).
@@ -391,33 +391,22 @@ impl Composer {
             Some(b) => b.clone(),
             None => Arc::new(self.env().body(run, &content, p.style)),
         };
-        let rendered = render::render_body(&body, &p.frame(run, &self.cfg), parts)?;
+        let links = self.env().links(run, &p.recipient);
+        let rendered = render::render_body(&body, &p.frame(run, &self.cfg, links), parts)?;
         Ok((content, rendered))
     }
 
     /// `run`'s source, its body when it is shared (built once for every
     /// recipient of the same shared content in the same style; else every
-    /// name it needs is loaded) and the recipient's links.
+    /// name it needs is loaded) and its recipient, whose links are made
+    /// from the loaded key ([`super::workers::Env::links`]).
     pub(super) fn plan_run(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Planned> {
         let (source, shared) = self.source(c, run)?;
         let r = self.recipient(c, run.party)?;
         let style = Style::new(r.tz, &r.locale);
-        let base = self.cfg.base_url.trim_end_matches('/');
-        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
-            Some(code) => (
-                format!("{base}/s/{code}"),
-                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
-            ),
-            None => (format!("{base}/groups/{}", r.name), None),
-        };
         if self.link.is_none() {
             self.link = Some(LinkKey::load(c)?);
         }
-        let full_url = self
-            .link
-            .as_ref()
-            .map(|k| k.url(base, run.subscription, &run.period.key))
-            .unwrap_or_default();
         let shared = shared && self.share_bodies;
         let (key, body) = match &source {
             Source::Ready(content) => {
@@ -452,10 +441,7 @@ impl Composer {
             key,
             body,
             style,
-            is_group: r.is_group,
-            manage_url,
-            unsubscribe_url,
-            full_url,
+            recipient: r,
         })
     }
 

@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::compose;
-use super::post::{BodyKey, Composer, WindowChanges};
+use super::link::LinkKey;
+use super::post::{BodyKey, Composer, Recipient, WindowChanges};
 use super::render::{self, Content, Frame, Parts};
 use super::store::{Bodies, BodyRef, Post};
 use super::words::Style;
@@ -56,17 +57,26 @@ pub(super) struct Planned {
     /// The shared body, built; `None` when the run's own is to be built.
     pub body: Option<Arc<render::Body>>,
     pub style: Style,
-    /// The recipient is a group (its request is expanded to the members).
-    pub is_group: bool,
+    pub recipient: Arc<Recipient>,
+}
+
+/// A recipient's links in a digest.
+#[derive(Default)]
+pub(super) struct RunLinks {
     pub manage_url: String,
     pub unsubscribe_url: Option<String>,
     pub full_url: String,
 }
 
 impl Planned {
-    /// The frame that renders a built body for its recipient (rendering
-    /// needs no names).
-    pub fn frame<'a>(&'a self, run: &DueRun, cfg: &DigestConfig) -> Frame<'a> {
+    /// Whether the recipient has an unsubscribe link (users do, groups not).
+    pub fn unsubscribes(&self) -> bool {
+        self.recipient.subscriber_code.is_some()
+    }
+
+    /// The frame that renders a built body with `links` (rendering needs no
+    /// names).
+    pub fn frame(&self, run: &DueRun, cfg: &DigestConfig, links: RunLinks) -> Frame<'static> {
         Frame {
             style: self.style,
             kind: run.kind,
@@ -78,9 +88,9 @@ impl Planned {
             party_name: &|_| String::new(),
             max_items: cfg.max_items,
             sms_segments: cfg.sms_segments,
-            manage_url: self.manage_url.clone(),
-            unsubscribe_url: self.unsubscribe_url.clone(),
-            full_url: self.full_url.clone(),
+            manage_url: links.manage_url,
+            unsubscribe_url: links.unsubscribe_url,
+            full_url: links.full_url,
         }
     }
 }
@@ -100,6 +110,7 @@ pub(super) struct Env<'a> {
     names: &'a HashMap<PartyId, String>,
     collections: &'a HashMap<CollectionId, String>,
     system: Option<PartyId>,
+    link: Option<&'a LinkKey>,
     max_retries: i32,
 }
 
@@ -110,6 +121,7 @@ impl Composer {
             names: &self.names,
             collections: &self.collections,
             system: self.system,
+            link: self.link.as_ref(),
             max_retries: self.max_retries,
         }
     }
@@ -192,6 +204,28 @@ impl Env<'_> {
         render::body(content, &frame)
     }
 
+    /// `run`'s links for its recipient `r`: where to manage its
+    /// subscriptions and unsubscribe, and the signed whole digest.
+    pub fn links(&self, run: &DueRun, r: &Recipient) -> RunLinks {
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
+            Some(code) => (
+                format!("{base}/s/{code}"),
+                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
+            ),
+            None => (format!("{base}/groups/{}", r.name), None),
+        };
+        let full_url = self
+            .link
+            .map(|k| k.url(base, run.subscription, &run.period.key))
+            .unwrap_or_default();
+        RunLinks {
+            manage_url,
+            unsubscribe_url,
+            full_url,
+        }
+    }
+
     /// The sender: the one actor behind every change, else the system.
     fn sender(&self, content: &Content) -> Result<PartyId> {
         if let Content::Changes(v) = content {
@@ -219,7 +253,7 @@ impl Env<'_> {
             Some(b) => b.clone(),
             None => Arc::new(self.body(run, &content, p.style)),
         };
-        let frame = p.frame(run, self.cfg);
+        let frame = p.frame(run, self.cfg, self.links(run, &p.recipient));
         let bodies = match job.shared {
             Some(shared) => {
                 let sms_only = Parts {
@@ -230,15 +264,15 @@ impl Env<'_> {
                 Bodies::Shared {
                     body: shared,
                     sms: render::render_body(&body, &frame, sms_only)?.sms,
-                    manage_url: p.manage_url.clone(),
-                    full_url: p.full_url.clone(),
+                    manage_url: frame.manage_url.clone(),
+                    full_url: frame.full_url.clone(),
                 }
             }
             None => Bodies::Own(render::render_body(&body, &frame, job.parts)?),
         };
         Ok(Some(Post {
             party_to: run.party,
-            expand_group: p.is_group,
+            expand_group: p.recipient.is_group,
             party_from: from,
             subject: body.subject.clone(),
             channels: run.channels.clone(),
@@ -246,7 +280,7 @@ impl Env<'_> {
             max_retries: self.max_retries,
             subscription: run.subscription,
             period: run.period.key.clone(),
-            unsubscribe_url: p.unsubscribe_url.clone(),
+            unsubscribe_url: frame.unsubscribe_url.clone(),
             bodies,
         }))
     }
