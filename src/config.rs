@@ -835,6 +835,8 @@ mod tests {
             "[schedule]\ntick = \"every hour\"\n",
             "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
             "[schedule]\nlease_seconds = 1\n",
+            "[schedule]\ncompose_workers = 0\n",
+            "[schedule]\ncompose_workers = 257\n",
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",
