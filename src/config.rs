@@ -165,6 +165,11 @@ pub struct XmppConfig {
     pub max_chars: usize,
     /// The longest wait between reconnection attempts.
     pub reconnect_cap_seconds: u64,
+    /// At most this many chat stanzas sent and not yet acknowledged by the
+    /// server (XEP-0198); each is journaled as its acknowledgement comes,
+    /// so a crash repeats at most this many. 0: no waits, the batch is
+    /// vouched for by its ping alone (a crash may repeat the whole batch).
+    pub ack_window: usize,
 }
 
 impl Default for XmppConfig {
@@ -178,6 +183,7 @@ impl Default for XmppConfig {
             timeout_seconds: 15,
             max_chars: 8000,
             reconnect_cap_seconds: 300,
+            ack_window: 4,
         }
     }
 }

@@ -2,8 +2,9 @@
 //! SIGKILL at random moments while it delivers to a slow server, again and
 //! again, then left to finish. Nothing is lost, and each kill sends again at
 //! most what was on the wire: one message per SMTP session (`[email]
-//! pool_size`), the one text in flight to the SMS gateway, thanks to the
-//! sent journal (`deliver::queue::journal`).
+//! pool_size`), the one text in flight to the SMS gateway, the chat
+//! stanzas Prosody has not yet acknowledged (`[xmpp] ack_window`), thanks
+//! to the sent journal (`deliver::queue::journal`).
 //!
 //! The kill points come from a seeded generator; the seed is printed, and
 //! `CRASH_SEED=N` replays a run.
@@ -12,11 +13,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::SecondsFormat;
 use common::delivery::{notify, user, T0};
 use common::http::Gateway;
+use common::prosody::{Prosody, Reader};
 use common::smtp::FaultSmtp;
 use common::{at, TestDb};
 use digestd::config::EmailConfig;
@@ -92,10 +96,16 @@ fn counts(server: &FaultSmtp) -> BTreeMap<String, usize> {
 /// Runs `run(k)` again and again, killing each run after the server
 /// took 1–`MORE` more messages (`taken`) and 0–8 ms more, until `KILLS` runs
 /// were killed in the middle of their delivery; then one run finishes.
-/// Returns the kills.
-fn kill_again_and_again(run: &dyn Fn(usize) -> Command, taken: &dyn Fn() -> usize) -> usize {
+/// Returns the kills. `left()`, read at each kill, says whether messages
+/// were still to go (the kill landed mid-delivery); how many did is
+/// printed.
+fn kill_again_and_again(
+    run: &dyn Fn(usize) -> Command,
+    taken: &dyn Fn() -> usize,
+    left: &dyn Fn() -> bool,
+) -> usize {
     let mut rng = rng();
-    let (mut kills, mut k) = (0, 0);
+    let (mut kills, mut k, mut mid) = (0, 0, 0);
     while kills < KILLS {
         assert!(
             k < 3 * KILLS,
@@ -108,9 +118,11 @@ fn kill_again_and_again(run: &dyn Fn(usize) -> Command, taken: &dyn Fn() -> usiz
             std::thread::sleep(Duration::from_millis(rng.random_range(0..=8)));
             child.kill().unwrap();
             kills += 1;
+            mid += usize::from(left());
         }
         child.wait().unwrap();
     }
+    println!("{mid} of {kills} kills landed with messages still to go, in {k} runs");
     let out = run(k).output().unwrap();
     assert!(
         out.status.success(),
@@ -181,7 +193,9 @@ fn smtp_kills_resend_at_most_one_message_per_session(db: &TestDb) {
             .env("DIGESTD_EMAIL__POOL_SIZE", SESSIONS.to_string());
         cmd
     };
-    let kills = kill_again_and_again(&run, &|| server.received().len());
+    let kills = kill_again_and_again(&run, &|| server.received().len(), &|| {
+        counts(&server).len() < n
+    });
     check(
         &mut c,
         db,
@@ -193,6 +207,34 @@ fn smtp_kills_resend_at_most_one_message_per_session(db: &TestDb) {
     );
 }
 
+/// People `p0`… `p{n-1}` (each `person(i)`, named and in Madrid) and one
+/// request from `sys` to each, "Notice {i}", on `channel` alone.
+fn one_request_each(
+    c: &mut digestd::db::DbConn,
+    n: usize,
+    channel: &str,
+    person: &dyn Fn(usize) -> NewUser,
+) {
+    for i in 0..n {
+        let name = format!("p{i}");
+        let new = NewUser {
+            name: name.clone(),
+            timezone: "Europe/Madrid".into(),
+            ..person(i)
+        };
+        parties::create_user(c, at("2026-11-01T00:00:00Z"), &new).unwrap();
+        let request = NewNotification {
+            from: "sys".into(),
+            to: name,
+            subject: format!("Notice {i}"),
+            message: "Body.".into(),
+            channels: vec![channel.into()],
+            ..Default::default()
+        };
+        queue::post_request(c, &EmailConfig::default(), &request, at(T0)).unwrap();
+    }
+}
+
 /// 700 texts to 700 people through an SMS gateway that answers in 5 ms;
 /// the listener sends one at a time, so a kill repeats at most one.
 fn sms_kills_resend_at_most_the_text_in_flight(db: &TestDb) {
@@ -200,33 +242,10 @@ fn sms_kills_resend_at_most_the_text_in_flight(db: &TestDb) {
     user(&mut c, "sys", "sys@example.com");
     let n = MESSAGES;
     let want: Vec<String> = (0..n).map(|i| format!("+3460011{i:04}")).collect();
-    for (i, phone) in want.iter().enumerate() {
-        parties::create_user(
-            &mut c,
-            at("2026-11-01T00:00:00Z"),
-            &NewUser {
-                name: format!("p{i}"),
-                timezone: "Europe/Madrid".into(),
-                phone: Some(phone.clone()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        queue::post_request(
-            &mut c,
-            &EmailConfig::default(),
-            &NewNotification {
-                from: "sys".into(),
-                to: format!("p{i}"),
-                subject: format!("Notice {i}"),
-                message: "unused by SMS".into(),
-                channels: vec!["sms".into()],
-                ..Default::default()
-            },
-            at(T0),
-        )
-        .unwrap();
-    }
+    one_request_each(&mut c, n, "sms", &|i| NewUser {
+        phone: Some(want[i].clone()),
+        ..Default::default()
+    });
     let gw = Gateway::start(vec![]);
     gw.set_delay(5);
     let dir = tempfile::tempdir().unwrap();
@@ -239,15 +258,91 @@ fn sms_kills_resend_at_most_the_text_in_flight(db: &TestDb) {
             .env("DIGESTD_SMS__FROM", "+15550100");
         cmd
     };
-    let kills = kill_again_and_again(&run, &|| gw.requests().len());
-    let mut count = BTreeMap::new();
-    for r in gw.requests() {
-        *count.entry(r.form("To").unwrap()).or_default() += 1;
-    }
+    let count = || {
+        let mut count = BTreeMap::new();
+        for r in gw.requests() {
+            *count.entry(r.form("To").unwrap()).or_default() += 1;
+        }
+        count
+    };
+    let kills = kill_again_and_again(&run, &|| gw.requests().len(), &|| count().len() < n);
+    let count = count();
     check(&mut c, db, dir.path(), &want, &count, kills, 1);
+}
+
+/// Stanzas the XMPP listener leaves unacknowledged at most (`[xmpp]
+/// ack_window`, its default).
+const WINDOW: usize = 4;
+/// XMPP messages: Prosody takes them faster than the SMTP server, so more
+/// arrive in the 0–8 ms before each kill; a round claims up to 1,000.
+const XMPP_MESSAGES: usize = 1000;
+
+/// 1,000 chat messages from 1,000 senders' requests to one reader
+/// account (every person's JID is bob's: one message per person, told
+/// apart by its text) through a real Prosody; the listener journals each
+/// as the server acknowledges it (XEP-0198), at most `WINDOW` in flight.
+fn xmpp_kills_resend_at_most_the_unacknowledged_window(db: &TestDb) {
+    let Some(prosody) = Prosody::start(&[("digestd", "servicepw"), ("bob", "bobpw")]) else {
+        return;
+    };
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let n = XMPP_MESSAGES;
+    let want: Vec<String> = (0..n).map(|i| format!("Notice {i}")).collect();
+    one_request_each(&mut c, n, "xmpp", &|_| NewUser {
+        xmpp: Some("bob@localhost".into()),
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = |k| {
+        let mut cmd = queue_run(db, dir.path(), k);
+        cmd.env("DIGESTD_XMPP__TRANSPORT", "xmpp")
+            .env("DIGESTD_XMPP__JID", "digestd@localhost")
+            .env("DIGESTD_XMPP__PASSWORD", "servicepw")
+            .env("DIGESTD_XMPP__SERVER", prosody.server())
+            .env("DIGESTD_XMPP__TLS", "false")
+            .env("DIGESTD_XMPP__ACK_WINDOW", WINDOW.to_string());
+        cmd
+    };
+    // Bob stays online the whole time, so every message is routed to his
+    // session as it comes (none to offline storage), and counts them.
+    let got: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let stop = AtomicBool::new(false);
+    let count = || {
+        let mut count = BTreeMap::new();
+        for b in got.lock().unwrap().iter() {
+            let subject = b.lines().next().unwrap_or_default().to_string();
+            *count.entry(subject).or_default() += 1;
+        }
+        count
+    };
+    let (ready_tx, ready) = std::sync::mpsc::channel();
+    let kills = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bob = Reader::login(&prosody, "bob", "bobpw");
+            ready_tx.send(()).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                let b = bob.bodies(1, Duration::from_millis(50));
+                got.lock().unwrap().extend(b);
+            }
+        });
+        ready.recv().unwrap();
+        let kills =
+            kill_again_and_again(&run, &|| got.lock().unwrap().len(), &|| count().len() < n);
+        // What the last pass sent is on its way to bob: wait for it.
+        let until = Instant::now() + Duration::from_secs(30);
+        while count().len() < n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        kills
+    });
+    check(&mut c, db, dir.path(), &want, &count(), kills, WINDOW);
 }
 
 backend_tests!(
     smtp_kills_resend_at_most_one_message_per_session,
     sms_kills_resend_at_most_the_text_in_flight,
+    xmpp_kills_resend_at_most_the_unacknowledged_window,
 );

@@ -13,8 +13,9 @@
 //! cache; only a machine crash can lose it, and `fsync` per message would
 //! cost more than the message), and costs a few microseconds, so no session
 //! waits for the database. What a crash can still send twice is what was
-//! on the wire: one message per SMTP session, the one XMPP or SMS message
-//! in flight.
+//! on the wire: one message per SMTP session, the one SMS text in flight,
+//! the XMPP stanzas the server has not yet acknowledged (at most `[xmpp]
+//! ack_window`).
 //!
 //! Each process has its own file, `<tag>-<pid>-<random>.sent` in the
 //! journal directory (`[queue] journal_dir`: by default beside an SQLite

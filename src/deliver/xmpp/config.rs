@@ -17,6 +17,9 @@ pub fn check(c: &XmppConfig) -> Result<()> {
     if !(1..=86_400).contains(&c.reconnect_cap_seconds) {
         return Err(bad("reconnect_cap_seconds must be 1-86400".into()));
     }
+    if c.ack_window > 1000 {
+        return Err(bad("ack_window must be 0-1000".into()));
+    }
     for (name, v) in [
         ("jid", &c.jid),
         ("password", &c.password),

@@ -2,15 +2,19 @@
 //! long-lived session (tokio-xmpp) on a runtime of its own, sending each
 //! message as `<message type="chat">` to the user's JID.
 //!
-//! XMPP has no per-message reply, so a batch ends with an IQ ping to the
-//! server, and one to each other domain the batch went to: stanzas between
-//! two entities are handled in order, so when every ping's answer (or
-//! error) has arrived every message before it has been taken or bounced
-//! (a bounce is a `<message type="error">` carrying the message's id). A
-//! ping to our own server alone is not enough: the server answers it at
-//! once, while a message for another domain is still on its way there.
-//! That is the same promise as an SMTP relay's `250`: accepted by the
-//! server, not read by the person.
+//! XMPP has no per-message reply. The session negotiates stream
+//! management (XEP-0198), and the server's `<a h=…/>` counts the stanzas
+//! it took: each message is told of to the queue's journal as its stanza
+//! is acknowledged, with at most `[xmpp] ack_window` (4) unacknowledged at
+//! a time, so a crash sends again at most that many. A batch then ends
+//! with an IQ ping to the server, and one to each other domain the batch
+//! went to: stanzas between two entities are handled in order, so when
+//! every ping's answer (or error) has arrived every message before it has
+//! been taken or bounced (a bounce is a `<message type="error">` carrying
+//! the message's id). A ping to our own server alone is not enough: the
+//! server answers it at once, while a message for another domain is still
+//! on its way there. That is the same promise as an SMTP relay's `250`:
+//! accepted by the server, not read by the person. (`batch`)
 //!
 //! A message that can never be sent is answered on its own before it
 //! reaches the session: an address that is not a JID, a body that is not
@@ -25,32 +29,29 @@
 //! torn down with its runtime (so nothing is resent behind the queue's
 //! back) and opened again at the next send, with backoff after failures.
 //!
-//! `config` checks `[xmpp]`; `stanza` holds what a stanza carries (its id,
-//! the capped body) and what a stanza error means.
+//! `config` checks `[xmpp]`; `batch` sends a batch on a session;
+//! `stanza` holds what a stanza carries (its id, the capped body) and what
+//! a stanza error means.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use tokio_xmpp::connect::DnsConfig;
 use tokio_xmpp::jid::{BareJid, Jid};
-use tokio_xmpp::minidom::Element;
-use tokio_xmpp::parsers::message::MessageType;
-use tokio_xmpp::parsers::ping::Ping;
-use tokio_xmpp::stanzastream::{StanzaStage, StanzaToken};
 use tokio_xmpp::xmlstream::Timeouts;
-use tokio_xmpp::{Client, Event, IqRequest, Stanza};
+use tokio_xmpp::{Client, Event};
 
 use super::listener::{Accepted, Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
 
+mod batch;
 mod config;
 mod stanza;
 
+use batch::{send_batch, Params};
 pub use config::check;
 use config::server;
-use stanza::stanza_id;
 pub use stanza::{cap, classify};
 
 /// Waits until `client` has logged in, at most `timeout`. A bad password
@@ -207,184 +208,6 @@ impl XmppListener {
     }
 }
 
-/// Reads what the server sent while nothing was listening: bounces are
-/// noted, a dropped stream is reported.
-fn note_event(
-    ev: Option<Event>,
-    ids: &HashMap<String, usize>,
-    out: &mut [Option<std::result::Result<Delivered, DeliveryError>>],
-) -> std::result::Result<(), String> {
-    match ev {
-        Some(Event::Stanza(Stanza::Message(m))) if m.type_ == MessageType::Error => {
-            let Some(i) = m.id.as_ref().and_then(|id| ids.get(&id.0)) else {
-                return Ok(());
-            };
-            let error = m.payloads.iter().find(|p| p.name() == "error");
-            let (text, retry) = match error {
-                Some(e) => classify(e),
-                None => ("error without a condition".into(), true),
-            };
-            let text = format!("xmpp: {text}");
-            out[*i] = Some(Err(if retry {
-                transient(text)
-            } else {
-                DeliveryError::Permanent { code: None, text }
-            }));
-            Ok(())
-        }
-        Some(Event::Disconnected(e)) => Err(format!("connection lost: {e}")),
-        None => Err("stream closed".into()),
-        Some(_) => Ok(()),
-    }
-}
-
-/// What [`send_batch`] knows: each message's result where known, why the
-/// stream broke if it did, and whether any message had been handed to the
-/// stream before it broke (if not, a fresh session can safely try again).
-type Batch = (
-    Vec<Option<std::result::Result<Delivered, DeliveryError>>>,
-    Option<String>,
-    bool,
-);
-
-/// Sends `msgs` on `client`, then waits for the ping that vouches for
-/// them.
-async fn send_batch(
-    client: &mut Client,
-    msgs: &[Outgoing],
-    batch: u64,
-    max_chars: usize,
-    timeout: Duration,
-) -> Batch {
-    let mut out: Vec<Option<std::result::Result<Delivered, DeliveryError>>> =
-        vec![None; msgs.len()];
-    // Each message's stanza id, and the way back from a bounce's id.
-    let sent_ids: Vec<String> = (0..msgs.len())
-        .map(|i| stanza_id(&msgs[i], batch, i))
-        .collect();
-    let ids: HashMap<String, usize> = sent_ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.clone(), i))
-        .collect();
-    let mut tokens: Vec<Option<StanzaToken>> = Vec::new();
-    // What arrived since the last batch: a stream that died meanwhile is
-    // found here rather than after a timeout. A late bounce of an earlier
-    // batch belongs to no message of this one.
-    while let Some(ev) = client.next().now_or_never() {
-        if let Err(e) = note_event(ev, &HashMap::new(), &mut out) {
-            return (out, Some(e), false);
-        }
-    }
-    // Where the batch's pings go: our own server (`None` before the
-    // server has bound us: the server itself), then each other domain a
-    // message went to (see below).
-    let mut domains: Vec<Option<Jid>> =
-        vec![client.bound_jid().map(|j| Jid::from(j.domain().to_owned()))];
-    for (i, m) in msgs.iter().enumerate() {
-        // A message that can never be sent (bad address, a body XML cannot
-        // carry) is answered here and never reaches the session, so it
-        // cannot break the session for the rest of the batch.
-        let (jid, stanza) = match stanza::prepare(m, &sent_ids[i], max_chars) {
-            Ok(p) => p,
-            Err(e) => {
-                out[i] = Some(Err(e));
-                tokens.push(None);
-                continue;
-            }
-        };
-        let domain = Some(Jid::from(jid.domain().to_owned()));
-        if !domains.contains(&domain) {
-            domains.push(domain);
-        }
-        let failed = match tokio::time::timeout(timeout, client.send_stanza(stanza)).await {
-            Ok(Ok(t)) => {
-                tokens.push(Some(t));
-                continue;
-            }
-            // The stream could not write what `prepare` could: this message
-            // will never go. Its writer may have stopped inside the stanza,
-            // so the session ends here as after any failed send.
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidInput => {
-                out[i] = Some(Err(DeliveryError::Permanent {
-                    code: None,
-                    text: format!("xmpp: the message cannot be written as XML: {e}"),
-                }));
-                format!("send failed: {e}")
-            }
-            Ok(Err(e)) => format!("send failed: {e}"),
-            Err(_) => "send timed out".to_string(),
-        };
-        let handed = tokens.iter().any(Option::is_some);
-        return (out, Some(failed), handed);
-    }
-    // One ping to our own server, which answers it itself, and one to
-    // each other domain of the batch: a stanza for another domain is routed
-    // over server-to-server after our server has answered its own ping, and
-    // only a ping routed the same way comes back (or bounces) behind it.
-    let mut pings = Vec::with_capacity(domains.len());
-    for to in domains {
-        pings.push(
-            client
-                .send_iq(to, IqRequest::Get(Element::from(Ping)))
-                .await,
-        );
-    }
-    let mut ping = futures_util::future::join_all(pings);
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut lost = None;
-    loop {
-        tokio::select! {
-            ev = client.next() => {
-                if let Err(e) = note_event(ev, &ids, &mut out) {
-                    lost = Some(e);
-                    break;
-                }
-            }
-            // An error answer to a ping still means it went the whole way.
-            rs = &mut ping => {
-                if let Some(Err(e)) = rs.into_iter().find(Result::is_err) {
-                    lost = Some(format!("ping failed: {e}"));
-                }
-                break;
-            }
-            _ = &mut deadline => {
-                lost = Some(format!("no answer from the server in {}s", timeout.as_secs()));
-                break;
-            }
-        }
-    }
-    if lost.is_none() {
-        while let Some(ev) = client.next().now_or_never() {
-            if let Err(e) = note_event(ev, &ids, &mut out) {
-                lost = Some(e);
-                break;
-            }
-        }
-    }
-    for (i, t) in tokens.iter().enumerate() {
-        if out[i].is_some() {
-            continue;
-        }
-        let acked = t
-            .as_ref()
-            .is_some_and(|t| StanzaStage::from(&t.state()) == StanzaStage::Acked);
-        if lost.is_none() || acked {
-            out[i] = Some(Ok(Delivered {
-                code: None,
-                text: if acked {
-                    "acknowledged by the server".into()
-                } else {
-                    "accepted by the server".into()
-                },
-                remote_id: Some(sent_ids[i].clone()),
-            }));
-        }
-    }
-    (out, lost, true)
-}
-
 impl Listener for XmppListener {
     fn key(&self) -> &'static str {
         "xmpp"
@@ -396,41 +219,35 @@ impl Listener for XmppListener {
             .expect("one result per message")
     }
 
-    /// The whole batch on the session, then one ping; `accepted` hears of
-    /// each message once the ping vouches for it.
+    /// The whole batch on the session, at most `[xmpp] ack_window`
+    /// stanzas unacknowledged at a time, then the pings; `accepted` hears
+    /// of each message as the server acknowledges it (without stream
+    /// management: once the pings vouch for it).
     fn send_noting(
         &mut self,
         msgs: &[Outgoing],
         accepted: Accepted<'_>,
     ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
-        let out = self.send(msgs);
-        for (i, r) in out.iter().enumerate() {
-            if let Ok(d) = r {
-                accepted(i, d);
-            }
-        }
-        out
-    }
-
-    /// The whole batch on the session, then one ping.
-    fn send(&mut self, msgs: &[Outgoing]) -> Vec<std::result::Result<Delivered, DeliveryError>> {
         if msgs.is_empty() {
             return Vec::new();
         }
         // A fresh session for a batch whose session broke before it
         // started; not more, so a dead server costs one timeout per pass.
         for attempt in 0..2 {
-            let (timeout, max_chars) = (self.timeout(), self.cfg.max_chars);
             self.batch += 1;
-            let batch = self.batch;
+            let p = Params {
+                batch: self.batch,
+                max_chars: self.cfg.max_chars,
+                timeout: self.timeout(),
+                window: self.cfg.ack_window,
+            };
             if let Err(e) = self.connect() {
                 return vec![Err(e); msgs.len()];
             }
             let Some(Session { rt, client }) = self.session.as_mut() else {
                 unreachable!("connect() opened it")
             };
-            let (out, lost, handed) =
-                rt.block_on(send_batch(client, msgs, batch, max_chars, timeout));
+            let (out, lost, handed) = rt.block_on(send_batch(client, msgs, &p, accepted));
             let Some(lost) = lost else {
                 return out
                     .into_iter()
