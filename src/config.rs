@@ -340,6 +340,10 @@ pub struct ScheduleConfig {
     pub lease_seconds: u32,
     /// `serve` runs the queue this often between ticks (retries, notices).
     pub queue_seconds: u32,
+    /// Threads a tick composes and renders a chunk's digests on (1: the
+    /// tick's own thread alone); the chunk's writes stay on the tick's one
+    /// connection and transaction.
+    pub compose_workers: usize,
 }
 
 impl Default for ScheduleConfig {
@@ -348,6 +352,7 @@ impl Default for ScheduleConfig {
             tick: "0 0 * * * *".into(),
             lease_seconds: 600,
             queue_seconds: 60,
+            compose_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }
@@ -525,6 +530,11 @@ impl Config {
         if !(1..=86_400).contains(&self.schedule.queue_seconds) {
             return Err(Error::invalid(
                 "config: schedule.queue_seconds must be 1-86400",
+            ));
+        }
+        if !(1..=256).contains(&self.schedule.compose_workers) {
+            return Err(Error::invalid(
+                "config: schedule.compose_workers must be 1-256",
             ));
         }
         self.check_digest()?;
@@ -831,6 +841,8 @@ mod tests {
             "[schedule]\ntick = \"every hour\"\n",
             "[schedule]\ntick = \"0 0 * * * *\\n0 0 * * * *\"\n",
             "[schedule]\nlease_seconds = 1\n",
+            "[schedule]\ncompose_workers = 0\n",
+            "[schedule]\ncompose_workers = 257\n",
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",

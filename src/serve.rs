@@ -47,6 +47,7 @@ pub fn tick_and_deliver(
 ) -> Result<()> {
     let lease_for = cfg.schedule.lease_for();
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
+    composer.workers = cfg.schedule.compose_workers;
     let t = Instant::now();
     let ticked = db.conn().and_then(|mut conn| {
         let r = schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer);

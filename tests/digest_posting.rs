@@ -7,7 +7,9 @@
 mod common;
 
 use chrono::{DateTime, Utc};
-use common::digest::{calendar_week, calendar_world, composer, daily, requests, subscribe, user};
+use common::digest::{
+    calendar_week, calendar_world, composer, daily, item, put, requests, subscribe, user,
+};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::EmailConfig;
@@ -372,7 +374,87 @@ fn a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest(db: &TestDb) {
     assert_eq!(shared, 1);
 }
 
+/// What a tick on `workers` threads posted, in order of request id: each
+/// request's subject, sender and period, and its bodies as read when sent.
+type Posted = Vec<(String, i64, String, String, String, String, String, bool)>;
+
+fn tick_on_workers(c: &mut DbConn, workers: usize) -> (usize, usize, Posted) {
+    c.rolled_back(|c| {
+        let mut comp = composer();
+        comp.workers = workers;
+        // Chunks of 25: several chunks and batches, shared renderings
+        // stored by one chunk and used by the next.
+        let runs =
+            digestd::schedule::tick::tick_in_chunks(c, at("2026-11-22T17:00:00Z"), &mut comp, 25)?;
+        let reqs = requests(c);
+        let shared = common::digest::bodies(c).into_iter().map(|b| b.shared);
+        let posted = reqs
+            .into_iter()
+            .zip(shared)
+            .map(|(r, shared)| {
+                (
+                    r.subject, r.from, r.period, r.text, r.html, r.sms, r.chat, shared,
+                )
+            })
+            .collect();
+        Ok((runs.len(), comp.posted, posted))
+    })
+    .unwrap()
+}
+
+fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    const N: usize = 90;
+    let channels = [&["email"][..], &["email", "sms"], &["sms"]];
+    for i in 0..N {
+        let name = format!("w{i}");
+        let locale = ["en-US", "en-GB", "fr-FR"][i % 3];
+        let phone = format!("+1555{i:07}");
+        user(&mut c, &name, "America/Los_Angeles", locale, Some(&phone));
+        let mut r = daily(&name, &cal);
+        r.channels = channels[(i / 3) % 3]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        r.include_own = i % 5 == 0;
+        subscribe(&mut c, r);
+    }
+    calendar_week(&mut c, &cal);
+    // One in four edits the calendar in the window: their digests leave
+    // their own change out (a collapse of their own, on a worker), unless
+    // they include their own changes.
+    for i in (0..N).step_by(4) {
+        let title = format!("Shift {i}");
+        let edit = item(
+            1_000 + i as u128,
+            &cal,
+            &title,
+            "2026-11-28T18:00:00Z",
+            &format!("w{i}"),
+            "2026-11-22T12:00:00Z",
+        );
+        put(&mut c, &edit);
+    }
+    let (runs, posted, one) = tick_on_workers(&mut c, 1);
+    assert_eq!((runs, posted, one.len()), (N, N, N));
+    let own = one.iter().filter(|p| !p.7).count();
+    assert!(
+        (N / 5..N).contains(&own),
+        "{own} digests of their own, the rest shared"
+    );
+    for workers in [2, 3] {
+        let (runs, posted, many) = tick_on_workers(&mut c, workers);
+        assert_eq!((runs, posted), (N, N), "{workers} workers");
+        assert_eq!(many.len(), one.len());
+        for (k, (a, b)) in one.iter().zip(&many).enumerate() {
+            assert_eq!(a, b, "digest {k} on 1 and on {workers} workers");
+        }
+    }
+}
+
 backend_tests!(
+    any_number_of_compose_workers_posts_the_same_digests,
     a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest,
     a_composer_after_a_failed_chunk_refers_to_nothing_it_rolled_back,
     a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,

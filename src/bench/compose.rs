@@ -67,6 +67,11 @@ pub struct ComposeArgs {
     /// for stored size is about email-only digests.
     #[arg(long, default_value = "email")]
     pub channels: String,
+    /// Threads the hand-off composes and renders on (`[schedule]
+    /// compose_workers`); above 1, the hand-off without its writes is also
+    /// timed on one thread in the same run, shared and from scratch.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-compose.db";
@@ -381,10 +386,24 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
             Ok((n, bytes))
         })
     };
+    // The hand-off without its writes on `workers` threads, caches cold.
+    let draft_on = |c: &mut DbConn, runs: &[crate::schedule::DueRun], workers, share| {
+        let mut composer = Composer::new(&digest, &email)?;
+        (composer.workers, composer.share_bodies) = (workers, share);
+        timed(|| composer.draft_all(c, runs))
+    };
+    let mut on_workers = Vec::new();
     let ((runs, composed, bytes), plan, drafted, draft, comp, unshared) = c.rolled_back(|c| {
         let (runs, plan) = timed(|| tick(c, at, &mut Discard))?;
         // The hand-off without its writes: the goal's "compose + render".
-        let (drafted, draft) = timed(|| Composer::new(&digest, &email)?.draft_all(c, &runs))?;
+        let (drafted, draft) = draft_on(c, &runs, args.workers, true)?;
+        if args.workers > 1 {
+            for (share, what) in [(true, "as posted"), (false, "from scratch")] {
+                let (_, one) = draft_on(c, &runs, 1, share)?;
+                let (_, many) = draft_on(c, &runs, args.workers, share)?;
+                on_workers.push((what, one, many));
+            }
+        }
         let ((n, bytes), comp) = compose_all(c, &runs, true)?;
         let (_, unshared) = compose_all(c, &runs, false)?;
         Ok(((runs.len(), n, bytes), plan, drafted, draft, comp, unshared))
@@ -392,6 +411,7 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
     let ((), floor) = c.rolled_back(|c| timed(|| write_floor(c, at)))?;
     let ((ticked, posted, kept, filled), full) = c.rolled_back(|c| {
         let mut composer = Composer::new(&digest, &email)?;
+        composer.workers = args.workers;
         let (runs, d) = timed(|| tick(c, at, &mut composer))?;
         Ok(((runs.len(), composer.posted, stored(c)?, fill_all(c)?), d))
     })?;
@@ -421,13 +441,35 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
     line(
         out,
         &format!(
-            "compose + render as posted, no writes ({} posts)",
-            drafted.posts
+            "compose + render as posted, no writes ({} posts, {} workers)",
+            drafted.posts, args.workers
         ),
         runs,
         draft,
         "digests",
     )?;
+    for (what, one, many) in on_workers {
+        line(
+            out,
+            &format!("  {what}, no writes, 1 worker"),
+            runs,
+            one,
+            "digests",
+        )?;
+        line(
+            out,
+            &format!("  {what}, no writes, {} workers", args.workers),
+            runs,
+            many,
+            "digests",
+        )?;
+        writeln!(
+            out,
+            "  {what}: {:.2}x from 1 to {} workers (goal >= 1.6x at 2)",
+            one.as_secs_f64() / many.as_secs_f64(),
+            args.workers
+        )?;
+    }
     line(
         out,
         &format!("compose + render each whole ({composed} non-empty)"),

@@ -28,10 +28,10 @@
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
 use super::store::{self, Bodies, BodyRef, Post};
+use super::workers::{Job, Planned, RunLinks, Source};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, RequestId};
-use crate::parties::Channel;
 use crate::schedule::{DueRun, HandOff};
 
 /// Digests composed before their posts are written: enough for a few
@@ -50,80 +50,65 @@ pub struct Drafted {
 }
 
 impl Composer {
-    /// `run`'s digest ready to post, or `None` when it is empty and the
-    /// subscription does not ask for empty ones. A shared rendering made
-    /// for it goes to `new_bodies`, to be written before the posts.
-    fn post_of(
+    /// `batch`'s posts, in its order (`None` for an empty digest that posts
+    /// nothing): planned on this thread, finished on the workers
+    /// (`workers`). A shared rendering made for them goes to `new_bodies`,
+    /// to be written before the posts.
+    fn posts_of(
         &mut self,
         c: &mut DbConn,
-        run: &DueRun,
+        batch: &[DueRun],
         new_bodies: &mut Vec<Rendered>,
-    ) -> Result<Option<Post>> {
-        let parts = Parts::for_channels(&run.channels);
-        let p = self.prepare_run(c, run)?;
-        if p.content.is_empty() && !run.send_empty {
-            self.empty += 1;
+    ) -> Result<Vec<Option<Post>>> {
+        // Names are forgotten between batches only: the workers read them.
+        self.trim_names();
+        self.load_system(c)?;
+        let mut jobs = Vec::with_capacity(batch.len());
+        for run in batch {
+            let parts = Parts::for_channels(&run.channels);
+            let planned = self.plan_run(c, run)?;
+            let shared = self.shared_rendering(&planned, run, parts, new_bodies)?;
+            jobs.push(Job {
+                run,
+                planned,
+                shared,
+                parts,
+            });
+        }
+        self.finish_all(&jobs)
+    }
+
+    /// The shared rendering `p` points at, made now (in the batch's order)
+    /// if it is the first of its key; `None` when its body is its own.
+    fn shared_rendering(
+        &mut self,
+        p: &Planned,
+        run: &DueRun,
+        parts: Parts,
+        new_bodies: &mut Vec<Rendered>,
+    ) -> Result<Option<BodyRef>> {
+        let (Source::Ready(content), Some(key), Some(body)) = (&p.source, p.key, &p.body) else {
+            return Ok(None);
+        };
+        if content.is_empty() && !run.send_empty {
             return Ok(None);
         }
-        let from = self.sender(c, &p.content)?;
-        let frame = p.frame(run, &self.cfg);
-        let skey: Option<StoredKey> = p
-            .key
-            .map(|key| (key, parts.email, parts.chat, p.unsubscribe_url.is_some()));
-        let body = match skey {
-            Some(k) => match self.stored.get(&k) {
-                Some(b) => Some(*b),
-                // A body holding the hole mark itself is not shared (none
-                // should: input validation refuses control characters).
-                None if p.body.has_holes() => None,
-                None => {
-                    let shared =
-                        render::render_shared(&p.body, &frame, parts, p.unsubscribe_url.is_some())?;
-                    new_bodies.push(shared);
-                    let b = BodyRef::New(new_bodies.len() - 1);
-                    self.stored.insert(k, b);
-                    Some(b)
-                }
-            },
-            None => None,
-        };
-        let bodies = match body {
-            Some(body) => {
-                let sms_only = Parts {
-                    email: false,
-                    chat: false,
-                    sms: parts.sms,
-                };
-                Bodies::Shared {
-                    body,
-                    sms: render::render_body(&p.body, &frame, sms_only)?.sms,
-                    manage_url: p.manage_url.clone(),
-                    full_url: p.full_url.clone(),
-                }
+        let k: StoredKey = (key, parts.email, parts.chat, p.unsubscribes());
+        Ok(match self.stored.get(&k) {
+            Some(b) => Some(*b),
+            // A body holding the hole mark itself is not shared (none
+            // should: input validation refuses control characters).
+            None if body.has_holes() => None,
+            None => {
+                // Holes where the links go: the links themselves are not read.
+                let frame = p.frame(run, &self.cfg, RunLinks::default());
+                let unsubscribe = p.unsubscribes();
+                new_bodies.push(render::render_shared(body, &frame, parts, unsubscribe)?);
+                let b = BodyRef::New(new_bodies.len() - 1);
+                self.stored.insert(k, b);
+                Some(b)
             }
-            _ => Bodies::Own(render::render_body(&p.body, &frame, parts)?),
-        };
-        self.posted += 1;
-        for ch in run
-            .channels
-            .split(',')
-            .filter_map(|c| Channel::parse(c).ok())
-        {
-            *self.posted_channels.entry(ch.as_str()).or_default() += 1;
-        }
-        Ok(Some(Post {
-            party_to: run.party,
-            expand_group: p.is_group,
-            party_from: from,
-            subject: p.body.subject.clone(),
-            channels: run.channels.clone(),
-            request_date: run.tick.naive_utc(),
-            max_retries: self.max_retries,
-            subscription: run.subscription,
-            period: run.period.key.clone(),
-            unsubscribe_url: p.unsubscribe_url,
-            bodies,
-        }))
+        })
     }
 
     /// The hand-off of `runs` without its writes: every digest composed and
@@ -135,11 +120,13 @@ impl Composer {
         let mut next_id = -1;
         for batch in runs.chunks(POST_BATCH) {
             let mut new_bodies = Vec::new();
-            for run in batch {
-                if let Some(p) = self.post_of(c, run, &mut new_bodies)? {
-                    d.posts += 1;
-                    d.bytes += p.bytes();
-                }
+            for p in self
+                .posts_of(c, batch, &mut new_bodies)?
+                .into_iter()
+                .flatten()
+            {
+                d.posts += 1;
+                d.bytes += p.bytes();
             }
             d.bytes += new_bodies.iter().map(Rendered::bytes).sum::<usize>();
             // As if written: later batches of the chunk refer to them.
@@ -198,8 +185,8 @@ impl HandOff for Composer {
             let mut posts = Vec::with_capacity(batch.len());
             let mut slots = Vec::with_capacity(batch.len());
             let mut new_bodies = Vec::new();
-            for run in batch {
-                if let Some(p) = self.post_of(c, run, &mut new_bodies)? {
+            for p in self.posts_of(c, batch, &mut new_bodies)? {
+                if let Some(p) = p {
                     slots.push(out.len());
                     posts.push(p);
                 }

@@ -13,7 +13,9 @@
 //!   post an nt request in the tick's transaction;
 //! - `handoff`: the composer as the tick's hand-off: only the renderings a
 //!   request's channels read, shared ones stored once;
-//! - `store`: a batch of posts written in a few statements.
+//! - `store`: a batch of posts written in a few statements;
+//! - `workers`: a batch's digests planned on the tick's thread, composed
+//!   and rendered on `[schedule] compose_workers` threads.
 
 pub mod compose;
 mod handoff;
@@ -23,6 +25,7 @@ pub mod preview;
 pub mod render;
 mod store;
 pub mod words;
+mod workers;
 
 pub use handoff::Drafted;
 pub use post::Composer;

@@ -15,7 +15,7 @@
 //! cache's invalidation and its users read in one place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -25,9 +25,10 @@ use lettre::message::Mailbox;
 use super::compose::{self, ItemChange, Upcoming};
 use super::handoff::StoredKey;
 use super::link::LinkKey;
-use super::render::{self, Content, Frame, Parts, Rendered};
+use super::render::{self, Content, Parts, Rendered};
 use super::store::BodyRef;
 use super::words::Style;
+use super::workers::{Planned, Source};
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::DbConn;
@@ -65,47 +66,11 @@ pub(super) type BodyKey = (
     &'static str,
 );
 
-/// A run's digest before rendering: what [`Composer::prepare_run`] gives.
-pub(super) struct Prepared {
-    pub content: Content,
-    /// The key its body is shared under, when it is.
-    pub key: Option<BodyKey>,
-    pub body: Rc<render::Body>,
-    pub style: Style,
-    /// The recipient is a group (its request is expanded to the members).
-    pub is_group: bool,
-    pub manage_url: String,
-    pub unsubscribe_url: Option<String>,
-    pub full_url: String,
-}
-
-impl Prepared {
-    /// The frame that renders the prepared body for its recipient (the body
-    /// is built: rendering needs no names).
-    pub fn frame<'a>(&'a self, run: &DueRun, cfg: &DigestConfig) -> Frame<'a> {
-        Frame {
-            style: self.style,
-            kind: run.kind,
-            frequency: run.frequency,
-            window_start: run.window_start,
-            window_end: run.window_end,
-            collection: run.collection,
-            collection_name: &|_| String::new(),
-            party_name: &|_| String::new(),
-            max_items: cfg.max_items,
-            sms_segments: cfg.sms_segments,
-            manage_url: self.manage_url.clone(),
-            unsubscribe_url: self.unsubscribe_url.clone(),
-            full_url: self.full_url.clone(),
-        }
-    }
-}
-
 /// One window of the log, read once: the modifications, their collapse for
 /// someone who made none of them, and who made them.
-struct WindowChanges {
-    mods: Vec<Modification>,
-    all: Rc<Vec<ItemChange>>,
+pub(super) struct WindowChanges {
+    pub mods: Vec<Modification>,
+    all: Arc<Vec<ItemChange>>,
     actors: HashSet<PartyId>,
 }
 
@@ -113,15 +78,18 @@ struct WindowChanges {
 pub struct Composer {
     pub(super) cfg: DigestConfig,
     from: Mailbox,
-    system: Option<PartyId>,
-    recipients: HashMap<PartyId, Rc<Recipient>>,
-    names: HashMap<PartyId, String>,
-    collections: HashMap<CollectionId, String>,
-    changes: HashMap<Window, Rc<WindowChanges>>,
+    pub(super) system: Option<PartyId>,
+    recipients: HashMap<PartyId, Arc<Recipient>>,
+    pub(super) names: HashMap<PartyId, String>,
+    /// Windows whose every actor is in `names` (their recipients' own
+    /// collapses are made by the workers, who read names, never load them).
+    names_loaded: HashSet<Window>,
+    pub(super) collections: HashMap<CollectionId, String>,
+    changes: HashMap<Window, Arc<WindowChanges>>,
     /// Bodies of shared content; the entry keeps its content alive, so the
     /// address in the key cannot be reused while the entry exists.
-    bodies: HashMap<BodyKey, (Content, Rc<render::Body>)>,
-    upcoming: HashMap<Window, Rc<Vec<Upcoming>>>,
+    bodies: HashMap<BodyKey, (Content, Arc<render::Body>)>,
+    upcoming: HashMap<Window, Arc<Vec<Upcoming>>>,
     /// Shared renderings stored (or about to be) in this chunk's
     /// transaction (`handoff`); emptied with `bodies`, whose keys they use.
     pub(super) stored: HashMap<StoredKey, BodyRef>,
@@ -129,11 +97,14 @@ pub struct Composer {
     /// renderings that are there for the next one).
     pub(super) chunk_committed: bool,
     /// The whole-digest links' key, loaded on first use.
-    link: Option<LinkKey>,
+    pub(super) link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
     /// default; the compose benchmark turns it off to show the cost of
     /// rendering every digest from scratch).
     pub share_bodies: bool,
+    /// Threads a chunk's digests are composed and rendered on, from
+    /// `[schedule] compose_workers` (1: this thread alone).
+    pub workers: usize,
     /// Attempts before a digest is given up, from `[email] max_retries`.
     pub(super) max_retries: i32,
     /// Digests posted, and runs that were empty and posted nothing.
@@ -152,12 +123,14 @@ impl Composer {
             system: None,
             recipients: HashMap::new(),
             names: HashMap::new(),
+            names_loaded: HashSet::new(),
             collections: HashMap::new(),
             changes: HashMap::new(),
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
             share_bodies: true,
+            workers: 1,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
             link: None,
@@ -172,7 +145,7 @@ impl Composer {
         &self.from
     }
 
-    pub(super) fn recipient(&mut self, c: &mut DbConn, party: PartyId) -> Result<Rc<Recipient>> {
+    pub(super) fn recipient(&mut self, c: &mut DbConn, party: PartyId) -> Result<Arc<Recipient>> {
         if !self.recipients.contains_key(&party) {
             self.load_recipients(c, &[party])?;
         }
@@ -249,7 +222,7 @@ impl Composer {
                         subscriber_code: None,
                     },
                 };
-                self.recipients.insert(PartyId(id), Rc::new(r));
+                self.recipients.insert(PartyId(id), Arc::new(r));
             }
         }
         Ok(())
@@ -264,9 +237,6 @@ impl Composer {
             .collect();
         if want.is_empty() {
             return Ok(());
-        }
-        if self.names.len() > 200_000 {
-            self.names.clear();
         }
         want.sort_unstable();
         want.dedup();
@@ -287,6 +257,15 @@ impl Composer {
         Ok(())
     }
 
+    /// Forgets the names when they are many: only between batches, as the
+    /// workers of a batch read them.
+    pub(super) fn trim_names(&mut self) {
+        if self.names.len() > 200_000 {
+            self.names.clear();
+            self.names_loaded.clear();
+        }
+    }
+
     fn collection_name(&mut self, c: &mut DbConn, id: CollectionId) -> Result<String> {
         if !self.collections.contains_key(&id) {
             let rows: Vec<(i64, String)> = collections::table
@@ -302,18 +281,18 @@ impl Composer {
             .unwrap_or_else(|| format!("collection {id}")))
     }
 
-    fn system_party(&mut self, c: &mut DbConn) -> Result<PartyId> {
-        if let Some(p) = self.system {
-            return Ok(p);
+    /// Looks the system party up once: the sender of a digest whose changes
+    /// are not all one actor's ([`super::workers::Env::sender`]).
+    pub(super) fn load_system(&mut self, c: &mut DbConn) -> Result<()> {
+        if self.system.is_none() {
+            self.system = parties::table
+                .filter(parties::name.eq(SYSTEM_PARTY))
+                .select(parties::id)
+                .first::<i64>(c)
+                .optional()?
+                .map(PartyId);
         }
-        let id: i64 = parties::table
-            .filter(parties::name.eq(SYSTEM_PARTY))
-            .select(parties::id)
-            .first(c)
-            .optional()?
-            .ok_or_else(|| Error::Storage("the digestd system party is missing".into()))?;
-        self.system = Some(PartyId(id));
-        Ok(PartyId(id))
+        Ok(())
     }
 
     fn trim_caches(&mut self) {
@@ -332,6 +311,14 @@ impl Composer {
     /// The digest's content for `run`, read through the caches, and whether
     /// it is the shared list (not one collapsed for this recipient alone).
     pub fn content(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, bool)> {
+        let (source, shared) = self.source(c, run)?;
+        Ok((source.content()?, shared))
+    }
+
+    /// What `run`'s content is made of: the shared list, read through the
+    /// caches, or a window's log to collapse without its recipient's own
+    /// changes (the collapse is left to [`Source::content`], on a worker).
+    pub(super) fn source(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Source, bool)> {
         self.trim_caches();
         let key = (run.collection, run.window_start, run.window_end);
         let colls = run.collection.map(|c| [c]);
@@ -346,8 +333,8 @@ impl Composer {
                             run.window_start,
                             run.window_end,
                         )?;
-                        let w = Rc::new(WindowChanges {
-                            all: Rc::new(compose::collapse(&mods, None)?),
+                        let w = Arc::new(WindowChanges {
+                            all: Arc::new(compose::collapse(&mods, None)?),
                             actors: mods.iter().filter_map(|m| m.actor).collect(),
                             mods,
                         });
@@ -356,20 +343,26 @@ impl Composer {
                     }
                 };
                 // Most subscribers made none of the window's changes: they
-                // share the one collapse; the others get their own.
+                // share the one collapse; the others get their own, whose
+                // names (a subset of the window's actors) are loaded here.
                 match (!run.include_own).then_some(run.party) {
-                    Some(me) if w.actors.contains(&me) => (
-                        Content::Changes(Rc::new(compose::collapse(&w.mods, Some(me))?)),
-                        false,
-                    ),
-                    _ => (Content::Changes(w.all.clone()), true),
+                    Some(me) if w.actors.contains(&me) => {
+                        if !self.names_loaded.contains(&key) {
+                            let actors: Vec<PartyId> = w.actors.iter().copied().collect();
+                            self.load_names(c, &actors)?;
+                            self.names_loaded.insert(key);
+                        }
+                        self.load_collection_names(c, run, &Content::Changes(w.all.clone()))?;
+                        (Source::Collapse(w, me), false)
+                    }
+                    _ => (Source::Ready(Content::Changes(w.all.clone())), true),
                 }
             }
             Kind::Forward => {
                 let ups = match self.upcoming.get(&key) {
                     Some(u) => u.clone(),
                     None => {
-                        let u = Rc::new(compose::items_in_range(
+                        let u = Arc::new(compose::items_in_range(
                             c,
                             colls.as_ref().map(|a| &a[..]),
                             run.window_start,
@@ -379,7 +372,7 @@ impl Composer {
                         u
                     }
                 };
-                (Content::Upcoming(ups), true)
+                (Source::Ready(Content::Upcoming(ups)), true)
             }
         })
     }
@@ -392,70 +385,97 @@ impl Composer {
         run: &DueRun,
         parts: Parts,
     ) -> Result<(Content, Rendered)> {
-        let p = self.prepare_run(c, run)?;
-        let rendered = render::render_body(&p.body, &p.frame(run, &self.cfg), parts)?;
-        Ok((p.content, rendered))
+        let p = self.plan_run(c, run)?;
+        let content = p.source.content()?;
+        let body = match &p.body {
+            Some(b) => b.clone(),
+            None => Arc::new(self.env().body(run, &content, p.style)),
+        };
+        let links = self.env().links(run, &p.recipient);
+        let rendered = render::render_body(&body, &p.frame(run, &self.cfg, links), parts)?;
+        Ok((content, rendered))
     }
 
-    /// `run`'s content, its body (built once for every recipient of the
-    /// same shared content in the same style) and the recipient's links.
-    pub(super) fn prepare_run(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Prepared> {
-        let (content, shared) = self.content(c, run)?;
+    /// `run`'s source, its body when it is shared (built once for every
+    /// recipient of the same shared content in the same style; else every
+    /// name it needs is loaded) and its recipient, whose links are made
+    /// from the loaded key ([`super::workers::Env::links`]).
+    pub(super) fn plan_run(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Planned> {
+        let (source, shared) = self.source(c, run)?;
         let r = self.recipient(c, run.party)?;
         let style = Style::new(r.tz, &r.locale);
-        let base = self.cfg.base_url.trim_end_matches('/');
-        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
-            Some(code) => (
-                format!("{base}/s/{code}"),
-                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
-            ),
-            None => (format!("{base}/groups/{}", r.name), None),
-        };
         if self.link.is_none() {
             self.link = Some(LinkKey::load(c)?);
         }
-        let full_url = self
-            .link
-            .as_ref()
-            .map(|k| k.url(base, run.subscription, &run.period.key))
-            .unwrap_or_default();
-        // Recipients of the same shared content in the same style read the
-        // same body: build it once.
-        let key: BodyKey = (
-            content.ptr(),
-            style,
-            run.collection,
-            run.window_start,
-            run.window_end,
-            run.kind.as_str(),
-            run.frequency.as_str(),
-        );
         let shared = shared && self.share_bodies;
-        let cached = if shared {
-            self.bodies.get(&key).map(|(_, b)| b.clone())
-        } else {
-            None
-        };
-        let body = match cached {
-            Some(b) => b,
-            None => {
-                let b = Rc::new(self.build_body(c, run, &content, style)?);
-                if shared {
-                    self.bodies.insert(key, (content.clone(), b.clone()));
+        let (key, body) = match &source {
+            Source::Ready(content) => {
+                // Recipients of the same shared content in the same style
+                // read the same body: build it once.
+                let key: BodyKey = (
+                    content.ptr(),
+                    style,
+                    run.collection,
+                    run.window_start,
+                    run.window_end,
+                    run.kind.as_str(),
+                    run.frequency.as_str(),
+                );
+                match shared.then(|| self.bodies.get(&key)).flatten() {
+                    Some((_, b)) => (Some(key), Some(b.clone())),
+                    None if shared => {
+                        let b = Arc::new(self.build_body(c, run, content, style)?);
+                        self.bodies.insert(key, (content.clone(), b.clone()));
+                        (Some(key), Some(b))
+                    }
+                    None => {
+                        self.load_body_names(c, run, content)?;
+                        (None, None)
+                    }
                 }
-                b
             }
+            Source::Collapse(..) => (None, None),
         };
-        Ok(Prepared {
-            content,
-            key: shared.then_some(key),
+        Ok(Planned {
+            source,
+            key,
             body,
             style,
-            is_group: r.is_group,
-            manage_url,
-            unsubscribe_url,
-            full_url,
+            recipient: r,
         })
+    }
+
+    /// The names of collections and of actors that `content`'s body shows.
+    fn load_body_names(&mut self, c: &mut DbConn, run: &DueRun, content: &Content) -> Result<()> {
+        self.load_collection_names(c, run, content)?;
+        let mut actors = Vec::new();
+        if let Content::Changes(v) = content {
+            // Names only for the lines shown.
+            for ch in v.iter().take(self.cfg.max_items) {
+                actors.extend(ch.actors.iter().copied());
+            }
+        }
+        self.load_names(c, &actors)
+    }
+
+    /// The names of `run`'s collection and of every collection in `content`.
+    fn load_collection_names(
+        &mut self,
+        c: &mut DbConn,
+        run: &DueRun,
+        content: &Content,
+    ) -> Result<()> {
+        let mut ids: Vec<CollectionId> = run.collection.into_iter().collect();
+        match content {
+            Content::Changes(v) => ids.extend(v.iter().map(|ch| ch.collection)),
+            Content::Upcoming(v) => ids.extend(v.iter().map(|u| u.collection)),
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            self.collection_name(c, id)?;
+        }
+        Ok(())
     }
 
     /// The subject and lines of `content` in `style`, with every name the
@@ -467,69 +487,7 @@ impl Composer {
         content: &Content,
         style: Style,
     ) -> Result<render::Body> {
-        let mut colls = HashMap::new();
-        let mut ids: Vec<CollectionId> = run.collection.into_iter().collect();
-        let mut actors = Vec::new();
-        match content {
-            Content::Changes(v) => {
-                for (i, ch) in v.iter().enumerate() {
-                    ids.push(ch.collection);
-                    // Names only for the lines shown.
-                    if i < self.cfg.max_items {
-                        actors.extend(ch.actors.iter().copied());
-                    }
-                }
-            }
-            Content::Upcoming(v) => ids.extend(v.iter().map(|u| u.collection)),
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
-            let n = self.collection_name(c, id)?;
-            colls.insert(id, n);
-        }
-        self.load_names(c, &actors)?;
-        let names = &self.names;
-        let coll_name = |id: CollectionId| {
-            colls
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| format!("collection {id}"))
-        };
-        let party_name = |p: PartyId| {
-            names
-                .get(&p)
-                .cloned()
-                .unwrap_or_else(|| format!("party {p}"))
-        };
-        let frame = Frame {
-            style,
-            kind: run.kind,
-            frequency: run.frequency,
-            window_start: run.window_start,
-            window_end: run.window_end,
-            collection: run.collection,
-            collection_name: &coll_name,
-            party_name: &party_name,
-            max_items: self.cfg.max_items,
-            sms_segments: self.cfg.sms_segments,
-            manage_url: String::new(),
-            unsubscribe_url: None,
-            full_url: String::new(),
-        };
-        Ok(render::body(content, &frame))
-    }
-
-    /// The sender: the one actor behind every change, else the system.
-    pub(super) fn sender(&mut self, c: &mut DbConn, content: &Content) -> Result<PartyId> {
-        if let Content::Changes(v) = content {
-            let mut it = v.iter().flat_map(|ch| ch.actors.iter());
-            if let Some(first) = it.next() {
-                if it.all(|a| a == first) && v.iter().all(|ch| !ch.actors.is_empty()) {
-                    return Ok(*first);
-                }
-            }
-        }
-        self.system_party(c)
+        self.load_body_names(c, run, content)?;
+        Ok(self.env().body(run, content, style))
     }
 }

@@ -4,7 +4,7 @@
 //! segments. A subject never holds a control character, so it cannot carry
 //! a header of its own.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use askama::filters::{Escaper, Html};
 use askama::Template;
@@ -24,8 +24,8 @@ use crate::text::one_line;
 /// so their digests hold the same list.
 #[derive(Debug, Clone)]
 pub enum Content {
-    Changes(Rc<Vec<ItemChange>>),
-    Upcoming(Rc<Vec<Upcoming>>),
+    Changes(Arc<Vec<ItemChange>>),
+    Upcoming(Arc<Vec<Upcoming>>),
 }
 
 impl Content {
@@ -43,8 +43,8 @@ impl Content {
     /// The address of the shared list, to key caches by.
     pub fn ptr(&self) -> usize {
         match self {
-            Content::Changes(v) => Rc::as_ptr(v) as usize,
-            Content::Upcoming(v) => Rc::as_ptr(v) as usize,
+            Content::Changes(v) => Arc::as_ptr(v) as usize,
+            Content::Upcoming(v) => Arc::as_ptr(v) as usize,
         }
     }
 

@@ -1,0 +1,287 @@
+//! Composing and rendering a batch of digests on `[schedule]
+//! compose_workers` threads.
+//!
+//! The tick's thread plans every run of the batch ([`Composer::plan_run`]):
+//! it reads all the database holds for them (the log's windows, the
+//! recipients, the names their lines show), builds the bodies shared by
+//! many recipients and renders the shared renderings, in the batch's order,
+//! so the cache of shared renderings (`handoff`) is kept by one thread.
+//! What is left is each run's own work, which reads nothing but the plan:
+//! the collapse of a window without its recipient's own changes, the body
+//! of content no one else reads, its rendering, the SMS text. That is
+//! spread over the workers in contiguous slices of the batch (the tick's
+//! thread takes the first), and the posts come back in the batch's order,
+//! to be written on the tick's connection in its transaction. So the
+//! output is the same for any number of workers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::compose;
+use super::link::LinkKey;
+use super::post::{BodyKey, Composer, Recipient, WindowChanges};
+use super::render::{self, Content, Frame, Parts};
+use super::store::{Bodies, BodyRef, Post};
+use super::words::Style;
+use crate::config::DigestConfig;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, PartyId};
+use crate::parties::Channel;
+use crate::schedule::DueRun;
+
+/// What a run's content is made of.
+pub(super) enum Source {
+    /// The content itself (shared, or upcoming items).
+    Ready(Content),
+    /// A window's log, to collapse without this party's own changes.
+    Collapse(Arc<WindowChanges>, PartyId),
+}
+
+impl Source {
+    /// The content (collapsing it, for [`Source::Collapse`]).
+    pub fn content(&self) -> Result<Content> {
+        Ok(match self {
+            Source::Ready(c) => c.clone(),
+            Source::Collapse(w, me) => {
+                Content::Changes(Arc::new(compose::collapse(&w.mods, Some(*me))?))
+            }
+        })
+    }
+}
+
+/// A run's digest as the tick's thread plans it ([`Composer::plan_run`]).
+pub(super) struct Planned {
+    pub source: Source,
+    /// The key its body is shared under, when it is.
+    pub key: Option<BodyKey>,
+    /// The shared body, built; `None` when the run's own is to be built.
+    pub body: Option<Arc<render::Body>>,
+    pub style: Style,
+    pub recipient: Arc<Recipient>,
+}
+
+/// A recipient's links in a digest.
+#[derive(Default)]
+pub(super) struct RunLinks {
+    pub manage_url: String,
+    pub unsubscribe_url: Option<String>,
+    pub full_url: String,
+}
+
+impl Planned {
+    /// Whether the recipient has an unsubscribe link (users do, groups not).
+    pub fn unsubscribes(&self) -> bool {
+        self.recipient.subscriber_code.is_some()
+    }
+
+    /// The frame that renders a built body with `links` (rendering needs no
+    /// names).
+    pub fn frame(&self, run: &DueRun, cfg: &DigestConfig, links: RunLinks) -> Frame<'static> {
+        Frame {
+            style: self.style,
+            kind: run.kind,
+            frequency: run.frequency,
+            window_start: run.window_start,
+            window_end: run.window_end,
+            collection: run.collection,
+            collection_name: &|_| String::new(),
+            party_name: &|_| String::new(),
+            max_items: cfg.max_items,
+            sms_segments: cfg.sms_segments,
+            manage_url: links.manage_url,
+            unsubscribe_url: links.unsubscribe_url,
+            full_url: links.full_url,
+        }
+    }
+}
+
+/// One run's work for a worker: its plan, the shared rendering it points
+/// at (if any) and the renderings its channels read.
+pub(super) struct Job<'r> {
+    pub run: &'r DueRun,
+    pub planned: Planned,
+    pub shared: Option<BodyRef>,
+    pub parts: Parts,
+}
+
+/// What the workers read: the composer's loaded names and settings.
+pub(super) struct Env<'a> {
+    cfg: &'a DigestConfig,
+    names: &'a HashMap<PartyId, String>,
+    collections: &'a HashMap<CollectionId, String>,
+    system: Option<PartyId>,
+    link: Option<&'a LinkKey>,
+    max_retries: i32,
+}
+
+impl Composer {
+    pub(super) fn env(&self) -> Env<'_> {
+        Env {
+            cfg: &self.cfg,
+            names: &self.names,
+            collections: &self.collections,
+            system: self.system,
+            link: self.link.as_ref(),
+            max_retries: self.max_retries,
+        }
+    }
+
+    /// Finishes `jobs` on [`Composer::workers`] threads; their posts (`None`
+    /// for an empty digest that posts nothing) in `jobs`' order, counted.
+    pub(super) fn finish_all(&mut self, jobs: &[Job]) -> Result<Vec<Option<Post>>> {
+        let done = finish_on(&self.env(), jobs, self.workers);
+        let mut out = Vec::with_capacity(jobs.len());
+        for (job, post) in jobs.iter().zip(done) {
+            let post = post?;
+            if post.is_some() {
+                self.posted += 1;
+                for ch in job
+                    .run
+                    .channels
+                    .split(',')
+                    .filter_map(|c| Channel::parse(c).ok())
+                {
+                    *self.posted_channels.entry(ch.as_str()).or_default() += 1;
+                }
+            } else {
+                self.empty += 1;
+            }
+            out.push(post);
+        }
+        Ok(out)
+    }
+}
+
+/// `jobs` finished on `workers` threads, each a contiguous slice.
+fn finish_on(env: &Env, jobs: &[Job], workers: usize) -> Vec<Result<Option<Post>>> {
+    let slice = |part: &[Job]| part.iter().map(|j| env.finish(j)).collect::<Vec<_>>();
+    if workers <= 1 || jobs.len() < 2 {
+        return slice(jobs);
+    }
+    let per = jobs.len().div_ceil(workers);
+    std::thread::scope(|s| {
+        let mut parts = jobs.chunks(per);
+        let first = parts.next().unwrap_or_default();
+        let others: Vec<_> = parts.map(|p| s.spawn(move || slice(p))).collect();
+        let mut out = slice(first);
+        for h in others {
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
+    })
+}
+
+impl Env<'_> {
+    /// The subject and lines of `content` in `style` (every name loaded).
+    pub fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
+        let coll_name = |id: CollectionId| {
+            self.collections
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("collection {id}"))
+        };
+        let party_name = |p: PartyId| {
+            self.names
+                .get(&p)
+                .cloned()
+                .unwrap_or_else(|| format!("party {p}"))
+        };
+        let frame = Frame {
+            style,
+            kind: run.kind,
+            frequency: run.frequency,
+            window_start: run.window_start,
+            window_end: run.window_end,
+            collection: run.collection,
+            collection_name: &coll_name,
+            party_name: &party_name,
+            max_items: self.cfg.max_items,
+            sms_segments: self.cfg.sms_segments,
+            manage_url: String::new(),
+            unsubscribe_url: None,
+            full_url: String::new(),
+        };
+        render::body(content, &frame)
+    }
+
+    /// `run`'s links for its recipient `r`: where to manage its
+    /// subscriptions and unsubscribe, and the signed whole digest.
+    pub fn links(&self, run: &DueRun, r: &Recipient) -> RunLinks {
+        let base = self.cfg.base_url.trim_end_matches('/');
+        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
+            Some(code) => (
+                format!("{base}/s/{code}"),
+                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
+            ),
+            None => (format!("{base}/groups/{}", r.name), None),
+        };
+        let full_url = self
+            .link
+            .map(|k| k.url(base, run.subscription, &run.period.key))
+            .unwrap_or_default();
+        RunLinks {
+            manage_url,
+            unsubscribe_url,
+            full_url,
+        }
+    }
+
+    /// The sender: the one actor behind every change, else the system.
+    fn sender(&self, content: &Content) -> Result<PartyId> {
+        if let Content::Changes(v) = content {
+            let mut it = v.iter().flat_map(|ch| ch.actors.iter());
+            if let Some(first) = it.next() {
+                if it.all(|a| a == first) && v.iter().all(|ch| !ch.actors.is_empty()) {
+                    return Ok(*first);
+                }
+            }
+        }
+        self.system
+            .ok_or_else(|| Error::Storage("the digestd system party is missing".into()))
+    }
+
+    /// `job`'s digest ready to post, or `None` when it is empty and the
+    /// subscription does not ask for empty ones.
+    fn finish(&self, job: &Job) -> Result<Option<Post>> {
+        let (run, p) = (job.run, &job.planned);
+        let content = p.source.content()?;
+        if content.is_empty() && !run.send_empty {
+            return Ok(None);
+        }
+        let from = self.sender(&content)?;
+        let body = match &p.body {
+            Some(b) => b.clone(),
+            None => Arc::new(self.body(run, &content, p.style)),
+        };
+        let frame = p.frame(run, self.cfg, self.links(run, &p.recipient));
+        let bodies = match job.shared {
+            Some(shared) => {
+                let sms_only = Parts {
+                    email: false,
+                    chat: false,
+                    sms: job.parts.sms,
+                };
+                Bodies::Shared {
+                    body: shared,
+                    sms: render::render_body(&body, &frame, sms_only)?.sms,
+                    manage_url: frame.manage_url.clone(),
+                    full_url: frame.full_url.clone(),
+                }
+            }
+            None => Bodies::Own(render::render_body(&body, &frame, job.parts)?),
+        };
+        Ok(Some(Post {
+            party_to: run.party,
+            expand_group: p.recipient.is_group,
+            party_from: from,
+            subject: body.subject.clone(),
+            channels: run.channels.clone(),
+            request_date: run.tick.naive_utc(),
+            max_retries: self.max_retries,
+            subscription: run.subscription,
+            period: run.period.key.clone(),
+            unsubscribe_url: frame.unsubscribe_url.clone(),
+            bodies,
+        }))
+    }
+}
