@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::BigInt;
 use serde::Serialize;
 
 use crate::db::schema::{modification_values, modifications};
@@ -121,41 +120,6 @@ struct ValueRow<'a> {
     new_value: Option<&'a str>,
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-}
-
-/// Takes `n` fresh modification ids. Must run inside the write transaction:
-/// on SQLite the transaction's write lock makes `max + 1..` safe; on
-/// PostgreSQL the identity sequence hands them out, so concurrent writers
-/// never collide.
-fn reserve_ids(conn: &mut DbConn, n: usize) -> Result<Vec<i64>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    match conn {
-        DbConn::Sqlite(c) => {
-            let top: IdRow = diesel::sql_query(
-                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'modifications'), 0), \
-                        COALESCE((SELECT MAX(id) FROM modifications), 0)) AS id",
-            )
-            .get_result(c)?;
-            Ok((top.id + 1..=top.id + n as i64).collect())
-        }
-        DbConn::Postgres(c) => {
-            let rows: Vec<IdRow> = diesel::sql_query(
-                "SELECT nextval(pg_get_serial_sequence('modifications', 'id')) AS id \
-                 FROM generate_series(1, $1)",
-            )
-            .bind::<BigInt, _>(n as i64)
-            .load(c)?;
-            Ok(rows.into_iter().map(|r| r.id).collect())
-        }
-    }
-}
-
 /// Writes modifications and their values in one transaction: all or none.
 /// This is the bulk path: COPY on PostgreSQL, one cached prepared INSERT per
 /// row on SQLite (the fastest way into SQLite from one writer).
@@ -166,7 +130,7 @@ pub fn record(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<Modific
 /// [`record`] for a caller that already holds the write transaction.
 pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
     touch_feeds(conn, mods.iter().map(|m| m.collection))?;
-    let ids = reserve_ids(conn, mods.len())?;
+    let ids = crate::db::reserve_ids(conn, "modifications", "id", mods.len())?;
     let rows: Vec<ModRow> = mods
         .iter()
         .zip(&ids)

@@ -232,6 +232,50 @@ pub fn json_rows<T: serde::Serialize>(rows: &T) -> Result<String> {
     serde_json::to_string(rows).map_err(|e| Error::Storage(e.to_string()))
 }
 
+/// Takes `n` fresh ids of `table`'s AUTOINCREMENT / identity `column`, for
+/// rows a caller inserts with explicit ids in set statements. Must run
+/// inside the write transaction: on SQLite its write lock makes `max + 1..`
+/// safe (past both the largest id and the AUTOINCREMENT sequence, which an
+/// explicit id then moves past itself); on PostgreSQL the identity's
+/// sequence hands them out, so concurrent writers never collide. `table`
+/// and `column` are the caller's constants, never input.
+pub fn reserve_ids(
+    conn: &mut DbConn,
+    table: &'static str,
+    column: &'static str,
+    n: usize,
+) -> Result<Vec<i64>> {
+    use diesel::sql_types::BigInt;
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct IdRow {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    match conn {
+        DbConn::Sqlite(c) => {
+            let top: IdRow = diesel::sql_query(format!(
+                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0), \
+                        COALESCE((SELECT MAX({column}) FROM {table}), 0)) AS id"
+            ))
+            .get_result(c)?;
+            Ok((top.id + 1..=top.id + n as i64).collect())
+        }
+        DbConn::Postgres(c) => {
+            let rows: Vec<IdRow> = diesel::sql_query(format!(
+                "SELECT nextval(pg_get_serial_sequence('{table}', '{column}')) AS id \
+                 FROM generate_series(1, $1)"
+            ))
+            .bind::<BigInt, _>(n as i64)
+            .load(c)?;
+            Ok(rows.into_iter().map(|r| r.id).collect())
+        }
+    }
+}
+
 /// `IN` the ids, as SQL for `WHERE column …`: on PostgreSQL one array
 /// constant (`= ANY('{1,2,3}')`), because a list of thousands of literals
 /// cost it more to parse and plan than to run the statement; on SQLite,

@@ -12,7 +12,7 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::Text;
 
 use super::render::Rendered;
 use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
@@ -98,41 +98,6 @@ struct NewBody<'a> {
     message_chat: Option<&'a str>,
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-}
-
-/// Takes `n` fresh request ids. Must run inside the write transaction: on
-/// SQLite its write lock makes `max + 1..` safe (and AUTOINCREMENT moves
-/// its sequence past ids inserted explicitly); on PostgreSQL the identity's
-/// sequence hands them out, so concurrent writers never collide.
-fn reserve_ids(c: &mut DbConn, n: usize) -> Result<Vec<i64>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    match c {
-        DbConn::Sqlite(s) => {
-            let top: IdRow = diesel::sql_query(
-                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'nt_requests'), 0), \
-                        COALESCE((SELECT MAX(request_id) FROM nt_requests), 0)) AS id",
-            )
-            .get_result(s)?;
-            Ok((top.id + 1..=top.id + n as i64).collect())
-        }
-        DbConn::Postgres(pg) => {
-            let rows: Vec<IdRow> = diesel::sql_query(
-                "SELECT nextval(pg_get_serial_sequence('nt_requests', 'request_id')) AS id \
-                 FROM generate_series(1, $1)",
-            )
-            .bind::<BigInt, _>(n as i64)
-            .load(pg)?;
-            Ok(rows.into_iter().map(|r| r.id).collect())
-        }
-    }
-}
-
 /// Writes the shared renderings `bodies`, returning their ids: a row
 /// each (a tick makes one per shared content, style and set of channels).
 fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
@@ -161,7 +126,7 @@ pub(super) fn write(
 ) -> Result<(Vec<RequestId>, Vec<i64>)> {
     let t0 = std::time::Instant::now();
     let body_ids = write_bodies(c, new_bodies)?;
-    let ids = reserve_ids(c, posts.len())?;
+    let ids = crate::db::reserve_ids(c, "nt_requests", "request_id", posts.len())?;
     let reserved = t0.elapsed();
     let requests: Vec<NewRequest> = posts
         .iter()
