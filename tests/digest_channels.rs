@@ -269,13 +269,13 @@ fn shared_renderings_are_stored_once_and_filled_with_each_recipients_links(db: &
     tick(&mut c, t, &mut composer()).unwrap();
 
     // bea and cat (email and XMPP) read the same content in the same style
-    // and share one rendering; dan has one in his style; ann's digest
-    // leaves out her own change, so it is hers alone, stored with her
-    // request as a notification's body is.
+    // and share one rendering. dan is its only reader in his style, and
+    // ann's digest leaves out her own change: each of theirs is rendered
+    // for them alone, stored with the request as a notification's body is.
     let all = bodies(&mut c);
     let shared: Vec<bool> = all.iter().map(|b| b.shared).collect();
-    assert_eq!(shared, vec![false, true, true, true]);
-    assert_eq!(count(&mut c, "bodies"), 2);
+    assert_eq!(shared, vec![false, true, true, false]);
+    assert_eq!(count(&mut c, "bodies"), 1);
     // Filled, each is what `preview` rendered for that subscriber alone
     // before the tick.
     let s = stored(&mut c);
@@ -323,14 +323,14 @@ fn shared_renderings_are_stored_once_and_filled_with_each_recipients_links(db: &
     queue::run_pass(&mut c, &mut ob, at("2026-11-22T18:00:00Z")).unwrap();
     let p = queue::purge(&mut c, at("2026-11-22T17:30:00Z")).unwrap();
     assert_eq!((p.requests, p.bodies), (1, 0));
-    assert_eq!((count(&mut c, "messages"), count(&mut c, "bodies")), (3, 2));
+    assert_eq!((count(&mut c, "messages"), count(&mut c, "bodies")), (3, 1));
     assert_eq!(
         stored(&mut c)["bea"],
         s["bea"],
         "bea's digest reads as before"
     );
     let p = queue::purge(&mut c, at("2026-11-22T19:00:00Z")).unwrap();
-    assert_eq!((p.requests, p.bodies), (3, 2));
+    assert_eq!((p.requests, p.bodies), (3, 1));
     assert_eq!((count(&mut c, "messages"), count(&mut c, "bodies")), (0, 0));
     // What went out: bea's email with her own links, filled by the queue.
     let emls: Vec<_> = std::fs::read_dir(dir.path())

@@ -10,7 +10,9 @@
 //!   only its links, and its SMS text, whose fitting depends on the length
 //!   of its link. The queue fills the holes as it sends ([`render::fill`]);
 //! - a digest of content no one else reads (its recipient's own changes
-//!   left out) is rendered for its recipient alone and stored in its
+//!   left out, or the only reader of its content and style in its batch of
+//!   [`POST_BATCH`], where a row of `nt_bodies` and its id would cost more
+//!   than they save) is rendered for its recipient alone and stored in its
 //!   `nt_messages` row, as a notification's body is.
 //!
 //! Either way only the renderings the channels read are made: an email
@@ -24,6 +26,8 @@
 //! committed, or inside it: [`HandOff::prepare`] (once per chunk, each
 //! chunk its own transaction) forgets them unless the chunk before was
 //! committed ([`HandOff::committed`]).
+
+use std::collections::HashMap;
 
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
@@ -49,6 +53,19 @@ pub struct Drafted {
     pub bytes: usize,
 }
 
+/// The key `p`'s shared rendering is stored under, or `None` when it has
+/// none: its content is its recipient's alone, or empty and not sent.
+fn stored_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
+    let (Source::Ready(content), Some(key), Some(_)) = (&p.source, p.key, &p.body) else {
+        return None;
+    };
+    if content.is_empty() && !run.send_empty {
+        return None;
+    }
+    let parts = Parts::for_channels(&run.channels);
+    Some((key, parts.email, parts.chat, p.unsubscribes()))
+}
+
 impl Composer {
     /// `batch`'s posts, in its order (`None` for an empty digest that posts
     /// nothing): planned on this thread, finished on the workers
@@ -63,11 +80,24 @@ impl Composer {
         // Names are forgotten between batches only: the workers read them.
         self.trim_names();
         self.load_system(c)?;
-        let mut jobs = Vec::with_capacity(batch.len());
+        self.preload_names(c, batch)?;
+        let mut planned = Vec::with_capacity(batch.len());
         for run in batch {
+            planned.push(self.plan_run(c, run)?);
+        }
+        // A rendering is shared when it has two readers: a key read once in
+        // the batch (and not stored already) is rendered for its recipient
+        // alone, as a row of `nt_bodies` would cost more than it saves.
+        let mut readers: HashMap<StoredKey, usize> = HashMap::new();
+        for (p, run) in planned.iter().zip(batch) {
+            if let Some(k) = stored_key(p, run) {
+                *readers.entry(k).or_default() += 1;
+            }
+        }
+        let mut jobs = Vec::with_capacity(batch.len());
+        for (planned, run) in planned.into_iter().zip(batch) {
             let parts = Parts::for_channels(&run.channels);
-            let planned = self.plan_run(c, run)?;
-            let shared = self.shared_rendering(&planned, run, parts, new_bodies)?;
+            let shared = self.shared_rendering(&planned, run, &readers, new_bodies)?;
             jobs.push(Job {
                 run,
                 planned,
@@ -78,32 +108,35 @@ impl Composer {
         self.finish_all(&jobs)
     }
 
-    /// The shared rendering `p` points at, made now (in the batch's order)
-    /// if it is the first of its key; `None` when its body is its own.
+    /// The shared rendering `p` points at: stored already, or made now (in
+    /// the batch's order) for the first of a key `readers` counts twice or
+    /// more; `None` when its body is its own.
     fn shared_rendering(
         &mut self,
         p: &Planned,
         run: &DueRun,
-        parts: Parts,
+        readers: &HashMap<StoredKey, usize>,
         new_bodies: &mut Vec<Rendered>,
     ) -> Result<Option<BodyRef>> {
-        let (Source::Ready(content), Some(key), Some(body)) = (&p.source, p.key, &p.body) else {
+        let (Some(k), Some(body)) = (stored_key(p, run), &p.body) else {
             return Ok(None);
         };
-        if content.is_empty() && !run.send_empty {
-            return Ok(None);
-        }
-        let k: StoredKey = (key, parts.email, parts.chat, p.unsubscribes());
         Ok(match self.stored.get(&k) {
             Some(b) => Some(*b),
+            None if readers.get(&k).copied().unwrap_or(0) < 2 => None,
             // A body holding the hole mark itself is not shared (none
             // should: input validation refuses control characters).
             None if body.has_holes() => None,
             None => {
                 // Holes where the links go: the links themselves are not read.
                 let frame = p.frame(run, &self.cfg, RunLinks::default());
-                let unsubscribe = p.unsubscribes();
-                new_bodies.push(render::render_shared(body, &frame, parts, unsubscribe)?);
+                let parts = Parts::for_channels(&run.channels);
+                new_bodies.push(render::render_shared(
+                    body,
+                    &frame,
+                    parts,
+                    p.unsubscribes(),
+                )?);
                 let b = BodyRef::New(new_bodies.len() - 1);
                 self.stored.insert(k, b);
                 Some(b)

@@ -445,6 +445,27 @@ impl Composer {
         })
     }
 
+    /// Reads `batch`'s windows and loads the names of every actor their
+    /// shown lines name, in one query for the batch: loaded run by run,
+    /// each digest of content no one else had read cost a round trip.
+    pub(super) fn preload_names(&mut self, c: &mut DbConn, batch: &[DueRun]) -> Result<()> {
+        let mut actors = Vec::new();
+        // Each list once; kept, so no address is reused while it is seen.
+        let mut seen = HashSet::new();
+        let mut kept = Vec::new();
+        for run in batch {
+            if let (Source::Ready(Content::Changes(v)), _) = self.source(c, run)? {
+                if seen.insert(Arc::as_ptr(&v)) {
+                    for ch in v.iter().take(self.cfg.max_items) {
+                        actors.extend(ch.actors.iter().copied());
+                    }
+                    kept.push(v);
+                }
+            }
+        }
+        self.load_names(c, &actors)
+    }
+
     /// The names of collections and of actors that `content`'s body shows.
     fn load_body_names(&mut self, c: &mut DbConn, run: &DueRun, content: &Content) -> Result<()> {
         self.load_collection_names(c, run, content)?;

@@ -77,6 +77,10 @@ struct NewRequest<'a> {
     unsubscribe_url: Option<&'a str>,
 }
 
+/// Messages per multi-row `INSERT` on SQLite: 8 parameters a row, well
+/// under its 32,766.
+const MESSAGE_ROWS: usize = 500;
+
 #[derive(Insertable)]
 #[diesel(table_name = nt_messages, treat_none_as_default_value = false)]
 struct NewMessage<'a> {
@@ -93,27 +97,51 @@ struct NewMessage<'a> {
 #[derive(Insertable)]
 #[diesel(table_name = nt_bodies, treat_none_as_default_value = false)]
 struct NewBody<'a> {
+    body_id: i64,
     message: &'a str,
     message_html: Option<&'a str>,
     message_chat: Option<&'a str>,
 }
 
-/// Writes the shared renderings `bodies`, returning their ids: a row
-/// each (a tick makes one per shared content, style and set of channels).
+/// Writes the shared renderings `bodies` in one statement, returning their
+/// ids (taken first, as the posts' are).
 fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
-    bodies
+    let ids = crate::db::reserve_ids(c, "nt_bodies", "body_id", bodies.len())?;
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    let rows: Vec<NewBody> = bodies
         .iter()
-        .map(|r| {
-            Ok(diesel::insert_into(nt_bodies::table)
-                .values(&NewBody {
-                    message: r.text.as_deref().unwrap_or(""),
-                    message_html: r.html.as_deref(),
-                    message_chat: r.chat.as_deref(),
-                })
-                .returning(nt_bodies::body_id)
-                .get_result(c)?)
+        .zip(&ids)
+        .map(|(r, id)| NewBody {
+            body_id: *id,
+            message: r.text.as_deref().unwrap_or(""),
+            message_html: r.html.as_deref(),
+            message_chat: r.chat.as_deref(),
         })
-        .collect()
+        .collect();
+    match c {
+        DbConn::Sqlite(s) => {
+            let rows: Vec<_> = rows
+                .iter()
+                .map(|b| (b.body_id, b.message, b.message_html, b.message_chat))
+                .collect();
+            diesel::sql_query(
+                "INSERT INTO nt_bodies (body_id, message, message_html, message_chat) \
+                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+                     json_extract(value, '$[2]'), json_extract(value, '$[3]') \
+                 FROM json_each(?)",
+            )
+            .bind::<Text, _>(crate::db::json_rows(&rows)?)
+            .execute(s)?;
+        }
+        DbConn::Postgres(pg) => {
+            diesel::copy_from(nt_bodies::table)
+                .from_insertable(&rows)
+                .execute(pg)?;
+        }
+    }
+    Ok(ids)
 }
 
 /// Writes `new_bodies` (the batch's new shared renderings), then posts
@@ -216,32 +244,13 @@ pub(super) fn write(
             )
             .bind::<Text, _>(crate::db::json_rows(&rows)?)
             .execute(s)?;
-            let rows: Vec<_> = messages
-                .iter()
-                .map(|m| {
-                    (
-                        m.request_id,
-                        m.message,
-                        m.message_html,
-                        m.message_chat,
-                        m.message_sms,
-                        m.body_id,
-                        m.manage_url,
-                        m.full_url,
-                    )
-                })
-                .collect();
-            diesel::sql_query(
-                "INSERT INTO nt_messages (request_id, message, message_html, message_chat, \
-                     message_sms, body_id, manage_url, full_url) \
-                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                     json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
-                     json_extract(value, '$[4]'), json_extract(value, '$[5]'), \
-                     json_extract(value, '$[6]'), json_extract(value, '$[7]') \
-                 FROM json_each(?)",
-            )
-            .bind::<Text, _>(crate::db::json_rows(&rows)?)
-            .execute(s)?;
+            // The messages bound, not in JSON: their bodies are most of
+            // the bytes, and `json_extract` copied each of them again.
+            for chunk in messages.chunks(MESSAGE_ROWS) {
+                diesel::insert_into(nt_messages::table)
+                    .values(chunk)
+                    .execute(s)?;
+            }
         }
         DbConn::Postgres(pg) => {
             // COPY in binary: no statement of thousands of parameters to
