@@ -344,6 +344,9 @@ pub struct ScheduleConfig {
     /// tick's own thread alone); the chunk's writes stay on the tick's one
     /// connection and transaction.
     pub compose_workers: usize,
+    /// Subscriptions a tick claims per transaction; on PostgreSQL, the
+    /// share of a tick another `serve` process can take at a time.
+    pub tick_chunk: u32,
 }
 
 impl Default for ScheduleConfig {
@@ -353,6 +356,7 @@ impl Default for ScheduleConfig {
             lease_seconds: 600,
             queue_seconds: 60,
             compose_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            tick_chunk: 20_000,
         }
     }
 }
@@ -535,6 +539,11 @@ impl Config {
         if !(1..=256).contains(&self.schedule.compose_workers) {
             return Err(Error::invalid(
                 "config: schedule.compose_workers must be 1-256",
+            ));
+        }
+        if !(1..=1_000_000).contains(&self.schedule.tick_chunk) {
+            return Err(Error::invalid(
+                "config: schedule.tick_chunk must be 1-1000000",
             ));
         }
         self.check_digest()?;
@@ -843,6 +852,9 @@ mod tests {
             "[schedule]\nlease_seconds = 1\n",
             "[schedule]\ncompose_workers = 0\n",
             "[schedule]\ncompose_workers = 257\n",
+            "[schedule]\ntick_chunk = 0\n",
+            "[schedule]\ntick_chunk = 1000001\n",
+            "[schedule]\ntick_chunk = -5\n",
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",

@@ -35,12 +35,14 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// How a tick ended.
 pub enum Tick<'a> {
-    /// It held the lease and recorded `runs`; the composer posted
-    /// `posted` digests per channel and found `empty` runs with nothing.
+    /// It recorded `runs`, holding the lease (`led`) or, on PostgreSQL,
+    /// helping the process that held it; the composer posted `posted`
+    /// digests per channel and found `empty` runs with nothing.
     Ran {
         runs: &'a [DueRun],
         posted: &'a BTreeMap<&'static str, usize>,
         empty: usize,
+        led: bool,
     },
     /// Another process held the tick lease.
     Skipped,
@@ -101,7 +103,7 @@ impl Metrics {
             ticks: counters(
                 &r,
                 "digestd_ticks_total",
-                "Ticks by outcome: ran, skipped (another process held the lease), failed.",
+                "Ticks by outcome: ran, helped (claimed chunks of the tick of another process, which held the lease), skipped (another process held the lease), failed.",
                 &["outcome"],
             ),
             runs_claimed: counters(
@@ -155,7 +157,7 @@ impl Metrics {
             .expect("registered once");
         // Every label value present from the start, at 0: a rate over a
         // series that appears only at its first event misses that event.
-        for o in ["ran", "skipped", "failed"] {
+        for o in ["ran", "helped", "skipped", "failed"] {
             m.ticks.with_label_values(&[o]);
         }
         for f in ["hourly", "daily", "weekly"] {
@@ -181,6 +183,7 @@ impl Metrics {
                 runs,
                 posted,
                 empty,
+                led,
             } => {
                 for r in runs {
                     self.runs_claimed
@@ -193,7 +196,11 @@ impl Metrics {
                         .inc_by(*n as u64);
                 }
                 self.digests_empty.inc_by(empty as u64);
-                "ran"
+                if led {
+                    "ran"
+                } else {
+                    "helped"
+                }
             }
             Tick::Skipped => "skipped",
             Tick::Failed => "failed",

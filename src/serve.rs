@@ -24,6 +24,7 @@ use crate::deliver::queue::{self, Delivery};
 use crate::digest::Composer;
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, Tick};
+use crate::schedule::Shared;
 use crate::{http, report, schedule};
 
 /// Runs the daemon until SIGTERM or ctrl-c.
@@ -49,41 +50,52 @@ pub fn tick_and_deliver(
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
     composer.workers = cfg.schedule.compose_workers;
     let t = Instant::now();
+    let chunk = i64::from(cfg.schedule.tick_chunk);
     let ticked = db.conn().and_then(|mut conn| {
-        let r = schedule::run_tick(&mut conn, at, owner, lease_for, &mut composer);
+        let r = schedule::share_tick(&mut conn, at, owner, lease_for, &mut composer, chunk);
         r.map(|runs| (conn, runs))
     });
-    let mut conn = match ticked {
-        Ok((mut conn, Some(runs))) => {
-            tracing::info!(
-                %at,
-                runs = runs.len(),
-                posted = composer.posted,
-                empty = composer.empty,
-                "tick"
-            );
-            let (posted, empty) = (&composer.posted_channels, composer.empty);
-            metrics.tick(
-                t.elapsed(),
-                Tick::Ran {
-                    runs: &runs,
-                    posted,
-                    empty,
-                },
-            );
-            post_report(&mut conn, cfg, at);
-            conn
-        }
-        Ok((conn, None)) => {
-            tracing::info!(%at, "tick skipped: another process holds the lease");
-            metrics.tick(t.elapsed(), Tick::Skipped);
-            conn
-        }
+    let (mut conn, ran) = match ticked {
+        Ok((conn, Shared::Led(runs))) => (conn, Some((runs, true))),
+        Ok((conn, Shared::Helped(runs))) => (conn, Some((runs, false))),
+        Ok((conn, Shared::Skipped)) => (conn, None),
         Err(e) => {
             metrics.tick(t.elapsed(), Tick::Failed);
             return Err(e);
         }
     };
+    match ran {
+        Some((runs, led)) => {
+            let what = match led {
+                true => "tick",
+                false => "tick helped: another process holds the lease",
+            };
+            tracing::info!(
+                %at,
+                runs = runs.len(),
+                posted = composer.posted,
+                empty = composer.empty,
+                "{what}"
+            );
+            metrics.tick(
+                t.elapsed(),
+                Tick::Ran {
+                    runs: &runs,
+                    posted: &composer.posted_channels,
+                    empty: composer.empty,
+                    led,
+                },
+            );
+            // What follows a tick is the lease holder's.
+            if led {
+                post_report(&mut conn, cfg, at);
+            }
+        }
+        None => {
+            tracing::info!(%at, "tick skipped: another process holds the lease");
+            metrics.tick(t.elapsed(), Tick::Skipped);
+        }
+    }
     deliver(&mut conn, cfg, delivery, owner, at, metrics)
 }
 

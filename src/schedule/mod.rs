@@ -50,3 +50,42 @@ pub fn run_tick(
     lease::release(conn, TICK_JOB, owner, at)?;
     result.map(Some)
 }
+
+/// What [`share_tick`] did.
+#[derive(Debug)]
+pub enum Shared {
+    /// It held the lease and ran the tick to its end.
+    Led(Vec<DueRun>),
+    /// Another process held the lease; on PostgreSQL this one claimed the
+    /// chunks no one else held while there were any (these runs).
+    Helped(Vec<DueRun>),
+    /// Another process held the lease, on SQLite: its one writer runs it.
+    Skipped,
+}
+
+/// One tick as `digestd serve` runs it, in chunks of `chunk`: under the
+/// lease as [`run_tick`]; without it, on PostgreSQL, helping the holder
+/// (processes claim disjoint chunks under row locks, [`tick::tick_as`]),
+/// so two processes share a burst's composing. A helper does no more than
+/// its chunks: the holder finishes the tick and does what follows it.
+pub fn share_tick(
+    conn: &mut DbConn,
+    at: DateTime<Utc>,
+    owner: &str,
+    lease_for: chrono::Duration,
+    sink: &mut dyn HandOff,
+    chunk: i64,
+) -> Result<Shared> {
+    use tick::Role;
+    if lease::acquire(conn, TICK_JOB, owner, at, lease_for)? {
+        let result = tick::tick_as(conn, at, sink, chunk, Role::Leader);
+        lease::release(conn, TICK_JOB, owner, at)?;
+        return result.map(Shared::Led);
+    }
+    match conn.backend() {
+        crate::db::Backend::Sqlite => Ok(Shared::Skipped),
+        crate::db::Backend::Postgres => {
+            tick::tick_as(conn, at, sink, chunk, Role::Helper).map(Shared::Helped)
+        }
+    }
+}

@@ -214,17 +214,84 @@ pub fn tick_in_chunks(
     sink: &mut dyn HandOff,
     chunk: i64,
 ) -> Result<Vec<DueRun>> {
+    tick_as(conn, at, sink, chunk, Role::Leader)
+}
+
+/// Who runs a tick: the lease holder, or on PostgreSQL another process
+/// helping it ([`super::share_tick`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Runs the tick to its end: every run due at the tick is recorded when
+    /// it returns, whoever claimed it.
+    Leader,
+    /// Claims chunks no one else holds while there are any, then stops.
+    Helper,
+}
+
+/// How a chunk's subscriptions are held while the chunk is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lock {
+    /// SQLite: the write transaction holds the whole database already.
+    None,
+    /// PostgreSQL: row locks, passing over rows another process holds.
+    Skip,
+    /// PostgreSQL: row locks, waiting for rows another process holds (to
+    /// find them moved on when it commits, or still due when it died).
+    Wait,
+}
+
+/// [`tick_in_chunks`] as `role`. On PostgreSQL each chunk's subscriptions
+/// are row-locked (`FOR UPDATE`) in its transaction, so processes ticking
+/// at once claim disjoint chunks (`SKIP LOCKED`). The leader, once a chunk
+/// comes back short, claims again waiting on the rows others hold until
+/// none is left: a helper that dies mid-chunk leaves its rows to the
+/// leader, in the same tick.
+pub fn tick_as(
+    conn: &mut DbConn,
+    at: DateTime<Utc>,
+    sink: &mut dyn HandOff,
+    chunk: i64,
+    role: Role,
+) -> Result<Vec<DueRun>> {
     let chunk = chunk.max(1);
     let mut out = Vec::new();
+    let mut lock = match conn.backend() {
+        crate::db::Backend::Sqlite => Lock::None,
+        crate::db::Backend::Postgres => Lock::Skip,
+    };
     loop {
         let t = std::time::Instant::now();
-        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out))?;
+        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out, lock))?;
         sink.committed();
-        tracing::debug!(with_commit = ?t.elapsed(), "tick transaction");
-        if n < chunk as usize {
-            return Ok(out);
-        }
+        tracing::debug!(with_commit = ?t.elapsed(), ?lock, "tick transaction");
+        lock = match (lock, role) {
+            (_, _) if n == chunk as usize => lock,
+            (Lock::Skip, Role::Leader) => Lock::Wait,
+            // Waiting, a chunk may come back short only because rows moved
+            // on while it waited: done when nothing is left.
+            (Lock::Wait, _) if n > 0 => lock,
+            _ => return Ok(out),
+        };
     }
+}
+
+/// The ids of the chunk's subscriptions, locked (PostgreSQL; SQLite's
+/// write transaction holds the whole database).
+fn lock_chunk(c: &mut DbConn, at: NaiveDateTime, chunk: i64, lock: Lock) -> Result<Vec<i64>> {
+    let DbConn::Postgres(pg) = c else {
+        return Err(Error::Storage("row locks are PostgreSQL's".into()));
+    };
+    let q = subscriptions::table
+        .filter(subscriptions::next_due_at.le(at))
+        .filter(subscriptions::paused.eq(false))
+        .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
+        .limit(chunk)
+        .select(subscriptions::id)
+        .for_update();
+    Ok(match lock {
+        Lock::Skip => q.skip_locked().load(pg)?,
+        _ => q.load(pg)?,
+    })
 }
 
 fn claim_chunk(
@@ -233,10 +300,15 @@ fn claim_chunk(
     chunk: i64,
     sink: &mut dyn HandOff,
     out: &mut Vec<DueRun>,
+    lock: Lock,
 ) -> Result<usize> {
     let at_n = at.naive_utc();
     let t0 = std::time::Instant::now();
-    let rows: Vec<Candidate> = subscriptions::table
+    let locked = match lock {
+        Lock::None => None,
+        _ => Some(lock_chunk(c, at_n, chunk, lock)?),
+    };
+    let mut q = subscriptions::table
         .inner_join(parties::table)
         .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
         .left_join(group_prefs::table.on(group_prefs::party_id.eq(subscriptions::party_id)))
@@ -244,6 +316,14 @@ fn claim_chunk(
         .filter(subscriptions::paused.eq(false))
         .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
         .limit(chunk)
+        .into_boxed();
+    if let Some(ids) = &locked {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        q = q.filter(subscriptions::id.eq_any(ids));
+    }
+    let rows: Vec<Candidate> = q
         .select((
             (
                 subscriptions::id,

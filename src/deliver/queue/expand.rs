@@ -221,6 +221,70 @@ fn expand_group(
     Ok(())
 }
 
+/// The `INSERT` of the queue rows of the requests `from` names as `r`
+/// (`request_id`, `party_to`, `channels`): one per channel each names, to
+/// the party's enabled address for it. `ts`, `claimed_by` and
+/// `claimed_until` are SQL literals.
+fn queue_rows(from: &str, ts: &str, claimed_by: &str, claimed_until: &str) -> String {
+    format!(
+        "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
+             is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
+         SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
+             {claimed_by}, {claimed_until} \
+         FROM {from} \
+         CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
+         LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
+             AND cp.channel = ch.name AND NOT cp.disabled \
+         WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"
+    )
+}
+
+/// [`expand_some`] for a pass without the queue lease, on PostgreSQL, so
+/// that processes share a burst's delivery: up to `limit` pending requests
+/// to single parties, taken from the end of the order the lease holder
+/// takes them in (it expands from the start) and passing over those
+/// another pass is moving (`FOR UPDATE SKIP LOCKED`), moved to `sending`
+/// with their rows written claimed by `claim`, in one statement and one
+/// transaction. Requests over groups are the lease holder's. Returns the
+/// requests moved (never a cut: each request's rows are claimed whole,
+/// though a pair may go out in two messages where the two ends meet).
+pub(super) fn expand_unheld(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    limit: i64,
+    claim: (&str, DateTime<Utc>),
+) -> Result<Expanded> {
+    #[derive(QueryableByName)]
+    struct Moved {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    if !matches!(conn, DbConn::Postgres(_)) {
+        return Ok(Expanded::default());
+    }
+    let ts = sql_timestamp(conn, now);
+    let (token, until) = (claim.0, sql_timestamp(conn, claim.1));
+    let sql = format!(
+        "WITH pick AS ( \
+             SELECT q.request_id FROM nt_requests q \
+             JOIN parties p ON p.id = q.party_to \
+             WHERE q.status = 'pending' AND NOT (q.expand_group AND p.kind = 'group') \
+             ORDER BY q.party_from DESC, q.party_to DESC, q.request_id DESC \
+             LIMIT {limit} FOR UPDATE OF q SKIP LOCKED), \
+         r AS (UPDATE nt_requests SET status = 'sending' \
+             WHERE request_id IN (SELECT request_id FROM pick) AND status = 'pending' \
+             RETURNING request_id, party_to, channels), \
+         ins AS ({}) \
+         SELECT count(*) AS n FROM r",
+        queue_rows("r", &ts, &format!("'{token}'"), &until)
+    );
+    let moved: Moved = conn.write_tx(|c| Ok(diesel::sql_query(&sql).get_result(c)?))?;
+    Ok(Expanded {
+        n: moved.n as usize,
+        upto: None,
+    })
+}
+
 /// Moves the requests `ids` that are still pending to `sending` and writes
 /// their queue rows: one per channel the request names, to the party's
 /// enabled address for it (none: the row is given up when its turn
@@ -233,19 +297,7 @@ fn move_to_queue(
     claimed_by: &str,
     claimed_until: &str,
 ) -> Result<()> {
-    let rows = |from: &str| {
-        format!(
-            "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
-                 is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
-             SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
-                 {claimed_by}, {claimed_until} \
-             FROM {from} \
-             CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
-             LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
-                 AND cp.channel = ch.name AND NOT cp.disabled \
-             WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"
-        )
-    };
+    let rows = |from: &str| queue_rows(from, ts, claimed_by, claimed_until);
     let ids = in_ids(c, ids);
     match c {
         // One statement. A request another pass moved first is no longer

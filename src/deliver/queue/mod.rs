@@ -321,10 +321,12 @@ fn pass(
 /// The `nt_job` row that guards queue passes, as the tick's guards ticks.
 pub const QUEUE_JOB: &str = "queue";
 
-/// One pass with the queue lease guarding expansion and the status update:
-/// the process holding it expands and settles; every process delivers the
-/// rows it claims, so several can deliver at once (PostgreSQL) without
-/// sending a row twice.
+/// One pass with the queue lease guarding the status update and the
+/// expansion of requests over groups: the process holding it expands and
+/// settles; on PostgreSQL the others expand requests to single parties
+/// from the other end of the pending ones (`expand_unheld`); every process
+/// delivers the rows it claims, so several share a burst's delivery
+/// without sending a row twice.
 pub fn run_queue(
     conn: &mut DbConn,
     d: &mut Delivery,

@@ -1,5 +1,6 @@
 //! Delivery rounds: expand as many pending requests as a round has rows
-//! (the lease holder only), claim due rows, load them with their requests,
+//! (the lease holder from the start of the pending requests; on
+//! PostgreSQL another process from their end), claim due rows, load them with their requests,
 //! group them per (sender, recipient, channel), deliver what is not email
 //! at once, and hand the email to [`super::email`], which builds and sends
 //! it on other threads while this one expands and claims the next round
@@ -22,7 +23,7 @@ use diesel::sql_types::{Nullable, Text};
 use super::build::BuildCtx;
 use super::cancel::{Cancelled, Watch};
 use super::email::{self, EmailBatch, EmailJob};
-use super::expand::{analyze, expand_some, sql_timestamp, Expanded};
+use super::expand::{analyze, expand_some, expand_unheld, sql_timestamp, Expanded};
 use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
@@ -166,7 +167,7 @@ fn claim(
 
 /// Claims a round and loads it. The lease holder first expands pending
 /// requests, up to `limit` of them, into rows already claimed by the round
-/// ([`expand_some`]); then the round claims up to `limit` rows expanded
+/// ([`expand_some`]; another process on PostgreSQL, [`expand_unheld`]); then the round claims up to `limit` rows expanded
 /// earlier and due now (retries, or everything when it does not expand),
 /// only of pairs the expansion has finished. When that limit cuts a
 /// (sender, recipient, channel) group, the rest of its due rows are
@@ -186,7 +187,8 @@ fn claim_round(
     let ex = if leader {
         expand_some(conn, now, Some(limit), Some((&fresh, now + claim_for)))?
     } else {
-        Expanded::default()
+        // PostgreSQL: from the other end (SQLite: nothing).
+        expand_unheld(conn, now, limit, (&fresh, now + claim_for))?
     };
     // The older rows under a token of their own, so that where the limit
     // cut them can be found.
