@@ -5,10 +5,12 @@
 //! A batch of posts goes in a few statements: request ids are reserved
 //! first (one query), then the requests and their messages are inserted
 //! with those ids, two statements a batch: a binary `COPY` each on
-//! PostgreSQL, an `INSERT … SELECT` over `json_each` of one JSON array each
-//! on SQLite (as `schedule::claim` writes runs: a diesel statement per row
-//! spends its time building and binding). A post per round trip was most
-//! of what a tick spent on PostgreSQL.
+//! PostgreSQL; on SQLite the requests as an `INSERT … SELECT` over
+//! `json_each` of one JSON array (as `schedule::claim` writes runs: a
+//! diesel statement per row spends its time building and binding), and
+//! the messages, whose bodies are most of the bytes, as multi-row `INSERT`s
+//! with bound values (`json_extract` copied each body again). A post per
+//! round trip was most of what a tick spent on PostgreSQL.
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -77,9 +79,9 @@ struct NewRequest<'a> {
     unsubscribe_url: Option<&'a str>,
 }
 
-/// Messages per multi-row `INSERT` on SQLite: 8 parameters a row, well
-/// under its 32,766.
-const MESSAGE_ROWS: usize = 500;
+/// Rows per multi-row `INSERT` on SQLite (messages: 8 parameters a row,
+/// renderings 4): well under its 32,766 parameters.
+const SQLITE_ROWS: usize = 500;
 
 #[derive(Insertable)]
 #[diesel(table_name = nt_messages, treat_none_as_default_value = false)]
@@ -121,19 +123,13 @@ fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
         })
         .collect();
     match c {
+        // Bound, as the messages are (below).
         DbConn::Sqlite(s) => {
-            let rows: Vec<_> = rows
-                .iter()
-                .map(|b| (b.body_id, b.message, b.message_html, b.message_chat))
-                .collect();
-            diesel::sql_query(
-                "INSERT INTO nt_bodies (body_id, message, message_html, message_chat) \
-                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                     json_extract(value, '$[2]'), json_extract(value, '$[3]') \
-                 FROM json_each(?)",
-            )
-            .bind::<Text, _>(crate::db::json_rows(&rows)?)
-            .execute(s)?;
+            for chunk in rows.chunks(SQLITE_ROWS) {
+                diesel::insert_into(nt_bodies::table)
+                    .values(chunk)
+                    .execute(s)?;
+            }
         }
         DbConn::Postgres(pg) => {
             diesel::copy_from(nt_bodies::table)
@@ -246,7 +242,7 @@ pub(super) fn write(
             .execute(s)?;
             // The messages bound, not in JSON: their bodies are most of
             // the bytes, and `json_extract` copied each of them again.
-            for chunk in messages.chunks(MESSAGE_ROWS) {
+            for chunk in messages.chunks(SQLITE_ROWS) {
                 diesel::insert_into(nt_messages::table)
                     .values(chunk)
                     .execute(s)?;

@@ -1,7 +1,8 @@
 //! Delivery rounds: expand as many pending requests as a round has rows
 //! (the lease holder from the start of the pending requests; on
-//! PostgreSQL another process from their end), claim due rows, load them with their requests,
-//! group them per (sender, recipient, channel), deliver what is not email
+//! PostgreSQL another process from their end), claim due rows, load them
+//! with their requests, group them per (sender, recipient, channel),
+//! deliver what is not email
 //! at once, and hand the email to [`super::email`], which builds and sends
 //! it on other threads while this one expands and claims the next round
 //! and writes outcomes. A pass's first round is small so that sending
@@ -167,8 +168,8 @@ fn claim(
 
 /// Claims a round and loads it. The lease holder first expands pending
 /// requests, up to `limit` of them, into rows already claimed by the round
-/// ([`expand_some`]; another process on PostgreSQL, [`expand_unheld`]); then the round claims up to `limit` rows expanded
-/// earlier and due now (retries, or everything when it does not expand),
+/// ([`expand_some`]; another process on PostgreSQL, [`expand_unheld`]);
+/// then the round claims up to `limit` rows expanded earlier and due now (retries, or everything when it does not expand),
 /// only of pairs the expansion has finished. When that limit cuts a
 /// (sender, recipient, channel) group, the rest of its due rows are
 /// claimed too, and new rows of the groups after the cut are left to a
