@@ -74,6 +74,16 @@ pub(super) struct WindowChanges {
     actors: HashSet<PartyId>,
 }
 
+impl WindowChanges {
+    fn of(mods: Vec<Modification>) -> Result<Arc<WindowChanges>> {
+        Ok(Arc::new(WindowChanges {
+            all: Arc::new(compose::collapse(&mods, None)?),
+            actors: mods.iter().filter_map(|m| m.actor).collect(),
+            mods,
+        }))
+    }
+}
+
 /// Composes and posts digests; implements [`HandOff`].
 pub struct Composer {
     pub(super) cfg: DigestConfig,
@@ -333,11 +343,7 @@ impl Composer {
                             run.window_start,
                             run.window_end,
                         )?;
-                        let w = Arc::new(WindowChanges {
-                            all: Arc::new(compose::collapse(&mods, None)?),
-                            actors: mods.iter().filter_map(|m| m.actor).collect(),
-                            mods,
-                        });
+                        let w = WindowChanges::of(mods)?;
                         self.changes.insert(key, w.clone());
                         w
                     }
@@ -445,10 +451,53 @@ impl Composer {
         })
     }
 
+    /// Reads the log's windows of `batch`'s modification digests of one
+    /// collection that are not cached, one query (and one for their
+    /// values) per window's bounds, instead of two round trips a window.
+    fn preload_windows(&mut self, c: &mut DbConn, batch: &[DueRun]) -> Result<()> {
+        let mut want: HashMap<(DateTime<Utc>, DateTime<Utc>), Vec<CollectionId>> = HashMap::new();
+        let mut n = 0;
+        for run in batch.iter().filter(|r| r.kind == Kind::Modification) {
+            let Some(coll) = run.collection else { continue };
+            if self
+                .changes
+                .contains_key(&(Some(coll), run.window_start, run.window_end))
+            {
+                continue;
+            }
+            let colls = want.entry((run.window_start, run.window_end)).or_default();
+            if !colls.contains(&coll) {
+                colls.push(coll);
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        // Room for them all, so none is emptied out before it is used.
+        if self.changes.len() + n > CACHE_WINDOWS {
+            self.changes.clear();
+        }
+        for ((start, end), colls) in want {
+            for part in colls.chunks(1_000) {
+                let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
+                for m in modlog::find_in_window(c, Some(part), start, end)? {
+                    by.entry(m.collection).or_default().push(m);
+                }
+                for coll in part {
+                    let w = WindowChanges::of(by.remove(coll).unwrap_or_default())?;
+                    self.changes.insert((Some(*coll), start, end), w);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads `batch`'s windows and loads the names of every actor their
     /// shown lines name, in one query for the batch: loaded run by run,
     /// each digest of content no one else had read cost a round trip.
     pub(super) fn preload_names(&mut self, c: &mut DbConn, batch: &[DueRun]) -> Result<()> {
+        self.preload_windows(c, batch)?;
         let mut actors = Vec::new();
         // Each list once; kept, so no address is reused while it is seen.
         let mut seen = HashSet::new();
