@@ -10,9 +10,10 @@
 //! window of the same collection, so the log is read once per (collection,
 //! window), not once per subscriber.
 //!
-//! Just over 500 lines: the composer, its cache and the posting share
-//! the tick's transaction and one set of cached rows; kept together so the
-//! cache's invalidation and its users read in one place.
+//! About 560 lines: the composer, its cache (with the batch reads that
+//! fill it ahead of planning) and the posting share the tick's
+//! transaction and one set of cached rows; kept together so the cache's
+//! invalidation and its users read in one place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
