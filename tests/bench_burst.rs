@@ -116,6 +116,8 @@ fn bad_sizes_are_refused_and_nothing_is_written(db: &TestDb) {
         &["--zones", "0"][..],
         &["--zones", "21"][..],
         &["--sessions", "0"][..],
+        &["--workers", "0"][..],
+        &["--workers", "257"][..],
     ] {
         let mut args = vec!["--db", &db.url, "bench", "burst"];
         args.extend_from_slice(bad);

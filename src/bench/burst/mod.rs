@@ -160,6 +160,9 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     if args.sessions == 0 {
         return Err(Error::invalid("bench burst: --sessions must be at least 1"));
     }
+    if args.workers.is_some_and(|w| !(1..=256).contains(&w)) {
+        return Err(Error::invalid("bench burst: --workers must be 1 to 256"));
+    }
     find("smtp-sink")?;
     find("smtp-source")?;
     let scratch = Scratch::new()?;
@@ -176,8 +179,7 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     let n = args.users;
     let workers = args
         .workers
-        .unwrap_or(ScheduleConfig::default().compose_workers)
-        .clamp(1, 256);
+        .unwrap_or(ScheduleConfig::default().compose_workers);
     writeln!(
         out,
         "bench burst on {:?}: {n} users over {} zones (UTC+0 to +2 in November), \
