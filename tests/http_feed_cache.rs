@@ -11,9 +11,6 @@
 mod atom;
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use atom::*;
 use common::web::{Answer, Web};
 use common::TestDb;
@@ -38,27 +35,7 @@ fn with_ticket(w: &Web, p: &str, ticket: &str, etag: &str) -> Answer {
 
 /// `digestd --db URL args…` as a child process, `stdin` on its input.
 fn digestd(w: &Web, args: &[&str], stdin: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
-        .args(["--db", &w.db.url])
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("digestd runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "digestd {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::digestd_on(&w.db.url, args, stdin.as_bytes());
 }
 
 /// Polls until the feed answers 304 to its own tag twice over: the head

@@ -9,7 +9,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,22 +21,7 @@ const USERS: usize = 1_500;
 
 /// Runs `digestd ARGS` on `db` with `stdin`, as of `now`; must succeed.
 fn digestd_in(db: &TestDb, now: &str, args: &[&str], stdin: &[u8]) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
-        .args(["--db", &db.url, "--now", now])
-        .args(args)
-        .env_remove("DIGESTD_DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::digestd_on(&db.url, &[&["--now", now][..], args].concat(), stdin);
 }
 
 fn serve(db: &TestDb, dir: &std::path::Path, smtp: &FaultSmtp) -> Child {

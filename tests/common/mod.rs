@@ -133,6 +133,32 @@ pub fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
         .with_timezone(&chrono::Utc)
 }
 
+/// Runs the digestd binary on database `url` with `args` (global flags
+/// first, then the command) and `stdin` on its input, as a client system
+/// would; it must succeed. Returns what it printed.
+pub fn digestd_on(url: &str, args: &[&str], stdin: &[u8]) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
+        .args(["--db", url])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("DIGESTD_DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("digestd runs");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "digestd {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 /// Runs the digestd binary with `--config config` and `args`, in the
 /// config's directory.
 pub fn digestd_with_config(config: &std::path::Path, args: &[&str]) -> std::process::Output {
