@@ -77,13 +77,25 @@ impl Composer {
         batch: &[DueRun],
         new_bodies: &mut Vec<Rendered>,
     ) -> Result<Vec<Option<Post>>> {
+        let t0 = std::time::Instant::now();
         // Names are forgotten between batches only: the workers read them.
         self.trim_names();
         self.load_system(c)?;
         self.preload_names(c, batch)?;
         let mut planned = Vec::with_capacity(batch.len());
         for run in batch {
-            planned.push(self.plan_run(c, run)?);
+            planned.push(self.plan_unbuilt(c, run)?);
+        }
+        // A body is built here, on the tick's thread, only when it is kept
+        // for others: built already, or read twice or more in the batch.
+        // A body with one reader is built by a worker, with its rendering.
+        let mut body_readers: HashMap<BodyKey, usize> = HashMap::new();
+        for k in planned.iter().filter_map(|p| p.key) {
+            *body_readers.entry(k).or_default() += 1;
+        }
+        for (p, run) in planned.iter_mut().zip(batch) {
+            let build = p.key.and_then(|k| body_readers.get(&k)).copied() >= Some(2);
+            self.settle_body(c, run, p, build)?;
         }
         // A rendering is shared when it has two readers: a key read once in
         // the batch (and not stored already) is rendered for its recipient
@@ -105,7 +117,10 @@ impl Composer {
                 parts,
             });
         }
-        self.finish_all(&jobs)
+        let planned = t0.elapsed();
+        let posts = self.finish_all(&jobs);
+        tracing::debug!(?planned, finished = ?t0.elapsed(), runs = batch.len(), "digest batch");
+        posts
     }
 
     /// The shared rendering `p` points at: stored already, or made now (in

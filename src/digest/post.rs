@@ -408,48 +408,72 @@ impl Composer {
     /// name it needs is loaded) and its recipient, whose links are made
     /// from the loaded key ([`super::workers::Env::links`]).
     pub(super) fn plan_run(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Planned> {
+        let mut p = self.plan_unbuilt(c, run)?;
+        self.settle_body(c, run, &mut p, true)?;
+        Ok(p)
+    }
+
+    /// `run`'s plan without its body: the source, the recipient, the style,
+    /// and in `key` the key its body would be shared under (shared content,
+    /// sharing on). [`Composer::settle_body`] finishes it.
+    pub(super) fn plan_unbuilt(&mut self, c: &mut DbConn, run: &DueRun) -> Result<Planned> {
         let (source, shared) = self.source(c, run)?;
         let r = self.recipient(c, run.party)?;
         let style = Style::new(r.tz, &r.locale);
         if self.link.is_none() {
             self.link = Some(LinkKey::load(c)?);
         }
-        let shared = shared && self.share_bodies;
-        let (key, body) = match &source {
-            Source::Ready(content) => {
-                // Recipients of the same shared content in the same style
-                // read the same body: build it once.
-                let key: BodyKey = (
-                    content.ptr(),
-                    style,
-                    run.collection,
-                    run.window_start,
-                    run.window_end,
-                    run.kind.as_str(),
-                    run.frequency.as_str(),
-                );
-                match shared.then(|| self.bodies.get(&key)).flatten() {
-                    Some((_, b)) => (Some(key), Some(b.clone())),
-                    None if shared => {
-                        let b = Arc::new(self.build_body(c, run, content, style)?);
-                        self.bodies.insert(key, (content.clone(), b.clone()));
-                        (Some(key), Some(b))
-                    }
-                    None => {
-                        self.load_body_names(c, run, content)?;
-                        (None, None)
-                    }
-                }
-            }
-            Source::Collapse(..) => (None, None),
+        let key = match &source {
+            Source::Ready(content) if shared && self.share_bodies => Some((
+                content.ptr(),
+                style,
+                run.collection,
+                run.window_start,
+                run.window_end,
+                run.kind.as_str(),
+                run.frequency.as_str(),
+            )),
+            _ => None,
         };
         Ok(Planned {
             source,
             key,
-            body,
+            body: None,
             style,
             recipient: r,
         })
+    }
+
+    /// Gives `p` (from [`Composer::plan_unbuilt`]) its shared body: the one
+    /// built already for its key, else, when `build`, one built now and
+    /// kept for the key's other readers. Otherwise (its own body, or
+    /// `build` false) `p` has no key and no body, and every name its body
+    /// shows is loaded, for a worker to build it
+    /// ([`super::workers::Env::body`]).
+    pub(super) fn settle_body(
+        &mut self,
+        c: &mut DbConn,
+        run: &DueRun,
+        p: &mut Planned,
+        build: bool,
+    ) -> Result<()> {
+        let Source::Ready(content) = &p.source else {
+            return Ok(());
+        };
+        if let Some(key) = p.key {
+            if let Some((_, b)) = self.bodies.get(&key) {
+                p.body = Some(b.clone());
+                return Ok(());
+            }
+            if build {
+                let b = Arc::new(self.build_body(c, run, content, p.style)?);
+                self.bodies.insert(key, (content.clone(), b.clone()));
+                p.body = Some(b);
+                return Ok(());
+            }
+        }
+        p.key = None;
+        self.load_body_names(c, run, content)
     }
 
     /// Reads the log's windows of `batch`'s modification digests of one
