@@ -6,6 +6,7 @@
 //! goes through [`DbConn`]; the few bulk paths that must be back-end specific
 //! (COPY on PostgreSQL) match on it explicitly.
 
+pub mod checkpoint;
 pub mod schema;
 mod stamp;
 pub mod watch;
@@ -36,6 +37,15 @@ const SQLITE_BUSY_TIMEOUT_MS: u32 = 10_000;
 const SQLITE_CACHE_KIB: u32 = 16_384;
 /// Reads through a memory map: no copy from the kernel per page.
 const SQLITE_MMAP_BYTES: u64 = 1 << 30;
+/// WAL pages past which a commit checkpoints itself: the safety net behind
+/// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL
+/// well below it. 256 MiB of 4 KiB pages, more than one tick chunk writes,
+/// so a chunk's commit does not pay for a checkpoint (SQLite's default,
+/// 1,000 pages, made it pay for one nearly every time).
+pub const SQLITE_AUTOCHECKPOINT_PAGES: u32 = 65_536;
+/// The WAL file is cut back to this size when it starts over, so one big
+/// transaction does not leave a big file behind.
+const SQLITE_WAL_LIMIT_BYTES: u64 = 64 << 20;
 
 /// A connection to either back end; all library queries take `&mut DbConn`.
 #[derive(diesel::MultiConnection)]
@@ -96,6 +106,13 @@ impl DbUrl {
         }
     }
 
+    /// An SQLite database in memory: each connection its own, none seen by
+    /// another.
+    pub fn is_memory(&self) -> bool {
+        self.backend == Backend::Sqlite
+            && (self.target.contains(":memory:") || self.target.contains("mode=memory"))
+    }
+
     /// Opens one connection, with the SQLite pragmas set.
     pub fn connect(&self) -> Result<DbConn> {
         match self.backend {
@@ -117,7 +134,9 @@ impl DbUrl {
                      PRAGMA synchronous = NORMAL;
                      PRAGMA foreign_keys = ON;
                      PRAGMA cache_size = -{SQLITE_CACHE_KIB};
-                     PRAGMA mmap_size = {SQLITE_MMAP_BYTES};"
+                     PRAGMA mmap_size = {SQLITE_MMAP_BYTES};
+                     PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES};
+                     PRAGMA journal_size_limit = {SQLITE_WAL_LIMIT_BYTES};"
                 ))?;
                 Ok(DbConn::Sqlite(conn))
             }
@@ -360,11 +379,13 @@ impl diesel::connection::Instrumentation for Severed {
     }
 }
 
-/// The shared handle: a pool of connections to one database.
+/// The shared handle: a pool of connections to one database, and on an
+/// SQLite file its checkpoint thread (stopped with the last clone).
 #[derive(Clone)]
 pub struct Db {
     pool: Pool<Manager>,
     url: DbUrl,
+    checkpoints: Option<std::sync::Arc<checkpoint::Checkpoints>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -392,7 +413,22 @@ impl Db {
             .connection_timeout(Duration::from_secs(30))
             .build(Manager { url: url.clone() })
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))?;
-        Ok(Db { pool, url })
+        let checkpoints = match url.backend {
+            Backend::Sqlite if !url.is_memory() => {
+                Some(std::sync::Arc::new(checkpoint::Checkpoints::start(&url)?))
+            }
+            _ => None,
+        };
+        Ok(Db {
+            pool,
+            url,
+            checkpoints,
+        })
+    }
+
+    /// The checkpoint thread (SQLite files only).
+    pub fn checkpoints(&self) -> Option<&checkpoint::Checkpoints> {
+        self.checkpoints.as_deref()
     }
 
     pub fn backend(&self) -> Backend {

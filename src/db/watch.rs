@@ -103,7 +103,7 @@ impl Watch {
             Backend::Sqlite => {
                 // Another connection to `:memory:` is another database,
                 // which never changes: it could not see a write.
-                if url.target.contains(":memory:") || url.target.contains("mode=memory") {
+                if url.is_memory() {
                     return Err(crate::error::Error::Storage(
                         "an in-memory SQLite database cannot be watched".into(),
                     ));

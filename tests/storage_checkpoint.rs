@@ -1,0 +1,84 @@
+//! SQLite's WAL is checkpointed by each `Db`'s own thread, not by the
+//! commit that fills it (`src/db/checkpoint.rs`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::TestDb;
+use diesel::connection::SimpleConnection;
+use diesel::sql_types::BigInt;
+use diesel::RunQueryDsl;
+use digestd::db::{DbConn, DbUrl, SQLITE_AUTOCHECKPOINT_PAGES};
+
+#[derive(diesel::QueryableByName)]
+struct Value {
+    #[diesel(sql_type = BigInt)]
+    v: i64,
+}
+
+fn pragma(c: &mut DbConn, name: &str) -> i64 {
+    let DbConn::Sqlite(s) = c else {
+        panic!("an SQLite connection")
+    };
+    diesel::sql_query(format!("SELECT {name} AS v FROM pragma_{name}"))
+        .get_result::<Value>(s)
+        .unwrap()
+        .v
+}
+
+/// A commit of about 3,000 pages (more than SQLite's default threshold of
+/// 1,000, less than ours) leaves its pages in the WAL; the thread copies
+/// every one into the database file on its own.
+#[test]
+fn the_thread_checkpoints_what_a_commit_left_in_the_wal() {
+    let t = TestDb::sqlite();
+    let db = t.open();
+    let mut c = db.conn().unwrap();
+    assert_eq!(
+        pragma(&mut c, "wal_autocheckpoint"),
+        i64::from(SQLITE_AUTOCHECKPOINT_PAGES),
+        "a pool connection checkpoints on commit only past the net"
+    );
+    assert_eq!(pragma(&mut c, "journal_size_limit"), 64 << 20);
+    c.batch_execute(
+        "CREATE TABLE filler (x BLOB);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+         INSERT INTO filler SELECT zeroblob(4000) FROM n;",
+    )
+    .unwrap();
+    let ck = db
+        .checkpoints()
+        .expect("an SQLite file has a checkpoint thread");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        match ck.last() {
+            Some(p) if p.frames >= 3000 && p.checkpointed == p.frames => break p,
+            _ if Instant::now() > deadline => panic!("not checkpointed: {:?}", ck.last()),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    assert_eq!(done.busy, 0);
+    // The rows are there, read through the database file.
+    drop(c);
+    drop(db);
+    let mut fresh = DbUrl::parse(&t.url).unwrap().connect().unwrap();
+    let DbConn::Sqlite(s) = &mut fresh else {
+        unreachable!()
+    };
+    let n: Value = diesel::sql_query("SELECT COUNT(*) AS v FROM filler")
+        .get_result(s)
+        .unwrap();
+    assert_eq!(n.v, 3000);
+}
+
+/// Only SQLite files have the thread: PostgreSQL checkpoints on its own,
+/// and an in-memory database has no WAL.
+#[test]
+fn no_thread_for_memory_or_postgres() {
+    let mem = digestd::db::Db::open("sqlite://:memory:", 1).unwrap();
+    assert!(mem.checkpoints().is_none());
+    if let Some(t) = TestDb::postgres() {
+        assert!(t.open().checkpoints().is_none());
+    }
+}
