@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
 use super::store::{self, Bodies, BodyRef, Post};
-use super::workers::{Job, Planned, RunLinks, Source};
+use super::workers::{finish_on, Job, Planned, RunLinks, Source};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, RequestId};
@@ -77,6 +77,19 @@ impl Composer {
         batch: &[DueRun],
         new_bodies: &mut Vec<Rendered>,
     ) -> Result<Vec<Option<Post>>> {
+        let jobs = self.jobs_of(c, batch, new_bodies)?;
+        self.finish_all(&jobs)
+    }
+
+    /// `batch`'s runs planned on this thread, ready for the workers: every
+    /// database read done, the bodies read twice or more built, the shared
+    /// renderings made (into `new_bodies`).
+    fn jobs_of<'r>(
+        &mut self,
+        c: &mut DbConn,
+        batch: &'r [DueRun],
+        new_bodies: &mut Vec<Rendered>,
+    ) -> Result<Vec<Job<'r>>> {
         let t0 = std::time::Instant::now();
         // Names are forgotten between batches only: the workers read them.
         self.trim_names();
@@ -117,10 +130,8 @@ impl Composer {
                 parts,
             });
         }
-        let planned = t0.elapsed();
-        let posts = self.finish_all(&jobs);
-        tracing::debug!(?planned, finished = ?t0.elapsed(), runs = batch.len(), "digest batch");
-        posts
+        tracing::debug!(planned = ?t0.elapsed(), runs = batch.len(), "digest batch");
+        Ok(jobs)
     }
 
     /// The shared rendering `p` points at: stored already, or made now (in
@@ -226,28 +237,70 @@ impl HandOff for Composer {
 
     /// Composes [`POST_BATCH`] runs at a time and writes their posts (and
     /// the shared renderings they use) in a few statements, so the rendered
-    /// text held in memory stays a batch's, not a chunk's.
+    /// text held in memory stays a batch's or two, not a chunk's.
+    ///
+    /// The writes overlap the composing: a batch is planned on this thread
+    /// and its shared renderings written, then its digests are finished on
+    /// the workers while this thread writes the posts of the batch before
+    /// it. The posts still go in the runs' order, in this one transaction.
     fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
-        let mut out: Vec<Option<RequestId>> = Vec::with_capacity(runs.len());
-        for batch in runs.chunks(POST_BATCH) {
-            let mut posts = Vec::with_capacity(batch.len());
-            let mut slots = Vec::with_capacity(batch.len());
+        let mut out: Vec<Option<RequestId>> = vec![None; runs.len()];
+        // The finished batch not written yet: where it starts in `runs`.
+        let mut unwritten: Option<(usize, Vec<Option<Post>>)> = None;
+        for (n, batch) in runs.chunks(POST_BATCH).enumerate() {
             let mut new_bodies = Vec::new();
-            for p in self.posts_of(c, batch, &mut new_bodies)? {
-                if let Some(p) = p {
-                    slots.push(out.len());
-                    posts.push(p);
-                }
-                out.push(None);
-            }
-            let (ids, body_ids) = store::write(c, &posts, &new_bodies)?;
+            let mut jobs = self.jobs_of(c, batch, &mut new_bodies)?;
+            // Written now, so their ids are known before any post names them.
+            let body_ids = store::write_bodies(c, &new_bodies)?;
             self.settle_bodies(&body_ids);
-            for (slot, id) in slots.into_iter().zip(ids) {
-                out[slot] = Some(id);
+            for j in &mut jobs {
+                if let Some(BodyRef::New(i)) = j.shared {
+                    j.shared = Some(BodyRef::Stored(body_ids[i]));
+                }
             }
+            let env = self.env();
+            let (done, written) = std::thread::scope(|s| {
+                let finishing = s.spawn(|| finish_on(&env, &jobs, self.workers));
+                let written = unwritten
+                    .take()
+                    .map_or(Ok(()), |(at, posts)| write_posts(c, at, posts, &mut out));
+                let done = finishing
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (done, written)
+            });
+            written?;
+            let posts = self.tally(&jobs, done)?;
+            unwritten = Some((n * POST_BATCH, posts));
+        }
+        if let Some((at, posts)) = unwritten {
+            write_posts(c, at, posts, &mut out)?;
         }
         Ok(out)
     }
+}
+
+/// Writes `posts` (a batch starting at `at` in the runs, its shared
+/// renderings written already) and puts each one's request id in `out`.
+fn write_posts(
+    c: &mut DbConn,
+    at: usize,
+    posts: Vec<Option<Post>>,
+    out: &mut [Option<RequestId>],
+) -> Result<()> {
+    let mut slots = Vec::with_capacity(posts.len());
+    let mut kept = Vec::with_capacity(posts.len());
+    for (k, p) in posts.into_iter().enumerate() {
+        if let Some(p) = p {
+            slots.push(at + k);
+            kept.push(p);
+        }
+    }
+    let (ids, _) = store::write(c, &kept, &[])?;
+    for (slot, id) in slots.into_iter().zip(ids) {
+        out[slot] = Some(id);
+    }
+    Ok(())
 }
 
 impl Post {

@@ -114,7 +114,8 @@ pub struct Composer {
     /// rendering every digest from scratch).
     pub share_bodies: bool,
     /// Threads a chunk's digests are composed and rendered on, from
-    /// `[schedule] compose_workers` (1: this thread alone).
+    /// `[schedule] compose_workers` (1: one thread, beside the tick's, which
+    /// writes meanwhile; this one alone in [`Composer::draft_all`]).
     pub workers: usize,
     /// Attempts before a digest is given up, from `[email] max_retries`.
     pub(super) max_retries: i32,

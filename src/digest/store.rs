@@ -107,7 +107,7 @@ struct NewBody<'a> {
 
 /// Writes the shared renderings `bodies` in one statement, returning their
 /// ids (taken first, as the posts' are).
-fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
+pub(super) fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i64>> {
     let ids = crate::db::reserve_ids(c, "nt_bodies", "body_id", bodies.len())?;
     if ids.is_empty() {
         return Ok(ids);

@@ -1,10 +1,11 @@
 //! Composing and rendering a batch of digests on `[schedule]
 //! compose_workers` threads.
 //!
-//! The tick's thread plans every run of the batch ([`Composer::plan_run`]):
-//! it reads all the database holds for them (the log's windows, the
-//! recipients, the names their lines show), builds the bodies shared by
-//! many recipients and renders the shared renderings, in the batch's order,
+//! The tick's thread plans every run of the batch
+//! ([`Composer::plan_unbuilt`], [`Composer::settle_body`]): it reads all
+//! the database holds for them (the log's windows, the recipients, the
+//! names their lines show), builds the bodies two or more of the batch's
+//! runs share and renders the shared renderings, in the batch's order,
 //! so the cache of shared renderings (`handoff`) is kept by one thread.
 //! What is left is each run's own work, which reads nothing but the plan:
 //! the collapse of a window without its recipient's own changes, the body
@@ -130,6 +131,17 @@ impl Composer {
     /// for an empty digest that posts nothing) in `jobs`' order, counted.
     pub(super) fn finish_all(&mut self, jobs: &[Job]) -> Result<Vec<Option<Post>>> {
         let done = finish_on(&self.env(), jobs, self.workers);
+        self.tally(jobs, done)
+    }
+
+    /// `done` (what [`finish_on`] made of `jobs`) counted in
+    /// [`Composer::posted`], [`Composer::empty`] and the channels; the
+    /// first error, if any.
+    pub(super) fn tally(
+        &mut self,
+        jobs: &[Job],
+        done: Vec<Result<Option<Post>>>,
+    ) -> Result<Vec<Option<Post>>> {
         let mut out = Vec::with_capacity(jobs.len());
         for (job, post) in jobs.iter().zip(done) {
             let post = post?;
@@ -153,7 +165,7 @@ impl Composer {
 }
 
 /// `jobs` finished on `workers` threads, each a contiguous slice.
-fn finish_on(env: &Env, jobs: &[Job], workers: usize) -> Vec<Result<Option<Post>>> {
+pub(super) fn finish_on(env: &Env, jobs: &[Job], workers: usize) -> Vec<Result<Option<Post>>> {
     let slice = |part: &[Job]| part.iter().map(|j| env.finish(j)).collect::<Vec<_>>();
     if workers <= 1 || jobs.len() < 2 {
         return slice(jobs);
