@@ -17,14 +17,23 @@ struct Value {
     v: i64,
 }
 
-fn pragma(c: &mut DbConn, name: &str) -> i64 {
-    let DbConn::Sqlite(s) = c else {
-        panic!("an SQLite connection")
-    };
-    diesel::sql_query(format!("SELECT {name} AS v FROM pragma_{name}"))
-        .get_result::<Value>(s)
-        .unwrap()
-        .v
+#[derive(diesel::QueryableByName)]
+struct Autocheckpoint {
+    #[diesel(sql_type = BigInt)]
+    wal_autocheckpoint: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct SizeLimit {
+    #[diesel(sql_type = BigInt)]
+    journal_size_limit: i64,
+}
+
+fn sqlite(c: &mut DbConn) -> &mut diesel::SqliteConnection {
+    match c {
+        DbConn::Sqlite(s) => s,
+        _ => panic!("an SQLite connection"),
+    }
 }
 
 /// A commit of about 3,000 pages (more than SQLite's default threshold of
@@ -35,12 +44,18 @@ fn the_thread_checkpoints_what_a_commit_left_in_the_wal() {
     let t = TestDb::sqlite();
     let db = t.open();
     let mut c = db.conn().unwrap();
+    let net: Autocheckpoint = diesel::sql_query("PRAGMA wal_autocheckpoint")
+        .get_result(sqlite(&mut c))
+        .unwrap();
     assert_eq!(
-        pragma(&mut c, "wal_autocheckpoint"),
+        net.wal_autocheckpoint,
         i64::from(SQLITE_AUTOCHECKPOINT_PAGES),
         "a pool connection checkpoints on commit only past the net"
     );
-    assert_eq!(pragma(&mut c, "journal_size_limit"), 64 << 20);
+    let limit: SizeLimit = diesel::sql_query("PRAGMA journal_size_limit")
+        .get_result(sqlite(&mut c))
+        .unwrap();
+    assert_eq!(limit.journal_size_limit, 64 << 20);
     c.batch_execute(
         "CREATE TABLE filler (x BLOB);
          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
@@ -63,11 +78,8 @@ fn the_thread_checkpoints_what_a_commit_left_in_the_wal() {
     drop(c);
     drop(db);
     let mut fresh = DbUrl::parse(&t.url).unwrap().connect().unwrap();
-    let DbConn::Sqlite(s) = &mut fresh else {
-        unreachable!()
-    };
     let n: Value = diesel::sql_query("SELECT COUNT(*) AS v FROM filler")
-        .get_result(s)
+        .get_result(sqlite(&mut fresh))
         .unwrap();
     assert_eq!(n.v, 3000);
 }
