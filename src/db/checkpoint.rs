@@ -52,7 +52,7 @@ pub fn pass(conn: &mut SqliteConnection) -> Result<Pass> {
 struct Shared {
     stop: Mutex<bool>,
     wake: Condvar,
-    /// The last pass's answer, for tests and logs.
+    /// The last pass's answer ([`Checkpoints::last`]).
     last: Mutex<Option<Pass>>,
 }
 

@@ -296,7 +296,7 @@ fn write_posts(
             kept.push(p);
         }
     }
-    let (ids, _) = store::write(c, &kept, &[])?;
+    let ids = store::write(c, &kept)?;
     for (slot, id) in slots.into_iter().zip(ids) {
         out[slot] = Some(id);
     }

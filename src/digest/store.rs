@@ -19,7 +19,7 @@ use diesel::sql_types::Text;
 use super::render::Rendered;
 use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
 use crate::db::DbConn;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId, SubscriptionId};
 
 /// A shared rendering a post points at.
@@ -27,7 +27,9 @@ use crate::ids::{PartyId, RequestId, SubscriptionId};
 pub(super) enum BodyRef {
     /// Written already, in this transaction.
     Stored(i64),
-    /// The batch's new rendering at this index, written with the batch.
+    /// The batch's new rendering at this index, not written yet: it is
+    /// written ([`write_bodies`]) and becomes `Stored` before any post
+    /// naming it is.
     New(usize),
 }
 
@@ -140,16 +142,10 @@ pub(super) fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i6
     Ok(ids)
 }
 
-/// Writes `new_bodies` (the batch's new shared renderings), then posts
-/// `posts`; returns each post's request id, in order, and the new bodies'
-/// ids.
-pub(super) fn write(
-    c: &mut DbConn,
-    posts: &[Post],
-    new_bodies: &[Rendered],
-) -> Result<(Vec<RequestId>, Vec<i64>)> {
+/// Posts `posts`, whose shared renderings are written already
+/// ([`write_bodies`]); returns each post's request id, in order.
+pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
     let t0 = std::time::Instant::now();
-    let body_ids = write_bodies(c, new_bodies)?;
     let ids = crate::db::reserve_ids(c, "nt_requests", "request_id", posts.len())?;
     let reserved = t0.elapsed();
     let requests: Vec<NewRequest> = posts
@@ -174,37 +170,43 @@ pub(super) fn write(
     let messages: Vec<NewMessage> = posts
         .iter()
         .zip(&ids)
-        .map(|(p, id)| match &p.bodies {
-            Bodies::Own(r) => NewMessage {
-                request_id: *id,
-                message: r.text.as_deref().unwrap_or(""),
-                message_html: r.html.as_deref(),
-                message_chat: r.chat.as_deref(),
-                message_sms: r.sms.as_deref(),
-                body_id: None,
-                manage_url: None,
-                full_url: None,
-            },
-            Bodies::Shared {
-                body,
-                sms,
-                manage_url,
-                full_url,
-            } => NewMessage {
-                request_id: *id,
-                message: "",
-                message_html: None,
-                message_chat: None,
-                message_sms: sms.as_deref(),
-                body_id: Some(match body {
-                    BodyRef::Stored(b) => *b,
-                    BodyRef::New(i) => body_ids[*i],
-                }),
-                manage_url: Some(manage_url),
-                full_url: Some(full_url),
-            },
+        .map(|(p, id)| {
+            Ok(match &p.bodies {
+                Bodies::Own(r) => NewMessage {
+                    request_id: *id,
+                    message: r.text.as_deref().unwrap_or(""),
+                    message_html: r.html.as_deref(),
+                    message_chat: r.chat.as_deref(),
+                    message_sms: r.sms.as_deref(),
+                    body_id: None,
+                    manage_url: None,
+                    full_url: None,
+                },
+                Bodies::Shared {
+                    body,
+                    sms,
+                    manage_url,
+                    full_url,
+                } => NewMessage {
+                    request_id: *id,
+                    message: "",
+                    message_html: None,
+                    message_chat: None,
+                    message_sms: sms.as_deref(),
+                    body_id: Some(match body {
+                        BodyRef::Stored(b) => *b,
+                        BodyRef::New(_) => {
+                            return Err(Error::Storage(
+                                "a digest names a shared rendering not written yet".into(),
+                            ))
+                        }
+                    }),
+                    manage_url: Some(manage_url),
+                    full_url: Some(full_url),
+                },
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     match c {
         DbConn::Sqlite(s) => {
             let stamp = crate::db::sqlite_stamp;
@@ -260,5 +262,5 @@ pub(super) fn write(
         }
     }
     tracing::debug!(?reserved, written = ?t0.elapsed(), posts = posts.len(), "digest posts");
-    Ok((ids.into_iter().map(RequestId).collect(), body_ids))
+    Ok(ids.into_iter().map(RequestId).collect())
 }
