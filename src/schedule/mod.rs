@@ -41,10 +41,22 @@ pub fn run_tick(
     lease_for: chrono::Duration,
     sink: &mut dyn HandOff,
 ) -> Result<Option<Vec<DueRun>>> {
+    led_tick(conn, at, owner, lease_for, sink, tick::CHUNK)
+}
+
+/// [`run_tick`] in chunks of `chunk` subscriptions.
+fn led_tick(
+    conn: &mut DbConn,
+    at: DateTime<Utc>,
+    owner: &str,
+    lease_for: chrono::Duration,
+    sink: &mut dyn HandOff,
+    chunk: i64,
+) -> Result<Option<Vec<DueRun>>> {
     if !lease::acquire(conn, TICK_JOB, owner, at, lease_for)? {
         return Ok(None);
     }
-    let result = tick(conn, at, sink);
+    let result = tick::tick_in_chunks(conn, at, sink, chunk);
     // Release even when the tick failed, so the next tick need not wait for
     // the lease to expire; what was not committed is still due.
     lease::release(conn, TICK_JOB, owner, at)?;
@@ -76,16 +88,13 @@ pub fn share_tick(
     sink: &mut dyn HandOff,
     chunk: i64,
 ) -> Result<Shared> {
-    use tick::Role;
-    if lease::acquire(conn, TICK_JOB, owner, at, lease_for)? {
-        let result = tick::tick_as(conn, at, sink, chunk, Role::Leader);
-        lease::release(conn, TICK_JOB, owner, at)?;
-        return result.map(Shared::Led);
+    if let Some(runs) = led_tick(conn, at, owner, lease_for, sink, chunk)? {
+        return Ok(Shared::Led(runs));
     }
     match conn.backend() {
         crate::db::Backend::Sqlite => Ok(Shared::Skipped),
         crate::db::Backend::Postgres => {
-            tick::tick_as(conn, at, sink, chunk, Role::Helper).map(Shared::Helped)
+            tick::tick_as(conn, at, sink, chunk, tick::Role::Helper).map(Shared::Helped)
         }
     }
 }
