@@ -95,6 +95,7 @@ impl Composer {
         self.trim_names();
         self.load_system(c)?;
         self.preload_names(c, batch)?;
+        let read = t0.elapsed();
         let mut planned = Vec::with_capacity(batch.len());
         for run in batch {
             planned.push(self.plan_unbuilt(c, run)?);
@@ -130,7 +131,7 @@ impl Composer {
                 parts,
             });
         }
-        tracing::debug!(planned = ?t0.elapsed(), runs = batch.len(), "digest batch");
+        tracing::debug!(read = ?read, planned = ?t0.elapsed(), runs = batch.len(), "digest batch");
         Ok(jobs)
     }
 

@@ -41,8 +41,18 @@ use crate::subscriptions::Kind;
 
 use crate::parties::SYSTEM_PARTY;
 
-/// Windows kept in the cache before it is emptied.
+/// Shared bodies and upcoming lists kept in their caches before they are
+/// emptied.
 const CACHE_WINDOWS: usize = 4_096;
+/// Windows of the log kept before the cache is emptied, and the
+/// modifications they may hold in all (a few hundred bytes each, read and
+/// collapsed). Sized for every window of one tick: a tick's runs come in
+/// subscription order, not by collection, so a cache smaller than the
+/// tick's windows is emptied and its windows read again several times
+/// over (`bench burst`: 5,000 collections, about five reads each with
+/// room for 4,096 windows).
+const CACHE_LOG_WINDOWS: usize = 65_536;
+const CACHE_LOG_MODS: usize = 250_000;
 
 /// Who a digest is for, as rendering needs it.
 #[derive(Debug, Clone)]
@@ -97,6 +107,8 @@ pub struct Composer {
     names_loaded: HashSet<Window>,
     pub(super) collections: HashMap<CollectionId, String>,
     changes: HashMap<Window, Arc<WindowChanges>>,
+    /// Modifications the windows in `changes` hold.
+    changes_mods: usize,
     /// Bodies of shared content; the entry keeps its content alive, so the
     /// address in the key cannot be reused while the entry exists.
     bodies: HashMap<BodyKey, (Content, Arc<render::Body>)>,
@@ -138,6 +150,7 @@ impl Composer {
             names_loaded: HashSet::new(),
             collections: HashMap::new(),
             changes: HashMap::new(),
+            changes_mods: 0,
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
@@ -308,8 +321,10 @@ impl Composer {
     }
 
     fn trim_caches(&mut self) {
-        if self.changes.len() > CACHE_WINDOWS {
-            self.changes.clear();
+        // Twice the budget: `preload_windows` keeps to it before reading a
+        // batch's windows, which must not be dropped while it is planned.
+        if self.changes.len() > CACHE_LOG_WINDOWS || self.changes_mods > 2 * CACHE_LOG_MODS {
+            self.clear_windows();
         }
         if self.upcoming.len() > CACHE_WINDOWS {
             self.upcoming.clear();
@@ -346,7 +361,7 @@ impl Composer {
                             run.window_end,
                         )?;
                         let w = WindowChanges::of(mods)?;
-                        self.changes.insert(key, w.clone());
+                        self.keep_window(key, w.clone());
                         w
                     }
                 };
@@ -477,6 +492,18 @@ impl Composer {
         self.load_body_names(c, run, content)
     }
 
+    fn keep_window(&mut self, key: Window, w: Arc<WindowChanges>) {
+        self.changes_mods += w.mods.len();
+        if let Some(old) = self.changes.insert(key, w) {
+            self.changes_mods -= old.mods.len();
+        }
+    }
+
+    fn clear_windows(&mut self) {
+        self.changes.clear();
+        self.changes_mods = 0;
+    }
+
     /// Reads the log's windows of `batch`'s modification digests of one
     /// collection that are not cached, one query (and one for their
     /// values) per window's bounds, instead of two round trips a window.
@@ -501,8 +528,8 @@ impl Composer {
             return Ok(());
         }
         // Room for them all, so none is emptied out before it is used.
-        if self.changes.len() + n > CACHE_WINDOWS {
-            self.changes.clear();
+        if self.changes.len() + n > CACHE_LOG_WINDOWS || self.changes_mods > CACHE_LOG_MODS {
+            self.clear_windows();
         }
         for ((start, end), colls) in want {
             for part in colls.chunks(1_000) {
@@ -512,7 +539,7 @@ impl Composer {
                 }
                 for coll in part {
                     let w = WindowChanges::of(by.remove(coll).unwrap_or_default())?;
-                    self.changes.insert((Some(*coll), start, end), w);
+                    self.keep_window((Some(*coll), start, end), w);
                 }
             }
         }
