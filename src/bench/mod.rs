@@ -101,9 +101,8 @@ fn peak_rss_mib() -> Option<f64> {
 }
 
 /// This process's anonymous resident memory now (RssAnon), in MiB: what it
-/// allocated itself, without the file pages it maps (SQLite reads its
-/// database through a memory map of up to 1 GiB, and those pages count in
-/// VmHWM though they are the kernel's page cache).
+/// allocated itself, without the file pages it maps (the program and its
+/// libraries; SQLite no longer maps its database, `db::SQLITE_MMAP_BYTES`).
 fn anon_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;

@@ -426,14 +426,10 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     )?;
     rss_lines(out, setup_peak, reset.then(peak_rss_mib).flatten())?;
     if let (Some(anon), Some(file)) = (resident.anon, resident.file) {
-        let why = match c.backend() {
-            crate::db::Backend::Sqlite => "SQLite reads the database through a memory map",
-            crate::db::Backend::Postgres => "the program and its libraries",
-        };
         writeln!(
             out,
             "resident after each tick and pass, at most: {anon:.0} MiB anonymous (heap), \
-             {file:.0} MiB file-backed ({why})"
+             {file:.0} MiB file-backed (the program and its libraries)"
         )?;
     }
     Ok(())
