@@ -74,6 +74,10 @@ pub struct BurstArgs {
     /// default: as `serve`, the number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Subscriptions each tick transaction takes (`[schedule]
+    /// tick_chunk`; default: as `serve`).
+    #[arg(long)]
+    pub chunk: Option<u32>,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-burst.db";
@@ -163,6 +167,9 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     if args.workers.is_some_and(|w| !(1..=256).contains(&w)) {
         return Err(Error::invalid("bench burst: --workers must be 1 to 256"));
     }
+    if args.chunk.is_some_and(|c| !(1..=1_000_000).contains(&c)) {
+        return Err(Error::invalid("bench burst: --chunk must be 1 to 1000000"));
+    }
     find("smtp-sink")?;
     find("smtp-source")?;
     let scratch = Scratch::new()?;
@@ -180,11 +187,12 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     let workers = args
         .workers
         .unwrap_or(ScheduleConfig::default().compose_workers);
+    let chunk = args.chunk.unwrap_or(ScheduleConfig::default().tick_chunk);
     writeln!(
         out,
         "bench burst on {:?}: {n} users over {} zones (UTC+0 to +2 in November), \
          each with a daily digest at {HOUR:02}:00 local; {} SMTP sessions into smtp-sink on 127.0.0.1:{port}; \
-         {workers} compose workers",
+         {workers} compose workers, tick chunks of {chunk}",
         c.backend(),
         args.zones,
         args.sessions
@@ -252,9 +260,12 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
             inner: &mut composer,
             spent: Duration::ZERO,
         };
+        // As `serve` ticks (`serve::tick_and_deliver`).
         let (runs, td) = timed(|| {
-            schedule::run_tick(&mut c, *at, OWNER, lease_for, &mut hand)?
-                .ok_or_else(|| Error::Storage("the tick's lease is held elsewhere".into()))
+            match schedule::share_tick(&mut c, *at, OWNER, lease_for, &mut hand, chunk.into())? {
+                schedule::Shared::Led(runs) => Ok(runs),
+                _ => Err(Error::Storage("the tick's lease is held elsewhere".into())),
+            }
         })?;
         let hd = hand.spent;
         resident.sample();
