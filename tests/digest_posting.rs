@@ -461,3 +461,46 @@ backend_tests!(
     the_outbox_writes_valid_mime_once_and_settles_statuses,
     a_second_digest_for_the_same_period_is_refused_by_the_database,
 );
+
+/// On PostgreSQL digest bodies are compressed with lz4, not pglz
+/// (migration `2026-12-01-000001_lz4_bodies`): every text column of
+/// `nt_messages` and `nt_bodies`, and a body long enough to be compressed
+/// is stored so.
+#[test]
+fn postgres_compresses_digest_bodies_with_lz4() {
+    use diesel::sql_types::Text;
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let mut c = db.conn();
+    #[derive(QueryableByName, Debug)]
+    struct Col {
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        method: String,
+    }
+    let cols: Vec<Col> = diesel::sql_query(
+        "SELECT attrelid::regclass::text || '.' || attname AS name, attcompression::text AS method \
+         FROM pg_attribute WHERE attrelid IN ('nt_messages'::regclass, 'nt_bodies'::regclass) \
+         AND attname LIKE 'message%' ORDER BY 1",
+    )
+    .load(&mut c)
+    .unwrap();
+    assert_eq!(cols.len(), 7, "{cols:?}");
+    assert!(cols.iter().all(|c| c.method == "l"), "{cols:?}");
+    #[derive(QueryableByName)]
+    struct Method {
+        #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+        method: Option<String>,
+    }
+    let html = "<p>a line of a digest that repeats</p>\n".repeat(200);
+    let m: Method = diesel::sql_query(
+        "WITH b AS (INSERT INTO nt_bodies (message, message_html) VALUES ('', $1) \
+         RETURNING message_html) SELECT pg_column_compression(message_html) AS method FROM b",
+    )
+    .bind::<Text, _>(&html)
+    .get_result(&mut c)
+    .unwrap();
+    assert_eq!(m.method.as_deref(), Some("lz4"));
+}
