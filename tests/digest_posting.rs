@@ -473,7 +473,7 @@ fn postgres_compresses_digest_bodies_with_lz4() {
         return;
     };
     let mut c = db.conn();
-    #[derive(QueryableByName, Debug)]
+    #[derive(QueryableByName)]
     struct Col {
         #[diesel(sql_type = Text)]
         name: String,
@@ -487,8 +487,11 @@ fn postgres_compresses_digest_bodies_with_lz4() {
     )
     .load(&mut c)
     .unwrap();
-    assert_eq!(cols.len(), 7, "{cols:?}");
-    assert!(cols.iter().all(|c| c.method == "l"), "{cols:?}");
+    let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    for c in &cols {
+        assert_eq!(c.method, "l", "{} is not lz4", c.name);
+    }
     #[derive(QueryableByName)]
     struct Method {
         #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
