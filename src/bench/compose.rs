@@ -561,7 +561,7 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
     if let Some(m) = peak_rss_mib() {
         writeln!(
             out,
-            "peak memory {m:.0} MiB resident (VmHWM, with the database pages SQLite maps; goal <= 300: {}), \
+            "peak memory {m:.0} MiB resident (VmHWM; goal <= 300: {}), \
              {anon:.0} MiB anonymous (RssAnon sampled every 5 ms; goal <= 300: {})",
             met(m),
             met(anon)
