@@ -118,6 +118,8 @@ fn bad_sizes_are_refused_and_nothing_is_written(db: &TestDb) {
         &["--sessions", "0"][..],
         &["--workers", "0"][..],
         &["--workers", "257"][..],
+        &["--chunk", "0"][..],
+        &["--chunk", "1000001"][..],
     ] {
         let mut args = vec!["--db", &db.url, "bench", "burst"];
         args.extend_from_slice(bad);
