@@ -333,6 +333,11 @@ pub struct DatabaseConfig {
     pub pool_size: u32,
 }
 
+/// The values `[schedule] compose_workers` and `tick_chunk` may take
+/// (and `bench burst`'s `--workers` and `--chunk`, which stand for them).
+pub const COMPOSE_WORKERS: std::ops::RangeInclusive<usize> = 1..=256;
+pub const TICK_CHUNKS: std::ops::RangeInclusive<u32> = 1..=1_000_000;
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScheduleConfig {
@@ -536,12 +541,12 @@ impl Config {
                 "config: schedule.queue_seconds must be 1-86400",
             ));
         }
-        if !(1..=256).contains(&self.schedule.compose_workers) {
+        if !COMPOSE_WORKERS.contains(&self.schedule.compose_workers) {
             return Err(Error::invalid(
                 "config: schedule.compose_workers must be 1-256",
             ));
         }
-        if !(1..=1_000_000).contains(&self.schedule.tick_chunk) {
+        if !TICK_CHUNKS.contains(&self.schedule.tick_chunk) {
             return Err(Error::invalid(
                 "config: schedule.tick_chunk must be 1-1000000",
             ));

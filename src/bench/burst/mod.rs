@@ -45,7 +45,7 @@ use diesel::prelude::*;
 use super::cpu::per_message;
 use super::smtp::{backend_pid, find, snapshot, source_run, spent, start_sink_with, Spent};
 use super::{free_port, open_empty, peak_rss_mib, rate};
-use crate::config::{DigestConfig, EmailConfig, ScheduleConfig};
+use crate::config::{DigestConfig, EmailConfig, ScheduleConfig, COMPOSE_WORKERS, TICK_CHUNKS};
 use crate::db::schema::nt_requests;
 use crate::db::DbConn;
 use crate::deliver::queue::{self, Delivery};
@@ -164,10 +164,10 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     if args.sessions == 0 {
         return Err(Error::invalid("bench burst: --sessions must be at least 1"));
     }
-    if args.workers.is_some_and(|w| !(1..=256).contains(&w)) {
+    if args.workers.is_some_and(|w| !COMPOSE_WORKERS.contains(&w)) {
         return Err(Error::invalid("bench burst: --workers must be 1 to 256"));
     }
-    if args.chunk.is_some_and(|c| !(1..=1_000_000).contains(&c)) {
+    if args.chunk.is_some_and(|c| !TICK_CHUNKS.contains(&c)) {
         return Err(Error::invalid("bench burst: --chunk must be 1 to 1000000"));
     }
     find("smtp-sink")?;
