@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 
@@ -78,18 +79,32 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                     )
                 })
                 .collect();
+            // Through a keyed temporary table and one row-value UPDATE:
+            // `UPDATE … FROM json_each` first copies the whole join into an
+            // ephemeral table, about 60% slower for a chunk.
+            c.batch_execute(
+                "CREATE TEMP TABLE IF NOT EXISTS claim_next (id INTEGER PRIMARY KEY, \
+                     next TEXT NOT NULL, sched TEXT, key TEXT, wend TEXT); \
+                 DELETE FROM temp.claim_next;",
+            )?;
             diesel::sql_query(
-                "UPDATE subscriptions SET next_due_at = v.next, \
-                     last_scheduled_at = COALESCE(v.sched, last_scheduled_at), \
-                     last_period = COALESCE(v.key, last_period), \
-                     last_window_end = COALESCE(v.wend, last_window_end) \
-                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS next, \
-                         json_extract(value, '$[2]') AS sched, json_extract(value, '$[3]') AS key, \
-                         json_extract(value, '$[4]') AS wend FROM json_each(?)) AS v \
-                 WHERE subscriptions.id = v.id",
+                "INSERT INTO temp.claim_next (id, next, sched, key, wend) \
+                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+                     json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
+                     json_extract(value, '$[4]') FROM json_each(?)",
             )
             .bind::<Text, _>(crate::db::json_rows(&rows)?)
             .execute(c)?;
+            c.batch_execute(
+                "UPDATE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
+                     last_window_end) = (SELECT v.next, \
+                         COALESCE(v.sched, subscriptions.last_scheduled_at), \
+                         COALESCE(v.key, subscriptions.last_period), \
+                         COALESCE(v.wend, subscriptions.last_window_end) \
+                     FROM temp.claim_next AS v WHERE v.id = subscriptions.id) \
+                 WHERE id IN (SELECT id FROM temp.claim_next); \
+                 DELETE FROM temp.claim_next;",
+            )?;
             tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
         }
         DbConn::Postgres(c) => {
