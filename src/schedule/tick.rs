@@ -255,13 +255,16 @@ pub fn tick_as(
 ) -> Result<Vec<DueRun>> {
     let chunk = chunk.max(1);
     let mut out = Vec::new();
+    // Subscriptions sharing a rule share their periods: computed once per
+    // rule and tick, not once per subscription or chunk.
+    let mut plans: HashMap<Rule, Plan> = HashMap::new();
     let mut lock = match conn.backend() {
         crate::db::Backend::Sqlite => Lock::None,
         crate::db::Backend::Postgres => Lock::Skip,
     };
     loop {
         let t = std::time::Instant::now();
-        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out, lock))?;
+        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out, &mut plans, lock))?;
         sink.committed();
         tracing::debug!(with_commit = ?t.elapsed(), ?lock, "tick transaction");
         lock = match (lock, role) {
@@ -300,6 +303,7 @@ fn claim_chunk(
     chunk: i64,
     sink: &mut dyn HandOff,
     out: &mut Vec<DueRun>,
+    plans: &mut HashMap<Rule, Plan>,
     lock: Lock,
 ) -> Result<usize> {
     let at_n = at.naive_utc();
@@ -353,7 +357,6 @@ fn claim_chunk(
     let mut due = Vec::with_capacity(n);
     let mut runs = Vec::with_capacity(n);
     let mut nexts = Vec::with_capacity(n);
-    let mut plans: HashMap<Rule, Plan> = HashMap::new();
     for (
         (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
         (active, last_sched, last_key, last_end),
@@ -371,8 +374,6 @@ fn claim_chunk(
             day,
             zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
         )?;
-        // Subscriptions sharing a rule share their periods: computed once
-        // per rule and chunk, not once per subscription.
         let plan = plans.entry(rule).or_insert_with(|| Plan::new(&rule, at));
         let next = plan.next;
         let active = active.and_utc();
