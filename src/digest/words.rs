@@ -131,8 +131,24 @@ const MAX_VALUE_CHARS: usize = 80;
 
 /// A value cut to [`MAX_VALUE_CHARS`] characters (never inside one).
 pub fn clip(s: &str) -> String {
-    match s.char_indices().nth(MAX_VALUE_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
+    // No more bytes than the limit: no more characters either. An ASCII
+    // head: the limit's character starts at the limit's byte. Only other
+    // text is walked character by character (this ran for every title and
+    // value of every line, a tenth of composing a digest).
+    let cut = if s.len() <= MAX_VALUE_CHARS {
+        None
+    } else if s.as_bytes()[..MAX_VALUE_CHARS].is_ascii() {
+        Some(MAX_VALUE_CHARS)
+    } else {
+        s.char_indices().nth(MAX_VALUE_CHARS).map(|(i, _)| i)
+    };
+    match cut {
+        Some(i) => {
+            let mut out = String::with_capacity(i + '…'.len_utf8());
+            out.push_str(&s[..i]);
+            out.push('…');
+            out
+        }
         None => s.to_string(),
     }
 }
@@ -338,6 +354,39 @@ mod tests {
         let c = clip(&long);
         assert_eq!(c.chars().count(), MAX_VALUE_CHARS + 1);
         assert!(c.ends_with('…'));
+    }
+
+    /// Each of clip's paths against the plain definition: the first
+    /// [`MAX_VALUE_CHARS`] characters, and `…` when any were left out.
+    #[test]
+    fn clipping_cuts_after_the_limit_in_characters_on_every_path() {
+        let plain = |s: &str| {
+            let head: String = s.chars().take(MAX_VALUE_CHARS).collect();
+            if head.len() < s.len() {
+                format!("{head}…")
+            } else {
+                head
+            }
+        };
+        let a = |n: usize| "a".repeat(n);
+        for s in [
+            String::new(),
+            a(79),
+            a(80),
+            a(81),
+            a(500),
+            // Fewer than 80 characters in more than 80 bytes: kept whole.
+            "é".repeat(79),
+            "é".repeat(80),
+            "é".repeat(81),
+            // ASCII up to the limit, then a character of several bytes.
+            format!("{}é", a(80)),
+            format!("{}é", a(79)),
+            format!("{}🎉{}", a(79), a(10)),
+            format!("{}🎉{}", a(40), a(60)),
+        ] {
+            assert_eq!(clip(&s), plain(&s), "{s:?}");
+        }
     }
 
     /// The audit's finding 14: five edits with 24,000 changes each made a
