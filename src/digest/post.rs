@@ -34,7 +34,7 @@ use crate::config::{DigestConfig, EmailConfig};
 use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
-use crate::ids::{CollectionId, PartyId};
+use crate::ids::{CollectionId, IdMap, PartyId};
 use crate::modlog::{self, Modification};
 use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
@@ -100,12 +100,12 @@ pub struct Composer {
     pub(super) cfg: DigestConfig,
     from: Mailbox,
     pub(super) system: Option<PartyId>,
-    recipients: HashMap<PartyId, Arc<Recipient>>,
-    pub(super) names: HashMap<PartyId, String>,
+    recipients: IdMap<PartyId, Arc<Recipient>>,
+    pub(super) names: IdMap<PartyId, String>,
     /// Windows whose every actor is in `names` (their recipients' own
     /// collapses are made by the workers, who read names, never load them).
     names_loaded: HashSet<Window>,
-    pub(super) collections: HashMap<CollectionId, String>,
+    pub(super) collections: IdMap<CollectionId, String>,
     changes: HashMap<Window, Arc<WindowChanges>>,
     /// Modifications the windows in `changes` hold.
     changes_mods: usize,
@@ -145,10 +145,10 @@ impl Composer {
             cfg: digest.clone(),
             from: crate::text::parse_from(&email.from)?,
             system: None,
-            recipients: HashMap::new(),
-            names: HashMap::new(),
+            recipients: IdMap::default(),
+            names: IdMap::default(),
             names_loaded: HashSet::new(),
-            collections: HashMap::new(),
+            collections: IdMap::default(),
             changes: HashMap::new(),
             changes_mods: 0,
             bodies: HashMap::new(),
@@ -291,19 +291,15 @@ impl Composer {
         }
     }
 
-    fn collection_name(&mut self, c: &mut DbConn, id: CollectionId) -> Result<String> {
-        if !self.collections.contains_key(&id) {
-            let rows: Vec<(i64, String)> = collections::table
-                .select((collections::id, collections::name))
-                .load(c)?;
-            self.collections
-                .extend(rows.into_iter().map(|(i, n)| (CollectionId(i), n)));
-        }
-        Ok(self
-            .collections
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| format!("collection {id}")))
+    /// Every collection's name (there are few; one that is missing, even
+    /// then, is named by id).
+    fn load_collections(&mut self, c: &mut DbConn) -> Result<()> {
+        let rows: Vec<(i64, String)> = collections::table
+            .select((collections::id, collections::name))
+            .load(c)?;
+        self.collections
+            .extend(rows.into_iter().map(|(i, n)| (CollectionId(i), n)));
+        Ok(())
     }
 
     /// Looks the system party up once: the sender of a digest whose changes
@@ -595,8 +591,8 @@ impl Composer {
         }
         ids.sort_unstable();
         ids.dedup();
-        for id in ids {
-            self.collection_name(c, id)?;
+        if ids.iter().any(|id| !self.collections.contains_key(id)) {
+            self.load_collections(c)?;
         }
         Ok(())
     }

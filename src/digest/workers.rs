@@ -15,7 +15,6 @@
 //! to be written on the tick's connection in its transaction. So the
 //! output is the same for any number of workers.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::compose;
@@ -26,7 +25,7 @@ use super::store::{Bodies, BodyRef, Post};
 use super::words::Style;
 use crate::config::DigestConfig;
 use crate::error::{Error, Result};
-use crate::ids::{CollectionId, PartyId};
+use crate::ids::{CollectionId, IdMap, PartyId};
 use crate::parties::Channel;
 use crate::schedule::DueRun;
 
@@ -108,8 +107,8 @@ pub(super) struct Job<'r> {
 /// What the workers read: the composer's loaded names and settings.
 pub(super) struct Env<'a> {
     cfg: &'a DigestConfig,
-    names: &'a HashMap<PartyId, String>,
-    collections: &'a HashMap<CollectionId, String>,
+    names: &'a IdMap<PartyId, String>,
+    collections: &'a IdMap<CollectionId, String>,
     system: Option<PartyId>,
     link: Option<&'a LinkKey>,
     max_retries: i32,
