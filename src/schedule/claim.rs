@@ -2,10 +2,11 @@
 //! subscription's new `next_due_at` (and, for those that ran, the last
 //! period, its instant and the window's end, which are the run's own).
 //!
-//! Set-based on both back ends, two statements per chunk: on PostgreSQL a
-//! binary `COPY` of the runs and an `UPDATE … FROM unnest(…)`; on SQLite an
-//! `INSERT … SELECT` and an `UPDATE … FROM` over `json_each` of one JSON
-//! array (a diesel statement per row spent about a quarter of the write in
+//! Set-based on both back ends: on PostgreSQL a binary `COPY` of the runs
+//! and an `UPDATE … FROM unnest(…)`; on SQLite an `INSERT … SELECT` over
+//! `json_each` of one JSON array, and the subscriptions' new values loaded
+//! the same way into a keyed temporary table that one row-value `UPDATE`
+//! reads (a diesel statement per row spent about a quarter of the write in
 //! building and binding statements). Same transaction as the rest of the
 //! tick either way.
 
