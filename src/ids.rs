@@ -34,10 +34,10 @@ id_type!(
 );
 
 /// A hasher for maps keyed by the ids here: FxHash's rotate, xor and
-/// multiply over the `i64`, where std's SipHash cost the composer a
-/// tenth of building a digest in name look-ups. The keys are ids the
-/// database assigned, not values a client chooses, so no resistance to
-/// crafted collisions is needed.
+/// multiply over the `i64`, where std's SipHash showed in a profile of
+/// the composer's name look-ups (several per line of every digest). Only
+/// for ids the database assigned, never values a client chooses: it
+/// offers no resistance to crafted collisions.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct IdHasher(u64);
 
