@@ -589,8 +589,6 @@ impl Composer {
             Content::Changes(v) => ids.extend(v.iter().map(|ch| ch.collection)),
             Content::Upcoming(v) => ids.extend(v.iter().map(|u| u.collection)),
         }
-        ids.sort_unstable();
-        ids.dedup();
         if ids.iter().any(|id| !self.collections.contains_key(id)) {
             self.load_collections(c)?;
         }
