@@ -69,10 +69,11 @@ pub fn hold_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<()> {
     Ok(())
 }
 
-/// Ends `ids` for good in the caller's transaction: the rows go, their
-/// runs with them (`ON DELETE CASCADE`), and digests already posted keep
-/// their requests with `subscription_id` cleared (`ON DELETE SET NULL`).
-/// Returns (subscriptions, runs) removed.
+/// Ends `ids` for good in the caller's transaction: their runs go, then the
+/// rows, each deleted here (on PostgreSQL no foreign key cascades from the
+/// runs). Digests already posted keep their requests, whose
+/// `subscription_id` `queue::withdraw_in_tx` clears first
+/// (`remove::end`). Returns (subscriptions, runs) removed.
 pub fn end_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<(usize, usize)> {
     use crate::db::schema::subscription_runs;
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
