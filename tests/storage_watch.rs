@@ -81,11 +81,16 @@ fn on_postgresql_every_call_waits_for_a_statement_begun_after_it() {
             #[diesel(sql_type = diesel::sql_types::Timestamptz)]
             query_start: chrono::DateTime<chrono::Utc>,
         }
-        diesel::sql_query("SELECT query_start FROM pg_stat_activity WHERE application_name = $1")
-            .bind::<diesel::sql_types::Text, _>(digestd::db::watch::APPLICATION)
-            .get_result::<Row>(c)
-            .expect("the listener's connection")
-            .query_start
+        // pg_stat_activity is the whole server's: other tests' listeners
+        // are there too, each in its own database.
+        diesel::sql_query(
+            "SELECT query_start FROM pg_stat_activity \
+             WHERE application_name = $1 AND datname = current_database()",
+        )
+        .bind::<diesel::sql_types::Text, _>(digestd::db::watch::APPLICATION)
+        .get_result::<Row>(c)
+        .expect("the listener's connection")
+        .query_start
     };
     for i in 0..100 {
         let asked: chrono::DateTime<chrono::Utc> = diesel::select(clock_timestamp())
