@@ -584,12 +584,13 @@ impl Composer {
         run: &DueRun,
         content: &Content,
     ) -> Result<()> {
-        let mut ids: Vec<CollectionId> = run.collection.into_iter().collect();
-        match content {
-            Content::Changes(v) => ids.extend(v.iter().map(|ch| ch.collection)),
-            Content::Upcoming(v) => ids.extend(v.iter().map(|u| u.collection)),
-        }
-        if ids.iter().any(|id| !self.collections.contains_key(id)) {
+        let missing = |id: &CollectionId| !self.collections.contains_key(id);
+        let any_missing = run.collection.iter().any(missing)
+            || match content {
+                Content::Changes(v) => v.iter().any(|ch| missing(&ch.collection)),
+                Content::Upcoming(v) => v.iter().any(|u| missing(&u.collection)),
+            };
+        if any_missing {
             self.load_collections(c)?;
         }
         Ok(())
