@@ -542,14 +542,18 @@ impl Config {
             ));
         }
         if !COMPOSE_WORKERS.contains(&self.schedule.compose_workers) {
-            return Err(Error::invalid(
-                "config: schedule.compose_workers must be 1-256",
-            ));
+            return Err(Error::invalid(format!(
+                "config: schedule.compose_workers must be {}-{}",
+                COMPOSE_WORKERS.start(),
+                COMPOSE_WORKERS.end()
+            )));
         }
         if !TICK_CHUNKS.contains(&self.schedule.tick_chunk) {
-            return Err(Error::invalid(
-                "config: schedule.tick_chunk must be 1-1000000",
-            ));
+            return Err(Error::invalid(format!(
+                "config: schedule.tick_chunk must be {}-{}",
+                TICK_CHUNKS.start(),
+                TICK_CHUNKS.end()
+            )));
         }
         self.check_digest()?;
         self.ops.check()?;

@@ -165,10 +165,18 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         return Err(Error::invalid("bench burst: --sessions must be at least 1"));
     }
     if args.workers.is_some_and(|w| !COMPOSE_WORKERS.contains(&w)) {
-        return Err(Error::invalid("bench burst: --workers must be 1 to 256"));
+        return Err(Error::invalid(format!(
+            "bench burst: --workers must be {} to {}",
+            COMPOSE_WORKERS.start(),
+            COMPOSE_WORKERS.end()
+        )));
     }
     if args.chunk.is_some_and(|c| !TICK_CHUNKS.contains(&c)) {
-        return Err(Error::invalid("bench burst: --chunk must be 1 to 1000000"));
+        return Err(Error::invalid(format!(
+            "bench burst: --chunk must be {} to {}",
+            TICK_CHUNKS.start(),
+            TICK_CHUNKS.end()
+        )));
     }
     find("smtp-sink")?;
     find("smtp-source")?;
