@@ -7,6 +7,8 @@
 //! after it, so the HTML template can set the title apart while every piece
 //! stays untrusted text that the template escapes.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -131,6 +133,20 @@ const MAX_VALUE_CHARS: usize = 80;
 
 /// A value cut to [`MAX_VALUE_CHARS`] characters (never inside one).
 pub fn clip(s: &str) -> String {
+    match clipped(s) {
+        (head, false) => head.to_string(),
+        (head, true) => {
+            let mut out = String::with_capacity(head.len() + '…'.len_utf8());
+            out.push_str(head);
+            out.push('…');
+            out
+        }
+    }
+}
+
+/// [`clip`] without its allocation: the head kept, and whether it was
+/// cut (then an ellipsis follows it).
+fn clipped(s: &str) -> (&str, bool) {
     // No more bytes than the limit: no more characters either. An ASCII
     // head: the limit's character starts at the limit's byte. Only other
     // text is walked character by character (this ran for every title and
@@ -143,38 +159,45 @@ pub fn clip(s: &str) -> String {
         s.char_indices().nth(MAX_VALUE_CHARS).map(|(i, _)| i)
     };
     match cut {
-        Some(i) => {
-            let mut out = String::with_capacity(i + '…'.len_utf8());
-            out.push_str(&s[..i]);
-            out.push('…');
-            out
-        }
-        None => s.to_string(),
+        Some(i) => (&s[..i], true),
+        None => (s, false),
+    }
+}
+
+/// [`clip`] of `s` appended to `out`.
+fn push_clip(out: &mut String, s: &str) {
+    let (head, cut) = clipped(s);
+    out.push_str(head);
+    if cut {
+        out.push('…');
     }
 }
 
 /// "alice", "alice and bruno", "alice, bruno and 2 others".
-pub fn people(names: &[String]) -> String {
+pub fn people<S: AsRef<str>>(names: &[S]) -> String {
     match names {
         [] => "Someone".into(),
-        [a] => a.clone(),
-        [a, b] => format!("{a} and {b}"),
+        [a] => a.as_ref().to_string(),
+        [a, b] => format!("{} and {}", a.as_ref(), b.as_ref()),
         [a, b, rest @ ..] => format!(
-            "{a}, {b} and {} other{}",
+            "{}, {} and {} other{}",
+            a.as_ref(),
+            b.as_ref(),
             rest.len(),
             if rest.len() == 1 { "" } else { "s" }
         ),
     }
 }
 
-fn attribute_name(a: &str) -> String {
+fn attribute_name(a: &str) -> Cow<'_, str> {
     match a {
         "start" => "start time".into(),
         "reminder" => "reminder".into(),
         "rrule" => "recurrence".into(),
         "kind" => "type".into(),
         "body" => "text".into(),
-        other => other.replace('_', " "),
+        other if other.contains('_') => other.replace('_', " ").into(),
+        other => other.into(),
     }
 }
 
@@ -184,23 +207,41 @@ fn instant(v: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn value(style: &Style, v: &str) -> String {
-    match instant(v) {
-        Some(t) => style.when(t),
-        None => format!("“{}”", clip(v)),
+/// A value appended to `out`: an instant (`t`, what [`instant`] made of
+/// `v`) in the reader's style, anything else quoted and clipped.
+fn push_value(out: &mut String, style: &Style, v: &str, t: Option<DateTime<Utc>>) {
+    match t {
+        Some(t) => out.push_str(&style.when(t)),
+        None => {
+            out.push('“');
+            push_clip(out, v);
+            out.push('”');
+        }
     }
 }
 
-/// "from A to B", "to B", "from A to nothing".
-fn change_words(style: &Style, c: &AttrChange) -> String {
+/// "from A to B", "to B", "from A to nothing", appended to `out`.
+fn push_change_words(out: &mut String, style: &Style, c: &AttrChange) {
     match (c.old.as_deref(), c.new.as_deref()) {
         (Some(o), Some(n)) => match (instant(o), instant(n)) {
-            (Some(a), Some(b)) => style.from_to(a, b),
-            _ => format!("from {} to {}", value(style, o), value(style, n)),
+            (Some(a), Some(b)) => out.push_str(&style.from_to(a, b)),
+            (a, b) => {
+                out.push_str("from ");
+                push_value(out, style, o, a);
+                out.push_str(" to ");
+                push_value(out, style, n, b);
+            }
         },
-        (None, Some(n)) => format!("to {}", value(style, n)),
-        (Some(o), None) => format!("from {} to nothing", value(style, o)),
-        (None, None) => "to nothing".into(),
+        (None, Some(n)) => {
+            out.push_str("to ");
+            push_value(out, style, n, instant(n));
+        }
+        (Some(o), None) => {
+            out.push_str("from ");
+            push_value(out, style, o, instant(o));
+            out.push_str(" to nothing");
+        }
+        (None, None) => out.push_str("to nothing"),
     }
 }
 
@@ -208,7 +249,15 @@ fn change_words(style: &Style, c: &AttrChange) -> String {
 /// `collection` the collection it belongs to.
 pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -> Line {
     let title = clip(&c.title);
-    let kind = clip(&c.kind);
+    // The pieces are written straight into the line's two strings, not
+    // formatted into strings of their own first: these lines are most of
+    // building a digest's body from scratch.
+    let kind = || -> Cow<'_, str> {
+        match clipped(&c.kind) {
+            (head, false) => head.into(),
+            (_, true) => clip(&c.kind).into(),
+        }
+    };
     let (before, after) = match c.action {
         Action::Created => {
             let starts = c
@@ -219,34 +268,41 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
                 .and_then(instant)
                 .map(|t| format!(", starting {}", style.when(t)))
                 .unwrap_or_default();
-            (format!("{who} created the {kind} "), starts)
+            (format!("{who} created the {} ", kind()), starts)
         }
         Action::Added => (format!("{who} added "), format!(" to {collection}")),
         Action::Removed => (format!("{who} removed "), format!(" from {collection}")),
-        Action::Deleted => (format!("{who} deleted the {kind} "), String::new()),
+        Action::Deleted => (format!("{who} deleted the {} ", kind()), String::new()),
         Action::Now => (format!("{who} marked "), " as now".into()),
         Action::Edited => {
             let mut parts = c.changes.iter();
             let first = parts.next();
-            let head = first
-                .map(|a| format!("{who} changed the {} of ", attribute_name(&a.attribute)))
-                .unwrap_or_else(|| format!("{who} changed "));
-            let mut tail = first
-                .map(|a| format!(" {}", change_words(style, a)))
-                .unwrap_or_default();
+            let mut head = String::with_capacity(who.len() + 32);
+            head.push_str(who);
+            match first {
+                Some(a) => {
+                    head.push_str(" changed the ");
+                    head.push_str(&attribute_name(&a.attribute));
+                    head.push_str(" of ");
+                }
+                None => head.push_str(" changed "),
+            }
+            let mut tail = String::new();
+            if let Some(a) = first {
+                tail.reserve(48);
+                tail.push(' ');
+                push_change_words(&mut tail, style, a);
+            }
             for a in parts.by_ref().take(MAX_CHANGES_SHOWN - 1) {
-                tail.push_str(&format!(
-                    ", and the {} {}",
-                    attribute_name(&a.attribute),
-                    change_words(style, a)
-                ));
+                tail.push_str(", and the ");
+                tail.push_str(&attribute_name(&a.attribute));
+                tail.push(' ');
+                push_change_words(&mut tail, style, a);
             }
             let rest = parts.count();
             if rest > 0 {
-                tail.push_str(&format!(
-                    ", and {}",
-                    count(rest, "more change", "more changes")
-                ));
+                tail.push_str(", and ");
+                tail.push_str(&count(rest, "more change", "more changes"));
             }
             (head, tail)
         }
@@ -280,11 +336,11 @@ pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
 }
 
 /// "Calendar", "Calendar and Wiki", "3 collections".
-pub fn collections_phrase(names: &[String]) -> String {
+pub fn collections_phrase<S: AsRef<str>>(names: &[S]) -> String {
     match names {
         [] => "your collections".into(),
-        [a] => a.clone(),
-        [a, b] => format!("{a} and {b}"),
+        [a] => a.as_ref().to_string(),
+        [a, b] => format!("{} and {}", a.as_ref(), b.as_ref()),
         more => format!("{} collections", more.len()),
     }
 }
@@ -429,5 +485,96 @@ mod tests {
         assert!(!change_line(&us, &six, "Someone", "Tasks")
             .text()
             .contains("more change"));
+    }
+
+    /// Every action's sentence, pinned word for word: the lines are written
+    /// piece by piece into one string each, and every piece is here
+    /// (clipped kinds and values, renamed and underscored attributes,
+    /// missing old or new values, an instant beside plain text).
+    #[test]
+    fn every_sentence_word_for_word() {
+        let us = Style::new(chrono_tz::America::Los_Angeles, "en-US");
+        let ch = |a: &str, o: Option<&str>, n: Option<&str>| AttrChange {
+            attribute: a.into(),
+            old: o.map(String::from),
+            new: n.map(String::from),
+        };
+        let item = |action: Action, kind: &str, changes: Vec<AttrChange>| ItemChange {
+            item_uuid: "u".into(),
+            collection: CollectionId(1),
+            kind: kind.into(),
+            title: "Plan".into(),
+            action,
+            actors: vec![],
+            first_at: t(1, 0),
+            last_at: t(1, 0),
+            changes,
+        };
+        let line = |c: &ItemChange| {
+            let l = change_line(&us, c, "ann", "Work");
+            assert_eq!(l.title, "Plan");
+            format!("{}|{}", l.before, l.after)
+        };
+        let long_kind = "k".repeat(MAX_VALUE_CHARS + 5);
+        let cut_kind = format!("{}…", "k".repeat(MAX_VALUE_CHARS));
+        let start = ch("start", None, Some("2026-11-23T23:00:00Z"));
+        for (c, want) in [
+            (
+                item(Action::Created, "event", vec![start.clone()]),
+                "ann created the event |, starting Mon, Nov 23, 3:00 PM PST".to_string(),
+            ),
+            (
+                item(Action::Created, "event", vec![]),
+                "ann created the event |".into(),
+            ),
+            (
+                item(Action::Deleted, &long_kind, vec![]),
+                format!("ann deleted the {cut_kind} |"),
+            ),
+            (
+                item(Action::Added, "task", vec![]),
+                "ann added | to Work".into(),
+            ),
+            (
+                item(Action::Removed, "task", vec![]),
+                "ann removed | from Work".into(),
+            ),
+            (
+                item(Action::Now, "task", vec![]),
+                "ann marked | as now".into(),
+            ),
+            (item(Action::Edited, "task", vec![]), "ann changed |".into()),
+            (
+                item(
+                    Action::Edited,
+                    "task",
+                    vec![
+                        ch("due_date", Some("a"), Some("b")),
+                        ch("rrule", None, Some("FREQ=DAILY")),
+                        ch("body", Some("old"), None),
+                        ch("kind", None, None),
+                        ch("status", Some("2026-11-23T23:00:00Z"), Some("soon")),
+                        ch("owner", Some("x"), Some("y")),
+                    ],
+                ),
+                "ann changed the due date of | from “a” to “b”, and the recurrence to \
+                 “FREQ=DAILY”, and the text from “old” to nothing, and the type to nothing, \
+                 and the status from Mon, Nov 23, 3:00 PM PST to “soon”, and 1 more change"
+                    .into(),
+            ),
+            (
+                item(
+                    Action::Edited,
+                    "task",
+                    vec![ch("note", None, Some(&"v".repeat(MAX_VALUE_CHARS + 1)))],
+                ),
+                format!(
+                    "ann changed the note of | to “{}…”",
+                    "v".repeat(MAX_VALUE_CHARS)
+                ),
+            ),
+        ] {
+            assert_eq!(line(&c), want, "{:?}", c.action);
+        }
     }
 }
