@@ -584,11 +584,19 @@ impl Composer {
         run: &DueRun,
         content: &Content,
     ) -> Result<()> {
-        let missing = |id: &CollectionId| !self.collections.contains_key(id);
-        let any_missing = run.collection.iter().any(missing)
+        // A content's items come in runs of one collection (most often all
+        // of it): each run is looked up once, not each item.
+        let mut last = None;
+        let mut missing = |id: CollectionId| {
+            last != Some(id) && {
+                last = Some(id);
+                !self.collections.contains_key(&id)
+            }
+        };
+        let any_missing = run.collection.into_iter().any(&mut missing)
             || match content {
-                Content::Changes(v) => v.iter().any(|ch| missing(&ch.collection)),
-                Content::Upcoming(v) => v.iter().any(|u| missing(&u.collection)),
+                Content::Changes(v) => v.iter().any(|ch| missing(ch.collection)),
+                Content::Upcoming(v) => v.iter().any(|u| missing(u.collection)),
             };
         if any_missing {
             self.load_collections(c)?;

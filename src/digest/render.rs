@@ -4,6 +4,7 @@
 //! segments. A subject never holds a control character, so it cannot carry
 //! a header of its own.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use askama::filters::{Escaper, Html};
@@ -65,8 +66,8 @@ pub struct Frame<'a> {
     pub window_end: DateTime<Utc>,
     /// The subscription's own collection, or `None` for all of them.
     pub collection: Option<CollectionId>,
-    pub collection_name: &'a dyn Fn(CollectionId) -> String,
-    pub party_name: &'a dyn Fn(PartyId) -> String,
+    pub collection_name: &'a dyn Fn(CollectionId) -> Cow<'a, str>,
+    pub party_name: &'a dyn Fn(PartyId) -> Cow<'a, str>,
     /// Items shown at most; the rest become "and N more".
     pub max_items: usize,
     pub sms_segments: usize,
@@ -195,7 +196,7 @@ pub fn body(content: &Content, f: &Frame) -> Body {
         let name = (f.collection_name)(coll);
         let line = match content {
             Content::Changes(v) => {
-                let names: Vec<String> = v[i].actors.iter().map(|p| (f.party_name)(*p)).collect();
+                let names: Vec<Cow<str>> = v[i].actors.iter().map(|p| (f.party_name)(*p)).collect();
                 words::change_line(&f.style, &v[i], &words::people(&names), &name)
             }
             Content::Upcoming(v) => words::upcoming_line(&f.style, &v[i]),
@@ -205,13 +206,13 @@ pub fn body(content: &Content, f: &Frame) -> Body {
             None => sections.push((
                 coll,
                 Section {
-                    name,
+                    name: name.into_owned(),
                     lines: vec![line],
                 },
             )),
         }
     }
-    let colls: Vec<String> = match f.collection {
+    let colls: Vec<Cow<str>> = match f.collection {
         Some(c) => vec![(f.collection_name)(c)],
         None => colls_in_content
             .into_iter()
@@ -453,8 +454,8 @@ mod tests {
     }
 
     fn frame<'a>(
-        names: &'a dyn Fn(CollectionId) -> String,
-        people: &'a dyn Fn(PartyId) -> String,
+        names: &'a dyn Fn(CollectionId) -> Cow<'a, str>,
+        people: &'a dyn Fn(PartyId) -> Cow<'a, str>,
         unsubscribe: Option<String>,
     ) -> Frame<'a> {
         let base = "https://x.example/a&b?c='d'<e>";
@@ -481,8 +482,8 @@ mod tests {
     /// the "N more" line.
     #[test]
     fn a_filled_shared_rendering_is_the_recipients_own() {
-        let names = |_: CollectionId| String::new();
-        let people = |_: PartyId| String::new();
+        let names = |_: CollectionId| Cow::Borrowed("");
+        let people = |_: PartyId| Cow::Borrowed("");
         for more in [0, 3] {
             for unsub in [
                 None,

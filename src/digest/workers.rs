@@ -15,6 +15,7 @@
 //! to be written on the tick's connection in its transaction. So the
 //! output is the same for any number of workers.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::compose;
@@ -84,8 +85,8 @@ impl Planned {
             window_start: run.window_start,
             window_end: run.window_end,
             collection: run.collection,
-            collection_name: &|_| String::new(),
-            party_name: &|_| String::new(),
+            collection_name: &|_| Cow::Borrowed(""),
+            party_name: &|_| Cow::Borrowed(""),
             max_items: cfg.max_items,
             sms_segments: cfg.sms_segments,
             manage_url: links.manage_url,
@@ -185,17 +186,17 @@ pub(super) fn finish_on(env: &Env, jobs: &[Job], workers: usize) -> Vec<Result<O
 impl Env<'_> {
     /// The subject and lines of `content` in `style` (every name loaded).
     pub fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
-        let coll_name = |id: CollectionId| {
-            self.collections
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| format!("collection {id}"))
+        let coll_name = |id: CollectionId| -> Cow<str> {
+            match self.collections.get(&id) {
+                Some(n) => Cow::Borrowed(n),
+                None => Cow::Owned(format!("collection {id}")),
+            }
         };
-        let party_name = |p: PartyId| {
-            self.names
-                .get(&p)
-                .cloned()
-                .unwrap_or_else(|| format!("party {p}"))
+        let party_name = |p: PartyId| -> Cow<str> {
+            match self.names.get(&p) {
+                Some(n) => Cow::Borrowed(n),
+                None => Cow::Owned(format!("party {p}")),
+            }
         };
         let frame = Frame {
             style,
