@@ -67,6 +67,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        let all: Vec<u8> = (0..=255).collect();
+        let want: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&all), want);
+        assert_eq!(hex(&[]), "");
+    }
+
+    #[test]
     fn passwords_in_urls_are_redacted() {
         for (url, want) in [
             (
