@@ -3,7 +3,7 @@
 //! `findItemsInRange` (what starts or reminds in a window, recurring events
 //! expanded in their own timezone).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
@@ -70,6 +70,46 @@ pub fn collapse(mods: &[Modification], exclude: Option<PartyId>) -> Result<Vec<I
             .collect();
         if let Some(c) = collapse_item(&own)? {
             out.push(c);
+        }
+        i = j;
+    }
+    out.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
+    Ok(out)
+}
+
+/// [`collapse`] of `mods` without `me`'s modifications, given `all`, their
+/// collapse with everyone's: only the items `me` changed are collapsed
+/// again; every other item's net change is `all`'s, as its modifications
+/// are the same either way. The same list as `collapse(mods, Some(me))`,
+/// for a fraction of its work when `me` touched a few of many items.
+pub fn collapse_without(
+    mods: &[Modification],
+    all: &[ItemChange],
+    me: PartyId,
+) -> Result<Vec<ItemChange>> {
+    let touched: HashSet<&str> = mods
+        .iter()
+        .filter(|m| m.actor == Some(me))
+        .map(|m| m.item_uuid.as_str())
+        .collect();
+    let mut out: Vec<ItemChange> = all
+        .iter()
+        .filter(|c| !touched.contains(c.item_uuid.as_str()))
+        .cloned()
+        .collect();
+    let mut i = 0;
+    while i < mods.len() {
+        let uuid = &mods[i].item_uuid;
+        let mut j = i;
+        while j < mods.len() && &mods[j].item_uuid == uuid {
+            j += 1;
+        }
+        if touched.contains(uuid.as_str()) {
+            let own: Vec<&Modification> =
+                mods[i..j].iter().filter(|m| m.actor != Some(me)).collect();
+            if let Some(c) = collapse_item(&own)? {
+                out.push(c);
+            }
         }
         i = j;
     }
@@ -306,6 +346,48 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    /// `collapse_without` gives what the plain collapse gives, for every
+    /// recipient of a window that has untouched items, items touched by
+    /// one or several people, an item made and removed, one left with no
+    /// change, and modifications by nobody.
+    #[test]
+    fn collapse_without_is_the_collapse_without_me() {
+        let mut mods = vec![
+            m("a", 1, 7, "edited", &[("title", Some("x"), Some("y"))]),
+            m("a", 2, 8, "edited", &[("body", None, Some("b"))]),
+            m("a", 3, 7, "edited", &[("title", Some("y"), Some("x"))]),
+            m(
+                "b",
+                4,
+                8,
+                "created",
+                &[("start", None, Some("2026-11-17T09:00:00Z"))],
+            ),
+            m("b", 5, 9, "deleted", &[]),
+            m("c", 6, 9, "edited", &[("status", Some("1"), Some("2"))]),
+            m("d", 7, 7, "now", &[]),
+            m("e", 8, 10, "edited", &[("status", Some("3"), Some("4"))]),
+            m("e", 9, 7, "edited", &[("status", Some("4"), Some("3"))]),
+        ];
+        let mut nobody = m("f", 0, 0, "edited", &[("status", Some("5"), Some("6"))]);
+        nobody.actor = None;
+        mods.push(nobody);
+        let all = collapse(&mods, None).unwrap();
+        for me in [7, 8, 9, 10, 11, 0] {
+            let me = PartyId(me);
+            assert_eq!(
+                collapse_without(&mods, &all, me).unwrap(),
+                collapse(&mods, Some(me)).unwrap(),
+                "recipient {me:?}"
+            );
+        }
+        assert_ne!(
+            collapse(&mods, Some(PartyId(7))).unwrap(),
+            all,
+            "the window has changes of its own to leave out"
+        );
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub(super) type BodyKey = (
 /// someone who made none of them, and who made them.
 pub(super) struct WindowChanges {
     pub mods: Vec<Modification>,
-    all: Arc<Vec<ItemChange>>,
+    pub all: Arc<Vec<ItemChange>>,
     actors: HashSet<PartyId>,
 }
 

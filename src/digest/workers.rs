@@ -44,7 +44,7 @@ impl Source {
         Ok(match self {
             Source::Ready(c) => c.clone(),
             Source::Collapse(w, me) => {
-                Content::Changes(Arc::new(compose::collapse(&w.mods, Some(*me))?))
+                Content::Changes(Arc::new(compose::collapse_without(&w.mods, &w.all, *me)?))
             }
         })
     }
