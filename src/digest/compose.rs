@@ -57,24 +57,27 @@ pub struct ItemChange {
 /// item left with no change.
 pub fn collapse(mods: &[Modification], exclude: Option<PartyId>) -> Result<Vec<ItemChange>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < mods.len() {
-        let uuid = &mods[i].item_uuid;
-        let mut j = i;
-        while j < mods.len() && &mods[j].item_uuid == uuid {
-            j += 1;
-        }
-        let own: Vec<&Modification> = mods[i..j]
+    for item in by_item(mods) {
+        let own: Vec<&Modification> = item
             .iter()
             .filter(|m| exclude.is_none() || m.actor != exclude)
             .collect();
         if let Some(c) = collapse_item(&own)? {
             out.push(c);
         }
-        i = j;
     }
-    out.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
+    sort_changes(&mut out);
     Ok(out)
+}
+
+/// `mods` (in the log's order) one item at a time.
+fn by_item(mods: &[Modification]) -> impl Iterator<Item = &[Modification]> {
+    mods.chunk_by(|a, b| a.item_uuid == b.item_uuid)
+}
+
+/// In order of each item's first change (then its UUID).
+fn sort_changes(v: &mut [ItemChange]) {
+    v.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
 }
 
 /// [`collapse`] of `mods` without `me`'s modifications, given `all`, their
@@ -97,23 +100,13 @@ pub fn collapse_without(
         .filter(|c| !touched.contains(c.item_uuid.as_str()))
         .cloned()
         .collect();
-    let mut i = 0;
-    while i < mods.len() {
-        let uuid = &mods[i].item_uuid;
-        let mut j = i;
-        while j < mods.len() && &mods[j].item_uuid == uuid {
-            j += 1;
+    for item in by_item(mods).filter(|m| touched.contains(m[0].item_uuid.as_str())) {
+        let own: Vec<&Modification> = item.iter().filter(|m| m.actor != Some(me)).collect();
+        if let Some(c) = collapse_item(&own)? {
+            out.push(c);
         }
-        if touched.contains(uuid.as_str()) {
-            let own: Vec<&Modification> =
-                mods[i..j].iter().filter(|m| m.actor != Some(me)).collect();
-            if let Some(c) = collapse_item(&own)? {
-                out.push(c);
-            }
-        }
-        i = j;
     }
-    out.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
+    sort_changes(&mut out);
     Ok(out)
 }
 
