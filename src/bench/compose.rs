@@ -72,6 +72,11 @@ pub struct ComposeArgs {
     /// timed on one thread in the same run, shared and from scratch.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
+    /// Pairs of runs on 1 and on `--workers` threads, each way round in
+    /// turn; the ratio reported is the median pair's (these machines'
+    /// speed moves within seconds).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-compose.db";
@@ -399,9 +404,18 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         let (drafted, draft) = draft_on(c, &runs, args.workers, true)?;
         if args.workers > 1 {
             for (share, what) in [(true, "as posted"), (false, "from scratch")] {
-                let (_, one) = draft_on(c, &runs, 1, share)?;
-                let (_, many) = draft_on(c, &runs, args.workers, share)?;
-                on_workers.push((what, one, many));
+                let mut pairs = Vec::new();
+                for round in 0..args.rounds.max(1) {
+                    let (one, many) = if round % 2 == 0 {
+                        let one = draft_on(c, &runs, 1, share)?;
+                        (one, draft_on(c, &runs, args.workers, share)?.1)
+                    } else {
+                        let many = draft_on(c, &runs, args.workers, share)?.1;
+                        (draft_on(c, &runs, 1, share)?, many)
+                    };
+                    pairs.push((one.1, one.0.first_plan, many));
+                }
+                on_workers.push((what, pairs));
             }
         }
         let ((n, bytes), comp) = compose_all(c, &runs, true)?;
@@ -448,26 +462,54 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         draft,
         "digests",
     )?;
-    for (what, one, many) in on_workers {
-        line(
+    for (what, pairs) in on_workers {
+        let (mut ratios, mut bounds) = (Vec::new(), Vec::new());
+        for (round, (one, first_plan, many)) in pairs.into_iter().enumerate() {
+            let first = if round % 2 == 0 {
+                "1 first"
+            } else {
+                "1 second"
+            };
+            line(
+                out,
+                &format!("  {what}, no writes, 1 worker ({first})"),
+                runs,
+                one,
+                "digests",
+            )?;
+            line(
+                out,
+                &format!("  {what}, no writes, {} workers", args.workers),
+                runs,
+                many,
+                "digests",
+            )?;
+            ratios.push(one.as_secs_f64() / many.as_secs_f64());
+            // The first batch's plan stays on one thread; the rest at best
+            // spread evenly.
+            let (t1, serial) = (one.as_secs_f64(), first_plan.as_secs_f64());
+            bounds.push((
+                t1 / (serial + (t1 - serial) / args.workers as f64),
+                serial / t1,
+            ));
+        }
+        let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        ratios.sort_by(f64::total_cmp);
+        bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (bound, serial) = bounds[bounds.len() / 2];
+        writeln!(
             out,
-            &format!("  {what}, no writes, 1 worker"),
-            runs,
-            one,
-            "digests",
-        )?;
-        line(
-            out,
-            &format!("  {what}, no writes, {} workers", args.workers),
-            runs,
-            many,
-            "digests",
+            "  {what}: the first batch's plan (its windows read and collapsed) is {:.0}% of 1 worker's time: at most {bound:.2}x on {} workers (median pair)",
+            serial * 100.0,
+            args.workers
         )?;
         writeln!(
             out,
-            "  {what}: {:.2}x from 1 to {} workers (goal >= 1.6x at 2)",
-            one.as_secs_f64() / many.as_secs_f64(),
-            args.workers
+            "  {what}: {:.2}x from 1 to {} workers, median of {} pairs ({}) (goal >= 1.6x at 2)",
+            ratios[ratios.len() / 2],
+            args.workers,
+            ratios.len(),
+            each.join(", ")
         )?;
     }
     line(

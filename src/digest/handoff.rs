@@ -51,6 +51,9 @@ pub(super) type StoredKey = (BodyKey, bool, bool, bool);
 pub struct Drafted {
     pub posts: usize,
     pub bytes: usize,
+    /// How long the first batch took to plan: it reads and collapses the
+    /// windows of most of the chunk on this thread, which no worker shares.
+    pub first_plan: std::time::Duration,
 }
 
 /// The key `p`'s shared rendering is stored under, or `None` when it has
@@ -67,20 +70,6 @@ fn stored_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
 }
 
 impl Composer {
-    /// `batch`'s posts, in its order (`None` for an empty digest that posts
-    /// nothing): planned on this thread, finished on the workers
-    /// (`workers`). A shared rendering made for them goes to `new_bodies`,
-    /// to be written before the posts.
-    fn posts_of(
-        &mut self,
-        c: &mut DbConn,
-        batch: &[DueRun],
-        new_bodies: &mut Vec<Rendered>,
-    ) -> Result<Vec<Option<Post>>> {
-        let jobs = self.jobs_of(c, batch, new_bodies)?;
-        self.finish_all(&jobs)
-    }
-
     /// `batch`'s runs planned on this thread, ready for the workers: every
     /// database read done, the bodies read twice or more built, the shared
     /// renderings made (into `new_bodies`).
@@ -178,13 +167,14 @@ impl Composer {
         self.prepare(c, runs)?;
         let mut d = Drafted::default();
         let mut next_id = -1;
-        for batch in runs.chunks(POST_BATCH) {
+        for (n, batch) in runs.chunks(POST_BATCH).enumerate() {
             let mut new_bodies = Vec::new();
-            for p in self
-                .posts_of(c, batch, &mut new_bodies)?
-                .into_iter()
-                .flatten()
-            {
+            let t0 = std::time::Instant::now();
+            let jobs = self.jobs_of(c, batch, &mut new_bodies)?;
+            if n == 0 {
+                d.first_plan = t0.elapsed();
+            }
+            for p in self.finish_all(&jobs)?.into_iter().flatten() {
                 d.posts += 1;
                 d.bytes += p.bytes();
             }
