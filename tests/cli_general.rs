@@ -553,6 +553,28 @@ fn benches_run_at_toy_sizes() {
             ][..],
             "compose rate",
         ),
+        // The workers' pairs, each way round, and the bound.
+        (
+            &[
+                "bench",
+                "compose",
+                "--subs",
+                "60",
+                "--mods",
+                "3000",
+                "--collections",
+                "3",
+                "--items",
+                "20",
+                "--days",
+                "3",
+                "--workers",
+                "2",
+                "--rounds",
+                "2",
+            ][..],
+            "from scratch: the first batch's plan",
+        ),
         (
             &["bench", "ingest", "--rows", "2000", "--batch", "500"][..],
             "ratio record/floor",
