@@ -494,7 +494,6 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
             ));
         }
         let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
-        ratios.sort_by(f64::total_cmp);
         bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (bound, serial) = bounds[bounds.len() / 2];
         writeln!(
@@ -506,9 +505,9 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         writeln!(
             out,
             "  {what}: {:.2}x from 1 to {} workers, median of {} pairs ({}) (goal >= 1.6x at 2)",
-            ratios[ratios.len() / 2],
+            super::median_of(ratios),
             args.workers,
-            ratios.len(),
+            each.len(),
             each.join(", ")
         )?;
     }

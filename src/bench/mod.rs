@@ -33,6 +33,12 @@ use diesel::connection::SimpleConnection;
 use crate::db::{Db, DbConn, DbUrl};
 use crate::error::{Error, Result};
 
+/// The middle of `v` (the upper one of an even count).
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// First party id of the generated users: the migrations create the system
 /// party, so generated ids start clear of it.
 const PARTY0: i64 = 1_000;

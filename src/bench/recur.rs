@@ -58,11 +58,6 @@ const CASES: [(&str, &str, &str); 8] = [
     ),
 ];
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Microseconds per expansion of `rule` from `start` over `[from, to)`.
 fn time(
     rule: &str,
@@ -84,7 +79,7 @@ fn time(
             Ok(t0.elapsed().as_secs_f64() * 1e6 / n as f64)
         })
         .collect::<Result<Vec<f64>>>()?;
-    Ok((median(runs), got))
+    Ok((super::median_of(runs), got))
 }
 
 pub fn recur(args: &RecurArgs, out: &mut dyn Write) -> Result<()> {
