@@ -530,51 +530,30 @@ fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
 #[test]
 fn benches_run_at_toy_sizes() {
     let env = Env::new();
+    let compose = [
+        "bench",
+        "compose",
+        "--subs",
+        "60",
+        "--mods",
+        "3000",
+        "--collections",
+        "3",
+        "--items",
+        "20",
+        "--days",
+        "3",
+    ];
+    let on_workers = [&compose[..], &["--workers", "2", "--rounds", "2"]].concat();
     for (args, needle) in [
         (
             // Two idle subscriptions per user, each a digest of its own.
             &["bench", "tick", "--subs", "300", "--idle-factor", "3"][..],
             "total tick time",
         ),
-        (
-            &[
-                "bench",
-                "compose",
-                "--subs",
-                "60",
-                "--mods",
-                "3000",
-                "--collections",
-                "3",
-                "--items",
-                "20",
-                "--days",
-                "3",
-            ][..],
-            "compose rate",
-        ),
+        (&compose[..], "compose rate"),
         // The workers' pairs, each way round, and the bound.
-        (
-            &[
-                "bench",
-                "compose",
-                "--subs",
-                "60",
-                "--mods",
-                "3000",
-                "--collections",
-                "3",
-                "--items",
-                "20",
-                "--days",
-                "3",
-                "--workers",
-                "2",
-                "--rounds",
-                "2",
-            ][..],
-            "from scratch: the first batch's plan",
-        ),
+        (&on_workers[..], "from scratch: the first batch's plan"),
         (
             &["bench", "ingest", "--rows", "2000", "--batch", "500"][..],
             "ratio record/floor",
