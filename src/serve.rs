@@ -49,6 +49,7 @@ pub fn tick_and_deliver(
     let lease_for = cfg.schedule.lease_for();
     let mut composer = Composer::new(&cfg.digest, &cfg.email)?;
     composer.workers = cfg.schedule.compose_workers;
+    composer.read_through(db);
     let t = Instant::now();
     let chunk = i64::from(cfg.schedule.tick_chunk);
     let ticked = db.conn().and_then(|mut conn| {

@@ -14,10 +14,11 @@ use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::EmailConfig;
 use digestd::db::schema::{nt_queue, nt_requests, subscription_runs};
-use digestd::db::DbConn;
+use digestd::db::{Db, DbConn};
 use digestd::deliver::queue::{self, Delivery};
 use digestd::digest::Composer;
 use digestd::ids::RequestId;
+use digestd::items;
 use digestd::parties;
 use digestd::schedule::tick::tick;
 use digestd::schedule::{DueRun, HandOff};
@@ -378,10 +379,12 @@ fn a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest(db: &TestDb) {
 /// request's subject, sender and period, and its bodies as read when sent.
 type Posted = Vec<(String, i64, String, String, String, String, String, bool)>;
 
-fn tick_on_workers(c: &mut DbConn, workers: usize) -> (usize, usize, Posted) {
+fn tick_on_workers(c: &mut DbConn, pool: &Db, workers: usize) -> (usize, usize, Posted) {
     c.rolled_back(|c| {
         let mut comp = composer();
         comp.workers = workers;
+        // The windows read on the pool's connections too.
+        comp.read_through(pool);
         // Chunks of 25: several chunks and batches, shared renderings
         // stored by one chunk and used by the next.
         let runs =
@@ -405,6 +408,18 @@ fn tick_on_workers(c: &mut DbConn, workers: usize) -> (usize, usize, Posted) {
 fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
     let mut c = db.conn();
     let (cal, _) = calendar_world(&mut c);
+    // Several collections, so a batch reads several windows, which are
+    // collapsed on the workers while the tick's thread reads the next.
+    let mut colls = vec![cal.clone()];
+    for k in 0..5 {
+        let name = format!("Rota {k}");
+        let t = at("2026-11-01T00:00:00Z");
+        colls.push(
+            items::create_collection(&mut c, t, &name, None)
+                .unwrap()
+                .uuid,
+        );
+    }
     const N: usize = 90;
     let channels = [&["email"][..], &["email", "sms"], &["sms"]];
     for i in 0..N {
@@ -412,7 +427,7 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         let locale = ["en-US", "en-GB", "fr-FR"][i % 3];
         let phone = format!("+1555{i:07}");
         user(&mut c, &name, "America/Los_Angeles", locale, Some(&phone));
-        let mut r = daily(&name, &cal);
+        let mut r = daily(&name, &colls[i % colls.len()]);
         r.channels = channels[(i / 3) % 3]
             .iter()
             .map(|s| s.to_string())
@@ -428,7 +443,7 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         let title = format!("Shift {i}");
         let edit = item(
             1_000 + i as u128,
-            &cal,
+            &colls[i % colls.len()],
             &title,
             "2026-11-28T18:00:00Z",
             &format!("w{i}"),
@@ -436,7 +451,21 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         );
         put(&mut c, &edit);
     }
-    let (runs, posted, one) = tick_on_workers(&mut c, 1);
+    // And one edit by someone else in each, so no window is empty.
+    for (k, coll) in colls.iter().enumerate() {
+        let title = format!("Handover {k}");
+        let edit = item(
+            2_000 + k as u128,
+            coll,
+            &title,
+            "2026-11-28T20:00:00Z",
+            "ann",
+            "2026-11-22T13:00:00Z",
+        );
+        put(&mut c, &edit);
+    }
+    let pool = db.open();
+    let (runs, posted, one) = tick_on_workers(&mut c, &pool, 1);
     assert_eq!((runs, posted, one.len()), (N, N, N));
     let own = one.iter().filter(|p| !p.7).count();
     assert!(
@@ -444,7 +473,7 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         "{own} digests of their own, the rest shared"
     );
     for workers in [2, 3] {
-        let (runs, posted, many) = tick_on_workers(&mut c, workers);
+        let (runs, posted, many) = tick_on_workers(&mut c, &pool, workers);
         assert_eq!((runs, posted), (N, N), "{workers} workers");
         assert_eq!(many.len(), one.len());
         for (k, (a, b)) in one.iter().zip(&many).enumerate() {

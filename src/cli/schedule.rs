@@ -225,6 +225,9 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
     composer.workers = ctx.cfg.schedule.compose_workers;
+    if let Some(db) = &ctx.db {
+        composer.read_through(db);
+    }
     let owner = schedule::lease::owner_name();
     let runs = schedule::run_tick(
         &mut conn,

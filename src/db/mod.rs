@@ -452,4 +452,9 @@ impl Db {
             .get()
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))
     }
+
+    /// A connection the pool has idle, or `None` (never waits).
+    pub fn try_conn(&self) -> Option<PooledConn> {
+        self.pool.try_get()
+    }
 }

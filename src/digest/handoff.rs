@@ -52,7 +52,9 @@ pub struct Drafted {
     pub posts: usize,
     pub bytes: usize,
     /// How long the first batch took to plan: it reads and collapses the
-    /// windows of most of the chunk on this thread, which no worker shares.
+    /// windows of most of the chunk, on as many connections as there are
+    /// workers when the composer reads through a pool, else on this
+    /// thread alone.
     pub first_plan: std::time::Duration,
 }
 

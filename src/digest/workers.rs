@@ -4,7 +4,9 @@
 //! The tick's thread plans every run of the batch
 //! ([`Composer::plan_unbuilt`], [`Composer::settle_body`]): it reads all
 //! the database holds for them (the log's windows, the recipients, the
-//! names their lines show), builds the bodies two or more of the batch's
+//! names their lines show; the windows, most of which a chunk's first
+//! batch reads, on as many of the pool's connections as there are
+//! workers, each collapsed by the thread that read it), builds the bodies two or more of the batch's
 //! runs share and renders the shared renderings, in the batch's order,
 //! so the cache of shared renderings (`handoff`) is kept by one thread.
 //! What is left is each run's own work, which reads nothing but the plan:

@@ -264,6 +264,7 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     for (at, due) in &world.ticks {
         let mut composer = Composer::new(&digest, &email)?;
         composer.workers = workers;
+        composer.read_through(&db);
         let mut hand = Timed {
             inner: &mut composer,
             spent: Duration::ZERO,
