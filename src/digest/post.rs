@@ -16,6 +16,7 @@
 //! invalidation and its users read in one place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -38,7 +39,6 @@ use crate::ids::{CollectionId, IdMap, PartyId};
 use crate::modlog::{self, Modification};
 use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::parties::SYSTEM_PARTY;
 
