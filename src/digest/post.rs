@@ -543,13 +543,12 @@ impl Composer {
         }
         // Parts small enough to spread over the readers, each one query
         // (and one for the values) per window's bounds.
-        let readers = self.readers.as_ref().filter(|_| self.workers > 1);
         let per = n.div_ceil(4 * self.workers.max(1)).clamp(1, 1_000);
         let mut parts = Vec::new();
         for (bounds, colls) in &want {
             parts.extend(colls.chunks(per).map(|p| (*bounds, p)));
         }
-        for (key, w) in read_windows(c, readers, self.workers, &parts)? {
+        for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts)? {
             self.keep_window(key, w);
         }
         Ok(())
@@ -663,12 +662,13 @@ fn read_windows(
         }
         Ok(out)
     };
-    // Only connections the pool has idle: never wait for one.
+    // Only connections the pool has idle, never waited for; none for one
+    // worker or one part.
     let more: Vec<PooledConn> = match readers {
-        Some(db) if parts.len() > 1 => (1..workers.min(parts.len()))
+        Some(db) => (1..workers.min(parts.len()))
             .map_while(|_| db.try_conn())
             .collect(),
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     if more.is_empty() {
         return read(c);
