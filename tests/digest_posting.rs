@@ -482,8 +482,67 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
     }
 }
 
+/// The tick's thread plans a chunk's next batch while the workers finish
+/// the one before, loading the names the next batch shows as the workers
+/// read the names they were handed: a digest of the second batch that a
+/// worker renders (its content is read by no one else) names its actor.
+fn a_batch_planned_while_the_one_before_is_finished_names_its_own_actors(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = calendar_world(&mut c);
+    let late = items::create_collection(&mut c, at("2026-11-01T00:00:00Z"), "Late", None)
+        .unwrap()
+        .uuid;
+    // More than a batch of posts (500) share the calendar's digest, then
+    // one follows a collection only zed edits.
+    for i in 0..520 {
+        let name = format!("u{i}");
+        user(&mut c, &name, "America/Los_Angeles", "en-US", None);
+        subscribe(&mut c, daily(&name, &cal));
+    }
+    user(&mut c, "loner", "America/Los_Angeles", "en-US", None);
+    subscribe(&mut c, daily("loner", &late));
+    user(&mut c, "zed", "Europe/Paris", "fr-FR", None);
+    calendar_week(&mut c, &cal);
+    put(
+        &mut c,
+        &item(
+            3_000,
+            &late,
+            "Night shift",
+            "2026-11-28T22:00:00Z",
+            "zed",
+            "2026-11-22T12:00:00Z",
+        ),
+    );
+    let pool = db.open();
+    for workers in [1, 2, 3] {
+        let texts: Vec<String> = c
+            .rolled_back(|c| {
+                let mut comp = composer();
+                comp.workers = workers;
+                comp.read_through(&pool);
+                let runs = digestd::schedule::tick::tick_in_chunks(
+                    c,
+                    at("2026-11-22T17:00:00Z"),
+                    &mut comp,
+                    1_000,
+                )?;
+                assert_eq!((runs.len(), comp.posted), (521, 521));
+                Ok(requests(c).into_iter().map(|r| r.text).collect())
+            })
+            .unwrap();
+        let last = texts.last().unwrap();
+        assert!(last.contains("Night shift"), "{workers} workers: {last}");
+        assert!(last.contains("zed"), "{workers} workers: {last}");
+        for t in &texts {
+            assert!(!t.contains("party "), "{workers} workers: {t}");
+        }
+    }
+}
+
 backend_tests!(
     any_number_of_compose_workers_posts_the_same_digests,
+    a_batch_planned_while_the_one_before_is_finished_names_its_own_actors,
     a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest,
     a_composer_after_a_failed_chunk_refers_to_nothing_it_rolled_back,
     a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing,

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
 use super::store::{self, Bodies, BodyRef, Post};
-use super::workers::{finish_on, Job, Planned, RunLinks, Source};
+use super::workers::{finish_beside, Job, Planned, RunLinks, Source};
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, RequestId};
@@ -165,33 +165,75 @@ impl Composer {
     /// The hand-off of `runs` without its writes: every digest composed and
     /// rendered as [`HandOff::hand_off_all`] would post it, shared
     /// renderings made once, nothing written (`digestd bench compose`).
+    /// The batches are pipelined as [`HandOff::hand_off_all`] does, on
+    /// [`Composer::workers`] threads in all, this one among them.
     pub fn draft_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Drafted> {
         self.prepare(c, runs)?;
         let mut d = Drafted::default();
         let mut next_id = -1;
-        for (n, batch) in runs.chunks(POST_BATCH).enumerate() {
-            let mut new_bodies = Vec::new();
-            let t0 = std::time::Instant::now();
-            let jobs = self.jobs_of(c, batch, &mut new_bodies)?;
-            if n == 0 {
-                d.first_plan = t0.elapsed();
-            }
-            for p in self.finish_all(&jobs)?.into_iter().flatten() {
+        let batches: Vec<&[DueRun]> = runs.chunks(POST_BATCH).collect();
+        let Some(first) = batches.first() else {
+            return Ok(d);
+        };
+        let t0 = std::time::Instant::now();
+        let mut jobs = self.draft_batch(c, first, &mut d, &mut next_id)?;
+        d.first_plan = t0.elapsed();
+        for n in 0..batches.len() {
+            let env = self.env();
+            let (done, next) = finish_beside(&env, &jobs, self.workers.max(1) - 1, || {
+                batches
+                    .get(n + 1)
+                    .map(|b| self.draft_batch(c, b, &mut d, &mut next_id))
+                    .transpose()
+            });
+            for p in self.tally(&jobs, done)?.into_iter().flatten() {
                 d.posts += 1;
                 d.bytes += p.bytes();
             }
-            d.bytes += new_bodies.iter().map(Rendered::bytes).sum::<usize>();
-            // As if written: later batches of the chunk refer to them.
-            let ids: Vec<i64> = new_bodies
-                .iter()
-                .map(|_| {
-                    next_id -= 1;
-                    next_id
-                })
-                .collect();
-            self.settle_bodies(&ids);
+            match next? {
+                Some(j) => jobs = j,
+                None => break,
+            }
         }
         Ok(d)
+    }
+
+    /// `batch` planned, its shared renderings counted in `d` as if written
+    /// (under ids below `next_id`: later batches of the chunk refer to them).
+    fn draft_batch<'r>(
+        &mut self,
+        c: &mut DbConn,
+        batch: &'r [DueRun],
+        d: &mut Drafted,
+        next_id: &mut i64,
+    ) -> Result<Vec<Job<'r>>> {
+        let mut new_bodies = Vec::new();
+        let jobs = self.jobs_of(c, batch, &mut new_bodies)?;
+        d.bytes += new_bodies.iter().map(Rendered::bytes).sum::<usize>();
+        let ids: Vec<i64> = new_bodies
+            .iter()
+            .map(|_| {
+                *next_id -= 1;
+                *next_id
+            })
+            .collect();
+        self.settle_bodies(&ids);
+        Ok(jobs)
+    }
+
+    /// `batch` planned and its shared renderings written, ready for the
+    /// workers: their ids are known before any post names them.
+    fn post_batch<'r>(&mut self, c: &mut DbConn, batch: &'r [DueRun]) -> Result<Vec<Job<'r>>> {
+        let mut new_bodies = Vec::new();
+        let mut jobs = self.jobs_of(c, batch, &mut new_bodies)?;
+        let body_ids = store::write_bodies(c, &new_bodies)?;
+        self.settle_bodies(&body_ids);
+        for j in &mut jobs {
+            if let Some(BodyRef::New(i)) = j.shared {
+                j.shared = Some(BodyRef::Stored(body_ids[i]));
+            }
+        }
+        Ok(jobs)
     }
 
     /// The bodies made for the last batch are stored as `ids`.
@@ -232,39 +274,40 @@ impl HandOff for Composer {
     /// the shared renderings they use) in a few statements, so the rendered
     /// text held in memory stays a batch's or two, not a chunk's.
     ///
-    /// The writes overlap the composing: a batch is planned on this thread
-    /// and its shared renderings written, then its digests are finished on
-    /// the workers while this thread writes the posts of the batch before
-    /// it. The posts still go in the runs' order, in this one transaction.
+    /// The writes and the planning overlap the composing: a batch is
+    /// planned on this thread and its shared renderings written; then its
+    /// digests are finished on the workers while this thread writes the
+    /// posts of the batch before it and plans the batch after it, and
+    /// then joins the workers in finishing it ([`finish_beside`]). The
+    /// posts still go in the runs' order, in this one transaction.
     fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
         let mut out: Vec<Option<RequestId>> = vec![None; runs.len()];
+        let batches: Vec<&[DueRun]> = runs.chunks(POST_BATCH).collect();
+        let Some(first) = batches.first() else {
+            return Ok(out);
+        };
+        let mut jobs = self.post_batch(c, first)?;
         // The finished batch not written yet: where it starts in `runs`.
         let mut unwritten: Option<(usize, Vec<Option<Post>>)> = None;
-        for (n, batch) in runs.chunks(POST_BATCH).enumerate() {
-            let mut new_bodies = Vec::new();
-            let mut jobs = self.jobs_of(c, batch, &mut new_bodies)?;
-            // Written now, so their ids are known before any post names them.
-            let body_ids = store::write_bodies(c, &new_bodies)?;
-            self.settle_bodies(&body_ids);
-            for j in &mut jobs {
-                if let Some(BodyRef::New(i)) = j.shared {
-                    j.shared = Some(BodyRef::Stored(body_ids[i]));
-                }
-            }
+        for n in 0..batches.len() {
             let env = self.env();
-            let (done, written) = std::thread::scope(|s| {
-                let finishing = s.spawn(|| finish_on(&env, &jobs, self.workers));
+            let (done, (written, next)) = finish_beside(&env, &jobs, self.workers, || {
                 let written = unwritten
                     .take()
                     .map_or(Ok(()), |(at, posts)| write_posts(c, at, posts, &mut out));
-                let done = finishing
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (done, written)
+                let next = match batches.get(n + 1) {
+                    Some(b) if written.is_ok() => self.post_batch(c, b).map(Some),
+                    _ => Ok(None),
+                };
+                (written, next)
             });
             written?;
-            let posts = self.tally(&jobs, done)?;
-            unwritten = Some((n * POST_BATCH, posts));
+            let next = next?;
+            unwritten = Some((n * POST_BATCH, self.tally(&jobs, done)?));
+            match next {
+                Some(j) => jobs = j,
+                None => break,
+            }
         }
         if let Some((at, posts)) = unwritten {
             write_posts(c, at, posts, &mut out)?;

@@ -15,13 +15,19 @@
 //!   request's channels read, shared ones stored once;
 //! - `store`: a batch of posts written in a few statements;
 //! - `workers`: a batch's digests planned on the tick's thread, composed
-//!   and rendered on `[schedule] compose_workers` threads.
+//!   and rendered on `[schedule] compose_workers` threads while the tick's
+//!   thread plans the next batch;
+//! - `names`: the party names the workers read while more are loaded;
+//! - `readers`: reads spread over the tick's and the pool's idle
+//!   connections.
 
 pub mod compose;
 mod handoff;
 pub mod link;
+mod names;
 pub mod post;
 pub mod preview;
+mod readers;
 pub mod render;
 mod store;
 pub mod words;

@@ -10,13 +10,12 @@
 //! window of the same collection, so the log is read once per (collection,
 //! window), not once per subscriber.
 //!
-//! About 560 lines: the composer, its cache (with the batch reads that
+//! About 690 lines: the composer, its cache (with the batch reads that
 //! fill it ahead of planning) and the posting share the tick's
 //! transaction and one set of cached rows; kept together so the cache's
 //! invalidation and its users read in one place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -27,13 +26,15 @@ use lettre::message::Mailbox;
 use super::compose::{self, ItemChange, Upcoming};
 use super::handoff::StoredKey;
 use super::link::LinkKey;
+use super::names::Names;
+use super::readers::read_parts;
 use super::render::{self, Content, Parts, Rendered};
 use super::store::BodyRef;
 use super::words::Style;
 use super::workers::{Planned, Source};
 use crate::config::{DigestConfig, EmailConfig};
 use crate::db::schema::{collections, group_prefs, parties, users};
-use crate::db::{Db, DbConn, PooledConn};
+use crate::db::{Db, DbConn};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, IdMap, PartyId};
 use crate::modlog::{self, Modification};
@@ -54,6 +55,9 @@ const CACHE_WINDOWS: usize = 4_096;
 /// room for 4,096 windows).
 const CACHE_LOG_WINDOWS: usize = 65_536;
 const CACHE_LOG_MODS: usize = 250_000;
+/// Recipients read in one query at most; when a chunk's are spread over
+/// connections, each query reads at least a quarter as many.
+const RECIPIENTS_READ: usize = 10_000;
 
 /// Who a digest is for, as rendering needs it.
 #[derive(Debug, Clone)]
@@ -98,15 +102,15 @@ impl WindowChanges {
 
 /// Composes and posts digests; implements [`HandOff`].
 pub struct Composer {
-    pub(super) cfg: DigestConfig,
+    pub(super) cfg: Arc<DigestConfig>,
     from: Mailbox,
     pub(super) system: Option<PartyId>,
     recipients: IdMap<PartyId, Arc<Recipient>>,
-    pub(super) names: IdMap<PartyId, String>,
+    pub(super) names: Names,
     /// Windows whose every actor is in `names` (their recipients' own
     /// collapses are made by the workers, who read names, never load them).
     names_loaded: HashSet<Window>,
-    pub(super) collections: IdMap<CollectionId, String>,
+    pub(super) collections: Arc<IdMap<CollectionId, String>>,
     changes: HashMap<Window, Arc<WindowChanges>>,
     /// Modifications the windows in `changes` hold.
     changes_mods: usize,
@@ -127,8 +131,10 @@ pub struct Composer {
     /// rendering every digest from scratch).
     pub share_bodies: bool,
     /// Threads a chunk's digests are composed and rendered on, from
-    /// `[schedule] compose_workers` (1: one thread, beside the tick's, which
-    /// writes meanwhile; this one alone in [`Composer::draft_all`]).
+    /// `[schedule] compose_workers`, beside the tick's, which writes the
+    /// batch before and plans the batch after meanwhile, then joins them
+    /// (in [`Composer::draft_all`], which writes nothing, the tick's
+    /// thread is one of them: 1 is this one alone).
     pub workers: usize,
     /// Attempts before a digest is given up, from `[email] max_retries`.
     pub(super) max_retries: i32,
@@ -147,13 +153,13 @@ pub struct Composer {
 impl Composer {
     pub fn new(digest: &DigestConfig, email: &EmailConfig) -> Result<Composer> {
         Ok(Composer {
-            cfg: digest.clone(),
+            cfg: Arc::new(digest.clone()),
             from: crate::text::parse_from(&email.from)?,
             system: None,
             recipients: IdMap::default(),
-            names: IdMap::default(),
+            names: Names::default(),
             names_loaded: HashSet::new(),
-            collections: IdMap::default(),
+            collections: Arc::default(),
             changes: HashMap::new(),
             changes_mods: 0,
             bodies: HashMap::new(),
@@ -202,7 +208,8 @@ impl Composer {
     }
 
     /// Loads the recipients among `parties` not cached yet, in one query
-    /// per 10,000.
+    /// per [`RECIPIENTS_READ`] (a chunk's, when it starts, spread over as
+    /// many connections as there are workers: [`read_parts`]).
     pub(super) fn load_recipients(&mut self, c: &mut DbConn, parties_: &[PartyId]) -> Result<()> {
         let mut want: Vec<i64> = parties_
             .iter()
@@ -211,58 +218,16 @@ impl Composer {
             .collect();
         want.sort_unstable();
         want.dedup();
-        type Row = (
-            i64,
-            String,
-            String,
-            Option<(String, String, String)>,
-            Option<(String, String)>,
-        );
-        for chunk in want.chunks(10_000) {
-            let rows: Vec<Row> = parties::table
-                .left_join(users::table)
-                .left_join(group_prefs::table)
-                .filter(parties::id.eq_any(chunk))
-                .select((
-                    parties::id,
-                    parties::name,
-                    parties::kind,
-                    (users::timezone, users::locale, users::subscriber_code).nullable(),
-                    (group_prefs::timezone, group_prefs::locale).nullable(),
-                ))
-                .load(c)?;
-            for (id, name, kind, user, group) in rows {
-                let zone = |tz: String| -> Result<Tz> {
-                    tz.parse()
-                        .map_err(|_| Error::Storage(format!("stored timezone {tz:?} is unknown")))
-                };
-                let r = match (user, group) {
-                    (Some((tz, locale, code)), _) => Recipient {
-                        name,
-                        is_group: false,
-                        tz: zone(tz)?,
-                        locale,
-                        subscriber_code: Some(code),
-                    },
-                    // A group: its own zone and locale.
-                    (None, Some((tz, locale))) => Recipient {
-                        name,
-                        is_group: kind == "group",
-                        tz: zone(tz)?,
-                        locale,
-                        subscriber_code: None,
-                    },
-                    // A party with no preferences row: UTC, 24-hour.
-                    (None, None) => Recipient {
-                        name,
-                        is_group: kind == "group",
-                        tz: Tz::UTC,
-                        locale: "en-GB".into(),
-                        subscriber_code: None,
-                    },
-                };
-                self.recipients.insert(PartyId(id), Arc::new(r));
-            }
+        let per = want
+            .len()
+            .div_ceil(self.workers.max(1))
+            .clamp(RECIPIENTS_READ / 4, RECIPIENTS_READ);
+        let parts: Vec<&[i64]> = want.chunks(per).collect();
+        let readers = self.readers.as_ref();
+        for (id, r) in read_parts(c, readers, self.workers, &parts, |c, p| {
+            read_recipients(c, p)
+        })? {
+            self.recipients.insert(id, Arc::new(r));
         }
         Ok(())
     }
@@ -284,20 +249,21 @@ impl Composer {
                 .filter(parties::id.eq_any(chunk))
                 .select((parties::id, parties::name))
                 .load(c)?;
-            self.names
-                .extend(rows.into_iter().map(|(i, n)| (PartyId(i), n)));
+            for (i, n) in rows {
+                self.names.insert(PartyId(i), n);
+            }
         }
         // A party gone since (the log keeps its id) is named by id, once.
         for id in want {
-            self.names
-                .entry(PartyId(id))
-                .or_insert_with(|| format!("party {id}"));
+            if !self.names.contains_key(&PartyId(id)) {
+                self.names.insert(PartyId(id), format!("party {id}"));
+            }
         }
         Ok(())
     }
 
-    /// Forgets the names when they are many: only between batches, as the
-    /// workers of a batch read them.
+    /// Forgets the names when they are many (workers finishing a batch
+    /// keep the ones they were handed).
     pub(super) fn trim_names(&mut self) {
         if self.names.len() > 200_000 {
             self.names.clear();
@@ -311,7 +277,9 @@ impl Composer {
         let rows: Vec<(i64, String)> = collections::table
             .select((collections::id, collections::name))
             .load(c)?;
-        self.collections
+        // Copied only when workers hold it: collections are few, and all
+        // are loaded at the first one missing.
+        Arc::make_mut(&mut self.collections)
             .extend(rows.into_iter().map(|(i, n)| (CollectionId(i), n)));
         Ok(())
     }
@@ -422,7 +390,7 @@ impl Composer {
         let content = p.source.content()?;
         let body = match &p.body {
             Some(b) => b.clone(),
-            None => Arc::new(self.env().body(run, &content, p.style)),
+            None => Arc::new(self.body(run, &content, p.style)),
         };
         let links = self.env().links(run, &p.recipient);
         let rendered = render::render_body(&body, &p.frame(run, &self.cfg, links), parts)?;
@@ -626,66 +594,95 @@ impl Composer {
         style: Style,
     ) -> Result<render::Body> {
         self.load_body_names(c, run, content)?;
-        Ok(self.env().body(run, content, style))
+        Ok(self.body(run, content, style))
+    }
+
+    /// The subject and lines of `content` in `style`, on this thread, its
+    /// names loaded already.
+    fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
+        let names = |p| self.names.get(&p);
+        super::workers::body_of(&self.cfg, run, content, style, &self.collections, &names)
     }
 }
 
 type Part<'a> = ((DateTime<Utc>, DateTime<Utc>), &'a [CollectionId]);
 
-/// The windows of `parts` read and collapsed: on `c` alone, or, given
-/// `readers`, on `c` and up to `workers - 1` more of its connections at
-/// once, each thread taking the next part. A chunk's first batch reads
-/// most of its windows: on one thread, that read was a third of the
-/// chunk's time on one worker, which no number of workers shortened.
-///
-/// The other connections read outside the tick's transaction: what they
-/// read is the log, which the tick does not write, in windows that have
-/// closed.
+/// The windows of `parts` read and collapsed ([`read_parts`]): a chunk's
+/// first batch reads most of its windows.
 fn read_windows(
     c: &mut DbConn,
     readers: Option<&Db>,
     workers: usize,
     parts: &[Part],
 ) -> Result<Vec<(Window, Arc<WindowChanges>)>> {
-    let next = AtomicUsize::new(0);
-    let read = |c: &mut DbConn| -> Result<Vec<(Window, Arc<WindowChanges>)>> {
-        let mut out = Vec::new();
-        while let Some(((start, end), part)) = parts.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
-            for m in modlog::find_in_window(c, Some(part), *start, *end)? {
-                by.entry(m.collection).or_default().push(m);
-            }
-            for coll in *part {
+    read_parts(c, readers, workers, parts, |c, ((start, end), part)| {
+        let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
+        for m in modlog::find_in_window(c, Some(part), *start, *end)? {
+            by.entry(m.collection).or_default().push(m);
+        }
+        part.iter()
+            .map(|coll| {
                 let w = WindowChanges::of(by.remove(coll).unwrap_or_default())?;
-                out.push(((Some(*coll), *start, *end), w));
-            }
-        }
-        Ok(out)
-    };
-    // Only connections the pool has idle, never waited for; none for one
-    // worker or one part.
-    let more: Vec<PooledConn> = match readers {
-        Some(db) => (1..workers.min(parts.len()))
-            .map_while(|_| db.try_conn())
-            .collect(),
-        None => Vec::new(),
-    };
-    if more.is_empty() {
-        return read(c);
-    }
-    std::thread::scope(|s| {
-        let helpers: Vec<_> = more
-            .into_iter()
-            .map(|mut conn| s.spawn(move || read(&mut conn)))
-            .collect();
-        let mut out = read(c);
-        for h in helpers {
-            let theirs = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            out = out.and_then(|mut v| {
-                v.extend(theirs?);
-                Ok(v)
-            });
-        }
-        out
+                Ok(((Some(*coll), *start, *end), w))
+            })
+            .collect()
     })
+}
+
+type RecipientRow = (
+    i64,
+    String,
+    String,
+    Option<(String, String, String)>,
+    Option<(String, String)>,
+);
+
+/// The recipients `ids` name, read in one query.
+fn read_recipients(c: &mut DbConn, ids: &[i64]) -> Result<Vec<(PartyId, Recipient)>> {
+    let rows: Vec<RecipientRow> = parties::table
+        .left_join(users::table)
+        .left_join(group_prefs::table)
+        .filter(parties::id.eq_any(ids))
+        .select((
+            parties::id,
+            parties::name,
+            parties::kind,
+            (users::timezone, users::locale, users::subscriber_code).nullable(),
+            (group_prefs::timezone, group_prefs::locale).nullable(),
+        ))
+        .load(c)?;
+    let zone = |tz: String| -> Result<Tz> {
+        tz.parse()
+            .map_err(|_| Error::Storage(format!("stored timezone {tz:?} is unknown")))
+    };
+    rows.into_iter()
+        .map(|(id, name, kind, user, group)| {
+            let r = match (user, group) {
+                (Some((tz, locale, code)), _) => Recipient {
+                    name,
+                    is_group: false,
+                    tz: zone(tz)?,
+                    locale,
+                    subscriber_code: Some(code),
+                },
+                // A group: its own zone and locale.
+                (None, Some((tz, locale))) => Recipient {
+                    name,
+                    is_group: kind == "group",
+                    tz: zone(tz)?,
+                    locale,
+                    subscriber_code: None,
+                },
+                // A party with no preferences row: UTC, 24-hour.
+                (None, None) => Recipient {
+                    name,
+                    is_group: kind == "group",
+                    tz: Tz::UTC,
+                    locale: "en-GB".into(),
+                    subscriber_code: None,
+                },
+            };
+            Ok((PartyId(id), r))
+        })
+        .collect()
 }

@@ -12,16 +12,22 @@
 //! What is left is each run's own work, which reads nothing but the plan:
 //! the collapse of a window without its recipient's own changes, the body
 //! of content no one else reads, its rendering, the SMS text. That is
-//! spread over the workers in contiguous slices of the batch (the tick's
-//! thread takes the first), and the posts come back in the batch's order,
-//! to be written on the tick's connection in its transaction. So the
-//! output is the same for any number of workers.
+//! done by `compose_workers` threads ([`finish_beside`]), taking a few
+//! runs at a time, while the tick's thread writes the posts of the batch
+//! before and plans the next batch, then joins them (without writes, in
+//! [`Composer::draft_all`], the tick's thread is one of the workers). The workers read what they are handed ([`Env`]:
+//! the names and collections loaded, shared, not the composer's own), so
+//! the planning may load more meanwhile. The posts come back in the
+//! batch's order, to be written on the tick's connection in its
+//! transaction. So the output is the same for any number of workers.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::compose;
 use super::link::LinkKey;
+use super::names::NameMap;
 use super::post::{BodyKey, Composer, Recipient, WindowChanges};
 use super::render::{self, Content, Frame, Parts};
 use super::store::{Bodies, BodyRef, Post};
@@ -107,33 +113,29 @@ pub(super) struct Job<'r> {
     pub parts: Parts,
 }
 
-/// What the workers read: the composer's loaded names and settings.
-pub(super) struct Env<'a> {
-    cfg: &'a DigestConfig,
-    names: &'a IdMap<PartyId, String>,
-    collections: &'a IdMap<CollectionId, String>,
+/// What the workers read: the names and collections loaded when their
+/// batch was handed to them, and the settings. Their own handles, so the
+/// composer may load more while they work.
+pub(super) struct Env {
+    cfg: Arc<DigestConfig>,
+    names: Arc<NameMap>,
+    collections: Arc<IdMap<CollectionId, String>>,
     system: Option<PartyId>,
-    link: Option<&'a LinkKey>,
+    link: Option<LinkKey>,
     max_retries: i32,
 }
 
 impl Composer {
-    pub(super) fn env(&self) -> Env<'_> {
+    /// What the workers of the batch planned last read.
+    pub(super) fn env(&mut self) -> Env {
         Env {
-            cfg: &self.cfg,
-            names: &self.names,
-            collections: &self.collections,
+            cfg: self.cfg.clone(),
+            names: self.names.share(),
+            collections: self.collections.clone(),
             system: self.system,
-            link: self.link.as_ref(),
+            link: self.link.clone(),
             max_retries: self.max_retries,
         }
-    }
-
-    /// Finishes `jobs` on [`Composer::workers`] threads; their posts (`None`
-    /// for an empty digest that posts nothing) in `jobs`' order, counted.
-    pub(super) fn finish_all(&mut self, jobs: &[Job]) -> Result<Vec<Option<Post>>> {
-        let done = finish_on(&self.env(), jobs, self.workers);
-        self.tally(jobs, done)
     }
 
     /// `done` (what [`finish_on`] made of `jobs`) counted in
@@ -166,56 +168,93 @@ impl Composer {
     }
 }
 
-/// `jobs` finished on `workers` threads, each a contiguous slice.
-pub(super) fn finish_on(env: &Env, jobs: &[Job], workers: usize) -> Vec<Result<Option<Post>>> {
-    let slice = |part: &[Job]| part.iter().map(|j| env.finish(j)).collect::<Vec<_>>();
-    if workers <= 1 || jobs.len() < 2 {
-        return slice(jobs);
-    }
-    let per = jobs.len().div_ceil(workers);
-    std::thread::scope(|s| {
-        let mut parts = jobs.chunks(per);
-        let first = parts.next().unwrap_or_default();
-        let others: Vec<_> = parts.map(|p| s.spawn(move || slice(p))).collect();
-        let mut out = slice(first);
-        for h in others {
-            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+/// Runs a thread takes from a batch at a time: few enough that the
+/// threads end together, enough that taking them costs nothing.
+const TAKE: usize = 16;
+
+/// `jobs` finished by `helpers` threads, which start at once, and this
+/// one, which first runs `meanwhile` (the batch before's writes, the next
+/// batch's plan). Each takes [`TAKE`] runs at a time. The posts (`None`
+/// for an empty digest that posts nothing) come in `jobs`' order, with
+/// what `meanwhile` returned.
+pub(super) fn finish_beside<T>(
+    env: &Env,
+    jobs: &[Job],
+    helpers: usize,
+    meanwhile: impl FnOnce() -> T,
+) -> (Vec<Result<Option<Post>>>, T) {
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(TAKE, Ordering::Relaxed);
+            match jobs.get(at..jobs.len().min(at + TAKE)) {
+                Some(part) if !part.is_empty() => {
+                    done.push((at, part.iter().map(|j| env.finish(j)).collect::<Vec<_>>()));
+                }
+                _ => return done,
+            }
         }
-        out
-    })
+    };
+    let helpers = if jobs.is_empty() { 0 } else { helpers };
+    let (mut done, t) = std::thread::scope(|s| {
+        let others: Vec<_> = (0..helpers).map(|_| s.spawn(take)).collect();
+        let t = meanwhile();
+        let mut done = take();
+        for h in others {
+            done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        (done, t)
+    });
+    done.sort_unstable_by_key(|(at, _)| *at);
+    (done.into_iter().flat_map(|(_, d)| d).collect(), t)
 }
 
-impl Env<'_> {
+/// The subject and lines of `content` in `style`, each name looked up in
+/// `names` and `collections` (one missing is shown by its id).
+pub(super) fn body_of<'n>(
+    cfg: &DigestConfig,
+    run: &DueRun,
+    content: &Content,
+    style: Style,
+    collections: &'n IdMap<CollectionId, String>,
+    names: &dyn Fn(PartyId) -> Option<&'n String>,
+) -> render::Body {
+    let coll_name = |id: CollectionId| -> Cow<str> {
+        match collections.get(&id) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(format!("collection {id}")),
+        }
+    };
+    let party_name = |p: PartyId| -> Cow<str> {
+        match names(p) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(format!("party {p}")),
+        }
+    };
+    let frame = Frame {
+        style,
+        kind: run.kind,
+        frequency: run.frequency,
+        window_start: run.window_start,
+        window_end: run.window_end,
+        collection: run.collection,
+        collection_name: &coll_name,
+        party_name: &party_name,
+        max_items: cfg.max_items,
+        sms_segments: cfg.sms_segments,
+        manage_url: String::new(),
+        unsubscribe_url: None,
+        full_url: String::new(),
+    };
+    render::body(content, &frame)
+}
+
+impl Env {
     /// The subject and lines of `content` in `style` (every name loaded).
     pub fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
-        let coll_name = |id: CollectionId| -> Cow<str> {
-            match self.collections.get(&id) {
-                Some(n) => Cow::Borrowed(n),
-                None => Cow::Owned(format!("collection {id}")),
-            }
-        };
-        let party_name = |p: PartyId| -> Cow<str> {
-            match self.names.get(&p) {
-                Some(n) => Cow::Borrowed(n),
-                None => Cow::Owned(format!("party {p}")),
-            }
-        };
-        let frame = Frame {
-            style,
-            kind: run.kind,
-            frequency: run.frequency,
-            window_start: run.window_start,
-            window_end: run.window_end,
-            collection: run.collection,
-            collection_name: &coll_name,
-            party_name: &party_name,
-            max_items: self.cfg.max_items,
-            sms_segments: self.cfg.sms_segments,
-            manage_url: String::new(),
-            unsubscribe_url: None,
-            full_url: String::new(),
-        };
-        render::body(content, &frame)
+        let names = |p| self.names.get(&p);
+        body_of(&self.cfg, run, content, style, &self.collections, &names)
     }
 
     /// `run`'s links for its recipient `r`: where to manage its
@@ -231,6 +270,7 @@ impl Env<'_> {
         };
         let full_url = self
             .link
+            .as_ref()
             .map(|k| k.url(base, run.subscription, &run.period.key))
             .unwrap_or_default();
         RunLinks {
@@ -267,7 +307,7 @@ impl Env<'_> {
             Some(b) => b.clone(),
             None => Arc::new(self.body(run, &content, p.style)),
         };
-        let frame = p.frame(run, self.cfg, self.links(run, &p.recipient));
+        let frame = p.frame(run, &self.cfg, self.links(run, &p.recipient));
         let bodies = match job.shared {
             Some(shared) => {
                 let sms_only = Parts {
