@@ -379,16 +379,26 @@ fn a_chunk_posts_in_batches_and_each_run_points_at_its_own_digest(db: &TestDb) {
 /// request's subject, sender and period, and its bodies as read when sent.
 type Posted = Vec<(String, i64, String, String, String, String, String, bool)>;
 
-fn tick_on_workers(c: &mut DbConn, pool: &Db, workers: usize) -> (usize, usize, Posted) {
+/// A tick in chunks of `chunk` runs on `workers` threads (25: several
+/// chunks and batches, shared renderings stored by one chunk and used by
+/// the next, windows read by one chunk and used by the next).
+fn tick_on_workers(
+    c: &mut DbConn,
+    pool: &Db,
+    workers: usize,
+    chunk: i64,
+) -> (usize, usize, Posted) {
     c.rolled_back(|c| {
         let mut comp = composer();
         comp.workers = workers;
         // The windows read on the pool's connections too.
         comp.read_through(pool);
-        // Chunks of 25: several chunks and batches, shared renderings
-        // stored by one chunk and used by the next.
-        let runs =
-            digestd::schedule::tick::tick_in_chunks(c, at("2026-11-22T17:00:00Z"), &mut comp, 25)?;
+        let runs = digestd::schedule::tick::tick_in_chunks(
+            c,
+            at("2026-11-22T17:00:00Z"),
+            &mut comp,
+            chunk,
+        )?;
         let reqs = requests(c);
         let shared = common::digest::bodies(c).into_iter().map(|b| b.shared);
         let posted = reqs
@@ -465,7 +475,7 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         put(&mut c, &edit);
     }
     let pool = db.open();
-    let (runs, posted, one) = tick_on_workers(&mut c, &pool, 1);
+    let (runs, posted, one) = tick_on_workers(&mut c, &pool, 1, 25);
     assert_eq!((runs, posted, one.len()), (N, N, N));
     let own = one.iter().filter(|p| !p.7).count();
     assert!(
@@ -473,12 +483,32 @@ fn any_number_of_compose_workers_posts_the_same_digests(db: &TestDb) {
         "{own} digests of their own, the rest shared"
     );
     for workers in [2, 3] {
-        let (runs, posted, many) = tick_on_workers(&mut c, &pool, workers);
+        let (runs, posted, many) = tick_on_workers(&mut c, &pool, workers, 25);
         assert_eq!((runs, posted), (N, N), "{workers} workers");
         assert_eq!(many.len(), one.len());
         for (k, (a, b)) in one.iter().zip(&many).enumerate() {
             assert_eq!(a, b, "digest {k} on 1 and on {workers} workers");
         }
+    }
+    // In one chunk every window is read for all its readers at once; in
+    // chunks of 25 a window read for one chunk keeps only what that
+    // chunk's editors need, and a later chunk's editor has it read again.
+    // The same text either way (which renderings are shared may differ).
+    let (_, _, whole) = tick_on_workers(&mut c, &pool, 2, 1_000);
+    assert_eq!(whole.len(), one.len());
+    for (k, (a, b)) in one.iter().zip(&whole).enumerate() {
+        let text = |p: &(String, i64, String, String, String, String, String, bool)| {
+            (
+                p.0.clone(),
+                p.1,
+                p.2.clone(),
+                p.3.clone(),
+                p.4.clone(),
+                p.5.clone(),
+                p.6.clone(),
+            )
+        };
+        assert_eq!(text(a), text(b), "digest {k} in chunks of 25 and of 1,000");
     }
 }
 

@@ -255,6 +255,7 @@ impl HandOff for Composer {
         }
         self.chunk_committed = false;
         self.trim_recipients();
+        self.excluders = Some(super::window::excluders(runs));
         let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
         self.load_recipients(c, &parties_)
     }

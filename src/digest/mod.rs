@@ -19,7 +19,8 @@
 //!   thread plans the next batch;
 //! - `names`: the party names the workers read while more are loaded;
 //! - `readers`: reads spread over the tick's and the pool's idle
-//!   connections.
+//!   connections;
+//! - `window`: a window of the log as the composer keeps it.
 
 pub mod compose;
 mod handoff;
@@ -30,6 +31,7 @@ pub mod preview;
 mod readers;
 pub mod render;
 mod store;
+mod window;
 pub mod words;
 mod workers;
 

@@ -10,7 +10,7 @@
 //! window of the same collection, so the log is read once per (collection,
 //! window), not once per subscriber.
 //!
-//! About 690 lines: the composer, its cache (with the batch reads that
+//! About 660 lines: the composer, its cache (with the batch reads that
 //! fill it ahead of planning) and the posting share the tick's
 //! transaction and one set of cached rows; kept together so the cache's
 //! invalidation and its users read in one place.
@@ -23,13 +23,14 @@ use chrono_tz::Tz;
 use diesel::prelude::*;
 use lettre::message::Mailbox;
 
-use super::compose::{self, ItemChange, Upcoming};
+use super::compose::{self, Upcoming};
 use super::handoff::StoredKey;
 use super::link::LinkKey;
 use super::names::Names;
 use super::readers::read_parts;
 use super::render::{self, Content, Parts, Rendered};
 use super::store::BodyRef;
+use super::window::{read_windows, Excluders, Window, WindowChanges};
 use super::words::Style;
 use super::workers::{Planned, Source};
 use crate::config::{DigestConfig, EmailConfig};
@@ -37,7 +38,7 @@ use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::{Db, DbConn};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, IdMap, PartyId};
-use crate::modlog::{self, Modification};
+use crate::modlog;
 use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
 
@@ -69,8 +70,6 @@ pub struct Recipient {
     pub subscriber_code: Option<String>,
 }
 
-type Window = (Option<CollectionId>, DateTime<Utc>, DateTime<Utc>);
-
 /// (shared content, style, collection, window, kind, frequency).
 pub(super) type BodyKey = (
     usize,
@@ -81,24 +80,6 @@ pub(super) type BodyKey = (
     &'static str,
     &'static str,
 );
-
-/// One window of the log, read once: the modifications, their collapse for
-/// someone who made none of them, and who made them.
-pub(super) struct WindowChanges {
-    pub mods: Vec<Modification>,
-    pub all: Arc<Vec<ItemChange>>,
-    actors: HashSet<PartyId>,
-}
-
-impl WindowChanges {
-    fn of(mods: Vec<Modification>) -> Result<Arc<WindowChanges>> {
-        Ok(Arc::new(WindowChanges {
-            all: Arc::new(compose::collapse(&mods, None)?),
-            actors: mods.iter().filter_map(|m| m.actor).collect(),
-            mods,
-        }))
-    }
-}
 
 /// Composes and posts digests; implements [`HandOff`].
 pub struct Composer {
@@ -112,8 +93,11 @@ pub struct Composer {
     names_loaded: HashSet<Window>,
     pub(super) collections: Arc<IdMap<CollectionId, String>>,
     changes: HashMap<Window, Arc<WindowChanges>>,
-    /// Modifications the windows in `changes` hold.
+    /// Modifications read for the windows in `changes`.
     changes_mods: usize,
+    /// Who leaves their own changes out, per window of the chunk being
+    /// handed off: what a window read for it keeps of its log.
+    pub(super) excluders: Option<Excluders>,
     /// Bodies of shared content; the entry keeps its content alive, so the
     /// address in the key cannot be reused while the entry exists.
     bodies: HashMap<BodyKey, (Content, Arc<render::Body>)>,
@@ -162,6 +146,7 @@ impl Composer {
             collections: Arc::default(),
             changes: HashMap::new(),
             changes_mods: 0,
+            excluders: None,
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
@@ -338,7 +323,8 @@ impl Composer {
                             run.window_start,
                             run.window_end,
                         )?;
-                        let w = WindowChanges::of(mods)?;
+                        let ex = self.excluders.as_ref().and_then(|e| e.get(&key));
+                        let w = WindowChanges::of(mods, ex)?;
                         self.keep_window(key, w.clone());
                         w
                     }
@@ -348,6 +334,20 @@ impl Composer {
                 // names (a subset of the window's actors) are loaded here.
                 match (!run.include_own).then_some(run.party) {
                     Some(me) if w.actors.contains(&me) => {
+                        // Read for another chunk, without what `me` needs.
+                        let w = if w.covers(me) {
+                            w
+                        } else {
+                            let mods = modlog::find_in_window(
+                                c,
+                                colls.as_ref().map(|a| &a[..]),
+                                run.window_start,
+                                run.window_end,
+                            )?;
+                            let whole = w.with_every_mod(mods);
+                            self.keep_window(key, whole.clone());
+                            whole
+                        };
                         if !self.names_loaded.contains(&key) {
                             let actors: Vec<PartyId> = w.actors.iter().copied().collect();
                             self.load_names(c, &actors)?;
@@ -471,9 +471,9 @@ impl Composer {
     }
 
     fn keep_window(&mut self, key: Window, w: Arc<WindowChanges>) {
-        self.changes_mods += w.mods.len();
+        self.changes_mods += w.read;
         if let Some(old) = self.changes.insert(key, w) {
-            self.changes_mods -= old.mods.len();
+            self.changes_mods -= old.read;
         }
     }
 
@@ -516,7 +516,8 @@ impl Composer {
         for (bounds, colls) in &want {
             parts.extend(colls.chunks(per).map(|p| (*bounds, p)));
         }
-        for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts)? {
+        let ex = self.excluders.as_ref();
+        for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts, ex)? {
             self.keep_window(key, w);
         }
         Ok(())
@@ -603,30 +604,6 @@ impl Composer {
         let names = |p| self.names.get(&p);
         super::workers::body_of(&self.cfg, run, content, style, &self.collections, &names)
     }
-}
-
-type Part<'a> = ((DateTime<Utc>, DateTime<Utc>), &'a [CollectionId]);
-
-/// The windows of `parts` read and collapsed ([`read_parts`]): a chunk's
-/// first batch reads most of its windows.
-fn read_windows(
-    c: &mut DbConn,
-    readers: Option<&Db>,
-    workers: usize,
-    parts: &[Part],
-) -> Result<Vec<(Window, Arc<WindowChanges>)>> {
-    read_parts(c, readers, workers, parts, |c, ((start, end), part)| {
-        let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
-        for m in modlog::find_in_window(c, Some(part), *start, *end)? {
-            by.entry(m.collection).or_default().push(m);
-        }
-        part.iter()
-            .map(|coll| {
-                let w = WindowChanges::of(by.remove(coll).unwrap_or_default())?;
-                Ok(((Some(*coll), *start, *end), w))
-            })
-            .collect()
-    })
 }
 
 type RecipientRow = (
