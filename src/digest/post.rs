@@ -344,6 +344,7 @@ impl Composer {
                                 run.window_start,
                                 run.window_end,
                             )?;
+                            tracing::debug!(party = %me, "a window read again for its own collapse");
                             let whole = w.with_every_mod(mods);
                             self.keep_window(key, whole.clone());
                             whole
