@@ -4,10 +4,10 @@
 //! The tick's thread plans every run of the batch
 //! ([`Composer::plan_unbuilt`], [`Composer::settle_body`]): it reads all
 //! the database holds for them (the log's windows, the recipients, the
-//! names their lines show; the windows, most of which a chunk's first
-//! batch reads, on as many of the pool's connections as there are
-//! workers, each collapsed by the thread that read it), builds the bodies two or more of the batch's
-//! runs share and renders the shared renderings, in the batch's order,
+//! names their lines show; a chunk's recipients, and the windows most of
+//! which its first batch reads, on as many of the pool's connections as
+//! there are workers: `readers`), builds the bodies two or more of the
+//! batch's runs share and renders the shared renderings, in the batch's order,
 //! so the cache of shared renderings (`handoff`) is kept by one thread.
 //! What is left is each run's own work, which reads nothing but the plan:
 //! the collapse of a window without its recipient's own changes, the body
@@ -15,11 +15,12 @@
 //! done by `compose_workers` threads ([`finish_beside`]), taking a few
 //! runs at a time, while the tick's thread writes the posts of the batch
 //! before and plans the next batch, then joins them (without writes, in
-//! [`Composer::draft_all`], the tick's thread is one of the workers). The workers read what they are handed ([`Env`]:
-//! the names and collections loaded, shared, not the composer's own), so
-//! the planning may load more meanwhile. The posts come back in the
-//! batch's order, to be written on the tick's connection in its
-//! transaction. So the output is the same for any number of workers.
+//! [`Composer::draft_all`], the tick's thread is one of the workers). The
+//! workers read what they are handed ([`Env`]: the names and collections
+//! loaded, shared, not the composer's own), so the planning may load more
+//! meanwhile. The posts come back in the batch's order, to be written on
+//! the tick's connection in its transaction. So the output is the same
+//! for any number of workers.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -139,7 +140,7 @@ impl Composer {
         }
     }
 
-    /// `done` (what [`finish_on`] made of `jobs`) counted in
+    /// `done` (what [`finish_beside`] made of `jobs`) counted in
     /// [`Composer::posted`], [`Composer::empty`] and the channels; the
     /// first error, if any.
     pub(super) fn tally(
