@@ -312,17 +312,16 @@ impl Composer {
         self.trim_caches();
         let key = (run.collection, run.window_start, run.window_end);
         let colls = run.collection.map(|c| [c]);
+        let colls = colls.as_ref().map(|a| &a[..]);
         Ok(match run.kind {
             Kind::Modification => {
+                let read_log = |c: &mut DbConn| {
+                    modlog::find_in_window(c, colls, run.window_start, run.window_end)
+                };
                 let w = match self.changes.get(&key) {
                     Some(w) => w.clone(),
                     None => {
-                        let mods = modlog::find_in_window(
-                            c,
-                            colls.as_ref().map(|a| &a[..]),
-                            run.window_start,
-                            run.window_end,
-                        )?;
+                        let mods = read_log(c)?;
                         let ex = self.excluders.as_ref().and_then(|e| e.get(&key));
                         let w = WindowChanges::of(mods, ex)?;
                         self.keep_window(key, w.clone());
@@ -338,12 +337,7 @@ impl Composer {
                         let w = if w.covers(me) {
                             w
                         } else {
-                            let mods = modlog::find_in_window(
-                                c,
-                                colls.as_ref().map(|a| &a[..]),
-                                run.window_start,
-                                run.window_end,
-                            )?;
+                            let mods = read_log(c)?;
                             tracing::debug!(party = %me, "a window read again for its own collapse");
                             let whole = w.with_every_mod(mods);
                             self.keep_window(key, whole.clone());
@@ -366,7 +360,7 @@ impl Composer {
                     None => {
                         let u = Arc::new(compose::items_in_range(
                             c,
-                            colls.as_ref().map(|a| &a[..]),
+                            colls,
                             run.window_start,
                             run.window_end,
                         )?);
