@@ -3,23 +3,22 @@
 //! period, its instant and the window's end, which are the run's own).
 //!
 //! Set-based on both back ends: on PostgreSQL a binary `COPY` of the runs
-//! and an `UPDATE … FROM unnest(…)`; on SQLite an `INSERT … SELECT` over
-//! `json_each` of one JSON array, and the subscriptions' new values loaded
-//! the same way into a keyed temporary table that one row-value `UPDATE`
-//! reads (a diesel statement per row spent about a quarter of the write in
-//! building and binding statements). Same transaction as the rest of the
-//! tick either way.
+//! and an `UPDATE … FROM unnest(…)`; on SQLite multi-row `INSERT`s kept
+//! prepared, of the runs and of the subscriptions' new values into a keyed
+//! temporary table that one row-value `UPDATE` reads ([`sqlite`]). Same
+//! transaction as the rest of the tick either way.
 
 use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
-use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 
 use crate::db::schema::subscription_runs;
 use crate::db::DbConn;
 use crate::error::Result;
+
+mod sqlite;
 
 /// A run to insert.
 #[derive(Debug, Clone, Insertable)]
@@ -38,74 +37,32 @@ pub struct RunRow {
 pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) -> Result<()> {
     match c {
         DbConn::Sqlite(c) => {
-            use diesel::sql_types::Text;
             let t0 = std::time::Instant::now();
             let stamp = crate::db::sqlite_stamp;
-            if !runs.is_empty() {
-                let rows: Vec<_> = runs
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.subscription_id,
-                            &r.period,
-                            stamp(r.scheduled_at),
-                            stamp(r.window_start),
-                            stamp(r.window_end),
-                            stamp(r.ran_at),
-                            r.request_id,
-                        )
-                    })
-                    .collect();
-                diesel::sql_query(
-                    "INSERT INTO subscription_runs (subscription_id, period, scheduled_at, \
-                         window_start, window_end, ran_at, request_id) \
-                     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                         json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
-                         json_extract(value, '$[4]'), json_extract(value, '$[5]'), \
-                         json_extract(value, '$[6]') \
-                     FROM json_each(?)",
-                )
-                .bind::<Text, _>(crate::db::json_rows(&rows)?)
-                .execute(c)?;
-            }
-            let t1 = t0.elapsed();
-            let rows: Vec<_> = with_runs(runs, nexts)
-                .map(|(id, n, r)| {
-                    (
-                        id,
-                        stamp(n),
-                        r.map(|r| stamp(r.scheduled_at)),
-                        r.map(|r| &r.period),
-                        r.map(|r| stamp(r.window_end)),
-                    )
+            let rows: Vec<_> = runs
+                .iter()
+                .map(|r| sqlite::Run {
+                    subscription_id: r.subscription_id,
+                    period: r.period.clone(),
+                    scheduled_at: stamp(r.scheduled_at),
+                    window_start: stamp(r.window_start),
+                    window_end: stamp(r.window_end),
+                    ran_at: stamp(r.ran_at),
+                    request_id: r.request_id,
                 })
                 .collect();
-            // Through a keyed temporary table and one row-value UPDATE:
-            // `UPDATE … FROM json_each` first copies the whole join into an
-            // ephemeral table: 187 against 135 ms for a 20,000 chunk.
-            c.batch_execute(
-                "CREATE TEMP TABLE IF NOT EXISTS claim_next (id INTEGER PRIMARY KEY, \
-                     next TEXT NOT NULL, sched TEXT, key TEXT, wend TEXT); \
-                 DELETE FROM temp.claim_next;",
-            )?;
-            diesel::sql_query(
-                "INSERT INTO temp.claim_next (id, next, sched, key, wend) \
-                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                     json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
-                     json_extract(value, '$[4]') FROM json_each(?)",
-            )
-            .bind::<Text, _>(crate::db::json_rows(&rows)?)
-            .execute(c)?;
-            c.batch_execute(
-                "UPDATE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
-                     last_window_end) = (SELECT v.next, \
-                         COALESCE(v.sched, subscriptions.last_scheduled_at), \
-                         COALESCE(v.key, subscriptions.last_period), \
-                         COALESCE(v.wend, subscriptions.last_window_end) \
-                     FROM temp.claim_next AS v WHERE v.id = subscriptions.id) \
-                 WHERE id IN (SELECT id FROM temp.claim_next); \
-                 DELETE FROM temp.claim_next;",
-            )?;
+            sqlite::insert_runs(c, &rows)?;
+            let t1 = t0.elapsed();
+            let rows: Vec<_> = with_runs(runs, nexts)
+                .map(|(id, n, r)| sqlite::Next {
+                    id,
+                    next: stamp(n),
+                    sched: r.map(|r| stamp(r.scheduled_at)),
+                    key: r.map(|r| r.period.clone()),
+                    wend: r.map(|r| stamp(r.window_end)),
+                })
+                .collect();
+            sqlite::move_on(c, &rows)?;
             tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
         }
         DbConn::Postgres(c) => {
