@@ -251,8 +251,30 @@ impl DbConn {
     }
 }
 
+/// Inserts the slice `$rows` of owned `Insertable` rows of `$table` on a
+/// `SqliteConnection`: multi-row statements of `$n` rows (a constant), the
+/// rest one row at a time, both kept prepared by diesel (a fixed-size
+/// array's batch insert has a static query id; a slice's is parsed anew
+/// each time). Owned rows, because that id is a type and cannot borrow.
+/// Expands to statements that `?` their errors in the caller.
+macro_rules! sqlite_insert_kept {
+    ($conn:expr, $table:expr, $rows:expr, $n:expr) => {{
+        let mut blocks = $rows.chunks_exact($n);
+        for block in &mut blocks {
+            let block: &[_; $n] = block.try_into().expect("chunks_exact yields whole blocks");
+            diesel::insert_into($table).values(block).execute($conn)?;
+        }
+        for row in blocks.remainder() {
+            diesel::insert_into($table)
+                .values(std::array::from_ref(row))
+                .execute($conn)?;
+        }
+    }};
+}
+pub(crate) use sqlite_insert_kept;
+
 /// Rows as one JSON array, the parameter of SQLite's bulk statements over
-/// `json_each` (claims, queue outcomes).
+/// `json_each` (the digests' requests).
 pub fn json_rows<T: serde::Serialize>(rows: &T) -> Result<String> {
     serde_json::to_string(rows).map_err(|e| Error::Storage(e.to_string()))
 }

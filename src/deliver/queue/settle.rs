@@ -14,6 +14,8 @@ use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
 
+mod sqlite;
+
 /// What to write back for a batch of rows.
 #[derive(Clone)]
 pub(super) struct Settle {
@@ -203,61 +205,10 @@ fn final_status(n: usize, ok: usize) -> &'static str {
 /// The rows' new states, and one `delivery_log` row each.
 fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result<()> {
     match c {
-        // One UPDATE and one INSERT for the whole slice, the rows passed as
-        // one JSON array: a statement per row spent most of its time in
-        // diesel building and looking up the statement, not in SQLite.
-        DbConn::Sqlite(lite) => {
-            use diesel::sql_types::Text;
-            let stamp = crate::db::sqlite_stamp;
-            let rows: Vec<_> = ups
-                .iter()
-                .map(|u| {
-                    (
-                        u.request_id,
-                        u.party_to,
-                        &u.channel,
-                        u.is_successful,
-                        u.gave_up,
-                        u.retry_count,
-                        stamp(u.next_attempt_at),
-                        u.code,
-                        &u.text,
-                        &u.address,
-                        u.logged,
-                        &u.remote_id,
-                    )
-                })
-                .collect();
-            let rows = crate::db::json_rows(&rows)?;
-            let v = "SELECT json_extract(value, '$[0]') AS req, json_extract(value, '$[1]') AS party, \
-                         json_extract(value, '$[2]') AS ch, json_extract(value, '$[3]') AS ok, \
-                         json_extract(value, '$[4]') AS gave_up, json_extract(value, '$[5]') AS retries, \
-                         json_extract(value, '$[6]') AS next, json_extract(value, '$[7]') AS code, \
-                         json_extract(value, '$[8]') AS text, json_extract(value, '$[9]') AS address, \
-                         json_extract(value, '$[10]') AS outcome, json_extract(value, '$[11]') AS remote \
-                     FROM json_each(?)";
-            diesel::sql_query(format!(
-                "UPDATE nt_queue SET is_successful = v.ok, gave_up = v.gave_up, \
-                     retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = ?, \
-                     smtp_reply_code = v.code, smtp_reply_message = v.text, \
-                     claimed_by = NULL, claimed_until = NULL \
-                 FROM ({v}) AS v \
-                 WHERE nt_queue.request_id = v.req AND nt_queue.party_to = v.party \
-                     AND nt_queue.channel = v.ch"
-            ))
-            .bind::<Text, _>(stamp(now_n))
-            .bind::<Text, _>(&rows)
-            .execute(lite)?;
-            diesel::sql_query(format!(
-                "INSERT INTO delivery_log (request_id, party_to, channel, address, attempted_at, \
-                     outcome, reply_code, reply_message, remote_id) \
-                 SELECT v.req, v.party, v.ch, v.address, ?, v.outcome, v.code, v.text, v.remote \
-                 FROM ({v}) AS v"
-            ))
-            .bind::<Text, _>(stamp(now_n))
-            .bind::<Text, _>(&rows)
-            .execute(lite)?;
-        }
+        // One UPDATE and one INSERT for the whole slice, the rows bound
+        // into a temporary table: a statement per row spent most of its
+        // time in diesel building and looking up the statement.
+        DbConn::Sqlite(lite) => sqlite::write_rows(lite, ups, now_n)?,
         // One statement per 10,000 rows.
         DbConn::Postgres(pg) => {
             use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamp};

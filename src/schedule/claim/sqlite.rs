@@ -22,6 +22,7 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
+use crate::db::sqlite_insert_kept;
 use crate::error::Result;
 
 /// Rows per multi-row statement: 896 parameters for a run's seven
@@ -83,18 +84,7 @@ pub struct Next {
 
 /// Inserts `rows` into `subscription_runs`.
 pub fn insert_runs(c: &mut SqliteConnection, rows: &[Run]) -> Result<()> {
-    let mut blocks = rows.chunks_exact(ROWS);
-    for block in &mut blocks {
-        let block: &[Run; ROWS] = block.try_into().expect("chunks of ROWS");
-        diesel::insert_into(runs_as_text::table)
-            .values(block)
-            .execute(c)?;
-    }
-    for row in blocks.remainder() {
-        diesel::insert_into(runs_as_text::table)
-            .values(std::array::from_ref(row))
-            .execute(c)?;
-    }
+    sqlite_insert_kept!(c, runs_as_text::table, rows, ROWS);
     Ok(())
 }
 
@@ -106,18 +96,7 @@ pub fn move_on(c: &mut SqliteConnection, rows: &[Next]) -> Result<()> {
              next TEXT NOT NULL, sched TEXT, key TEXT, wend TEXT); \
          DELETE FROM temp.claim_next;",
     )?;
-    let mut blocks = rows.chunks_exact(ROWS);
-    for block in &mut blocks {
-        let block: &[Next; ROWS] = block.try_into().expect("chunks of ROWS");
-        diesel::insert_into(claim_next::table)
-            .values(block)
-            .execute(c)?;
-    }
-    for row in blocks.remainder() {
-        diesel::insert_into(claim_next::table)
-            .values(std::array::from_ref(row))
-            .execute(c)?;
-    }
+    sqlite_insert_kept!(c, claim_next::table, rows, ROWS);
     c.batch_execute(
         "UPDATE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
              last_window_end) = (SELECT v.next, \
