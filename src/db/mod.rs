@@ -273,12 +273,6 @@ macro_rules! sqlite_insert_kept {
 }
 pub(crate) use sqlite_insert_kept;
 
-/// Rows as one JSON array, the parameter of SQLite's bulk statements over
-/// `json_each` (the digests' requests).
-pub fn json_rows<T: serde::Serialize>(rows: &T) -> Result<String> {
-    serde_json::to_string(rows).map_err(|e| Error::Storage(e.to_string()))
-}
-
 /// Takes `n` fresh ids of `table`'s AUTOINCREMENT / identity `column`, for
 /// rows a caller inserts with explicit ids in set statements. Must run
 /// inside the write transaction: on SQLite its write lock makes `max + 1..`

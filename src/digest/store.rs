@@ -5,20 +5,20 @@
 //! A batch of posts goes in a few statements: request ids are reserved
 //! first (one query), then the requests and their messages are inserted
 //! with those ids, two statements a batch: a binary `COPY` each on
-//! PostgreSQL; on SQLite the requests as an `INSERT … SELECT` over
-//! `json_each` of one JSON array (as `schedule::claim` writes runs: a
-//! diesel statement per row spends its time building and binding), and
-//! the messages, whose bodies are most of the bytes, as multi-row `INSERT`s
-//! with bound values (`json_extract` copied each body again). A post per
-//! round trip was most of what a tick spent on PostgreSQL.
+//! PostgreSQL; on SQLite multi-row `INSERT`s with bound values: the
+//! requests through statements diesel keeps prepared (as
+//! `schedule::claim` writes runs; until stop 30 a JSON array that
+//! `json_each` parsed back), the messages, whose bodies are most of the
+//! bytes, through statements prepared per batch, which bind the bodies
+//! borrowed. A post per round trip was most of what a tick spent on
+//! PostgreSQL.
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::Text;
 
 use super::render::Rendered;
 use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
-use crate::db::DbConn;
+use crate::db::{sqlite_insert_kept, DbConn};
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId, SubscriptionId};
 
@@ -84,6 +84,72 @@ struct NewRequest<'a> {
 /// Rows per multi-row `INSERT` on SQLite (messages: 8 parameters a row,
 /// renderings 4): well under its 32,766 parameters.
 const SQLITE_ROWS: usize = 500;
+
+/// Rows per kept multi-row `INSERT` of requests on SQLite (13 parameters
+/// a row).
+const SQLITE_KEPT_ROWS: usize = 64;
+
+diesel::table! {
+    /// `nt_requests`, its timestamp seen as the text SQLite keeps, so a
+    /// rendered stamp is bound as it is.
+    #[sql_name = "nt_requests"]
+    requests_as_text (request_id) {
+        request_id -> BigInt,
+        party_to -> BigInt,
+        expand_group -> Bool,
+        party_from -> BigInt,
+        subject -> Text,
+        channels -> Text,
+        request_date -> Text,
+        status -> Text,
+        max_retries -> Integer,
+        kind -> Text,
+        subscription_id -> Nullable<BigInt>,
+        period -> Nullable<Text>,
+        unsubscribe_url -> Nullable<Text>,
+    }
+}
+
+/// A request as SQLite's kept statement binds it: owned, since a kept
+/// statement's id is a type and cannot borrow (the messages, whose
+/// bodies are most of the bytes, are bound borrowed instead, below).
+#[derive(Insertable)]
+#[diesel(table_name = requests_as_text, treat_none_as_default_value = false)]
+struct SqliteRequest {
+    request_id: i64,
+    party_to: i64,
+    expand_group: bool,
+    party_from: i64,
+    subject: String,
+    channels: String,
+    request_date: String,
+    status: &'static str,
+    max_retries: i32,
+    kind: &'static str,
+    subscription_id: Option<i64>,
+    period: Option<String>,
+    unsubscribe_url: Option<String>,
+}
+
+impl From<&NewRequest<'_>> for SqliteRequest {
+    fn from(r: &NewRequest<'_>) -> SqliteRequest {
+        SqliteRequest {
+            request_id: r.request_id,
+            party_to: r.party_to,
+            expand_group: r.expand_group,
+            party_from: r.party_from,
+            subject: r.subject.to_string(),
+            channels: r.channels.to_string(),
+            request_date: crate::db::sqlite_stamp(r.request_date),
+            status: "pending",
+            max_retries: r.max_retries,
+            kind: "digest",
+            subscription_id: r.subscription_id,
+            period: r.period.map(str::to_string),
+            unsubscribe_url: r.unsubscribe_url.map(str::to_string),
+        }
+    }
+}
 
 #[derive(Insertable)]
 #[diesel(table_name = nt_messages, treat_none_as_default_value = false)]
@@ -209,39 +275,8 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
         .collect::<Result<_>>()?;
     match c {
         DbConn::Sqlite(s) => {
-            let stamp = crate::db::sqlite_stamp;
-            let rows: Vec<_> = requests
-                .iter()
-                .map(|r| {
-                    (
-                        r.request_id,
-                        r.party_to,
-                        r.expand_group,
-                        r.party_from,
-                        r.subject,
-                        r.channels,
-                        stamp(r.request_date),
-                        r.max_retries,
-                        r.subscription_id,
-                        r.period,
-                        r.unsubscribe_url,
-                    )
-                })
-                .collect();
-            diesel::sql_query(
-                "INSERT INTO nt_requests (request_id, party_to, expand_group, party_from, subject, \
-                     channels, request_date, status, max_retries, kind, subscription_id, period, \
-                     unsubscribe_url) \
-                 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                     json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
-                     json_extract(value, '$[4]'), json_extract(value, '$[5]'), \
-                     json_extract(value, '$[6]'), 'pending', json_extract(value, '$[7]'), 'digest', \
-                     json_extract(value, '$[8]'), json_extract(value, '$[9]'), \
-                     json_extract(value, '$[10]') \
-                 FROM json_each(?)",
-            )
-            .bind::<Text, _>(crate::db::json_rows(&rows)?)
-            .execute(s)?;
+            let rows: Vec<SqliteRequest> = requests.iter().map(SqliteRequest::from).collect();
+            sqlite_insert_kept!(s, requests_as_text::table, rows, SQLITE_KEPT_ROWS);
             // The messages bound, not in JSON: their bodies are most of
             // the bytes, and `json_extract` copied each of them again.
             for chunk in messages.chunks(SQLITE_ROWS) {
