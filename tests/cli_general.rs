@@ -510,6 +510,7 @@ fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
     for args in [
         &["bench", "simulate", "--users", "0"][..],
         &["bench", "http", "--connections", "0"][..],
+        &["bench", "http", "--write-rounds", "0"][..],
         &["bench", "simulate", "--days", "0"][..],
         &["bench", "simulate", "--days", "3661"][..],
         &["bench", "simulate", "--days=-5"][..],
@@ -575,8 +576,10 @@ fn benches_run_at_toy_sizes() {
                 "4",
                 "--batches",
                 "2",
+                "--write-rounds",
+                "2",
             ][..],
-            "x the record path",
+            "median of 2 alternated rounds",
         ),
     ] {
         let out = env.run_raw(args, b"");
