@@ -214,15 +214,36 @@ pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead) -> Result<Checked
 /// [`check_lines`] over the elements of a JSON array: element `i` is line
 /// `i + 1`, held to the same rules as a line of `digestd record`.
 pub fn check_values(conn: &mut DbConn, values: Vec<serde_json::Value>) -> Result<Checked> {
-    let tx_prefix = new_prefix();
     let total = values.len();
+    let lines = values.into_iter().map(|v| {
+        serde_json::from_value::<Line>(v).map_err(|e| Error::invalid(format!("bad JSON: {e}")))
+    });
+    check_all(conn, lines, total)
+}
+
+/// [`check_values`] for `text` when it is a JSON array whose every element
+/// has the shape of a line: parsed straight into lines, not through a tree
+/// of values first. `None` when it is not: the caller goes through
+/// [`check_values`], which names each element that is not a line.
+pub fn check_array(conn: &mut DbConn, text: &str) -> Result<Option<Checked>> {
+    let Ok(lines) = serde_json::from_str::<Vec<Line>>(text) else {
+        return Ok(None);
+    };
+    let total = lines.len();
+    check_all(conn, lines.into_iter().map(Ok), total).map(Some)
+}
+
+/// Checks each of `total` lines (numbered from 1) and resolves the good ones.
+fn check_all(
+    conn: &mut DbConn,
+    lines: impl Iterator<Item = Result<Line>>,
+    total: usize,
+) -> Result<Checked> {
+    let tx_prefix = new_prefix();
     let mut parsed = Vec::new();
     let mut bad = Bad::default();
-    for (i, v) in values.into_iter().enumerate() {
-        let line = serde_json::from_value::<Line>(v)
-            .map_err(|e| Error::invalid(format!("bad JSON: {e}")))
-            .and_then(|line| check_line(line, &tx_prefix, i + 1));
-        match line {
+    for (i, line) in lines.enumerate() {
+        match line.and_then(|line| check_line(line, &tx_prefix, i + 1)) {
             Ok(p) => parsed.push((i + 1, p)),
             Err(e) => bad.push(i + 1, e.to_string()),
         }

@@ -100,13 +100,19 @@ async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> Ap
                 return Ok(answer);
             }
         }
-        let checked = if ndjson {
-            ingest::check_lines(c, &body.0[..])?
-        } else {
-            match parse_array(&body) {
+        // A well-formed array is parsed straight into lines; any other
+        // body again as values, to name each element that is not a line.
+        let fast = match body.text() {
+            Ok(text) if !ndjson => ingest::check_array(c, text)?,
+            _ => None,
+        };
+        let checked = match fast {
+            Some(checked) => checked,
+            None if ndjson => ingest::check_lines(c, &body.0[..])?,
+            None => match parse_array(&body) {
                 Ok(values) => ingest::check_values(c, values)?,
                 Err(e) => return Ok(Err(e)),
-            }
+            },
         };
         let mods = match checked {
             Checked::Good(mods) => mods,
