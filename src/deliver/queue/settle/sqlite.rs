@@ -39,7 +39,7 @@ diesel::table! {
     }
 }
 
-/// One row's outcome, owned (a kept statement's id is a type).
+/// One row's outcome, owned or static (a kept statement's id is a type).
 #[derive(Insertable)]
 #[diesel(table_name = settle_rows, treat_none_as_default_value = false)]
 struct Row {
@@ -53,7 +53,7 @@ struct Row {
     code: Option<i32>,
     text: String,
     address: Option<String>,
-    outcome: String,
+    outcome: &'static str,
     remote: Option<String>,
 }
 
@@ -76,7 +76,7 @@ pub(super) fn write_rows(
             code: u.code,
             text: u.text.clone(),
             address: u.address.clone(),
-            outcome: u.logged.to_string(),
+            outcome: u.logged,
             remote: u.remote_id.clone(),
         })
         .collect();
