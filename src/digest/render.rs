@@ -185,6 +185,8 @@ pub fn body(content: &Content, f: &Frame) -> Body {
     let shown = content.len().min(f.max_items.max(1));
     let mut sections: Vec<(CollectionId, Section)> = Vec::new();
     let mut colls_in_content: Vec<CollectionId> = Vec::new();
+    // The names of a line's actors, written afresh for each line.
+    let mut who = String::new();
     for i in 0..content.len() {
         let coll = content.collection_of(i);
         if !colls_in_content.contains(&coll) {
@@ -196,8 +198,10 @@ pub fn body(content: &Content, f: &Frame) -> Body {
         let name = (f.collection_name)(coll);
         let line = match content {
             Content::Changes(v) => {
-                let names: Vec<Cow<str>> = v[i].actors.iter().map(|p| (f.party_name)(*p)).collect();
-                words::change_line(&f.style, &v[i], &words::people(&names), &name)
+                let actors = &v[i].actors;
+                who.clear();
+                words::push_people(&mut who, actors.len(), |k| (f.party_name)(actors[k]));
+                words::change_line(&f.style, &v[i], &who, &name)
             }
             Content::Upcoming(v) => words::upcoming_line(&f.style, &v[i]),
         };
@@ -299,7 +303,7 @@ fn sms_body(v: &View, segments: usize) -> String {
             let t = l.text();
             chars += sep.len() + t.chars().count();
             body.push_str(sep);
-            body.push_str(&t);
+            body.push_str(t);
             sep = "; ";
         }
     }
@@ -357,12 +361,10 @@ impl Body {
     pub fn has_holes(&self) -> bool {
         let has = |t: &str| t.contains(HOLE);
         has(&self.subject)
-            || self.sections.iter().any(|s| {
-                has(&s.name)
-                    || s.lines
-                        .iter()
-                        .any(|l| has(&l.before) || has(&l.title) || has(&l.after))
-            })
+            || self
+                .sections
+                .iter()
+                .any(|s| has(&s.name) || s.lines.iter().any(|l| has(l.text())))
     }
 }
 
@@ -438,10 +440,12 @@ mod tests {
     use crate::digest::words::Line;
 
     fn body(more: usize) -> Body {
-        let line = |t: &str| Line {
-            before: "ann changed the start time of ".into(),
-            title: t.into(),
-            after: " from 3:00 PM to 4:00 PM".into(),
+        let line = |t: &str| {
+            Line::new(
+                "ann changed the start time of ",
+                t,
+                " from 3:00 PM to 4:00 PM",
+            )
         };
         Body {
             subject: "2 changes in Calendar & <Co> since Monday".into(),
@@ -531,7 +535,7 @@ mod tests {
     fn a_body_holding_the_hole_mark_is_seen() {
         let mut b = body(0);
         assert!(!b.has_holes());
-        b.sections[0].lines[1].title = "odd\u{1}m".into();
+        b.sections[0].lines[1] = Line::new("", "odd\u{1}m", "");
         assert!(b.has_holes());
     }
 }

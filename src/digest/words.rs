@@ -11,7 +11,6 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
-use serde::Serialize;
 
 use super::compose::{AttrChange, ItemChange, Upcoming, When};
 use crate::modlog::Action;
@@ -109,17 +108,44 @@ impl Style {
     }
 }
 
-/// A sentence around an item's title.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A sentence around an item's title: one string, and where the title
+/// begins and ends in it (a digest's body holds fifty of these per
+/// recipient when built from scratch, so each is one allocation, not three).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
-    pub before: String,
-    pub title: String,
-    pub after: String,
+    text: String,
+    title_at: usize,
+    after_at: usize,
 }
 
 impl Line {
-    pub fn text(&self) -> String {
-        format!("{}{}{}", self.before, self.title, self.after)
+    /// The line of these three pieces.
+    pub fn new(before: &str, title: &str, after: &str) -> Line {
+        Line {
+            text: [before, title, after].concat(),
+            title_at: before.len(),
+            after_at: before.len() + title.len(),
+        }
+    }
+
+    /// The whole sentence.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The words before the title.
+    pub fn before(&self) -> &str {
+        &self.text[..self.title_at]
+    }
+
+    /// The item's title, clipped.
+    pub fn title(&self) -> &str {
+        &self.text[self.title_at..self.after_at]
+    }
+
+    /// The words after the title.
+    pub fn after(&self) -> &str {
+        &self.text[self.after_at..]
     }
 }
 
@@ -133,15 +159,9 @@ const MAX_VALUE_CHARS: usize = 80;
 
 /// A value cut to [`MAX_VALUE_CHARS`] characters (never inside one).
 pub fn clip(s: &str) -> String {
-    match clipped(s) {
-        (head, false) => head.to_string(),
-        (head, true) => {
-            let mut out = String::with_capacity(head.len() + '…'.len_utf8());
-            out.push_str(head);
-            out.push('…');
-            out
-        }
-    }
+    let mut out = String::with_capacity(s.len().min(MAX_VALUE_CHARS) + '…'.len_utf8());
+    push_clip(&mut out, s);
+    out
 }
 
 /// [`clip`] without its allocation: the head kept, and whether it was
@@ -175,17 +195,28 @@ fn push_clip(out: &mut String, s: &str) {
 
 /// "alice", "alice and bruno", "alice, bruno and 2 others".
 pub fn people<S: AsRef<str>>(names: &[S]) -> String {
-    match names {
-        [] => "Someone".into(),
-        [a] => a.as_ref().to_string(),
-        [a, b] => format!("{} and {}", a.as_ref(), b.as_ref()),
-        [a, b, rest @ ..] => format!(
-            "{}, {} and {} other{}",
-            a.as_ref(),
-            b.as_ref(),
-            rest.len(),
-            if rest.len() == 1 { "" } else { "s" }
-        ),
+    let mut out = String::new();
+    push_people(&mut out, names.len(), |i| Cow::Borrowed(names[i].as_ref()));
+    out
+}
+
+/// [`people`] of `n` names appended to `out`: `name(i)` gives the i-th,
+/// and only the first two are asked for.
+pub fn push_people<'n>(out: &mut String, n: usize, name: impl Fn(usize) -> Cow<'n, str>) {
+    match n {
+        0 => out.push_str("Someone"),
+        1 => out.push_str(&name(0)),
+        _ => {
+            out.push_str(&name(0));
+            out.push_str(if n == 2 { " and " } else { ", " });
+            out.push_str(&name(1));
+            if n > 2 {
+                let rest = n - 2;
+                out.push_str(" and ");
+                out.push_str(&rest.to_string());
+                out.push_str(if rest == 1 { " other" } else { " others" });
+            }
+        }
     }
 }
 
@@ -248,90 +279,108 @@ fn push_change_words(out: &mut String, style: &Style, c: &AttrChange) {
 /// The sentence for one item's net change. `who` names the actors,
 /// `collection` the collection it belongs to.
 pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -> Line {
-    let title = clip(&c.title);
-    // The pieces are written straight into the line's two strings, not
-    // formatted into strings of their own first: these lines are most of
-    // building a digest's body from scratch.
-    let kind = || -> Cow<'_, str> {
-        match clipped(&c.kind) {
-            (head, false) => head.into(),
-            (_, true) => clip(&c.kind).into(),
+    // Every piece is written straight into the line's one string: these
+    // lines are most of building a digest's body from scratch.
+    let mut text = String::with_capacity(who.len() + c.title.len().min(MAX_VALUE_CHARS) + 96);
+    text.push_str(who);
+    let mut changes = c.changes.iter();
+    let first = changes.next();
+    match c.action {
+        Action::Created | Action::Deleted => {
+            text.push_str(if c.action == Action::Created {
+                " created the "
+            } else {
+                " deleted the "
+            });
+            push_clip(&mut text, &c.kind);
+            text.push(' ');
         }
-    };
-    let (before, after) = match c.action {
+        Action::Added => text.push_str(" added "),
+        Action::Removed => text.push_str(" removed "),
+        Action::Now => text.push_str(" marked "),
+        Action::Edited => match first {
+            Some(a) => {
+                text.push_str(" changed the ");
+                text.push_str(&attribute_name(&a.attribute));
+                text.push_str(" of ");
+            }
+            None => text.push_str(" changed "),
+        },
+    }
+    let title_at = text.len();
+    push_clip(&mut text, &c.title);
+    let after_at = text.len();
+    match c.action {
         Action::Created => {
             let starts = c
                 .changes
                 .iter()
                 .find(|a| a.attribute == "start")
                 .and_then(|a| a.new.as_deref())
-                .and_then(instant)
-                .map(|t| format!(", starting {}", style.when(t)))
-                .unwrap_or_default();
-            (format!("{who} created the {} ", kind()), starts)
+                .and_then(instant);
+            if let Some(t) = starts {
+                text.push_str(", starting ");
+                text.push_str(&style.when(t));
+            }
         }
-        Action::Added => (format!("{who} added "), format!(" to {collection}")),
-        Action::Removed => (format!("{who} removed "), format!(" from {collection}")),
-        Action::Deleted => (format!("{who} deleted the {} ", kind()), String::new()),
-        Action::Now => (format!("{who} marked "), " as now".into()),
+        Action::Added => {
+            text.push_str(" to ");
+            text.push_str(collection);
+        }
+        Action::Removed => {
+            text.push_str(" from ");
+            text.push_str(collection);
+        }
+        Action::Deleted => {}
+        Action::Now => text.push_str(" as now"),
         Action::Edited => {
-            let mut parts = c.changes.iter();
-            let first = parts.next();
-            let mut head = String::with_capacity(who.len() + 32);
-            head.push_str(who);
-            match first {
-                Some(a) => {
-                    head.push_str(" changed the ");
-                    head.push_str(&attribute_name(&a.attribute));
-                    head.push_str(" of ");
-                }
-                None => head.push_str(" changed "),
-            }
-            let mut tail = String::new();
             if let Some(a) = first {
-                tail.reserve(48);
-                tail.push(' ');
-                push_change_words(&mut tail, style, a);
+                text.push(' ');
+                push_change_words(&mut text, style, a);
             }
-            for a in parts.by_ref().take(MAX_CHANGES_SHOWN - 1) {
-                tail.push_str(", and the ");
-                tail.push_str(&attribute_name(&a.attribute));
-                tail.push(' ');
-                push_change_words(&mut tail, style, a);
+            for a in changes.by_ref().take(MAX_CHANGES_SHOWN - 1) {
+                text.push_str(", and the ");
+                text.push_str(&attribute_name(&a.attribute));
+                text.push(' ');
+                push_change_words(&mut text, style, a);
             }
-            let rest = parts.count();
+            let rest = changes.count();
             if rest > 0 {
-                tail.push_str(", and ");
-                tail.push_str(&count(rest, "more change", "more changes"));
+                text.push_str(", and ");
+                text.push_str(&count(rest, "more change", "more changes"));
             }
-            (head, tail)
         }
-    };
+    }
     Line {
-        before,
-        title,
-        after,
+        text,
+        title_at,
+        after_at,
     }
 }
 
 /// The line for an upcoming item: "Mon, Nov 23, 10:00 AM EST: " title
 /// " (reminder, repeats)".
 pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
-    let mut notes = Vec::new();
-    if u.what == When::Reminder {
-        notes.push("reminder");
-    }
-    if u.recurring {
-        notes.push("repeats");
+    let mut text = style.when(u.at);
+    text.push_str(": ");
+    let title_at = text.len();
+    push_clip(&mut text, &u.title);
+    let after_at = text.len();
+    let notes: &[&str] = match (u.what == When::Reminder, u.recurring) {
+        (true, true) => &["reminder", "repeats"],
+        (true, false) => &["reminder"],
+        (false, true) => &["repeats"],
+        (false, false) => &[],
+    };
+    if !notes.is_empty() {
+        text.push_str(" (");
+        text.push_str(&notes.join(", "));
+        text.push(')');
     }
     Line {
-        before: format!("{}: ", style.when(u.at)),
-        title: clip(&u.title),
-        after: if notes.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", notes.join(", "))
-        },
+        text,
+        title_at,
+        after_at,
     }
 }
 
@@ -469,7 +518,8 @@ mod tests {
             last_at: t(1, 0),
             changes,
         };
-        let line = change_line(&us, &c, "Someone", "Tasks").text();
+        let line = change_line(&us, &c, "Someone", "Tasks");
+        let line = line.text();
         assert!(line.ends_with(", and 23995 more changes"), "{line:.200}");
         assert_eq!(
             line.matches(", and the field").count(),
@@ -512,8 +562,8 @@ mod tests {
         };
         let line = |c: &ItemChange| {
             let l = change_line(&us, c, "ann", "Work");
-            assert_eq!(l.title, "Plan");
-            format!("{}|{}", l.before, l.after)
+            assert_eq!(l.title(), "Plan");
+            format!("{}|{}", l.before(), l.after())
         };
         let long_kind = "k".repeat(MAX_VALUE_CHARS + 5);
         let cut_kind = format!("{}…", "k".repeat(MAX_VALUE_CHARS));

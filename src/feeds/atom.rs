@@ -257,7 +257,7 @@ pub fn changed_feed(
                     ..Default::default()
                 }],
                 links: vec![link("alternate", urls.item(&c.item_uuid), None, None)],
-                summary: Some(Text::plain(line(&sentence.text()))),
+                summary: Some(Text::plain(line(sentence.text()))),
                 content: Some(xhtml("change", &body)),
                 ..Default::default()
             }
@@ -314,7 +314,7 @@ pub fn range_feed(head: &Head, q: &Query, base_url: &str, upcoming: &[Upcoming])
                 }],
                 links,
                 summary: Some(Text::plain(line(
-                    &words::upcoming_line(&style, u).text(),
+                    words::upcoming_line(&style, u).text(),
                 ))),
                 content: Some(xhtml("upcoming", &body)),
                 ..Default::default()
