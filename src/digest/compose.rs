@@ -3,7 +3,8 @@
 //! `findItemsInRange` (what starts or reminds in a window, recurring events
 //! expanded in their own timezone).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
@@ -45,6 +46,10 @@ pub struct ItemChange {
     pub changes: Vec<AttrChange>,
 }
 
+/// A window's net changes, item by item: each shared, as a recipient's
+/// list without their own changes holds everyone's for every other item.
+pub type Changes = Vec<Arc<ItemChange>>;
+
 /// `findModifiedItems`, the collapse: `mods` in the order
 /// [`crate::modlog::find_in_window`] gives (by item, then time); the
 /// modifications of `exclude` (the recipient, unless the subscription
@@ -55,7 +60,7 @@ pub struct ItemChange {
 /// each attribute from its first old value to its last new value, and an
 /// attribute that ends where it began (an edit undone) disappears, as does an
 /// item left with no change.
-pub fn collapse(mods: &[Modification], exclude: Option<PartyId>) -> Result<Vec<ItemChange>> {
+pub fn collapse(mods: &[Modification], exclude: Option<PartyId>) -> Result<Changes> {
     let mut out = Vec::new();
     for item in by_item(mods) {
         let own: Vec<&Modification> = item
@@ -63,7 +68,7 @@ pub fn collapse(mods: &[Modification], exclude: Option<PartyId>) -> Result<Vec<I
             .filter(|m| exclude.is_none() || m.actor != exclude)
             .collect();
         if let Some(c) = collapse_item(&own)? {
-            out.push(c);
+            out.push(Arc::new(c));
         }
     }
     sort_changes(&mut out);
@@ -76,7 +81,7 @@ fn by_item(mods: &[Modification]) -> impl Iterator<Item = &[Modification]> {
 }
 
 /// In order of each item's first change (then its UUID).
-fn sort_changes(v: &mut [ItemChange]) {
+fn sort_changes(v: &mut [Arc<ItemChange>]) {
     v.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
 }
 
@@ -84,26 +89,31 @@ fn sort_changes(v: &mut [ItemChange]) {
 /// collapse with everyone's: only the items `me` changed are collapsed
 /// again; every other item's net change is `all`'s, as its modifications
 /// are the same either way. The same list as `collapse(mods, Some(me))`,
-/// for a fraction of its work when `me` touched a few of many items.
+/// for a fraction of its work when `me` touched a few of many items: the
+/// other items' changes are shared with `all`, not copied.
 pub fn collapse_without(
     mods: &[Modification],
-    all: &[ItemChange],
+    all: &[Arc<ItemChange>],
     me: PartyId,
-) -> Result<Vec<ItemChange>> {
-    let touched: HashSet<&str> = mods
+) -> Result<Changes> {
+    // Sorted, to be searched: a recipient touches a few items of a window.
+    let mut touched: Vec<&str> = mods
         .iter()
         .filter(|m| m.actor == Some(me))
         .map(|m| m.item_uuid.as_str())
         .collect();
-    let mut out: Vec<ItemChange> = all
+    touched.sort_unstable();
+    touched.dedup();
+    let is_touched = |uuid: &str| touched.binary_search(&uuid).is_ok();
+    let mut out: Vec<Arc<ItemChange>> = all
         .iter()
-        .filter(|c| !touched.contains(c.item_uuid.as_str()))
+        .filter(|c| !is_touched(&c.item_uuid))
         .cloned()
         .collect();
-    for item in by_item(mods).filter(|m| touched.contains(m[0].item_uuid.as_str())) {
+    for item in by_item(mods).filter(|m| is_touched(&m[0].item_uuid)) {
         let own: Vec<&Modification> = item.iter().filter(|m| m.actor != Some(me)).collect();
         if let Some(c) = collapse_item(&own)? {
-            out.push(c);
+            out.push(Arc::new(c));
         }
     }
     sort_changes(&mut out);

@@ -11,7 +11,7 @@ use askama::filters::{Escaper, Html};
 use askama::Template;
 use chrono::{DateTime, Utc};
 
-use super::compose::{ItemChange, Upcoming};
+use super::compose::{Changes, Upcoming};
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
@@ -25,7 +25,7 @@ use crate::text::one_line;
 /// so their digests hold the same list.
 #[derive(Debug, Clone)]
 pub enum Content {
-    Changes(Arc<Vec<ItemChange>>),
+    Changes(Arc<Changes>),
     Upcoming(Arc<Vec<Upcoming>>),
 }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::compose::{self, ItemChange};
+use super::compose::{self, Changes};
 use super::readers::read_parts;
 use crate::db::{Db, DbConn};
 use crate::error::Result;
@@ -56,7 +56,7 @@ pub(super) struct WindowChanges {
     /// `kept_for`; every modification when that is `None`.
     pub mods: Vec<Modification>,
     kept_for: Option<HashSet<PartyId>>,
-    pub all: Arc<Vec<ItemChange>>,
+    pub all: Arc<Changes>,
     pub actors: HashSet<PartyId>,
     /// Modifications read (the cache's measure of its size).
     pub read: usize,

@@ -12,13 +12,14 @@
 //! item, kind, instant), the same in every window that holds it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use atom_syndication::{Category, Content, Entry, Feed, Generator, Link, Person, Text};
 use chrono::{DateTime, SecondsFormat, Utc};
 use chrono_tz::Tz;
 
 use super::{Head, Query};
-use crate::digest::compose::{ItemChange, Upcoming, When};
+use crate::digest::compose::{Changes, ItemChange, Upcoming, When};
 use crate::digest::words::{self, Style};
 use crate::error::{Error, Result};
 use crate::ids::PartyId;
@@ -201,7 +202,7 @@ pub fn changed_feed(
     head: &Head,
     q: &Query,
     base_url: &str,
-    changes: &[ItemChange],
+    changes: &[Arc<ItemChange>],
     names: &BTreeMap<PartyId, String>,
 ) -> Result<String> {
     let urls = Urls::new(base_url);
@@ -332,7 +333,7 @@ pub fn range_feed(head: &Head, q: &Query, base_url: &str, upcoming: &[Upcoming])
 
 /// The feed of either projection (see [`super::changed`], [`super::range`]).
 pub enum Data {
-    Changed(Vec<ItemChange>, BTreeMap<PartyId, String>),
+    Changed(Changes, BTreeMap<PartyId, String>),
     Range(Vec<Upcoming>),
 }
 

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::db::schema::{collections, group_prefs, parties, users};
 use crate::db::DbConn;
-use crate::digest::compose::{self, ItemChange, Upcoming};
+use crate::digest::compose::{self, Changes, Upcoming};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
 use crate::modlog;
@@ -251,7 +251,7 @@ pub fn changed(
     head: &Head,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
-) -> Result<(Vec<ItemChange>, BTreeMap<PartyId, String>)> {
+) -> Result<(Changes, BTreeMap<PartyId, String>)> {
     let mods = modlog::find_in_window(conn, Some(&[head.collection]), start, end)?;
     let changes = compose::collapse(&mods, None)?;
     let mut names = BTreeMap::new();
