@@ -9,7 +9,7 @@ use common::TestDb;
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::BigInt;
 use diesel::RunQueryDsl;
-use digestd::db::{DbConn, DbUrl, SQLITE_AUTOCHECKPOINT_PAGES};
+use digestd::db::{DbConn, DbUrl, SQLITE_AUTOCHECKPOINT_PAGES, SQLITE_PAGE_BYTES};
 
 #[derive(diesel::QueryableByName)]
 struct Value {
@@ -21,6 +21,19 @@ struct Value {
 struct Autocheckpoint {
     #[diesel(sql_type = BigInt)]
     wal_autocheckpoint: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct PageSize {
+    #[diesel(sql_type = BigInt)]
+    page_size: i64,
+}
+
+fn page_size(c: &mut DbConn) -> i64 {
+    diesel::sql_query("PRAGMA page_size")
+        .get_result::<PageSize>(sqlite(c))
+        .unwrap()
+        .page_size
 }
 
 #[derive(diesel::QueryableByName)]
@@ -38,7 +51,8 @@ fn sqlite(c: &mut DbConn) -> &mut diesel::SqliteConnection {
 
 /// A commit of about 3,000 pages (more than SQLite's default threshold of
 /// 1,000, less than ours) leaves its pages in the WAL; the thread copies
-/// every one into the database file on its own.
+/// every one into the database file on its own. Each row nearly fills a
+/// page, whatever the page size.
 #[test]
 fn the_thread_checkpoints_what_a_commit_left_in_the_wal() {
     let t = TestDb::sqlite();
@@ -56,11 +70,13 @@ fn the_thread_checkpoints_what_a_commit_left_in_the_wal() {
         .get_result(sqlite(&mut c))
         .unwrap();
     assert_eq!(limit.journal_size_limit, 64 << 20);
-    c.batch_execute(
+    const { assert!(3000 < SQLITE_AUTOCHECKPOINT_PAGES) };
+    let row = page_size(&mut c) - 100;
+    c.batch_execute(&format!(
         "CREATE TABLE filler (x BLOB);
          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
-         INSERT INTO filler SELECT zeroblob(4000) FROM n;",
-    )
+         INSERT INTO filler SELECT zeroblob({row}) FROM n;"
+    ))
     .unwrap();
     let ck = db
         .checkpoints()
@@ -93,4 +109,35 @@ fn no_thread_for_memory_or_postgres() {
     if let Some(t) = TestDb::postgres() {
         assert!(t.open().checkpoints().is_none());
     }
+}
+
+/// A database created here gets the page size digestd sets; one created
+/// with SQLite's default before keeps its 4 KiB pages (a page size cannot
+/// change under WAL without a rebuild) and is read and written as before.
+#[test]
+fn a_new_database_gets_the_page_size_and_an_old_one_keeps_its_own() {
+    let t = TestDb::sqlite();
+    let mut c = DbUrl::parse(&t.url).unwrap().connect().unwrap();
+    assert_eq!(page_size(&mut c), i64::from(SQLITE_PAGE_BYTES));
+    drop(c);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let mut old =
+        <diesel::SqliteConnection as diesel::Connection>::establish(path.to_str().unwrap())
+            .unwrap();
+    old.batch_execute(
+        "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
+         CREATE TABLE kept (x INTEGER); INSERT INTO kept VALUES (7);",
+    )
+    .unwrap();
+    drop(old);
+    let url = format!("sqlite://{}", path.display());
+    let mut c = DbUrl::parse(&url).unwrap().connect().unwrap();
+    assert_eq!(page_size(&mut c), 4096);
+    c.batch_execute("INSERT INTO kept VALUES (8)").unwrap();
+    let n: Value = diesel::sql_query("SELECT SUM(x) AS v FROM kept")
+        .get_result(sqlite(&mut c))
+        .unwrap();
+    assert_eq!(n.v, 15);
 }

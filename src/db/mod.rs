@@ -43,12 +43,19 @@ const SQLITE_CACHE_KIB: u32 = 16_384;
 /// with it (ticks 33.1 and 32.7 s against 32.5 and 33.8 s; bursts within
 /// the noise).
 const SQLITE_MMAP_BYTES: u64 = 0;
+/// Page size of a database created here; an existing one keeps its own
+/// (`docs/operations.md` says how to convert one). SQLite's default, 4 KiB,
+/// put most of a digest's stored rendering (4.8 KB on average in `bench
+/// burst`) in overflow pages, and a tick's claims touched four times as
+/// many pages: with 16 KiB, `bench burst` ran 9.2–9.5 s against 10.2–10.9 s
+/// and `bench tick --subs 300000` 8.3 s against 9.7 s (`docs/benchmarks.md`).
+pub const SQLITE_PAGE_BYTES: u32 = 16_384;
 /// WAL pages past which a commit checkpoints itself: the safety net behind
 /// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL
-/// well below it. 256 MiB of 4 KiB pages, more than one tick chunk writes,
-/// so a chunk's commit does not pay for a checkpoint (SQLite's default,
-/// 1,000 pages, made it pay for one nearly every time).
-pub const SQLITE_AUTOCHECKPOINT_PAGES: u32 = 65_536;
+/// well below it. 256 MiB of pages, more than one tick chunk writes, so a
+/// chunk's commit does not pay for a checkpoint (SQLite's default, 1,000
+/// pages, made it pay for one nearly every time).
+pub const SQLITE_AUTOCHECKPOINT_PAGES: u32 = (256 << 20) / SQLITE_PAGE_BYTES;
 /// The WAL file is cut back to this size when it starts over, so one big
 /// transaction does not leave a big file behind.
 const SQLITE_WAL_LIMIT_BYTES: u64 = 64 << 20;
@@ -136,6 +143,7 @@ impl DbUrl {
                     .map_err(|e| Error::Storage(format!("sqlite {}: {e}", self.target)))?;
                 conn.batch_execute(&format!(
                     "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};
+                     PRAGMA page_size = {SQLITE_PAGE_BYTES};
                      PRAGMA journal_mode = WAL;
                      PRAGMA synchronous = NORMAL;
                      PRAGMA foreign_keys = ON;
