@@ -47,8 +47,8 @@ const SQLITE_MMAP_BYTES: u64 = 0;
 /// (`docs/operations.md` says how to convert one). SQLite's default, 4 KiB,
 /// put most of a digest's stored rendering (4.8 KB on average in `bench
 /// burst`) in overflow pages, and a tick's claims touched four times as
-/// many pages: with 16 KiB, `bench burst` ran 9.2–9.5 s against 10.2–10.9 s
-/// and `bench tick --subs 300000` 8.3 s against 9.7 s (`docs/benchmarks.md`).
+/// many pages: with 16 KiB, `bench burst` took 8.8–9.5 s against 9.4–10.0 s
+/// in alternated runs (`docs/benchmarks.md`, stop 31).
 pub const SQLITE_PAGE_BYTES: u32 = 16_384;
 /// WAL pages past which a commit checkpoints itself: the safety net behind
 /// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL
