@@ -44,11 +44,13 @@ const SQLITE_CACHE_KIB: u32 = 16_384;
 /// the noise).
 const SQLITE_MMAP_BYTES: u64 = 0;
 /// Page size of a database created here; an existing one keeps its own
-/// (`docs/operations.md` says how to convert one). SQLite's default, 4 KiB,
-/// put most of a digest's stored rendering (4.8 KB on average in `bench
-/// burst`) in overflow pages, and a tick's claims touched four times as
-/// many pages: with 16 KiB, `bench burst` took 8.8–9.5 s against 9.4–10.0 s
-/// in alternated runs (`docs/benchmarks.md`, stop 31).
+/// (`docs/operations.md` says how to convert one). With SQLite's default,
+/// 4 KiB, a page held one digest's stored rendering (text and HTML: 3.0 KB
+/// for nine digests in ten in `bench burst`, 6.5 KB for the busiest, which
+/// ran into overflow pages), and the rows a tick's claims update were
+/// spread over four times as many pages. With 16 KiB, `bench burst` took
+/// 8.8–9.5 s against 9.4–10.0 s in alternated runs (`docs/benchmarks.md`,
+/// stop 31).
 pub const SQLITE_PAGE_BYTES: u32 = 16_384;
 /// WAL pages past which a commit checkpoints itself: the safety net behind
 /// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL
