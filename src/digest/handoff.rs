@@ -292,7 +292,8 @@ impl HandOff for Composer {
         let mut unwritten: Option<(usize, Vec<Option<Post>>)> = None;
         for n in 0..batches.len() {
             let env = self.env();
-            let (done, (written, next)) = finish_beside(&env, &jobs, self.workers, || {
+            let t0 = std::time::Instant::now();
+            let (done, (written, next, busy)) = finish_beside(&env, &jobs, self.workers, || {
                 let written = unwritten
                     .take()
                     .map_or(Ok(()), |(at, posts)| write_posts(c, at, posts, &mut out));
@@ -300,8 +301,11 @@ impl HandOff for Composer {
                     Some(b) if written.is_ok() => self.post_batch(c, b).map(Some),
                     _ => Ok(None),
                 };
-                (written, next)
+                (written, next, t0.elapsed())
             });
+            // The tick's thread's writes and plan against the whole batch:
+            // as long as it, and the workers waited for the tick's thread.
+            tracing::debug!(meanwhile = ?busy, whole = ?t0.elapsed(), "digest batch finished");
             written?;
             let next = next?;
             unwritten = Some((n * POST_BATCH, self.tally(&jobs, done)?));
