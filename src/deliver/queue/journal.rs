@@ -116,7 +116,25 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         .open(&probe)
         .map_err(bad)?;
     let _ = fs::remove_file(&probe);
+    sweep_probes(dir);
     Ok(())
+}
+
+/// Removes the probes that processes killed inside [`check_dir`] left
+/// behind. A probe lives only between its create and its remove, so one
+/// found here is litter, or a live process's that its own remove no longer
+/// finds (which it ignores).
+fn sweep_probes(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let is_probe = name.to_str().is_some_and(|n| n.starts_with(".probe-"));
+        if is_probe && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 impl Journal {
@@ -469,6 +487,23 @@ mod tests {
         check_dir(&ok).unwrap();
         // Made, and left empty.
         assert_eq!(std::fs::read_dir(&ok).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_probe_left_by_a_killed_process_is_swept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        // What a kill -9 between the probe's create and its remove leaves.
+        let stale = dir.path().join(".probe-4242-00ff00ff00ff00ff");
+        std::fs::write(&stale, "").unwrap();
+        let journal = dir.path().join("00aa11bb22cc33dd-41-00ff00ff00ff00ff.sent");
+        std::fs::write(&journal, "{}\n").unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "x").unwrap();
+        let probe_dir = dir.path().join(".probe-dir");
+        std::fs::create_dir(&probe_dir).unwrap();
+        check_dir(dir.path()).unwrap();
+        assert!(!stale.exists());
+        assert!(journal.exists() && notes.exists() && probe_dir.exists());
     }
 
     #[test]
