@@ -92,6 +92,9 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Storage(format!("journal {}: {e}", path.display()))
 }
 
+/// How the names of [`check_dir`]'s probes begin, which the sweep matches.
+const PROBE_PREFIX: &str = ".probe-";
+
 /// Makes `dir` (with its parents) and checks that a file can be made in
 /// it: what a process that delivers checks at start, so that a journal
 /// directory it cannot use stops it with one line (exit 2) before it sends
@@ -106,7 +109,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     };
     fs::create_dir_all(dir).map_err(bad)?;
     let probe = dir.join(format!(
-        ".probe-{}-{:016x}",
+        "{PROBE_PREFIX}{}-{:016x}",
         std::process::id(),
         rand::random::<u64>()
     ));
@@ -130,7 +133,7 @@ fn sweep_probes(dir: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name();
-        let is_probe = name.to_str().is_some_and(|n| n.starts_with(".probe-"));
+        let is_probe = name.to_str().is_some_and(|n| n.starts_with(PROBE_PREFIX));
         if is_probe && e.file_type().is_ok_and(|t| t.is_file()) {
             let _ = fs::remove_file(e.path());
         }
