@@ -415,6 +415,11 @@ pub fn parse_cron(expr: &str) -> Result<cron::Schedule> {
 #[serde(deny_unknown_fields, default)]
 pub struct RecordConfig {
     pub batch_size: usize,
+    /// How far ahead of the clock a modification's `at` may be (clock
+    /// skew between the source and digestd); further is refused.
+    pub max_ahead_seconds: u64,
+    /// How far back a modification's `at` may be; older is refused.
+    pub max_age_days: u32,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -434,7 +439,21 @@ impl Default for DatabaseConfig {
 
 impl Default for RecordConfig {
     fn default() -> Self {
-        RecordConfig { batch_size: 10_000 }
+        RecordConfig {
+            batch_size: 10_000,
+            max_ahead_seconds: 300,
+            max_age_days: 30,
+        }
+    }
+}
+
+impl RecordConfig {
+    /// The bounds of an `at` recorded at `now`.
+    pub fn at_bounds(&self, now: chrono::DateTime<chrono::Utc>) -> crate::validate::AtBounds {
+        crate::validate::AtBounds {
+            earliest: now - chrono::Duration::days(i64::from(self.max_age_days)),
+            latest: now + chrono::Duration::seconds(self.max_ahead_seconds as i64),
+        }
     }
 }
 
@@ -565,6 +584,16 @@ impl Config {
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
+            ));
+        }
+        if self.record.max_ahead_seconds > 86_400 {
+            return Err(Error::invalid(
+                "config: record.max_ahead_seconds must be 0 to 86400 (a day), e.g. 300",
+            ));
+        }
+        if !(1..=3660).contains(&self.record.max_age_days) {
+            return Err(Error::invalid(
+                "config: record.max_age_days must be 1 to 3660, e.g. 30",
             ));
         }
         Ok(())

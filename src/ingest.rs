@@ -53,6 +53,8 @@ struct LineChange {
     new: Option<String>,
 }
 
+pub use crate::validate::AtBounds;
+
 /// A validated line whose names are not yet resolved.
 struct Parsed {
     collection: String,
@@ -67,17 +69,17 @@ fn value(what: &str, v: Option<String>) -> Result<Option<String>> {
     Ok(v)
 }
 
-fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize) -> Result<Parsed> {
+fn parse_line(raw: &[u8], tx_prefix: &str, lineno: usize, at: &AtBounds) -> Result<Parsed> {
     if raw.len() > MAX_LINE {
         return Err(Error::invalid(format!("longer than {MAX_LINE} bytes")));
     }
     let text = std::str::from_utf8(raw).map_err(|_| Error::invalid("not valid UTF-8"))?;
     let line: Line =
         serde_json::from_str(text).map_err(|e| Error::invalid(format!("bad JSON: {e}")))?;
-    check_line(line, tx_prefix, lineno)
+    check_line(line, tx_prefix, lineno, at)
 }
 
-fn check_line(line: Line, tx_prefix: &str, lineno: usize) -> Result<Parsed> {
+fn check_line(line: Line, tx_prefix: &str, lineno: usize, at: &AtBounds) -> Result<Parsed> {
     let mut seen = BTreeSet::new();
     let mut changes = Vec::with_capacity(line.changes.len());
     for ch in line.changes {
@@ -101,7 +103,7 @@ fn check_line(line: Line, tx_prefix: &str, lineno: usize) -> Result<Parsed> {
         actor: line.actor,
         m: NewModification {
             tx_id: format!("{tx_prefix}:{lineno}"),
-            occurred_at: validate::instant("at", &line.at)?,
+            occurred_at: at.check(validate::instant("at", &line.at)?)?,
             collection: crate::ids::CollectionId(0),
             item_uuid: validate::uuid("item", &line.item)?,
             actor: None,
@@ -176,8 +178,12 @@ pub fn read_line_bounded(
 
 /// Reads, validates and resolves every line of `input`. Blank lines are
 /// skipped. Either every line is good, or the error lists the bad ones.
-pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModification>> {
-    match check_lines(conn, input)? {
+pub fn parse_all(
+    conn: &mut DbConn,
+    input: impl BufRead,
+    at: &AtBounds,
+) -> Result<Vec<NewModification>> {
+    match check_lines(conn, input, at)? {
         Checked::Good(mods) => Ok(mods),
         Checked::Bad {
             bad,
@@ -189,7 +195,7 @@ pub fn parse_all(conn: &mut DbConn, input: impl BufRead) -> Result<Vec<NewModifi
 
 /// [`parse_all`] without the verdict: every bad line comes back as data.
 /// `Err` only for a failed read or a storage error.
-pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead) -> Result<Checked> {
+pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead, at: &AtBounds) -> Result<Checked> {
     let tx_prefix = new_prefix();
     let mut parsed = Vec::new();
     let mut bad = Bad::default();
@@ -203,7 +209,7 @@ pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead) -> Result<Checked
             continue;
         }
         total += 1;
-        match parse_line(raw, &tx_prefix, i) {
+        match parse_line(raw, &tx_prefix, i, at) {
             Ok(p) => parsed.push((i, p)),
             Err(e) => bad.push(i, e.to_string()),
         }
@@ -213,24 +219,28 @@ pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead) -> Result<Checked
 
 /// [`check_lines`] over the elements of a JSON array: element `i` is line
 /// `i + 1`, held to the same rules as a line of `digestd record`.
-pub fn check_values(conn: &mut DbConn, values: Vec<serde_json::Value>) -> Result<Checked> {
+pub fn check_values(
+    conn: &mut DbConn,
+    values: Vec<serde_json::Value>,
+    at: &AtBounds,
+) -> Result<Checked> {
     let total = values.len();
     let lines = values.into_iter().map(|v| {
         serde_json::from_value::<Line>(v).map_err(|e| Error::invalid(format!("bad JSON: {e}")))
     });
-    check_all(conn, lines, total)
+    check_all(conn, lines, total, at)
 }
 
 /// [`check_values`] for `text` when it is a JSON array whose every element
 /// has the shape of a line: parsed straight into lines, not through a tree
 /// of values first. `None` when it is not: the caller goes through
 /// [`check_values`], which names each element that is not a line.
-pub fn check_array(conn: &mut DbConn, text: &str) -> Result<Option<Checked>> {
+pub fn check_array(conn: &mut DbConn, text: &str, at: &AtBounds) -> Result<Option<Checked>> {
     let Ok(lines) = serde_json::from_str::<Vec<Line>>(text) else {
         return Ok(None);
     };
     let total = lines.len();
-    check_all(conn, lines.into_iter().map(Ok), total).map(Some)
+    check_all(conn, lines.into_iter().map(Ok), total, at).map(Some)
 }
 
 /// Checks each of `total` lines (numbered from 1) and resolves the good ones.
@@ -238,12 +248,13 @@ fn check_all(
     conn: &mut DbConn,
     lines: impl Iterator<Item = Result<Line>>,
     total: usize,
+    at: &AtBounds,
 ) -> Result<Checked> {
     let tx_prefix = new_prefix();
     let mut parsed = Vec::new();
     let mut bad = Bad::default();
     for (i, line) in lines.enumerate() {
-        match line.and_then(|line| check_line(line, &tx_prefix, i + 1)) {
+        match line.and_then(|line| check_line(line, &tx_prefix, i + 1, at)) {
             Ok(p) => parsed.push((i + 1, p)),
             Err(e) => bad.push(i + 1, e.to_string()),
         }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::ids::{CollectionId, ItemId, PartyId};
 use crate::modlog::{self, Action, Change, NewModification};
 use crate::parties;
-use crate::validate;
+use crate::validate::{self, AtBounds};
 
 /// A collection as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -274,7 +274,7 @@ impl Valid {
     }
 }
 
-fn validate_input(input: &ItemInput, now: DateTime<Utc>) -> Result<Valid> {
+fn validate_input(input: &ItemInput, now: DateTime<Utc>, bounds: &AtBounds) -> Result<Valid> {
     let uuid = validate::uuid("item", &input.uuid)?;
     let mut colls: Vec<&String> = input.collections.iter().flatten().collect();
     colls.extend(input.collection.iter());
@@ -311,7 +311,7 @@ fn validate_input(input: &ItemInput, now: DateTime<Utc>) -> Result<Valid> {
             .map(|t| validate::timezone(t).map(|z| z.name().to_string()))
             .transpose()?,
         at: match &input.at {
-            Some(a) => validate::instant("at", a)?,
+            Some(a) => bounds.check(validate::instant("at", a)?)?,
             None => now,
         },
     })
@@ -332,7 +332,18 @@ type StoredItem = (
 /// resolved before the write transaction opens; the item row, its
 /// collection links and the modifications are written together.
 pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Result<PutOutcome> {
-    let v = validate_input(input, now)?;
+    put_item_within(conn, now, input, &AtBounds::ANY)
+}
+
+/// [`put_item`] with its `at` held to `bounds` (`[record] max_ahead_seconds`
+/// and `max_age_days`, as `digestd item put` and the API do).
+pub fn put_item_within(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    input: &ItemInput,
+    bounds: &AtBounds,
+) -> Result<PutOutcome> {
+    let v = validate_input(input, now, bounds)?;
     let (actor, _) = parties::find(conn, &input.actor)?;
     let wanted_uuids: Vec<&str> = v.collections.iter().map(String::as_str).collect();
     let wanted = collection_ids(conn, &wanted_uuids)?;

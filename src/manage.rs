@@ -29,8 +29,10 @@ pub fn subscribe(
 }
 
 /// Resumes a paused subscription at `now`. No burst: its first digest is
-/// its first period at or after `now`, and a modification window starts at
-/// `now`, so what changed while it was paused is not sent.
+/// its first period at or after `now`, one digest however many periods the
+/// pause covered. Its modification window goes on from where the last
+/// digest was cut in the log, so that digest holds what was waiting when
+/// it was paused and what was recorded while it was (`docs/scheduling.md`).
 pub fn resume(conn: &mut DbConn, id: SubscriptionId, now: DateTime<Utc>) -> Result<()> {
     conn.write_tx(|c| {
         if subscriptions::unpause_in_tx(c, id)? {

@@ -1,7 +1,19 @@
 //! The modification log (Cosmo proposal): one row per modification and one
 //! row per changed attribute with its old and new value. Writes go through
 //! [`record`], which is also the bulk path (`digestd record`, item diffs);
-//! reads through [`find_in_window`]; old rows leave through [`purge`].
+//! reads through [`find_in_span`] (a digest's window: what was recorded
+//! since the last one) and [`find_in_window`] (what happened between two
+//! instants: the Atom feeds); old rows leave through [`purge`].
+//!
+//! Every row carries the log position of the transaction that recorded it
+//! (`log_pos`): on SQLite a counter in `log_clock` that each recording
+//! transaction moves on (one writer at a time, so positions commit in
+//! order); on PostgreSQL the recording transaction's id, and a reader's
+//! [`cut`] is the oldest transaction still running, below which every
+//! recording transaction has ended. Rows below a cut are all visible to
+//! whoever took it and no row below it can appear later, so windows cut
+//! there neither skip nor repeat a change, however late its `at` or its
+//! commit (`docs/digests.md`).
 //!
 //! Owns `modifications` and `modification_values`, and the log's mark on
 //! `collections`: `feed_version` and `feed_changed_at`, which every write of
@@ -101,6 +113,7 @@ pub struct Modification {
 #[diesel(table_name = modifications, treat_none_as_default_value = false)]
 struct ModRow<'a> {
     id: i64,
+    log_pos: i64,
     tx_id: &'a str,
     occurred_at: NaiveDateTime,
     collection_id: i64,
@@ -129,13 +142,18 @@ pub fn record(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<Modific
 
 /// [`record`] for a caller that already holds the write transaction.
 pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
+    if mods.is_empty() {
+        return Ok(Vec::new());
+    }
     touch_feeds(conn, mods.iter().map(|m| m.collection))?;
+    let log_pos = write_position(conn)?;
     let ids = crate::db::reserve_ids(conn, "modifications", "id", mods.len())?;
     let rows: Vec<ModRow> = mods
         .iter()
         .zip(&ids)
         .map(|(m, id)| ModRow {
             id: *id,
+            log_pos,
             tx_id: &m.tx_id,
             occurred_at: m.occurred_at.naive_utc(),
             collection_id: m.collection.0,
@@ -185,6 +203,166 @@ pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<M
     Ok(ids.into_iter().map(ModificationId).collect())
 }
 
+/// A position in the log: the `log_pos` of the rows one transaction
+/// recorded (see the module's documentation).
+pub type LogPos = i64;
+
+/// The position of the rows the caller's write transaction records: on
+/// SQLite `log_clock` moved on by one (the write lock orders recording
+/// transactions, so positions commit in order); on PostgreSQL the
+/// transaction's id (assigned now if it has none yet).
+fn write_position(conn: &mut DbConn) -> Result<LogPos> {
+    let sql = match conn {
+        DbConn::Sqlite(_) => "UPDATE log_clock SET next = next + 1 RETURNING next - 1 AS pos",
+        DbConn::Postgres(_) => "SELECT pg_current_xact_id()::text::bigint AS pos",
+    };
+    Ok(diesel::sql_query(sql).get_result::<PosRow>(conn)?.pos)
+}
+
+#[derive(diesel::QueryableByName)]
+struct PosRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pos: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct CutRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    cut: String,
+}
+
+/// A cut of the log: which recording transactions a reader saw as
+/// committed. On SQLite the next position `log_clock` hands out (every row
+/// below it committed, none at or above it yet); on PostgreSQL the
+/// reader's snapshot (`pg_current_snapshot()` as text, `xmin:xmax:xip…`):
+/// a row is seen when its transaction is below `xmin`, or below `xmax` and
+/// not in the list still running. A transaction in flight at a cut is on
+/// neither side of it, it is seen at the first cut after it commits. Empty:
+/// the log's beginning, before every row.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cut(String);
+
+impl Cut {
+    /// The log's beginning: every row is after it.
+    pub fn beginning() -> Cut {
+        Cut(String::new())
+    }
+
+    /// A cut as stored (`subscriptions.last_log_cut`, `subscription_runs`).
+    pub fn from_stored(s: String) -> Cut {
+        Cut(s)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The lowest position not seen at this cut (SQLite: the counter; on
+    /// PostgreSQL `xmin`): every row below it is seen. 0 for the beginning.
+    fn floor(&self) -> LogPos {
+        self.0
+            .split(':')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The lowest position no row seen at this cut reaches (SQLite: the
+    /// counter; PostgreSQL: `xmax`).
+    fn ceiling(&self) -> LogPos {
+        let mut it = self.0.split(':');
+        let first = it.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        it.next().and_then(|n| n.parse().ok()).unwrap_or(first)
+    }
+
+    fn is_snapshot(&self) -> bool {
+        self.0.contains(':')
+    }
+
+    /// The later of two cuts of one back end (a SQLite counter never goes
+    /// back; a later PostgreSQL snapshot sees all an earlier one saw).
+    pub fn later(self, other: &Cut) -> Cut {
+        if self.is_snapshot() || other.0.is_empty() || self.ceiling() >= other.ceiling() {
+            self
+        } else {
+            other.clone()
+        }
+    }
+}
+
+/// Where a reader may cut the log now (see [`Cut`]). On PostgreSQL a
+/// `record` transaction held open across a tick is never skipped: it is
+/// running in the tick's snapshot, so it falls in the next window.
+pub fn cut(conn: &mut DbConn) -> Result<Cut> {
+    let sql = match conn {
+        DbConn::Sqlite(_) => "SELECT CAST(next AS TEXT) AS cut FROM log_clock",
+        DbConn::Postgres(_) => "SELECT pg_current_snapshot()::text AS cut",
+    };
+    Ok(Cut(diesel::sql_query(sql).get_result::<CutRow>(conn)?.cut))
+}
+
+/// A modification digest's window of the log: what was recorded between
+/// the cuts `from` and `to` (seen at `to`, not at `from`) and happened
+/// before `end`, and what was seen at `from` (recorded with an `at` ahead
+/// of its recording) and happened in `[start, end)`. Windows that chain
+/// (one's `to` and `end` the next one's `from` and `start`) hold each
+/// modification exactly once: one recorded late is in the first window cut
+/// after it committed, one dated ahead in the window its time falls in.
+/// Without cuts (`log: None`), a window by time alone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub log: Option<(Cut, Cut)>,
+}
+
+impl Span {
+    /// A window by time alone, `start <= occurred_at < end` (a run
+    /// recorded before the log had positions).
+    pub fn by_time(start: DateTime<Utc>, end: DateTime<Utc>) -> Span {
+        Span {
+            start,
+            end,
+            log: None,
+        }
+    }
+}
+
+/// The modifications of `span` (of the given collections, all when
+/// `None`), ordered by item, then time, then the order recorded, each with
+/// its values. Two reads, each on its own index: by position
+/// (`collection_id, log_pos`) what was recorded in `[from, to)`, and by
+/// time (`collection_id, occurred_at, log_pos`) what was recorded before
+/// `from` but dated in `[start, end)`, which is almost always nothing.
+pub fn find_in_span(
+    conn: &mut DbConn,
+    collections: Option<&[CollectionId]>,
+    span: &Span,
+) -> Result<Vec<Modification>> {
+    let Some((from, to)) = &span.log else {
+        return find_in_window(conn, collections, span.start, span.end);
+    };
+    let recorded = Read::Recorded {
+        from: from.clone(),
+        to: to.clone(),
+        end: span.end,
+    };
+    let mut rows = load_rows(conn, collections, recorded)?;
+    if span.start < span.end && !from.as_str().is_empty() {
+        let ahead = Read::Time {
+            start: span.start,
+            end: span.end,
+            seen_at: Some(from.clone()),
+        };
+        let ahead = load_rows(conn, collections, ahead)?;
+        if !ahead.is_empty() {
+            rows.extend(ahead);
+            rows.sort_by(|a, b| (&a.4, a.2, a.0).cmp(&(&b.4, b.2, b.0)));
+        }
+    }
+    with_values(conn, rows)
+}
+
 /// Modifications of the given collections (all collections when `None`)
 /// with `start <= occurred_at < end`, ordered by item then time, each with
 /// its values.
@@ -194,20 +372,74 @@ pub fn find_in_window(
     start: DateTime<Utc>,
     end: DateTime<Utc>,
 ) -> Result<Vec<Modification>> {
-    type Row = (
-        i64,
-        String,
-        NaiveDateTime,
-        i64,
-        String,
-        Option<i64>,
-        String,
-        String,
-        String,
-    );
+    let rows = load_rows(
+        conn,
+        collections,
+        Read::Time {
+            start,
+            end,
+            seen_at: None,
+        },
+    )?;
+    with_values(conn, rows)
+}
+
+type Row = (
+    i64,
+    String,
+    NaiveDateTime,
+    i64,
+    String,
+    Option<i64>,
+    String,
+    String,
+    String,
+);
+
+/// Which rows [`load_rows`] reads.
+enum Read {
+    /// `start <= occurred_at < end`, and seen at the cut when one is set.
+    Time {
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        seen_at: Option<Cut>,
+    },
+    /// Seen at `to`, not at `from`, and `occurred_at < end`.
+    Recorded {
+        from: Cut,
+        to: Cut,
+        end: DateTime<Utc>,
+    },
+}
+
+/// `log_pos` seen at `cut`, as SQL (PostgreSQL; the cut is bound, not
+/// spliced into the statement).
+fn seen_at(
+    cut: &Cut,
+) -> Box<
+    dyn diesel::BoxableExpression<
+        modifications::table,
+        crate::db::MultiBackend,
+        SqlType = diesel::sql_types::Bool,
+    >,
+> {
+    Box::new(
+        diesel::dsl::sql::<diesel::sql_types::Bool>(
+            "pg_visible_in_snapshot(modifications.log_pos::text::xid8, ",
+        )
+        .bind::<diesel::sql_types::Text, _>(cut.as_str().to_string())
+        .sql("::pg_snapshot)"),
+    )
+}
+
+/// The rows `read` selects among `collections`, by item, then time, then
+/// the order recorded.
+fn load_rows(
+    conn: &mut DbConn,
+    collections: Option<&[CollectionId]>,
+    read: Read,
+) -> Result<Vec<Row>> {
     let mut q = modifications::table
-        .filter(modifications::occurred_at.ge(start.naive_utc()))
-        .filter(modifications::occurred_at.lt(end.naive_utc()))
         .select((
             modifications::id,
             modifications::tx_id,
@@ -225,14 +457,43 @@ pub fn find_in_window(
             modifications::id.asc(),
         ))
         .into_boxed();
+    let pg = matches!(conn, DbConn::Postgres(_));
+    match read {
+        Read::Time {
+            start,
+            end,
+            seen_at: seen,
+        } => {
+            q = q
+                .filter(modifications::occurred_at.ge(start.naive_utc()))
+                .filter(modifications::occurred_at.lt(end.naive_utc()));
+            if let Some(cut) = seen {
+                q = q.filter(modifications::log_pos.lt(cut.ceiling()));
+                if pg {
+                    q = q.filter(seen_at(&cut));
+                }
+            }
+        }
+        Read::Recorded { from, to, end } => {
+            q = q
+                .filter(modifications::log_pos.ge(from.floor()))
+                .filter(modifications::log_pos.lt(to.ceiling()))
+                .filter(modifications::occurred_at.lt(end.naive_utc()));
+            if pg {
+                q = q.filter(seen_at(&to));
+                if !from.as_str().is_empty() {
+                    q = q.filter(diesel::dsl::not(seen_at(&from)));
+                }
+            }
+        }
+    }
     // One collection as `collection_id = $1`: a statement diesel keeps
     // prepared may get PostgreSQL's generic plan, which for `= ANY($1)`
     // took the time index and filtered every collection's rows in the
     // window (34 ms against 0.07 ms per read among 50,000 changes in
-    // `bench burst`); with `=` it keeps to the (collection_id,
-    // occurred_at) index. Several (the composer reads a batch's windows
-    // at once) as an array constant, which is planned for its values
-    // each time.
+    // `bench burst`); with `=` it keeps to the (collection_id, …) index.
+    // Several (the composer reads a batch's windows at once) as an array
+    // constant, which is planned for its values each time.
     match collections {
         Some([one]) => q = q.filter(modifications::collection_id.eq(one.0)),
         Some(cs) => {
@@ -245,7 +506,11 @@ pub fn find_in_window(
         }
         None => {}
     }
-    let rows: Vec<Row> = q.load(conn)?;
+    Ok(q.load(conn)?)
+}
+
+/// `rows` with their values, as modifications.
+fn with_values(conn: &mut DbConn, rows: Vec<Row>) -> Result<Vec<Modification>> {
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     let mut changes: BTreeMap<i64, Vec<Change>> = BTreeMap::new();
     for chunk in ids.chunks(10_000) {
@@ -289,36 +554,61 @@ pub fn find_in_window(
         .collect())
 }
 
-/// How many rows a purge removed.
+/// How many rows a purge removed, and how many old enough it kept because
+/// a modification digest still owes them to someone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Purged {
     pub modifications: usize,
     pub values: usize,
+    pub waiting: usize,
 }
 
-/// Deletes modifications (and their values) that occurred before `cutoff`.
+/// Deletes modifications (and their values) that occurred before `cutoff`
+/// and that every live modification subscription's windows have passed:
+/// a change recorded late, with an old `at`, stays until the digests that
+/// owe it have gone out (a paused subscription holds nothing back).
 pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
+    use crate::db::schema::subscriptions;
     let cutoff = cutoff.naive_utc();
     conn.write_tx(|c| {
-        let touched: Vec<i64> = modifications::table
+        // Every row below the lowest floor of the live windows' cuts has
+        // been seen by all of them.
+        let cuts: Vec<String> = subscriptions::table
+            .filter(subscriptions::paused.eq(false))
+            .filter(subscriptions::kind.eq("modification"))
+            .select(subscriptions::last_log_cut)
+            .distinct()
+            .load(c)?;
+        let floor = cuts
+            .into_iter()
+            .map(|s| Cut(s).floor())
+            .min()
+            .unwrap_or(LogPos::MAX);
+        let waiting = modifications::table
             .filter(modifications::occurred_at.lt(cutoff))
+            .filter(modifications::log_pos.ge(floor))
+            .count()
+            .get_result::<i64>(c)? as usize;
+        let old = || {
+            modifications::table
+                .filter(modifications::occurred_at.lt(cutoff))
+                .filter(modifications::log_pos.lt(floor))
+        };
+        let touched: Vec<i64> = old()
             .select(modifications::collection_id)
             .distinct()
             .load(c)?;
         touch_feeds(c, touched.into_iter().map(CollectionId))?;
-        let old = modifications::table
-            .filter(modifications::occurred_at.lt(cutoff))
-            .select(modifications::id);
-        let values = diesel::delete(
-            modification_values::table.filter(modification_values::modification_id.eq_any(old)),
-        )
-        .execute(c)?;
-        let modifications =
-            diesel::delete(modifications::table.filter(modifications::occurred_at.lt(cutoff)))
-                .execute(c)?;
+        let values =
+            diesel::delete(modification_values::table.filter(
+                modification_values::modification_id.eq_any(old().select(modifications::id)),
+            ))
+            .execute(c)?;
+        let modifications = diesel::delete(old()).execute(c)?;
         Ok(Purged {
             modifications,
             values,
+            waiting,
         })
     })
 }
@@ -369,6 +659,7 @@ pub fn forget_collection_in_tx(c: &mut DbConn, coll: CollectionId) -> Result<Pur
     Ok(Purged {
         modifications,
         values,
+        waiting: 0,
     })
 }
 

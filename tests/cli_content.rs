@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 
 // ------------------------------------------------------------ happy paths
 
+/// The clock of the `record` commands: their lines' `at` are about then.
+const NOW: &str = "2026-01-02T00:00:00Z";
+
 #[test]
 fn collection_add_prints_a_fresh_uuid() {
     let env = Env::init();
@@ -119,23 +122,41 @@ fn record_prints_the_count_and_stores_each_line() {
         mod_line(&c, ITEM_A, "edited", "2026-01-01T10:00:00+02:00"),
         mod_line(&c, ITEM_B, "now", "2026-01-02T00:00:00.123456789Z"),
     ]));
-    assert_eq!(env.ok_in(&["record"], &input), "3\n");
+    assert_eq!(env.ok_in(&["--now", NOW, "record"], &input), "3\n");
     assert_eq!(env.count("modifications"), 3);
     assert_eq!(env.count("modification_values"), 3);
-    assert_eq!(env.ok_in(&["record"], b""), "0\n", "empty input records 0");
+    assert_eq!(
+        env.ok_in(&["--now", NOW, "record"], b""),
+        "0\n",
+        "empty input records 0"
+    );
     assert_eq!(env.count("modifications"), 3);
 }
 
 #[test]
 fn purge_deletes_only_older_modifications_and_prints_a_summary() {
     let (env, c) = world();
-    let input = lines(&[
+    // Each recorded on its day: an `at` is bounded by the clock.
+    let old = lines(&[
         mod_line(&c, ITEM_A, "created", "2020-01-01T00:00:00Z"),
         mod_line(&c, ITEM_A, "edited", "2020-01-02T00:00:00Z"),
-        mod_line(&c, ITEM_B, "created", "2999-01-01T00:00:00Z"),
     ]);
-    assert_eq!(env.ok_in(&["record"], &input), "3\n");
-    let out = env.ok(&["purge", "--older-than", "90d"]);
+    assert_eq!(
+        env.ok_in(&["--now", "2020-01-02T00:00:00Z", "record"], &old),
+        "2\n"
+    );
+    let new = lines(&[mod_line(&c, ITEM_B, "created", "2026-01-09T00:00:00Z")]);
+    assert_eq!(
+        env.ok_in(&["--now", "2026-01-09T00:00:00Z", "record"], &new),
+        "1\n"
+    );
+    let out = env.ok(&[
+        "--now",
+        "2026-01-10T00:00:00Z",
+        "purge",
+        "--older-than",
+        "90d",
+    ]);
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(
         out.starts_with("purged 2 modifications and 2 values older than "),
@@ -143,7 +164,13 @@ fn purge_deletes_only_older_modifications_and_prints_a_summary() {
     );
     assert_eq!(env.count("modifications"), 1);
     assert_eq!(env.count("modification_values"), 1);
-    let again = env.ok(&["purge", "--older-than", "1w"]);
+    let again = env.ok(&[
+        "--now",
+        "2026-01-10T00:00:00Z",
+        "purge",
+        "--older-than",
+        "1w",
+    ]);
     assert!(
         again.starts_with("purged 0 modifications and 0 values"),
         "{again}"
@@ -189,8 +216,8 @@ fn purge_refuses_bad_durations_before_touching_the_database() {
 #[test]
 fn purge_with_a_bad_duration_deletes_nothing() {
     let (env, c) = world();
-    let input = lines(&[mod_line(&c, ITEM_A, "created", "2020-01-01T00:00:00Z")]);
-    assert_eq!(env.ok_in(&["record"], &input), "1\n");
+    let input = lines(&[mod_line(&c, ITEM_A, "created", "2026-01-01T00:00:00Z")]);
+    assert_eq!(env.ok_in(&["--now", NOW, "record"], &input), "1\n");
     for d in ["0d", "abc", "5y"] {
         env.refused(&["purge", "--older-than", d], b"", "invalid duration");
     }
@@ -209,7 +236,7 @@ fn record_is_all_or_nothing_and_names_every_bad_line() {
         mod_line(&c, ITEM_B, "edited", "yesterday"),
         mod_line(&c, ITEM_B, "now", "2026-01-01T12:00:00Z"),
     ]);
-    let out = env.refused(&["record"], &input, "nothing was written");
+    let out = env.refused(&["--now", NOW, "record"], &input, "nothing was written");
     assert!(out.stderr.contains("2 of 5 lines"), "{}", out.stderr);
     assert!(
         out.stderr.contains("line 2: unknown action"),
@@ -234,7 +261,7 @@ fn record_refuses_non_utf8_bytes_on_a_line() {
     input.extend_from_slice(b"\xff\xfe\xc3"); // invalid UTF-8 inside the title
     input.extend_from_slice(&second.as_bytes()[at..]);
     input.push(b'\n');
-    let out = env.refused(&["record"], &input, "line 2: not valid UTF-8");
+    let out = env.refused(&["--now", NOW, "record"], &input, "line 2: not valid UTF-8");
     assert!(!out.stderr.contains("line 1"), "{}", out.stderr);
 }
 
@@ -246,7 +273,11 @@ fn record_refuses_a_line_over_one_mebibyte() {
     let mut input = lines(&[mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z")]);
     input.extend(lines(&[big]));
     assert!(input.len() > 1 << 20);
-    env.refused(&["record"], &input, "line 2: longer than 1048576 bytes");
+    env.refused(
+        &["--now", NOW, "record"],
+        &input,
+        "line 2: longer than 1048576 bytes",
+    );
 }
 
 #[test]
@@ -254,10 +285,14 @@ fn record_refuses_an_unknown_field() {
     let (env, c) = world();
     let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
     line["priority"] = json!("high");
-    env.refused(&["record"], &lines(&[line]), "unknown field");
+    env.refused(&["--now", NOW, "record"], &lines(&[line]), "unknown field");
     let mut change = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
     change["changes"][0]["was"] = json!("x");
-    env.refused(&["record"], &lines(&[change]), "unknown field");
+    env.refused(
+        &["--now", NOW, "record"],
+        &lines(&[change]),
+        "unknown field",
+    );
 }
 
 #[test]
@@ -268,13 +303,17 @@ fn record_refuses_a_duplicated_attribute() {
         {"attribute": "title", "old": "a", "new": "b"},
         {"attribute": "title", "old": "b", "new": "c"},
     ]);
-    env.refused(&["record"], &lines(&[twice]), "changed twice");
+    env.refused(&["--now", NOW, "record"], &lines(&[twice]), "changed twice");
     let mut padded = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
     padded["changes"] = json!([
         {"attribute": "title", "old": "a", "new": "b"},
         {"attribute": " title ", "old": "b", "new": "c"},
     ]);
-    env.refused(&["record"], &lines(&[padded]), "changed twice");
+    env.refused(
+        &["--now", NOW, "record"],
+        &lines(&[padded]),
+        "changed twice",
+    );
 }
 
 #[test]
@@ -290,7 +329,7 @@ fn record_refuses_nul_and_control_characters_in_values_and_actors() {
         let mut line = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
         line["changes"] = json!([{"attribute": "location", "old": null, "new": bad}]);
         env.refused(
-            &["record"],
+            &["--now", NOW, "record"],
             &lines(&[good.clone(), line]),
             "line 2: new value contains",
         );
@@ -298,7 +337,7 @@ fn record_refuses_nul_and_control_characters_in_values_and_actors() {
     let mut actor = mod_line(&c, ITEM_A, "edited", "2026-01-01T09:00:00Z");
     actor["actor"] = json!("alice\u{0}");
     env.refused(
-        &["record"],
+        &["--now", NOW, "record"],
         &lines(&[good, actor]),
         "line 2: no user or group named",
     );
@@ -313,7 +352,7 @@ fn record_refuses_an_unknown_actor() {
     line["actor"] = json!("mallory");
     let good = mod_line(&c, ITEM_B, "created", "2026-01-01T09:00:00Z");
     env.refused(
-        &["record"],
+        &["--now", NOW, "record"],
         &lines(&[good, line]),
         "line 2: no user or group named \"mallory\"",
     );
@@ -330,13 +369,13 @@ fn record_refuses_an_unknown_or_malformed_collection() {
         "2026-01-01T09:00:00Z",
     );
     env.refused(
-        &["record"],
+        &["--now", NOW, "record"],
         &lines(&[unknown, good.clone()]),
         &format!("line 1: no collection {NO_SUCH_COLLECTION}"),
     );
     let malformed = mod_line("calendar", ITEM_A, "created", "2026-01-01T09:00:00Z");
     env.refused(
-        &["record"],
+        &["--now", NOW, "record"],
         &lines(&[good, malformed]),
         "line 2: invalid collection UUID",
     );
@@ -380,7 +419,7 @@ fn record_refuses_other_hostile_lines() {
         ),
     ];
     for (input, needle) in cases {
-        env.refused(&["record"], &input, needle);
+        env.refused(&["--now", NOW, "record"], &input, needle);
     }
 }
 
@@ -391,17 +430,17 @@ fn record_after_refusals_stores_exactly_the_good_lines() {
         mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z"),
         mod_line(&c, ITEM_A, "bogus", "2026-01-01T09:00:00Z"),
     ]);
-    env.refused(&["record"], &bad, "line 2");
+    env.refused(&["--now", NOW, "record"], &bad, "line 2");
     let good = lines(&[
         mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z"),
         mod_line(&c, ITEM_A, "edited", "2026-01-01T10:00:00Z"),
         mod_line(&c, ITEM_B, "created", "2026-01-01T11:00:00Z"),
         mod_line(&c, ITEM_B, "deleted", "2026-01-01T12:00:00Z"),
     ]);
-    assert_eq!(env.ok_in(&["record"], &good), "4\n");
+    assert_eq!(env.ok_in(&["--now", NOW, "record"], &good), "4\n");
     assert_eq!(env.count("modifications"), 4);
     assert_eq!(env.count("modification_values"), 4);
-    env.refused(&["record"], &bad, "line 2");
+    env.refused(&["--now", NOW, "record"], &bad, "line 2");
     assert_eq!(env.count("modifications"), 4);
 }
 
@@ -586,7 +625,7 @@ fn error_messages_never_echo_raw_control_characters() {
     let hostile = "x\u{b}y\u{c}z\u{1b}[2J\u{85}w\u{2028}v";
     let mut line = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
     line[hostile] = json!(1);
-    env.refused(&["record"], &lines(&[line]), "unknown field");
+    env.refused(&["--now", NOW, "record"], &lines(&[line]), "unknown field");
     let mut item = item_json(&c, "Lunch");
     item[hostile] = json!(1);
     env.refused(

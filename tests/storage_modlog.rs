@@ -35,7 +35,7 @@ fn record_is_all_or_nothing(db: &TestDb) {
     ]
     .join("\n");
     let before = counts(&mut c);
-    match ingest::parse_all(&mut c, input.as_bytes()) {
+    match ingest::parse_all(&mut c, input.as_bytes(), &ingest::AtBounds::ANY) {
         Err(Error::Invalid(msg)) => {
             assert!(msg.contains("line 2") && msg.contains("line 4"), "{msg}");
             assert!(
@@ -50,23 +50,29 @@ fn record_is_all_or_nothing(db: &TestDb) {
     // Names that do not resolve are bad lines too.
     let ghost = good.replace("gr24", "ghost");
     let nowhere = good.replace(&cal.uuid, "6f1b0a52-9d3e-4c1a-9f44-0c7de1c0afff");
-    let err = ingest::parse_all(&mut c, format!("{good}\n{ghost}\n\n{nowhere}\n").as_bytes())
-        .unwrap_err();
+    let err = ingest::parse_all(
+        &mut c,
+        format!("{good}\n{ghost}\n\n{nowhere}\n").as_bytes(),
+        &ingest::AtBounds::ANY,
+    )
+    .unwrap_err();
     assert!(
         err.to_string().contains("line 2") && err.to_string().contains("line 4"),
         "{err}"
     );
     let mut non_utf8 = good.clone().into_bytes();
     non_utf8.extend_from_slice(b"\n{\"collection\":\"\xff\xfe\"}\n");
-    assert!(ingest::parse_all(&mut c, &non_utf8[..])
-        .unwrap_err()
-        .to_string()
-        .contains("line 2"));
+    assert!(
+        ingest::parse_all(&mut c, &non_utf8[..], &ingest::AtBounds::ANY)
+            .unwrap_err()
+            .to_string()
+            .contains("line 2")
+    );
     assert_eq!(counts(&mut c), before);
 
     // Good input: batched into transactions of 2, every row and value stored.
     let input = [good.clone(), good.clone(), good.clone()].join("\n");
-    let mods = ingest::parse_all(&mut c, input.as_bytes()).unwrap();
+    let mods = ingest::parse_all(&mut c, input.as_bytes(), &ingest::AtBounds::ANY).unwrap();
     let mut seen = vec![];
     assert_eq!(
         ingest::write_batched(&mut c, &mods, 2, &mut |n| seen.push(n)).unwrap(),
@@ -107,7 +113,7 @@ fn record_leaves_nothing_after_a_late_error(db: &TestDb) {
     let mut lines: Vec<String> = (0..10_000).map(|i| line(i, "Room 2")).collect();
     lines.push(line(10_000, "Room\\u0000 3"));
     let input = lines.join("\n");
-    let err = ingest::parse_all(&mut c, input.as_bytes()).unwrap_err();
+    let err = ingest::parse_all(&mut c, input.as_bytes(), &ingest::AtBounds::ANY).unwrap_err();
     assert!(err.is_bad_input(), "{err:?}");
     assert!(
         err.to_string()
@@ -116,14 +122,15 @@ fn record_leaves_nothing_after_a_late_error(db: &TestDb) {
     );
     // The same for the other hostile characters of a value, and for an actor.
     for bad in ["a\\r\\nb", "\\u001b[31m", "\\u202e", "\\u0007"] {
-        let err = ingest::parse_all(&mut c, line(0, bad).as_bytes()).unwrap_err();
+        let err =
+            ingest::parse_all(&mut c, line(0, bad).as_bytes(), &ingest::AtBounds::ANY).unwrap_err();
         assert!(
             err.to_string().contains("line 1: new value contains"),
             "{bad}: {err}"
         );
     }
     let nul_actor = line(0, "x").replace("gr24", "gr24\\u0000");
-    let err = ingest::parse_all(&mut c, nul_actor.as_bytes()).unwrap_err();
+    let err = ingest::parse_all(&mut c, nul_actor.as_bytes(), &ingest::AtBounds::ANY).unwrap_err();
     assert!(
         err.is_bad_input() && err.to_string().contains("no user or group"),
         "{err:?}"
@@ -131,7 +138,12 @@ fn record_leaves_nothing_after_a_late_error(db: &TestDb) {
     assert_eq!(counts(&mut c), before);
 
     // A storage error in the last of five batches of 2,000.
-    let mut mods = ingest::parse_all(&mut c, lines[..10_000].join("\n").as_bytes()).unwrap();
+    let mut mods = ingest::parse_all(
+        &mut c,
+        lines[..10_000].join("\n").as_bytes(),
+        &ingest::AtBounds::ANY,
+    )
+    .unwrap();
     let last = mods.last_mut().unwrap();
     last.changes.push(last.changes[0].clone());
     let mut seen = vec![];

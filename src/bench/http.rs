@@ -89,6 +89,7 @@ pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let mods = ingest::parse_all(
         &mut c,
         lines(&feed.uuid, 0, FEED_ENTRIES).join("\n").as_bytes(),
+        &ingest::AtBounds::ANY,
     )?;
     ingest::write_batched(&mut c, &mods, BATCH, &mut |_| {})?;
     drop(c);
@@ -279,7 +280,7 @@ async fn record_pass(db: &Db, collection: &str, first: usize, rows: usize) -> Re
     tokio::task::spawn_blocking(move || -> Result<Duration> {
         let mut c = db.conn()?;
         let started = Instant::now();
-        let mods = ingest::parse_all(&mut c, record_lines.as_bytes())?;
+        let mods = ingest::parse_all(&mut c, record_lines.as_bytes(), &ingest::AtBounds::ANY)?;
         ingest::write_batched(&mut c, &mods, 10_000, &mut |_| {})?;
         Ok(started.elapsed())
     })

@@ -249,7 +249,7 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
         clear(&mut conn)?;
     }
     let t = Instant::now();
-    let mods = ingest::parse_all(&mut conn, &input[..])?;
+    let mods = ingest::parse_all(&mut conn, &input[..], &ingest::AtBounds::ANY)?;
     let parsed = t.elapsed();
     let n = ingest::write_batched(&mut conn, &mods, args.batch, &mut |_| {})?;
     let real = t.elapsed();

@@ -112,7 +112,8 @@ pub fn item(cmd: ItemCmd, ctx: &mut Ctx) -> Result<()> {
             let input: items::ItemInput = serde_json::from_str(&text)
                 .map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
             let mut conn = ctx.conn()?;
-            let outcome = items::put_item(&mut conn, ctx.now(), &input)?;
+            let at = ctx.cfg.record.at_bounds(ctx.now());
+            let outcome = items::put_item_within(&mut conn, ctx.now(), &input, &at)?;
             writeln!(
                 ctx.out,
                 "{}",
@@ -125,7 +126,8 @@ pub fn item(cmd: ItemCmd, ctx: &mut Ctx) -> Result<()> {
 
 pub fn record(ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
-    let mods = ingest::parse_all(&mut conn, std::io::stdin().lock())?;
+    let at = ctx.cfg.record.at_bounds(ctx.now());
+    let mods = ingest::parse_all(&mut conn, std::io::stdin().lock(), &at)?;
     let bar = super::progress(mods.len());
     let n = ingest::write_batched(&mut conn, &mods, ctx.cfg.record.batch_size, &mut |done| {
         bar.set_position(done as u64)
@@ -146,5 +148,12 @@ pub fn purge(a: PurgeArgs, ctx: &mut Ctx) -> Result<()> {
         p.values,
         cutoff.to_rfc3339()
     )?;
+    if p.waiting > 0 {
+        writeln!(
+            ctx.out,
+            "kept {} older modifications that were recorded late and are not yet in every digest that owes them",
+            p.waiting
+        )?;
+    }
     Ok(())
 }

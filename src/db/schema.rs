@@ -100,6 +100,7 @@ diesel::table! {
         action -> Text,
         item_kind -> Text,
         item_title -> Text,
+        log_pos -> BigInt,
     }
 }
 
@@ -131,6 +132,7 @@ diesel::table! {
         last_scheduled_at -> Nullable<Timestamp>,
         last_period -> Nullable<Text>,
         last_window_end -> Nullable<Timestamp>,
+        last_log_cut -> Text,
     }
 }
 
@@ -144,6 +146,8 @@ diesel::table! {
         window_end -> Timestamp,
         ran_at -> Timestamp,
         request_id -> Nullable<BigInt>,
+        log_from -> Nullable<Text>,
+        log_to -> Nullable<Text>,
     }
 }
 

@@ -310,21 +310,19 @@ impl Composer {
     /// changes (the collapse is left to [`Source::content`], on a worker).
     pub(super) fn source(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Source, bool)> {
         self.trim_caches();
-        let key = (run.collection, run.window_start, run.window_end);
+        let key = (run.collection, run.span());
         let colls = run.collection.map(|c| [c]);
         let colls = colls.as_ref().map(|a| &a[..]);
         Ok(match run.kind {
             Kind::Modification => {
-                let read_log = |c: &mut DbConn| {
-                    modlog::find_in_window(c, colls, run.window_start, run.window_end)
-                };
+                let read_log = |c: &mut DbConn| modlog::find_in_span(c, colls, &run.span());
                 let w = match self.changes.get(&key) {
                     Some(w) => w.clone(),
                     None => {
                         let mods = read_log(c)?;
                         let ex = self.excluders.as_ref().and_then(|e| e.get(&key));
                         let w = WindowChanges::of(mods, ex)?;
-                        self.keep_window(key, w.clone());
+                        self.keep_window(key.clone(), w.clone());
                         w
                     }
                 };
@@ -340,7 +338,7 @@ impl Composer {
                             let mods = read_log(c)?;
                             tracing::debug!(party = %me, "a window read again for its own collapse");
                             let whole = w.with_every_mod(mods);
-                            self.keep_window(key, whole.clone());
+                            self.keep_window(key.clone(), whole.clone());
                             whole
                         };
                         if !self.names_loaded.contains(&key) {
@@ -481,17 +479,14 @@ impl Composer {
     /// collection that are not cached, one query (and one for their
     /// values) per window's bounds, instead of two round trips a window.
     fn preload_windows(&mut self, c: &mut DbConn, batch: &[DueRun]) -> Result<()> {
-        let mut want: HashMap<(DateTime<Utc>, DateTime<Utc>), Vec<CollectionId>> = HashMap::new();
+        let mut want: HashMap<modlog::Span, Vec<CollectionId>> = HashMap::new();
         let mut n = 0;
         for run in batch.iter().filter(|r| r.kind == Kind::Modification) {
             let Some(coll) = run.collection else { continue };
-            if self
-                .changes
-                .contains_key(&(Some(coll), run.window_start, run.window_end))
-            {
+            if self.changes.contains_key(&(Some(coll), run.span())) {
                 continue;
             }
-            let colls = want.entry((run.window_start, run.window_end)).or_default();
+            let colls = want.entry(run.span()).or_default();
             if !colls.contains(&coll) {
                 colls.push(coll);
                 n += 1;
@@ -509,7 +504,7 @@ impl Composer {
         let per = n.div_ceil(4 * self.workers.max(1)).clamp(1, 1_000);
         let mut parts = Vec::new();
         for (bounds, colls) in &want {
-            parts.extend(colls.chunks(per).map(|p| (*bounds, p)));
+            parts.extend(colls.chunks(per).map(|p| (bounds.clone(), p)));
         }
         let ex = self.excluders.as_ref();
         for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts, ex)? {

@@ -201,7 +201,13 @@ pub fn body(content: &Content, f: &Frame) -> Body {
                 let actors = &v[i].actors;
                 who.clear();
                 words::push_people(&mut who, actors.len(), |k| (f.party_name)(actors[k]));
-                words::change_line(&f.style, &v[i], &who, &name)
+                let line = words::change_line(&f.style, &v[i], &who, &name);
+                // Recorded late: the digest says when it happened.
+                if v[i].first_at < f.window_start {
+                    words::earlier(&f.style, line, v[i].first_at)
+                } else {
+                    line
+                }
             }
             Content::Upcoming(v) => words::upcoming_line(&f.style, &v[i]),
         };

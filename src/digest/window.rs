@@ -16,19 +16,18 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-
 use super::compose::{self, Changes};
 use super::readers::read_parts;
 use crate::db::{Db, DbConn};
 use crate::error::Result;
 use crate::ids::{CollectionId, PartyId};
-use crate::modlog::{self, Modification};
+use crate::modlog::{self, Modification, Span};
 use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
 
-/// A collection (or all of them) and a window's bounds.
-pub(super) type Window = (Option<CollectionId>, DateTime<Utc>, DateTime<Utc>);
+/// A collection (or all of them) and a window's bounds in time and in the
+/// log.
+pub(super) type Window = (Option<CollectionId>, Span);
 
 /// For each window a chunk's modification digests read: the recipients
 /// whose subscriptions leave their own changes out.
@@ -38,9 +37,7 @@ pub(super) type Excluders = HashMap<Window, HashSet<PartyId>>;
 pub(super) fn excluders(runs: &[DueRun]) -> Excluders {
     let mut out = Excluders::new();
     for r in runs.iter().filter(|r| r.kind == Kind::Modification) {
-        let e = out
-            .entry((r.collection, r.window_start, r.window_end))
-            .or_default();
+        let e = out.entry((r.collection, r.span())).or_default();
         if !r.include_own {
             e.insert(r.party);
         }
@@ -109,7 +106,7 @@ impl WindowChanges {
     }
 }
 
-pub(super) type Part<'a> = ((DateTime<Utc>, DateTime<Utc>), &'a [CollectionId]);
+pub(super) type Part<'a> = (Span, &'a [CollectionId]);
 
 /// The windows of `parts` read and collapsed ([`read_parts`]): a chunk's
 /// first batch reads most of its windows.
@@ -120,14 +117,14 @@ pub(super) fn read_windows(
     parts: &[Part],
     excluders: Option<&Excluders>,
 ) -> Result<Vec<(Window, Arc<WindowChanges>)>> {
-    read_parts(c, readers, workers, parts, |c, ((start, end), part)| {
+    read_parts(c, readers, workers, parts, |c, (span, part)| {
         let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
-        for m in modlog::find_in_window(c, Some(part), *start, *end)? {
+        for m in modlog::find_in_span(c, Some(part), span)? {
             by.entry(m.collection).or_default().push(m);
         }
         part.iter()
             .map(|coll| {
-                let key = (Some(*coll), *start, *end);
+                let key = (Some(*coll), span.clone());
                 let ex = excluders.and_then(|e| e.get(&key));
                 let w = WindowChanges::of(by.remove(coll).unwrap_or_default(), ex)?;
                 Ok((key, w))

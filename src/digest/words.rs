@@ -358,6 +358,22 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
     }
 }
 
+/// `line` marked as a change that happened before its digest's window
+/// (recorded late): "Earlier, Mon, Nov 23, 8:59 AM PST: " before it.
+pub fn earlier(style: &Style, line: Line, at: DateTime<Utc>) -> Line {
+    let mut text = String::with_capacity(line.text.len() + 40);
+    text.push_str("Earlier, ");
+    text.push_str(&style.when(at));
+    text.push_str(": ");
+    let shift = text.len();
+    text.push_str(&line.text);
+    Line {
+        text,
+        title_at: line.title_at + shift,
+        after_at: line.after_at + shift,
+    }
+}
+
 /// The line for an upcoming item: "Mon, Nov 23, 10:00 AM EST: " title
 /// " (reminder, repeats)".
 pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {

@@ -94,6 +94,7 @@ async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> Ap
         app.cfg.http.idempotency_hours,
         app.cfg.record.batch_size,
     );
+    let at = app.cfg.record.at_bounds(now);
     app.blocking(move |c| {
         if let Some(k) = &key {
             if let Some(answer) = idempotency::prior(c, k, now, hours)? {
@@ -103,14 +104,14 @@ async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> Ap
         // A well-formed array is parsed straight into lines; any other
         // body again as values, to name each element that is not a line.
         let fast = match body.text() {
-            Ok(text) if !ndjson => ingest::check_array(c, text)?,
+            Ok(text) if !ndjson => ingest::check_array(c, text, &at)?,
             _ => None,
         };
         let checked = match fast {
             Some(checked) => checked,
-            None if ndjson => ingest::check_lines(c, &body.0[..])?,
+            None if ndjson => ingest::check_lines(c, &body.0[..], &at)?,
             None => match parse_array(&body) {
-                Ok(values) => ingest::check_values(c, values)?,
+                Ok(values) => ingest::check_values(c, values, &at)?,
                 Err(e) => return Ok(Err(e)),
             },
         };
@@ -216,8 +217,9 @@ async fn put_item(
     let input: items::ItemInput =
         serde_json::from_value(body).map_err(|e| Error::invalid(format!("item: bad JSON: {e}")))?;
     let now = app.clock.now();
+    let at = app.cfg.record.at_bounds(now);
     let out = app
-        .blocking(move |c| items::put_item(c, now, &input))
+        .blocking(move |c| items::put_item_within(c, now, &input, &at))
         .await?;
     let has = |a: &str| out.actions.iter().any(|x| x == a);
     let (status, result) = if out.actions.is_empty() {

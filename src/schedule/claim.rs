@@ -1,6 +1,7 @@
 //! Writing a chunk of claims: the new runs and every claimed
 //! subscription's new `next_due_at` (and, for those that ran, the last
-//! period, its instant and the window's end, which are the run's own).
+//! period, its instant and the window's end and log position, which are
+//! the run's own).
 //!
 //! Set-based on both back ends: on PostgreSQL a binary `COPY` of the runs
 //! and an `UPDATE … FROM unnest(…)`; on SQLite multi-row `INSERT`s kept
@@ -31,6 +32,8 @@ pub struct RunRow {
     pub window_end: NaiveDateTime,
     pub ran_at: NaiveDateTime,
     pub request_id: Option<i64>,
+    pub log_from: Option<String>,
+    pub log_to: Option<String>,
 }
 
 /// Inserts `runs` and moves each `(subscription, next_due_at)` on.
@@ -49,6 +52,8 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                     window_end: stamp(r.window_end),
                     ran_at: stamp(r.ran_at),
                     request_id: r.request_id,
+                    log_from: r.log_from.clone(),
+                    log_to: r.log_to.clone(),
                 })
                 .collect();
             sqlite::insert_runs(c, &rows)?;
@@ -60,6 +65,7 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                     sched: r.map(|r| stamp(r.scheduled_at)),
                     key: r.map(|r| r.period.clone()),
                     wend: r.map(|r| stamp(r.window_end)),
+                    lcut: r.and_then(|r| r.log_to.clone()),
                 })
                 .collect();
             sqlite::move_on(c, &rows)?;
@@ -74,22 +80,24 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
                     .execute(c)?;
             }
             let t1 = t0.elapsed();
-            let (mut ids, mut next, mut sched, mut key, mut wend) =
-                (vec![], vec![], vec![], vec![], vec![]);
+            let (mut ids, mut next, mut sched, mut key, mut wend, mut lcut) =
+                (vec![], vec![], vec![], vec![], vec![], vec![]);
             for (id, n, r) in with_runs(runs, nexts) {
                 ids.push(id);
                 next.push(n);
                 sched.push(r.map(|r| r.scheduled_at));
                 key.push(r.map(|r| r.period.clone()));
                 wend.push(r.map(|r| r.window_end));
+                lcut.push(r.and_then(|r| r.log_to.clone()));
             }
             crate::db::prefer_index_lookups(c)?;
             diesel::sql_query(
                 "UPDATE subscriptions AS s SET next_due_at = v.next, \
                      last_scheduled_at = COALESCE(v.sched, s.last_scheduled_at), \
                      last_period = COALESCE(v.key, s.last_period), \
-                     last_window_end = COALESCE(v.wend, s.last_window_end) \
-                 FROM unnest($1, $2, $3, $4, $5) AS v(id, next, sched, key, wend) \
+                     last_window_end = COALESCE(v.wend, s.last_window_end), \
+                     last_log_cut = COALESCE(v.lcut, s.last_log_cut) \
+                 FROM unnest($1, $2, $3, $4, $5, $6) AS v(id, next, sched, key, wend, lcut) \
                  WHERE s.id = v.id",
             )
             .bind::<Array<BigInt>, _>(ids)
@@ -97,6 +105,7 @@ pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) ->
             .bind::<Array<Nullable<Timestamp>>, _>(sched)
             .bind::<Array<Nullable<Text>>, _>(key)
             .bind::<Array<Nullable<Timestamp>>, _>(wend)
+            .bind::<Array<Nullable<Text>>, _>(lcut)
             .execute(c)?;
             tracing::debug!(copied = ?t1, updated = ?t0.elapsed(), "claim write");
         }

@@ -23,6 +23,7 @@ use crate::db::schema::{group_prefs, parties, subscription_runs, subscriptions, 
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::modlog;
 use crate::subscriptions::{Frequency, Kind};
 
 /// A previewed run and whether its subscription is paused (a paused one
@@ -46,7 +47,7 @@ type Row = (
         bool,
         bool,
     ),
-    (NaiveDateTime, Option<NaiveDateTime>),
+    (NaiveDateTime, Option<NaiveDateTime>, String),
     String,
     Option<(String, i32)>,
     Option<(String, i32)>,
@@ -72,7 +73,11 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
                 subscriptions::send_empty,
                 subscriptions::paused,
             ),
-            (subscriptions::active_since, subscriptions::last_window_end),
+            (
+                subscriptions::active_since,
+                subscriptions::last_window_end,
+                subscriptions::last_log_cut,
+            ),
             parties::name,
             (users::timezone, users::week_start).nullable(),
             (group_prefs::timezone, group_prefs::week_start).nullable(),
@@ -81,7 +86,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         .optional()?;
     let Some((
         (party, coll, kind, freq, hour, day, channels, include_own, send_empty, paused),
-        (active, last_end),
+        (active, last_end, last_pos),
         name,
         user,
         group,
@@ -122,6 +127,10 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         }
     };
     let window_start = start.max(active).min(end);
+    // What a tick now would read: from the last cut to where the log can
+    // be cut now.
+    let last_cut = modlog::Cut::from_stored(last_pos);
+    let cut = modlog::cut(c)?.later(&last_cut);
     Ok(PreviewRun {
         run: DueRun {
             subscription: id,
@@ -138,6 +147,11 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
             tick: at,
             window_start,
             window_end: end,
+            log_from: match kind {
+                Kind::Modification => last_cut,
+                Kind::Forward => cut.clone(),
+            },
+            log_to: cut,
         },
         paused,
     })
@@ -159,21 +173,30 @@ pub fn past_run(
         Err(Error::NotFound(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let stored: Option<(NaiveDateTime, NaiveDateTime, NaiveDateTime, NaiveDateTime)> =
-        subscription_runs::table
-            .filter(subscription_runs::subscription_id.eq(id.0))
-            .filter(subscription_runs::period.eq(period))
-            .select((
-                subscription_runs::scheduled_at,
-                subscription_runs::window_start,
-                subscription_runs::window_end,
-                subscription_runs::ran_at,
-            ))
-            .order(subscription_runs::id.desc())
-            .first(c)
-            .optional()?;
+    type Stored = (
+        NaiveDateTime,
+        NaiveDateTime,
+        NaiveDateTime,
+        NaiveDateTime,
+        Option<String>,
+        Option<String>,
+    );
+    let stored: Option<Stored> = subscription_runs::table
+        .filter(subscription_runs::subscription_id.eq(id.0))
+        .filter(subscription_runs::period.eq(period))
+        .select((
+            subscription_runs::scheduled_at,
+            subscription_runs::window_start,
+            subscription_runs::window_end,
+            subscription_runs::ran_at,
+            subscription_runs::log_from,
+            subscription_runs::log_to,
+        ))
+        .order(subscription_runs::id.desc())
+        .first(c)
+        .optional()?;
     match stored {
-        Some((scheduled, start, end, ran)) => {
+        Some((scheduled, start, end, ran, from, to)) => {
             p.run.period = Period {
                 key: period.to_string(),
                 scheduled: scheduled.and_utc(),
@@ -181,6 +204,9 @@ pub fn past_run(
             p.run.window_start = start.and_utc();
             p.run.window_end = end.and_utc();
             p.run.tick = ran.and_utc();
+            // A run recorded before the log had positions reads by time.
+            p.run.log_from = from.map(modlog::Cut::from_stored).unwrap_or_default();
+            p.run.log_to = to.map(modlog::Cut::from_stored).unwrap_or_default();
             Ok(Some(p))
         }
         None if p.run.period.key == period => Ok(Some(p)),

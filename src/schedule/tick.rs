@@ -35,6 +35,7 @@ use crate::db::schema::{group_prefs, parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
+use crate::modlog::{Cut, Span};
 use crate::subscriptions::{Frequency, Kind};
 
 /// Subscriptions claimed per transaction: about a third of a second of
@@ -59,6 +60,11 @@ pub struct DueRun {
     pub tick: DateTime<Utc>,
     pub window_start: DateTime<Utc>,
     pub window_end: DateTime<Utc>,
+    /// The log positions a modification window reads between
+    /// ([`crate::modlog::Span`]): from where the last one was cut to the
+    /// tick's cut. A forward run has both at the cut.
+    pub log_from: Cut,
+    pub log_to: Cut,
 }
 
 /// One JSON line of `digestd tick` / `digestd simulate`.
@@ -85,6 +91,15 @@ where
 }
 
 impl DueRun {
+    /// The modification window of the log this run reads.
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.window_start,
+            end: self.window_end,
+            log: Some((self.log_from.clone(), self.log_to.clone())),
+        }
+    }
+
     /// Writes [`DueRun::line`] as one JSON line (`tick`, `simulate`).
     pub fn write_line(&self, w: &mut dyn std::io::Write) -> Result<()> {
         serde_json::to_writer(&mut *w, &self.line()).map_err(std::io::Error::from)?;
@@ -167,6 +182,7 @@ type Candidate = (
         Option<NaiveDateTime>,
         Option<String>,
         Option<NaiveDateTime>,
+        String,
     ),
     String,
     Option<(String, i32)>,
@@ -262,9 +278,14 @@ pub fn tick_as(
         crate::db::Backend::Sqlite => Lock::None,
         crate::db::Backend::Postgres => Lock::Skip,
     };
+    // One cut of the log for the whole tick, taken before any chunk: what
+    // commits after it (a late `record`, a transaction held open across
+    // the tick) is in each subscription's next window.
+    let cut = crate::modlog::cut(conn)?;
     loop {
         let t = std::time::Instant::now();
-        let n = conn.write_tx(|c| claim_chunk(c, at, chunk, sink, &mut out, &mut plans, lock))?;
+        let n =
+            conn.write_tx(|c| claim_chunk(c, (at, &cut), chunk, sink, &mut out, &mut plans, lock))?;
         sink.committed();
         tracing::debug!(with_commit = ?t.elapsed(), ?lock, "tick transaction");
         lock = match (lock, role) {
@@ -299,7 +320,7 @@ fn lock_chunk(c: &mut DbConn, at: NaiveDateTime, chunk: i64, lock: Lock) -> Resu
 
 fn claim_chunk(
     c: &mut DbConn,
-    at: DateTime<Utc>,
+    (at, cut): (DateTime<Utc>, &Cut),
     chunk: i64,
     sink: &mut dyn HandOff,
     out: &mut Vec<DueRun>,
@@ -346,6 +367,7 @@ fn claim_chunk(
                 subscriptions::last_scheduled_at,
                 subscriptions::last_period,
                 subscriptions::last_window_end,
+                subscriptions::last_log_cut,
             ),
             parties::name,
             (users::timezone, users::week_start).nullable(),
@@ -359,7 +381,7 @@ fn claim_chunk(
     let mut nexts = Vec::with_capacity(n);
     for (
         (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
-        (active, last_sched, last_key, last_end),
+        (active, last_sched, last_key, last_end, last_pos),
         name,
         user,
         group,
@@ -379,6 +401,7 @@ fn claim_chunk(
         let active = active.and_utc();
         let (mut last_sched, mut last_key) = (last_sched, last_key);
         let mut chained = last_end.map(|e| e.and_utc());
+        let mut log_from = Cut::from_stored(last_pos);
         for (p, following) in plan.periods.iter().cloned() {
             if p.scheduled < active || !is_after_last(&rule, &p, last_sched, last_key.as_deref()) {
                 continue;
@@ -392,6 +415,8 @@ fn claim_chunk(
                 Kind::Forward => following,
             };
             let window_start = window_start.max(active).min(window_end);
+            // Never backwards, whatever the back end's cut did meanwhile.
+            let log_to = cut.clone().later(&log_from);
             let run = DueRun {
                 subscription: SubscriptionId(id),
                 party: PartyId(party),
@@ -407,6 +432,11 @@ fn claim_chunk(
                 tick: at,
                 window_start,
                 window_end,
+                log_from: match kind {
+                    Kind::Modification => std::mem::replace(&mut log_from, log_to.clone()),
+                    Kind::Forward => log_to.clone(),
+                },
+                log_to,
             };
             last_sched = Some(run.period.scheduled.naive_utc());
             last_key = Some(run.period.key.clone());
@@ -434,6 +464,8 @@ fn claim_chunk(
             window_end: run.window_end.naive_utc(),
             ran_at: at_n,
             request_id: request.map(|r| r.0),
+            log_from: Some(run.log_from.as_str().to_string()),
+            log_to: Some(run.log_to.as_str().to_string()),
         });
         out.push(run);
     }

@@ -312,6 +312,8 @@ fn insert_rows(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Vec<SubscriptionId>> {
     let now = now.naive_utc();
+    // Their windows start where the log can be cut now.
+    let from = crate::modlog::cut(c)?;
     let values = |r: &NewRow| {
         let d = &r.p.digest;
         (
@@ -327,6 +329,7 @@ fn insert_rows(
             subscriptions::created_at.eq(now),
             subscriptions::active_since.eq(now),
             subscriptions::next_due_at.eq(Some(r.next_due.naive_utc())),
+            subscriptions::last_log_cut.eq(from.as_str().to_string()),
         )
     };
     let mut ids = Vec::with_capacity(rows.len());

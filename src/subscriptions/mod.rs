@@ -347,6 +347,9 @@ fn store_once(
     if let Some(twin) = twin_of(c, digest)? {
         return merge(c, &twin, channels, req, raced);
     }
+    // Its windows start where the log can be cut now: what was recorded
+    // before it existed is not its to send, whatever its `at`.
+    let from = crate::modlog::cut(c)?;
     let inserted = diesel::insert_into(subscriptions::table)
         .values((
             subscriptions::party_id.eq(party.0),
@@ -361,6 +364,7 @@ fn store_once(
             subscriptions::created_at.eq(now.naive_utc()),
             subscriptions::active_since.eq(now.naive_utc()),
             subscriptions::next_due_at.eq(Some(next_due.naive_utc())),
+            subscriptions::last_log_cut.eq(from.as_str()),
         ))
         .returning(subscriptions::id)
         .get_result::<i64>(c);

@@ -330,6 +330,44 @@ pub fn instant(what: &str, s: &str) -> Result<DateTime<Utc>> {
         .map_err(|_| Error::invalid(format!("invalid {what} {s:?}: use RFC 3339")))
 }
 
+/// The instants a line's `at` may fall between (`[record] max_age_days`
+/// back and `max_ahead_seconds` ahead of the clock): a change dated far
+/// ahead would wait unseen for a window that far on, and one older than
+/// the log keeps is a mistake, not news.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtBounds {
+    pub earliest: DateTime<Utc>,
+    pub latest: DateTime<Utc>,
+}
+
+impl AtBounds {
+    /// No bound (benchmarks and imports of history that set their own clock).
+    pub const ANY: AtBounds = AtBounds {
+        earliest: DateTime::<Utc>::MIN_UTC,
+        latest: DateTime::<Utc>::MAX_UTC,
+    };
+
+    /// `at` when it is within the bounds, else why not (one line).
+    pub fn check(&self, at: DateTime<Utc>) -> Result<DateTime<Utc>> {
+        let fmt = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        if at > self.latest {
+            return Err(Error::invalid(format!(
+                "at {} is ahead of the clock: at most {} is accepted ([record] max_ahead_seconds)",
+                fmt(at),
+                fmt(self.latest)
+            )));
+        }
+        if at < self.earliest {
+            return Err(Error::invalid(format!(
+                "at {} is too old: {} or later is accepted ([record] max_age_days)",
+                fmt(at),
+                fmt(self.earliest)
+            )));
+        }
+        Ok(at)
+    }
+}
+
 /// An instant on the command line: RFC 3339, `now`, or `+DURATION` /
 /// `-DURATION` from `now` (`+1h`, `-2d`, see [`duration`]), so that a
 /// script can say "an hour ago" on any machine without date arithmetic.

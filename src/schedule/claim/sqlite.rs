@@ -25,7 +25,7 @@ use diesel::sqlite::SqliteConnection;
 use crate::db::sqlite_insert_kept;
 use crate::error::Result;
 
-/// Rows per multi-row statement: 896 parameters for a run's seven
+/// Rows per multi-row statement: 1,152 parameters for a run's nine
 /// columns, well under SQLite's limit. The rest of a chunk goes in one
 /// row at a time, through a one-row statement kept prepared as well.
 const ROWS: usize = 128;
@@ -42,6 +42,8 @@ diesel::table! {
         window_end -> Text,
         ran_at -> Text,
         request_id -> Nullable<BigInt>,
+        log_from -> Nullable<Text>,
+        log_to -> Nullable<Text>,
     }
 }
 
@@ -54,6 +56,7 @@ diesel::table! {
         sched -> Nullable<Text>,
         key -> Nullable<Text>,
         wend -> Nullable<Text>,
+        lcut -> Nullable<Text>,
     }
 }
 
@@ -69,6 +72,8 @@ pub struct Run {
     pub window_end: String,
     pub ran_at: String,
     pub request_id: Option<i64>,
+    pub log_from: Option<String>,
+    pub log_to: Option<String>,
 }
 
 /// A subscription's new `next_due_at` and, when it ran, its last period.
@@ -80,6 +85,7 @@ pub struct Next {
     pub sched: Option<String>,
     pub key: Option<String>,
     pub wend: Option<String>,
+    pub lcut: Option<String>,
 }
 
 /// Inserts `rows` into `subscription_runs`.
@@ -93,16 +99,17 @@ pub fn insert_runs(c: &mut SqliteConnection, rows: &[Run]) -> Result<()> {
 pub fn move_on(c: &mut SqliteConnection, rows: &[Next]) -> Result<()> {
     c.batch_execute(
         "CREATE TEMP TABLE IF NOT EXISTS claim_next (id INTEGER PRIMARY KEY, \
-             next TEXT NOT NULL, sched TEXT, key TEXT, wend TEXT); \
+             next TEXT NOT NULL, sched TEXT, key TEXT, wend TEXT, lcut TEXT); \
          DELETE FROM temp.claim_next;",
     )?;
     sqlite_insert_kept!(c, claim_next::table, rows, ROWS);
     c.batch_execute(
         "UPDATE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
-             last_window_end) = (SELECT v.next, \
+             last_window_end, last_log_cut) = (SELECT v.next, \
                  COALESCE(v.sched, subscriptions.last_scheduled_at), \
                  COALESCE(v.key, subscriptions.last_period), \
-                 COALESCE(v.wend, subscriptions.last_window_end) \
+                 COALESCE(v.wend, subscriptions.last_window_end), \
+                 COALESCE(v.lcut, subscriptions.last_log_cut) \
              FROM temp.claim_next AS v WHERE v.id = subscriptions.id) \
          WHERE id IN (SELECT id FROM temp.claim_next); \
          DELETE FROM temp.claim_next;",
