@@ -354,6 +354,28 @@ pub const HOLE: char = '\u{1}';
 pub const HOLE_MANAGE: char = 'm';
 pub const HOLE_UNSUBSCRIBE: char = 'u';
 pub const HOLE_FULL: char = 'f';
+/// In a group's digest, where each member's own subscriber code goes in
+/// its links (`{base}/s/{code}`, `…/unsubscribe/{id}`): a group's request
+/// is one rendering for every member, and the queue fills this hole with
+/// the member's code as it writes each member's message ([`fill_code`]).
+/// Left in place by [`fill`], so it survives into the stored links.
+pub const HOLE_CODE: char = 'c';
+
+/// The code hole, [`HOLE`] then [`HOLE_CODE`].
+pub fn code_hole() -> String {
+    format!("{HOLE}{HOLE_CODE}")
+}
+
+/// Whether `s` has a code hole for [`fill_code`].
+pub fn has_code_hole(s: &str) -> bool {
+    s.contains(&code_hole())
+}
+
+/// `s` with every code hole replaced by `code` (a subscriber code: hex
+/// digits, the same escaped or not).
+pub fn fill_code(s: &str, code: &str) -> String {
+    s.replace(&code_hole(), code)
+}
 
 impl Body {
     /// Whether any of the body's text holds [`HOLE`] (then it cannot be
