@@ -14,7 +14,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
 
-use super::{hold_in_tx, list_where, Subscription};
+use super::{list_where, Subscription};
 use crate::db::schema::{parties, subscription_optouts, subscriptions};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
@@ -64,8 +64,12 @@ pub fn opt_out_in_tx(
     sub: SubscriptionId,
     party: PartyId,
 ) -> Result<bool> {
-    // The subscription's row lock (PostgreSQL) orders two opt-outs at once.
-    hold_in_tx(c, &[sub])?;
+    // The subscription's row lock orders two opt-outs at once on
+    // PostgreSQL (SQLite has one writer at a time).
+    if let DbConn::Postgres(pg) = c {
+        diesel::sql_query(format!("SELECT id FROM subscriptions WHERE id = {} FOR UPDATE", sub.0))
+            .execute(pg)?;
+    }
     let has: i64 = subscription_optouts::table
         .filter(subscription_optouts::subscription_id.eq(sub.0))
         .filter(subscription_optouts::party_id.eq(party.0))
