@@ -125,7 +125,11 @@ pub fn unsubscribe(conn: &mut DbConn, now: DateTime<Utc>, ids: &[SubscriptionId]
 }
 
 /// [`unsubscribe`] in the caller's transaction.
-pub fn unsubscribe_in_tx(c: &mut DbConn, now: DateTime<Utc>, ids: &[SubscriptionId]) -> Result<usize> {
+pub fn unsubscribe_in_tx(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    ids: &[SubscriptionId],
+) -> Result<usize> {
     for id in ids {
         subscriptions::get(c, *id)?;
     }

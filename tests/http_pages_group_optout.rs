@@ -13,9 +13,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use common::at;
 use common::pages::{code, csrf, post_form, post_raw, snapshot, CREATED, NOW};
 use common::web::{each_backend, Web};
-use common::at;
 use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};
 use digestd::db::schema::{nt_queue, nt_requests, subscription_optouts};
@@ -58,11 +58,21 @@ fn user(c: &mut DbConn, name: &str) -> PartyId {
 
 fn team(c: &mut DbConn) -> Team {
     let t0 = at("2026-11-01T00:00:00Z");
-    let (ana, ben, cai, zed) = (user(c, "ana"), user(c, "ben"), user(c, "cai"), user(c, "zed"));
+    let (ana, ben, cai, zed) = (
+        user(c, "ana"),
+        user(c, "ben"),
+        user(c, "cai"),
+        user(c, "zed"),
+    );
     user(c, "ops");
     parties::create_group(c, t0, "team", None).unwrap();
     parties::create_group(c, t0, "crew", None).unwrap();
-    for (g, m) in [("team", "ana"), ("team", "ben"), ("team", "crew"), ("crew", "cai")] {
+    for (g, m) in [
+        ("team", "ana"),
+        ("team", "ben"),
+        ("team", "crew"),
+        ("crew", "cai"),
+    ] {
         parties::add_member(c, g, m).unwrap();
     }
     let cal = items::create_collection(c, t0, "Calendar", None)
@@ -117,8 +127,8 @@ struct Mail {
 /// The tick at `t` and a queue pass into a fresh `dir` outbox: the emails
 /// sent, by recipient address.
 fn tick_and_send(c: &mut DbConn, t: &str) -> BTreeMap<String, Mail> {
-    let mut comp = digestd::digest::Composer::new(&DigestConfig::default(), &EmailConfig::default())
-        .unwrap();
+    let mut comp =
+        digestd::digest::Composer::new(&DigestConfig::default(), &EmailConfig::default()).unwrap();
     digestd::schedule::tick::tick(c, at(t), &mut comp).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let email = EmailConfig {
@@ -139,7 +149,14 @@ fn read_mails(dir: &Path) -> BTreeMap<String, Mail> {
         }
         let raw = std::fs::read(&p).unwrap();
         let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
-        let to = m.to().unwrap().first().unwrap().address().unwrap().to_string();
+        let to = m
+            .to()
+            .unwrap()
+            .first()
+            .unwrap()
+            .address()
+            .unwrap()
+            .to_string();
         let unsubscribe = m.header_raw("List-Unsubscribe").map(|v| {
             let v: String = v.split_whitespace().collect();
             v.trim_start_matches('<').trim_end_matches('>').to_string()
@@ -207,12 +224,28 @@ fn assert_own_links(web: &Web, c: &mut DbConn, t: &Team, mails: &BTreeMap<String
         let code = code(c, who);
         let manage = format!("{BASE}/s/{code}");
         let unsub = format!("{manage}/unsubscribe/{}", t.sub);
-        assert!(m.text.contains(&format!("Manage your subscriptions: {manage}")), "{name}: {}", m.text);
+        assert!(
+            m.text
+                .contains(&format!("Manage your subscriptions: {manage}")),
+            "{name}: {}",
+            m.text
+        );
         assert!(m.text.contains(&unsub), "{name}: {}", m.text);
-        assert!(m.html.contains(&format!("href=\"{manage}\"")), "{name}: {}", m.html);
-        assert!(m.html.contains(&format!("href=\"{unsub}\"")), "{name}: {}", m.html);
+        assert!(
+            m.html.contains(&format!("href=\"{manage}\"")),
+            "{name}: {}",
+            m.html
+        );
+        assert!(
+            m.html.contains(&format!("href=\"{unsub}\"")),
+            "{name}: {}",
+            m.html
+        );
         for body in [&m.text, &m.html] {
-            assert!(!body.contains("/groups/") && !body.contains('\u{1}'), "{name}: {body}");
+            assert!(
+                !body.contains("/groups/") && !body.contains('\u{1}'),
+                "{name}: {body}"
+            );
         }
         assert_eq!(m.unsubscribe.as_deref(), Some(unsub.as_str()), "{name}");
         assert!(m.one_click, "{name}: List-Unsubscribe-Post");
@@ -259,7 +292,11 @@ fn each_member_gets_their_own_links_and_stops_the_group_digest_for_themselves_on
         let a = post_form(
             web,
             &format!("/s/{cai}"),
-            &[("csrf", &token), ("action", "optout"), ("subscription", &sub)],
+            &[
+                ("csrf", &token),
+                ("action", "optout"),
+                ("subscription", &sub),
+            ],
         );
         assert_eq!(a.status, 303, "{}", a.text);
         let page = web.get(&format!("/s/{cai}"), None);
@@ -293,7 +330,11 @@ fn each_member_gets_their_own_links_and_stops_the_group_digest_for_themselves_on
         let a = post_form(
             web,
             &format!("/s/{cai}"),
-            &[("csrf", &token), ("action", "optin"), ("subscription", &sub)],
+            &[
+                ("csrf", &token),
+                ("action", "optin"),
+                ("subscription", &sub),
+            ],
         );
         assert_eq!(a.status, 303, "{}", a.text);
         assert!(optouts(&mut c).is_empty());
@@ -350,7 +391,11 @@ fn links_edited_to_reach_someone_else_are_refused_and_write_nothing() {
             assert_eq!(web.get(&path, None).status, 404, "{path}");
             let a = post_raw(web, &path, FORM, ONE_CLICK.into());
             assert_eq!(a.status, 404, "{path}");
-            assert_eq!(post_form(web, &format!("{path}/undo"), &[]).status, 404, "{path}");
+            assert_eq!(
+                post_form(web, &format!("{path}/undo"), &[]).status,
+                404,
+                "{path}"
+            );
         }
         // The manage page's forms, for a subscription that does not reach
         // zed, or one that is no number.
@@ -367,7 +412,10 @@ fn links_edited_to_reach_someone_else_are_refused_and_write_nothing() {
         }
         assert_eq!(written(&mut c), before);
         // zed's page lists no group subscription.
-        assert!(!web.get(&format!("/s/{zed}"), None).text.contains("Through your groups"));
+        assert!(!web
+            .get(&format!("/s/{zed}"), None)
+            .text
+            .contains("Through your groups"));
     });
 }
 

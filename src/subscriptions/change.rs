@@ -86,8 +86,7 @@ pub fn end_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<(usize, usize
         // What `ON DELETE CASCADE` does, said here so it holds whatever
         // the connection's foreign-key setting.
         diesel::delete(
-            subscription_optouts::table
-                .filter(subscription_optouts::subscription_id.eq_any(chunk)),
+            subscription_optouts::table.filter(subscription_optouts::subscription_id.eq_any(chunk)),
         )
         .execute(c)?;
         subs += diesel::delete(subscriptions::table.filter(subscriptions::id.eq_any(chunk)))

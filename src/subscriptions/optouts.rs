@@ -67,8 +67,11 @@ pub fn opt_out_in_tx(
     // The subscription's row lock orders two opt-outs at once on
     // PostgreSQL (SQLite has one writer at a time).
     if let DbConn::Postgres(pg) = c {
-        diesel::sql_query(format!("SELECT id FROM subscriptions WHERE id = {} FOR UPDATE", sub.0))
-            .execute(pg)?;
+        diesel::sql_query(format!(
+            "SELECT id FROM subscriptions WHERE id = {} FOR UPDATE",
+            sub.0
+        ))
+        .execute(pg)?;
     }
     let has: i64 = subscription_optouts::table
         .filter(subscription_optouts::subscription_id.eq(sub.0))

@@ -183,16 +183,16 @@ fn expand_group(
     let users = expand_party(c, to)?;
     // Members who opted out of the request's subscription get no row; the
     // others still do (`subscriptions::optouts`).
-    let out: HashSet<i64> = subscription_optouts::table
-        .inner_join(
-            nt_requests::table.on(nt_requests::subscription_id
-                .eq(subscription_optouts::subscription_id.nullable())),
-        )
-        .filter(nt_requests::request_id.eq(id))
-        .select(subscription_optouts::party_id)
-        .load::<i64>(c)?
-        .into_iter()
-        .collect();
+    let out: HashSet<i64> =
+        subscription_optouts::table
+            .inner_join(nt_requests::table.on(
+                nt_requests::subscription_id.eq(subscription_optouts::subscription_id.nullable()),
+            ))
+            .filter(nt_requests::request_id.eq(id))
+            .select(subscription_optouts::party_id)
+            .load::<i64>(c)?
+            .into_iter()
+            .collect();
     let ids: Vec<i64> = users
         .iter()
         .map(|u| u.id.0)

@@ -92,7 +92,11 @@ pub const OPTED_OUT: &str = "opted out";
 /// subscriptions `subs` (a member who opted out of a group's digests that
 /// were already expanded); the other members' rows go out. Returns the
 /// rows given up.
-pub fn give_up_member_in_tx(c: &mut DbConn, party: PartyId, subs: &[SubscriptionId]) -> Result<usize> {
+pub fn give_up_member_in_tx(
+    c: &mut DbConn,
+    party: PartyId,
+    subs: &[SubscriptionId],
+) -> Result<usize> {
     let subs: Vec<i64> = subs.iter().map(|s| s.0).collect();
     let mut n = 0;
     for chunk in subs.chunks(10_000) {

@@ -132,7 +132,13 @@ pub fn group_subs(
     let mut views = Vec::new();
     for s in subscriptions::reaching(c, party)? {
         let group = parties::name_of(c, s.party)?;
-        views.push(view::describe_group(&s, group, out.contains(&s.id), names, style));
+        views.push(view::describe_group(
+            &s,
+            group,
+            out.contains(&s.id),
+            names,
+            style,
+        ));
     }
     Ok(views)
 }
@@ -248,7 +254,10 @@ fn reaching_subscription(
         .and_then(|s| s.parse::<i64>().ok())
         .map(SubscriptionId)
         .ok_or_else(|| Error::not_found("no such subscription"))?;
-    if subscriptions::reaching(c, party)?.iter().any(|s| s.id == id) {
+    if subscriptions::reaching(c, party)?
+        .iter()
+        .any(|s| s.id == id)
+    {
         Ok(id)
     } else {
         Err(Error::not_found("no such subscription"))

@@ -22,9 +22,9 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use chrono::{DateTime, Utc};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use chrono::{DateTime, Utc};
 
 use crate::db::DbConn;
 use crate::digest::words::Style;
