@@ -351,7 +351,7 @@ async fn optin(
             Ok(was)
         })
         .await?
-        .ok_or_else(|| ApiError::internal())?;
+        .ok_or_else(ApiError::internal)?;
     Ok(Json(OptOutView {
         subscription: o.subscription.0,
         member: o.member,
