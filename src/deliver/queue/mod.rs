@@ -36,6 +36,7 @@ mod email;
 mod expand;
 mod journal;
 mod list;
+mod member;
 mod post;
 mod purge;
 mod round;

@@ -13,7 +13,6 @@
 //! back ends (`docs/benchmarks.md`); split, the order they must run in
 //! would no longer read top to bottom.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,7 +32,7 @@ use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, 
 use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
-use crate::digest::render::{fill, fill_code, has_code_hole, Links};
+use crate::digest::render::{fill, Links};
 use crate::digest::words::Style;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -101,29 +100,6 @@ impl Req {
         self.message = fill(&self.message, &links, false);
         (self.message_html, self.message_chat) = (html, chat);
     }
-
-    /// Whether this is a group's digest, whose links carry each member's
-    /// own code ([`crate::digest::render::HOLE_CODE`]).
-    fn per_member(&self) -> bool {
-        self.unsubscribe_url.as_deref().is_some_and(has_code_hole)
-    }
-
-    /// This request as member `code` reads it: the code hole in its links
-    /// (and so in its bodies) filled with theirs.
-    fn for_member(&self, code: &str) -> Req {
-        let f = |s: &Option<String>| s.as_deref().map(|t| fill_code(t, code));
-        Req {
-            message: fill_code(&self.message, code),
-            message_html: f(&self.message_html),
-            message_chat: f(&self.message_chat),
-            message_sms: f(&self.message_sms),
-            unsubscribe_url: f(&self.unsubscribe_url),
-            manage_url: f(&self.manage_url),
-            subject: self.subject.clone(),
-            full_url: self.full_url.clone(),
-            ..*self
-        }
-    }
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another
@@ -138,23 +114,8 @@ pub(super) struct Round {
     /// ([`load_styles`]); a recipient not here reads UTC, 24-hour.
     pub styles: HashMap<i64, Style>,
     /// The subscriber codes of the members a group's digest goes to in
-    /// this round ([`load_codes`]).
+    /// this round ([`super::member::load_codes`]).
     pub codes: HashMap<i64, String>,
-}
-
-impl Round {
-    /// Row `r`'s request as its recipient reads it: a group's digest with
-    /// the member's own links ([`Req::for_member`]), any other as stored.
-    pub fn req_for(&self, r: &Row) -> Cow<'_, Req> {
-        let q = &self.reqs[&r.request_id];
-        if !q.per_member() {
-            return Cow::Borrowed(q);
-        }
-        // A member with no code (deleted by hand since the expansion) gets
-        // links that name no one, which the pages answer as a bad link.
-        let code = self.codes.get(&r.party_to).map_or("", String::as_str);
-        Cow::Owned(q.for_member(code))
-    }
 }
 
 /// Claims for the round `token` up to `limit` due rows (all when `None`)
@@ -427,7 +388,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         .into_iter()
         .collect();
     let styles = load_styles(conn, &rows)?;
-    let codes = load_codes(conn, &rows, &reqs)?;
+    let codes = super::member::load_codes(conn, &rows, &reqs)?;
     Ok(Round {
         rows,
         reqs,
@@ -435,32 +396,6 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         styles,
         codes,
     })
-}
-
-/// The subscriber codes of the recipients of `rows` whose request is a
-/// group's digest ([`Req::per_member`]): what fills its links for each
-/// member. Nothing is read for a round with none.
-fn load_codes(
-    conn: &mut DbConn,
-    rows: &[Row],
-    reqs: &HashMap<i64, Req>,
-) -> Result<HashMap<i64, String>> {
-    let mut members: Vec<i64> = rows
-        .iter()
-        .filter(|r| r.expand_group && reqs.get(&r.request_id).is_some_and(Req::per_member))
-        .map(|r| r.party_to)
-        .collect();
-    members.sort_unstable();
-    members.dedup();
-    let mut codes = HashMap::with_capacity(members.len());
-    for chunk in members.chunks(10_000) {
-        let found: Vec<(i64, String)> = users::table
-            .filter(users::party_id.eq_any(chunk))
-            .select((users::party_id, users::subscriber_code))
-            .load(conn)?;
-        codes.extend(found);
-    }
-    Ok(codes)
 }
 
 /// The zone and 12/24-hour style ([`Style`], as digests show times) of
