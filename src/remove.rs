@@ -4,7 +4,8 @@
 //! tombstone that history points at), a collection (its subscriptions end,
 //! items in no other collection go, its modification log goes), a
 //! subscription (ended for good, its unsent digests cancelled), and the
-//! reversible stop of an unsubscribe link ([`unsubscribe`]).
+//! reversible stop of an unsubscribe link ([`unsubscribe`]; for a group's
+//! digest, the member's opt-out, [`opt_out_in_tx`]).
 //!
 //! It sits above `deliver` because cancelling requests writes the nt
 //! tables `deliver` owns, and `manage` is below `deliver`: each table's
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::db::DbConn;
-use crate::deliver::queue::withdraw_in_tx;
+use crate::deliver::queue::{give_up_member_in_tx, withdraw_in_tx};
 use crate::error::Result;
 use crate::ids::{PartyId, SubscriptionId};
 use crate::{items, parties, subscriptions};
@@ -120,13 +121,38 @@ pub fn subscription(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -
 /// rows stay, so `manage::resume` undoes it (from then on, no burst).
 /// Doing it twice writes nothing new. Returns the requests cancelled.
 pub fn unsubscribe(conn: &mut DbConn, now: DateTime<Utc>, ids: &[SubscriptionId]) -> Result<usize> {
-    conn.write_tx(|c| {
-        for id in ids {
-            subscriptions::get(c, *id)?;
-        }
-        subscriptions::hold_in_tx(c, ids)?;
-        Ok(withdraw_in_tx(c, now, None, ids)?.requests)
-    })
+    conn.write_tx(|c| unsubscribe_in_tx(c, now, ids))
+}
+
+/// [`unsubscribe`] in the caller's transaction.
+pub fn unsubscribe_in_tx(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    ids: &[SubscriptionId],
+) -> Result<usize> {
+    for id in ids {
+        subscriptions::get(c, *id)?;
+    }
+    subscriptions::hold_in_tx(c, ids)?;
+    Ok(withdraw_in_tx(c, now, None, ids)?.requests)
+}
+
+/// Opts member `party` out of the group subscriptions `ids` (which the
+/// caller has checked reach them), in the caller's transaction: the
+/// group's next digests leave them out (`subscriptions::optouts`), and
+/// their messages of its digests already queued and not sent are given up.
+/// The subscriptions and the other members are untouched; doing it twice
+/// writes nothing new. Returns the messages given up.
+pub fn opt_out_in_tx(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    party: PartyId,
+    ids: &[SubscriptionId],
+) -> Result<usize> {
+    for id in ids {
+        subscriptions::opt_out_in_tx(c, now.naive_utc(), *id, party)?;
+    }
+    give_up_member_in_tx(c, party, ids)
 }
 
 /// Holds `subs` against ticks, cancels what is unsent to `party` and of

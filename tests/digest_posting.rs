@@ -218,9 +218,9 @@ fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
             one_click += 1;
         }
     }
-    // A user's own subscription has an RFC 8058 one-click unsubscribe; a
-    // group's, sent to its members, has none.
-    assert_eq!(one_click, 1);
+    // Every digest has an RFC 8058 one-click unsubscribe: a user's own,
+    // and the group's, to each member with their own link.
+    assert_eq!(one_click, 3);
     let sms_files: Vec<_> = std::fs::read_dir(dir.path().join("sms"))
         .unwrap()
         .flatten()

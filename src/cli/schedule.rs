@@ -67,6 +67,22 @@ pub enum SubscriptionCmd {
         #[arg(long)]
         json: bool,
     },
+    /// List the members who opted out of a group subscription (of
+    /// subscription ID, or of every one): its digests leave them out.
+    Optouts {
+        id: Option<i64>,
+        /// A JSON array of {"subscription", "member", "created_at"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Clear a member's opt-out from group subscription ID: its digests
+    /// reach them again from its next one.
+    Optin {
+        id: i64,
+        /// The member (a user's name).
+        #[arg(long)]
+        member: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -207,6 +223,31 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
                     writeln!(ctx.out, "{s}")?;
                 }
             }
+        }
+        SubscriptionCmd::Optouts { id, json } => {
+            let outs = subscriptions::list_optouts(&mut conn, id.map(SubscriptionId))?;
+            if json {
+                writeln!(
+                    ctx.out,
+                    "{}",
+                    serde_json::to_string(&outs).expect("serialisable")
+                )?;
+            } else {
+                for o in outs {
+                    writeln!(
+                        ctx.out,
+                        "subscription {}: {} opted out at {}",
+                        o.subscription,
+                        o.member,
+                        o.created_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    )?;
+                }
+            }
+        }
+        SubscriptionCmd::Optin { id, member } => {
+            subscriptions::clear_optout(&mut conn, SubscriptionId(id), &member)?;
+            writeln!(ctx.out, "cleared {member}'s opt-out from subscription {id}")?;
         }
     }
     Ok(())

@@ -294,6 +294,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     collection_tickets,
     idempotency_keys,
     site_keys,
+    subscription_optouts,
 );
 
 diesel::table! {
@@ -362,3 +363,12 @@ diesel::table! {
 
 diesel::joinable!(admin_sessions -> api_tokens (token_id));
 diesel::allow_tables_to_appear_in_same_query!(admin_sessions, api_tokens);
+
+diesel::table! {
+    /// A member's opt-out from a group's subscription (`subscriptions`).
+    subscription_optouts (subscription_id, party_id) {
+        subscription_id -> BigInt,
+        party_id -> BigInt,
+        created_at -> Timestamp,
+    }
+}

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::render::{Parts, Rendered, Section};
+use super::render::{self, Parts, Rendered, Section};
 use super::words::Style;
 use super::Composer;
 use crate::config::{DigestConfig, EmailConfig};
@@ -40,7 +40,16 @@ pub fn preview(
 ) -> Result<Preview> {
     let p = schedule::preview_run(c, id, at)?;
     let mut composer = Composer::new(digest, email)?;
-    let (content, rendered) = composer.compose(c, &p.run, Parts::ALL)?;
+    let (content, mut rendered) = composer.compose(c, &p.run, Parts::ALL)?;
+    // A group's links carry each member's code, filled as it is sent: the
+    // preview shows where it goes.
+    let member = |s: &mut String| *s = render::fill_code(s, "{member-code}");
+    for s in [&mut rendered.text, &mut rendered.html, &mut rendered.chat]
+        .into_iter()
+        .flatten()
+    {
+        member(s);
+    }
     Ok(Preview {
         run: p.run,
         paused: p.paused,

@@ -360,6 +360,31 @@ pub const HOLE: char = '\u{1}';
 pub const HOLE_MANAGE: char = 'm';
 pub const HOLE_UNSUBSCRIBE: char = 'u';
 pub const HOLE_FULL: char = 'f';
+/// In a group's digest, where each member's own subscriber code goes in
+/// its links (`{base}/s/{code}`, `…/unsubscribe/{id}`): a group's request
+/// is one rendering for every member, and the queue fills this hole with
+/// the member's code as it writes each member's message ([`fill_code`]).
+/// Left in place by [`fill`], so it survives into the stored links.
+pub const HOLE_CODE: char = 'c';
+
+/// The code hole, [`HOLE`] then [`HOLE_CODE`].
+pub const CODE_HOLE: &str = "\u{1}c";
+
+/// The code hole, owned (what a group's links are made with).
+pub fn code_hole() -> String {
+    CODE_HOLE.to_string()
+}
+
+/// Whether `s` has a code hole for [`fill_code`].
+pub fn has_code_hole(s: &str) -> bool {
+    s.contains(CODE_HOLE)
+}
+
+/// `s` with every code hole replaced by `code` (a subscriber code: hex
+/// digits, the same escaped or not).
+pub fn fill_code(s: &str, code: &str) -> String {
+    s.replace(CODE_HOLE, code)
+}
 
 impl Body {
     /// Whether any of the body's text holds [`HOLE`] (then it cannot be
@@ -523,6 +548,23 @@ mod tests {
                 assert_eq!(shared.sms, None);
             }
         }
+    }
+
+    #[test]
+    fn the_code_hole_is_a_hole_that_fill_leaves_for_fill_code() {
+        assert_eq!(CODE_HOLE, format!("{HOLE}{HOLE_CODE}"));
+        let links = Links {
+            manage_url: "https://d.example/s/\u{1}c",
+            unsubscribe_url: Some("https://d.example/s/\u{1}c/unsubscribe/5"),
+            full_url: "F",
+        };
+        let shared = format!("{HOLE}{HOLE_MANAGE} {HOLE}{HOLE_UNSUBSCRIBE}");
+        let once = fill(&shared, &links, true);
+        assert!(has_code_hole(&once));
+        assert_eq!(
+            fill_code(&once, "ab12"),
+            "https://d.example/s/ab12 https://d.example/s/ab12/unsubscribe/5"
+        );
     }
 
     #[test]

@@ -80,9 +80,10 @@ pub(super) struct RunLinks {
 }
 
 impl Planned {
-    /// Whether the recipient has an unsubscribe link (users do, groups not).
+    /// Whether the recipient has an unsubscribe link: users do, and so do
+    /// a group's members (each their own, [`Env::links`]).
     pub fn unsubscribes(&self) -> bool {
-        self.recipient.subscriber_code.is_some()
+        self.recipient.subscriber_code.is_some() || self.recipient.is_group
     }
 
     /// The frame that renders a built body with `links` (rendering needs no
@@ -260,16 +261,21 @@ impl Env {
     }
 
     /// `run`'s links for its recipient `r`: where to manage its
-    /// subscriptions and unsubscribe, and the signed whole digest.
+    /// subscriptions and unsubscribe, and the signed whole digest. A
+    /// group's digest reaches each member with the member's own links: the
+    /// code in them is a hole ([`render::HOLE_CODE`]) that the queue fills
+    /// with each member's code, and the member's unsubscribe opts them out
+    /// of the group's subscription (`http::pages::unsubscribe`).
     pub fn links(&self, run: &DueRun, r: &Recipient) -> RunLinks {
         let base = self.cfg.base_url.trim_end_matches('/');
-        let (manage_url, unsubscribe_url) = match &r.subscriber_code {
-            Some(code) => (
-                format!("{base}/s/{code}"),
-                Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
-            ),
-            None => (format!("{base}/groups/{}", r.name), None),
+        let code = match &r.subscriber_code {
+            Some(code) => code.clone(),
+            None => render::code_hole(),
         };
+        let (manage_url, unsubscribe_url) = (
+            format!("{base}/s/{code}"),
+            Some(format!("{base}/s/{code}/unsubscribe/{}", run.subscription)),
+        );
         let full_url = self
             .link
             .as_ref()

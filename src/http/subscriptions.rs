@@ -1,12 +1,14 @@
 //! `/api/v1/subscriptions`: subscribe (a twin refused or merged exactly as
 //! `digestd subscribe` does), list by party (a read token may), pause,
-//! resume and retime, end. Admin tokens for the rest.
+//! resume and retime, end; the members who opted out of a group's
+//! subscription, listed and cleared (`digestd subscription optouts`,
+//! `optin`). Admin tokens for the rest.
 
 use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, patch};
+use axum::routing::{delete, get, patch};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -24,8 +26,8 @@ use super::{ApiError, App};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(subscribe, list, change, end),
-    components(schemas(SubscribeBody, Subscribed201, SubscriptionView, PatchBody))
+    paths(subscribe, list, change, end, optouts, optin),
+    components(schemas(SubscribeBody, Subscribed201, SubscriptionView, PatchBody, OptOutView))
 )]
 struct Doc;
 
@@ -37,6 +39,8 @@ pub fn routes() -> Router<App> {
     Router::new()
         .route("/api/v1/subscriptions", get(list).post(subscribe))
         .route("/api/v1/subscriptions/{id}", patch(change).delete(end))
+        .route("/api/v1/subscriptions/{id}/optouts", get(optouts))
+        .route("/api/v1/subscriptions/{id}/optouts/{member}", delete(optin))
 }
 
 /// What `digestd subscribe` takes: `collection` (a UUID) or `"all": true`.
@@ -100,6 +104,16 @@ pub struct PatchBody {
     hour: Option<i64>,
     day: Option<String>,
     channels: Option<Vec<String>>,
+}
+
+/// A member who opted out of a group subscription: its digests leave them
+/// out until they (or an operator) clear it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OptOutView {
+    subscription: i64,
+    /// The member's name.
+    member: String,
+    created_at: chrono::DateTime<chrono::Utc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,4 +301,60 @@ async fn end(
         .blocking(move |c| remove::subscription(c, now, id))
         .await?;
     Ok(Json(RemovedView::new("subscription", id.to_string(), r)))
+}
+
+/// The members who opted out of a group subscription, by name.
+#[utoipa::path(get, path = "/api/v1/subscriptions/{id}/optouts", tag = "subscriptions", security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    responses((status = 200, body = Vec<OptOutView>), (status = 400, description = "the id is not a positive integer"),
+        (status = 404, description = "no such subscription")))]
+async fn optouts(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<OptOutView>>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let id = parse_id(&id)?;
+    let outs = app
+        .blocking(move |c| subscriptions::list_optouts(c, Some(id)))
+        .await?;
+    Ok(Json(
+        outs.into_iter()
+            .map(|o| OptOutView {
+                subscription: o.subscription.0,
+                member: o.member,
+                created_at: o.created_at,
+            })
+            .collect(),
+    ))
+}
+
+/// Clears a member's opt-out from a group subscription: its digests reach
+/// them again from its next one. Answers the opt-out that was cleared.
+#[utoipa::path(delete, path = "/api/v1/subscriptions/{id}/optouts/{member}", tag = "subscriptions", security(("bearer" = [])),
+    params(("id" = i64, Path), ("member" = String, Path, description = "the member's name")),
+    responses((status = 200, body = OptOutView), (status = 400, description = "the id is not a positive integer"),
+        (status = 404, description = "no such subscription or member, or the member has not opted out of it")))]
+async fn optin(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path((id, member)): Path<(String, String)>,
+) -> ApiResult<Json<OptOutView>> {
+    require(&app, &headers, Scope::Admin).await?;
+    let id = parse_id(&id)?;
+    let o = app
+        .blocking(move |c| {
+            let was = subscriptions::list_optouts(c, Some(id))?
+                .into_iter()
+                .find(|o| o.member == member);
+            subscriptions::clear_optout(c, id, &member)?;
+            Ok(was)
+        })
+        .await?
+        .ok_or_else(ApiError::internal)?;
+    Ok(Json(OptOutView {
+        subscription: o.subscription.0,
+        member: o.member,
+        created_at: o.created_at,
+    }))
 }

@@ -333,6 +333,26 @@ fn descendants(conn: &mut DbConn, root: PartyId) -> Result<HashSet<PartyId>> {
     Ok(seen)
 }
 
+/// Every group `party` is inside, directly or through other groups (its
+/// memberships walked upwards, breadth-first, each group once, so stored
+/// cycles cannot loop forever): the groups whose digests reach it.
+pub fn groups_of(conn: &mut DbConn, party: PartyId) -> Result<HashSet<PartyId>> {
+    let mut seen = HashSet::new();
+    let mut frontier = vec![party.0];
+    while !frontier.is_empty() {
+        let next: Vec<i64> = memberships::table
+            .filter(memberships::member_id.eq_any(&frontier))
+            .select(memberships::group_id)
+            .load(conn)?;
+        frontier = next
+            .into_iter()
+            .filter(|id| seen.insert(PartyId(*id)))
+            .collect();
+    }
+    seen.remove(&party);
+    Ok(seen)
+}
+
 /// Expands a party to its users: a user is itself; a group is every user
 /// inside it, recursively, each once, ordered by name.
 pub fn expand(conn: &mut DbConn, party: PartyId) -> Result<Vec<User>> {

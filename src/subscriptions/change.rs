@@ -75,12 +75,18 @@ pub fn hold_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<()> {
 /// `subscription_id` `queue::withdraw_in_tx` clears first
 /// (`remove::end`). Returns (subscriptions, runs) removed.
 pub fn end_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<(usize, usize)> {
-    use crate::db::schema::subscription_runs;
+    use crate::db::schema::{subscription_optouts, subscription_runs};
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
     let (mut subs, mut runs) = (0, 0);
     for chunk in raw.chunks(10_000) {
         runs += diesel::delete(
             subscription_runs::table.filter(subscription_runs::subscription_id.eq_any(chunk)),
+        )
+        .execute(c)?;
+        // What `ON DELETE CASCADE` does, said here so it holds whatever
+        // the connection's foreign-key setting.
+        diesel::delete(
+            subscription_optouts::table.filter(subscription_optouts::subscription_id.eq_any(chunk)),
         )
         .execute(c)?;
         subs += diesel::delete(subscriptions::table.filter(subscriptions::id.eq_any(chunk)))

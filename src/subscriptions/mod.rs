@@ -12,11 +12,14 @@
 //! transaction, and the unique index `subscriptions_digest` on the same six
 //! (NULLs folded, as NULL never equals NULL) stops two concurrent writers.
 //!
-//! Owns `subscriptions`. (`subscription_runs` belongs to the scheduler.)
+//! Owns `subscriptions` and `subscription_optouts` (members' opt-outs from
+//! group subscriptions: [`optouts`]). (`subscription_runs` belongs to the
+//! scheduler.)
 
 mod bulk;
 mod change;
 mod named;
+mod optouts;
 mod twin;
 
 pub use bulk::{store_many_in_tx, Lookup};
@@ -26,6 +29,9 @@ pub use change::{
     Retime,
 };
 pub use named::{list_named, Named};
+pub use optouts::{
+    clear as clear_optout, list_optouts, opt_in_in_tx, opt_out_in_tx, opted_out, reaching, OptOut,
+};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;

@@ -191,6 +191,10 @@ impl Env {
                 "email_bounces",
                 n(schema::email_bounces::table.count().get_result(c)),
             ),
+            (
+                "subscription_optouts",
+                n(schema::subscription_optouts::table.count().get_result(c)),
+            ),
         ])
     }
 

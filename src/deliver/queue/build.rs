@@ -1,6 +1,7 @@
 //! Building a round's email: one message per (sender, recipient) group,
 //! every notification of the group in it (see [`message::combine`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use chrono::NaiveDateTime;
@@ -58,7 +59,8 @@ impl BuildCtx {
             .filter(|r| !cancelled.contains(&r.request_id))
             .collect();
         let r0 = batch[0];
-        let parts: Vec<&Req> = batch.iter().map(|r| &round.reqs[&r.request_id]).collect();
+        // A group's digest with this member's own links.
+        let parts: Vec<Cow<Req>> = batch.iter().map(|r| round.req_for(r)).collect();
         let first = r0.request_id;
         let ps: Vec<Part> = parts
             .iter()

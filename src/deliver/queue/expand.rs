@@ -1,13 +1,13 @@
 //! `expand_requests`: pending requests become queue rows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 
-use crate::db::schema::{contact_points, nt_queue, nt_requests, parties};
+use crate::db::schema::{contact_points, nt_queue, nt_requests, parties, subscription_optouts};
 use crate::db::{in_ids, DbConn};
 use crate::error::Result;
 use crate::ids::PartyId;
@@ -166,7 +166,8 @@ pub(super) fn expand_some(
 }
 
 /// Writes the queue rows of request `id` over group `to`: one per member
-/// (nested, each user once) and channel, to the member's enabled address
+/// (nested, each user once; none for a member who opted out of the
+/// request's subscription) and channel, to the member's enabled address
 /// (none: the row is given up when its turn comes), and marks the request
 /// `sending`. The addresses are read for all members at once and the rows
 /// written in multi-row statements on PostgreSQL (one cached INSERT a row
@@ -180,7 +181,37 @@ fn expand_group(
     channels: &str,
 ) -> Result<()> {
     let users = expand_party(c, to)?;
-    let ids: Vec<i64> = users.iter().map(|u| u.id.0).collect();
+    // Members who opted out of the request's subscription get no row; the
+    // others still do (`subscriptions::optouts`).
+    let out: HashSet<i64> =
+        subscription_optouts::table
+            .inner_join(nt_requests::table.on(
+                nt_requests::subscription_id.eq(subscription_optouts::subscription_id.nullable()),
+            ))
+            .filter(nt_requests::request_id.eq(id))
+            .select(subscription_optouts::party_id)
+            .load::<i64>(c)?
+            .into_iter()
+            .collect();
+    let ids: Vec<i64> = users
+        .iter()
+        .map(|u| u.id.0)
+        .filter(|u| !out.contains(u))
+        .collect();
+    if ids.is_empty() && !users.is_empty() {
+        // Every member opted out: nothing is left to send, which is not a
+        // failure. Finished `sent` with no rows (a request with no rows
+        // otherwise ends `failed`: no one could be reached).
+        tracing::info!(request = id, "every member opted out: nothing to send");
+        diesel::update(nt_requests::table.find(id))
+            .filter(nt_requests::status.eq("pending"))
+            .set((
+                nt_requests::status.eq("sent"),
+                nt_requests::fulfill_date.eq(now.naive_utc()),
+            ))
+            .execute(c)?;
+        return Ok(());
+    }
     let addrs = addresses(c, &ids)?;
     let channels: Vec<Channel> = channels
         .split(',')

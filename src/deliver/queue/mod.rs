@@ -26,7 +26,8 @@
 //! - [`cancel`]: requests cancelled while their round is in flight;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses;
 //! - [`purge`]: finished requests older than a cutoff, and all of theirs;
-//! - [`withdraw`]: requests to a deleted party or of an ended subscription.
+//! - [`withdraw`]: requests to a deleted party or of an ended subscription;
+//!   a member's rows of a group digest they opted out of.
 
 mod address;
 mod build;
@@ -35,6 +36,7 @@ mod email;
 mod expand;
 mod journal;
 mod list;
+mod member;
 mod post;
 mod purge;
 mod round;
@@ -52,7 +54,7 @@ pub use post::{
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;
-pub use withdraw::{withdraw_in_tx, Withdrawn, RECIPIENT_DELETED};
+pub use withdraw::{give_up_member_in_tx, withdraw_in_tx, Withdrawn, OPTED_OUT, RECIPIENT_DELETED};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -66,7 +66,7 @@ impl Row {
 }
 
 /// A request's content, as messages need it.
-#[derive(Queryable)]
+#[derive(Clone, Queryable)]
 pub(super) struct Req {
     pub id: i64,
     pub subject: String,
@@ -113,6 +113,9 @@ pub(super) struct Round {
     /// How each recipient whose email holds several requests reads times
     /// ([`load_styles`]); a recipient not here reads UTC, 24-hour.
     pub styles: HashMap<i64, Style>,
+    /// The subscriber codes of the members a group's digest goes to in
+    /// this round ([`super::member::load_codes`]).
+    pub codes: HashMap<i64, String>,
 }
 
 /// Claims for the round `token` up to `limit` due rows (all when `None`)
@@ -314,6 +317,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             reqs: HashMap::new(),
             names: HashMap::new(),
             styles: HashMap::new(),
+            codes: HashMap::new(),
         });
     }
     // The claimed rows' requests, by id (one array constant on PostgreSQL).
@@ -384,11 +388,13 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         .into_iter()
         .collect();
     let styles = load_styles(conn, &rows)?;
+    let codes = super::member::load_codes(conn, &rows, &reqs)?;
     Ok(Round {
         rows,
         reqs,
         names,
         styles,
+        codes,
     })
 }
 
@@ -645,7 +651,7 @@ impl Rounds<'_> {
             // is its subject (SMS) or subject and message.
             let body: Vec<String> = batch
                 .iter()
-                .map(|r| &round.reqs[&r.request_id])
+                .map(|r| round.req_for(r))
                 .map(|q| match (ch, &q.message_chat, &q.message_sms) {
                     (Channel::Xmpp, Some(chat), _) => chat.clone(),
                     (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),

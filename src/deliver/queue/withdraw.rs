@@ -84,3 +84,38 @@ pub fn withdraw_in_tx(
     }
     Ok(out)
 }
+
+/// The reason written on a given-up row of a member who opted out.
+pub const OPTED_OUT: &str = "opted out";
+
+/// Gives up `party`'s open rows in the sending requests of the
+/// subscriptions `subs` (a member who opted out of a group's digests that
+/// were already expanded); the other members' rows go out. Returns the
+/// rows given up.
+pub fn give_up_member_in_tx(
+    c: &mut DbConn,
+    party: PartyId,
+    subs: &[SubscriptionId],
+) -> Result<usize> {
+    let subs: Vec<i64> = subs.iter().map(|s| s.0).collect();
+    let mut n = 0;
+    for chunk in subs.chunks(10_000) {
+        let sending = nt_requests::table
+            .filter(nt_requests::status.eq("sending"))
+            .filter(nt_requests::subscription_id.eq_any(chunk))
+            .select(nt_requests::request_id);
+        n += diesel::update(nt_queue::table)
+            .filter(nt_queue::party_to.eq(party.0))
+            .filter(nt_queue::is_successful.eq(false))
+            .filter(nt_queue::gave_up.eq(false))
+            .filter(nt_queue::request_id.eq_any(sending))
+            .set((
+                nt_queue::gave_up.eq(true),
+                nt_queue::smtp_reply_message.eq(OPTED_OUT),
+                nt_queue::claimed_by.eq(None::<String>),
+                nt_queue::claimed_until.eq(None::<chrono::NaiveDateTime>),
+            ))
+            .execute(c)?;
+    }
+    Ok(n)
+}

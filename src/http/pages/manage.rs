@@ -1,7 +1,9 @@
 //! `GET /s/{code}`: a person's subscriptions, preferences and contact
 //! points; `POST /s/{code}` with `action` = `pause`, `resume`, `hour` (one
-//! subscription's new local hour), `end` (with `confirm=yes`), `prefs` or
-//! `stop`, and the form token. A change goes
+//! subscription's new local hour), `end` (with `confirm=yes`), `prefs`,
+//! `optout` / `optin` (a group subscription that reaches the person as a
+//! member: "stop sending me this" and its undo) or `stop`, and the form
+//! token. A change goes
 //! through the CLI's library call (`manage::change_subscription`,
 //! `manage::update_user`, `remove::subscription`, `remove::unsubscribe`)
 //! and answers 303 back to the page; bad input shows the page again with
@@ -44,6 +46,8 @@ pub struct ManagePage {
     pub locale: String,
     pub clock: &'static str,
     pub subs: Vec<SubView>,
+    /// The group subscriptions that reach the person as a member.
+    pub groups: Vec<SubView>,
     pub contacts: Vec<ContactView>,
     pub hours: Vec<Choice>,
     pub days: Vec<Choice>,
@@ -61,7 +65,9 @@ fn notice(done: &str) -> Option<&'static str> {
         "hour" => "Changed: the next digest comes at the new time.",
         "end" => "Ended for good.",
         "prefs" => "Saved. Your digests follow the new settings from their next time.",
-        "stop" => "Everything is stopped: every subscription is paused and nothing queued will be sent.",
+        "stop" => "Everything is stopped: every subscription is paused, no group's digest is sent to you, and nothing queued will be sent.",
+        "optout" => "Stopped for you: the group keeps its digest and its other members still get it. Undo it here whenever you like.",
+        "optin" => "Back on: the group's digests reach you again from their next time.",
         _ => return None,
     })
 }
@@ -86,6 +92,7 @@ pub fn load(
         .iter()
         .map(|s| view::describe(s, &names, &style))
         .collect();
+    let groups = group_subs(c, party, &names, &style)?;
     let contacts = parties::contact_points(c, party)?
         .iter()
         .map(view::contact)
@@ -103,6 +110,7 @@ pub fn load(
         days: view::day_choices(&user.week_start),
         zones: view::zone_choices(&user.timezone),
         subs,
+        groups,
         contacts,
         name: user.username,
         timezone: user.timezone,
@@ -110,6 +118,29 @@ pub fn load(
         error: None,
         notice: None,
     })
+}
+
+/// The group subscriptions that reach `party` through its groups (nested
+/// too), described for them, each saying whether they opted out of it.
+pub fn group_subs(
+    c: &mut DbConn,
+    party: PartyId,
+    names: &HashMap<i64, String>,
+    style: &Style,
+) -> crate::Result<Vec<SubView>> {
+    let out = subscriptions::opted_out(c, party)?;
+    let mut views = Vec::new();
+    for s in subscriptions::reaching(c, party)? {
+        let group = parties::name_of(c, s.party)?;
+        views.push(view::describe_group(
+            &s,
+            group,
+            out.contains(&s.id),
+            names,
+            style,
+        ));
+    }
+    Ok(views)
 }
 
 /// The path prefix of `[digest] base_url` (pages behind a proxy at `/digest`).
@@ -211,6 +242,28 @@ fn own_subscription(
     }
 }
 
+/// A group subscription that reaches `party`, named by a form field; any
+/// other, or none, is NotFound (the bad-link page).
+fn reaching_subscription(
+    c: &mut DbConn,
+    party: PartyId,
+    f: &HashMap<String, String>,
+) -> crate::Result<SubscriptionId> {
+    let id = f
+        .get("subscription")
+        .and_then(|s| s.parse::<i64>().ok())
+        .map(SubscriptionId)
+        .ok_or_else(|| Error::not_found("no such subscription"))?;
+    if subscriptions::reaching(c, party)?
+        .iter()
+        .any(|s| s.id == id)
+    {
+        Ok(id)
+    } else {
+        Err(Error::not_found("no such subscription"))
+    }
+}
+
 /// Does what the form asked; returns the action done.
 fn apply(
     c: &mut DbConn,
@@ -273,9 +326,26 @@ fn apply(
             manage::update_user(c, &name, &ch)?;
             Ok("prefs")
         }
+        "optout" => {
+            let id = reaching_subscription(c, party, f)?;
+            c.write_tx(|c| remove::opt_out_in_tx(c, now, party, &[id]))?;
+            Ok("optout")
+        }
+        "optin" => {
+            let id = reaching_subscription(c, party, f)?;
+            c.write_tx(|c| subscriptions::opt_in_in_tx(c, id, party))?;
+            Ok("optin")
+        }
         "stop" => {
             let ids = subscriptions::ids_of_party(c, party)?;
-            remove::unsubscribe(c, now, &ids)?;
+            let groups: Vec<SubscriptionId> = subscriptions::reaching(c, party)?
+                .iter()
+                .map(|s| s.id)
+                .collect();
+            c.write_tx(|c| {
+                remove::unsubscribe_in_tx(c, now, &ids)?;
+                remove::opt_out_in_tx(c, now, party, &groups)
+            })?;
             Ok("stop")
         }
         other => Err(Error::invalid(format!("unknown action {other:?}"))),

@@ -12,12 +12,19 @@
 //! capability: every id must be one of the code owner's subscriptions, or
 //! the answer is the bad-link 404, so a link cannot be edited into one
 //! that stops someone else's digests.
+//!
+//! A group's digest carries each member's own link, with the group's
+//! subscription id: an id may also be a group subscription that reaches
+//! the code's owner through their groups (nested too). Stopping it opts
+//! that member out (`remove::opt_out_in_tx`): the group keeps it, the
+//! other members keep getting it; undo clears the opt-out.
 
 use std::collections::HashMap;
 
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use chrono::{DateTime, Utc};
 
 use crate::db::DbConn;
 use crate::digest::words::Style;
@@ -26,7 +33,7 @@ use crate::{items, manage, parties, remove, subscriptions, validate};
 
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
-use super::manage::{prefix, render_failed};
+use super::manage::{group_subs, prefix, render_failed};
 use super::view::{self, SubView};
 use super::{content_type, form, is_form, person, FormKey, Page, PageResult};
 
@@ -59,13 +66,20 @@ fn parse_ids(s: &str) -> Option<Vec<SubscriptionId>> {
     (!out.is_empty() && out.len() <= MAX_IDS).then_some(out)
 }
 
-/// The code's owner, the form key and the link's subscriptions, when the
-/// code names someone and every id is one of theirs.
-fn resolve(
-    c: &mut DbConn,
-    code: &str,
-    ids: &str,
-) -> crate::Result<Option<(PartyId, FormKey, Vec<SubscriptionId>)>> {
+/// A link resolved: the code's owner, the form key, and the link's
+/// subscriptions, split into the owner's own and the group subscriptions
+/// that reach them as a member.
+struct Resolved {
+    party: PartyId,
+    key: FormKey,
+    own: Vec<SubscriptionId>,
+    groups: Vec<SubscriptionId>,
+}
+
+/// The link resolved, when the code names someone and every id is one of
+/// theirs or a group subscription that reaches them (through nested
+/// groups too); anything else names nothing.
+fn resolve(c: &mut DbConn, code: &str, ids: &str) -> crate::Result<Option<Resolved>> {
     let Some(ids) = parse_ids(ids) else {
         return Ok(None);
     };
@@ -73,38 +87,95 @@ fn resolve(
         return Ok(None);
     };
     let own = subscriptions::ids_of_party(c, party)?;
-    Ok(ids
-        .iter()
-        .all(|i| own.contains(i))
-        .then_some((party, key, ids)))
+    let reach: Vec<SubscriptionId> = if ids.iter().all(|i| own.contains(i)) {
+        Vec::new()
+    } else {
+        subscriptions::reaching(c, party)?
+            .iter()
+            .map(|s| s.id)
+            .collect()
+    };
+    let mut r = Resolved {
+        party,
+        key,
+        own: Vec::new(),
+        groups: Vec::new(),
+    };
+    for id in ids {
+        if own.contains(&id) {
+            r.own.push(id);
+        } else if reach.contains(&id) {
+            r.groups.push(id);
+        } else {
+            return Ok(None);
+        }
+    }
+    Ok(Some(r))
 }
 
 fn page(
     c: &mut DbConn,
     pre: &str,
     state: &'static str,
-    (party, key, ids): &(PartyId, FormKey, Vec<SubscriptionId>),
+    r: &Resolved,
     code: &str,
     raw_ids: &str,
 ) -> crate::Result<UnsubscribePage> {
-    let user = parties::get_user(c, *party)?;
+    let user = parties::get_user(c, r.party)?;
     let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
     let style = Style::new(tz, &user.locale);
     let names: HashMap<i64, String> = items::list_collections(c)?
         .into_iter()
         .map(|k| (k.id.0, k.name))
         .collect();
-    let subs = subscriptions::list_for_party(c, *party)?
+    let mut subs: Vec<SubView> = subscriptions::list_for_party(c, r.party)?
         .iter()
-        .filter(|s| ids.contains(&s.id))
+        .filter(|s| r.own.contains(&s.id))
         .map(|s| view::describe(s, &names, &style))
         .collect();
+    if !r.groups.is_empty() {
+        subs.extend(
+            group_subs(c, r.party, &names, &style)?
+                .into_iter()
+                .filter(|s| r.groups.contains(&SubscriptionId(s.id))),
+        );
+    }
     Ok(UnsubscribePage {
         state,
         path: format!("{pre}/s/{code}/unsubscribe/{raw_ids}"),
         manage: format!("{pre}/s/{code}"),
-        csrf: key.token(code),
+        csrf: r.key.token(code),
         subs,
+    })
+}
+
+/// Stops what `r` names: the owner's own subscriptions the way an
+/// unsubscribe link does (paused, unsent digests cancelled), and for the
+/// group subscriptions, the owner's opt-out (the group and its other
+/// members keep them). One transaction.
+fn stop(c: &mut DbConn, now: DateTime<Utc>, r: &Resolved) -> crate::Result<()> {
+    c.write_tx(|c| {
+        if !r.own.is_empty() {
+            remove::unsubscribe_in_tx(c, now, &r.own)?;
+        }
+        if !r.groups.is_empty() {
+            remove::opt_out_in_tx(c, now, r.party, &r.groups)?;
+        }
+        Ok(())
+    })
+}
+
+/// Undoes [`stop`]: the owner's own subscriptions resumed (from now, no
+/// burst), their opt-outs from the group ones cleared.
+fn restart(c: &mut DbConn, now: DateTime<Utc>, r: &Resolved) -> crate::Result<()> {
+    for id in &r.own {
+        manage::resume(c, *id, now)?;
+    }
+    c.write_tx(|c| {
+        for id in &r.groups {
+            subscriptions::opt_in_in_tx(c, *id, r.party)?;
+        }
+        Ok(())
     })
 }
 
@@ -211,12 +282,12 @@ pub async fn act(
             };
             match ask {
                 Ask::Malformed => return Ok(Outcome::Malformed),
-                Ask::Form(f) if !r.1.verify(&code, f.get("csrf").map(String::as_str)) => {
+                Ask::Form(f) if !r.key.verify(&code, f.get("csrf").map(String::as_str)) => {
                     return Ok(Outcome::Forbidden)
                 }
                 _ => {}
             }
-            remove::unsubscribe(c, now, &r.2)?;
+            stop(c, now, &r)?;
             if ask == Ask::OneClick {
                 return Ok(Outcome::OneClick);
             }
@@ -242,12 +313,10 @@ pub async fn undo(
             let Some(r) = resolve(c, &code, &ids)? else {
                 return Ok(Outcome::NotFound);
             };
-            if !r.1.verify(&code, f.get("csrf").map(String::as_str)) {
+            if !r.key.verify(&code, f.get("csrf").map(String::as_str)) {
                 return Ok(Outcome::Forbidden);
             }
-            for id in &r.2 {
-                manage::resume(c, *id, now)?;
-            }
+            restart(c, now, &r)?;
             Ok(Outcome::Page(Box::new(page(
                 c, &pre, "undone", &r, &code, &ids,
             )?)))

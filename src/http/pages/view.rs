@@ -35,6 +35,11 @@ pub struct SubView {
     pub paused: bool,
     /// The hours to pick from, its own selected (none for hourly ones).
     pub hours: Vec<Choice>,
+    /// A group's subscription that reaches the person through the group
+    /// named here (its times are the group's).
+    pub group: Option<String>,
+    /// The person opted out of this group subscription.
+    pub opted_out: bool,
 }
 
 /// One contact point, its address masked.
@@ -108,6 +113,26 @@ pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -
             .filter(|_| s.frequency != "hourly")
             .map(|h| hour_choices(style, h))
             .unwrap_or_default(),
+        group: None,
+        opted_out: false,
+    }
+}
+
+/// Describes the group subscription `s`, which reaches a member through
+/// group `group`: no hours to pick (the group's are the group's), and
+/// whether the member opted out of it.
+pub fn describe_group(
+    s: &Subscription,
+    group: String,
+    opted_out: bool,
+    names: &HashMap<i64, String>,
+    style: &Style,
+) -> SubView {
+    SubView {
+        hours: Vec::new(),
+        group: Some(group),
+        opted_out,
+        ..describe(s, names, style)
     }
 }
 

@@ -2,14 +2,16 @@
 //! `/admin/login` ([`login`]) for a session cookie (`access::session`),
 //! then the queue and the last ticks ([`home`]), requests with their
 //! attempts and a cancel button ([`requests`]), subscribers with their
-//! addresses and a re-enable button ([`subscribers`]), and the week grid
-//! ([`grid`]).
+//! addresses and a re-enable button ([`subscribers`]), one subscription
+//! with the members who opted out of it and a clear button
+//! ([`subscription`]), and the week grid ([`grid`]).
 //!
 //! Every page without a live session answers 303 to the login page; every
 //! state-changing form carries `csrf`, an HMAC of the session id under the
 //! pages' key ([`FormKey`]), and a POST without the right one is 403 with
 //! nothing done. Changes go through the CLI's library calls
-//! (`deliver::queue::cancel_request`, `parties::change_contact`). Same
+//! (`deliver::queue::cancel_request`, `parties::change_contact`,
+//! `subscriptions::clear_optout`). Same
 //! headers as the person's pages (strict CSP, no script, `no-store`).
 
 mod grid;
@@ -17,6 +19,7 @@ mod home;
 mod login;
 mod requests;
 mod subscribers;
+mod subscription;
 
 use std::collections::HashMap;
 
@@ -50,6 +53,8 @@ pub fn routes() -> Router<App> {
         .route("/admin/requests/{id}/cancel", post(requests::cancel))
         .route("/admin/subscribers", get(subscribers::list))
         .route("/admin/subscribers/enable", post(subscribers::enable))
+        .route("/admin/subscriptions/{id}", get(subscription::show))
+        .route("/admin/subscriptions/{id}/optin", post(subscription::optin))
         .route("/admin/grid", get(grid::show))
         // One failure count per server (not a global: each test server,
         // each process its own).

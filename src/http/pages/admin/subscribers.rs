@@ -1,6 +1,7 @@
 //! `GET /admin/subscribers?name=&disabled=1&after=`: users by name, 25 a
 //! page, each with every contact point in full (the operator may see
-//! addresses), verified, disabled, bounce count, and their subscriptions.
+//! addresses), verified, disabled, bounce count, their subscriptions (each
+//! linking to its page) and the group subscriptions they opted out of.
 //! `POST /admin/subscribers/enable` (`party`, `channel`) re-enables a
 //! disabled address with `parties::change_contact(…, Enable)`, as
 //! `digestd contact NAME --channel C --enable` (the bounce count starts
@@ -31,6 +32,8 @@ pub struct UserView {
     pub timezone: String,
     pub contacts: Vec<ContactPoint>,
     pub subs: Vec<SubView>,
+    /// The group subscriptions they opted out of (each links to its page).
+    pub optouts: Vec<i64>,
 }
 
 #[derive(Template)]
@@ -84,6 +87,10 @@ fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
             timezone: user.timezone,
             contacts: parties::contact_points(c, id)?,
             subs,
+            optouts: subscriptions::opted_out(c, id)?
+                .iter()
+                .map(|s| s.0)
+                .collect(),
         });
     }
     Ok(out)
