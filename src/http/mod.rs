@@ -1,7 +1,8 @@
 //! The HTTP face: axum on the process's tokio runtime. Database work runs
 //! on the blocking pool through the r2d2 pool ([`App::blocking`]); Diesel
 //! stays synchronous. Every API error is a JSON body ([`error`]); bearer tokens
-//! and their scopes are in [`auth`].
+//! and their scopes are in [`auth`]. The accept loop, with its connection
+//! cap and timeouts, is [`server`].
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
@@ -28,6 +29,7 @@ pub mod openapi;
 pub mod pages;
 pub mod people;
 pub mod requests;
+pub mod server;
 pub mod subscriptions;
 
 use std::future::Future;
@@ -191,11 +193,9 @@ pub async fn serve_on(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     // The peer's address reaches handlers as `ConnectInfo` (the admin
-    // login's failure limit keys on it).
-    let service = router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    // login's failure limit keys on it); the server provides it.
+    let limits = server::Limits::from_config(&app.cfg.http);
+    server::run(listener, router(app), limits, shutdown).await;
     Ok(())
 }
 
