@@ -1,6 +1,7 @@
-//! The HTTP face's limits, over raw sockets against a real server: the
-//! head and idle timeouts, the cap on open connections, accepting when
-//! descriptors run out; and the settings that tune them.
+//! The HTTP face's limits, over raw sockets against a real server: tokens
+//! checked from the headers before any body is read, per-route body
+//! limits, the budget of bodies in flight, the head and idle timeouts, the
+//! cap on open connections; and the settings that tune them.
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use common::web::Web;
 use common::TestDb;
+use digestd::access::Scope;
 use digestd::config::Config;
 
 fn at() -> DateTime<Utc> {
@@ -46,6 +48,175 @@ fn read_until_closed(s: &mut TcpStream) -> Option<String> {
         }
     }
     Some(String::from_utf8_lossy(&got).into_owned())
+}
+
+/// Status, lowercase head, body of one answer.
+fn parse(answer: &str) -> (u16, String, String) {
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a whole head");
+    let status = head[9..12].parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// A head declaring 16 MiB and the first bytes of its body; then nothing.
+fn stalled_upload(w: &Web, method: &str, path: &str, token: Option<&str>) -> TcpStream {
+    let mut s = connect(w);
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n\
+         Content-Length: 16777216\r\n\r\n[{{\"a"
+    )
+    .unwrap();
+    s.flush().unwrap();
+    s
+}
+
+const ITEM: &str = "/api/v1/items/6f1b0a52-9d3e-4c1a-9f44-0c7de1c0a003";
+
+#[test]
+fn a_body_without_a_valid_token_is_never_read() {
+    let w = Web::start(TestDb::sqlite(), at());
+    let routes = [
+        ("POST", "/api/v1/modifications"),
+        ("PUT", ITEM),
+        ("POST", "/api/v1/collections"),
+        ("POST", "/api/v1/users"),
+        ("POST", "/api/v1/requests"),
+        ("PUT", "/api/v1/users/asha"),
+    ];
+    for (method, path) in routes {
+        for token in [None, Some("dgt_0000")] {
+            let mut s = stalled_upload(&w, method, path, token);
+            // The answer comes, and the connection closes, without the
+            // rest of the body.
+            let answer = read_until_closed(&mut s)
+                .unwrap_or_else(|| panic!("{method} {path}: no answer without the body"));
+            let (status, head, body) = parse(&answer);
+            assert_eq!(status, 401, "{method} {path}: {answer}");
+            assert!(head.contains("\r\nconnection: close"), "{answer}");
+            assert!(head.contains("content-type: application/json"), "{answer}");
+            assert!(body.contains("a valid token is required"), "{body}");
+        }
+    }
+    // A real token without the scope: 403, just as soon.
+    let read = w.token("reader", Scope::Read);
+    let mut s = stalled_upload(&w, "POST", "/api/v1/modifications", Some(&read));
+    let answer = read_until_closed(&mut s).expect("an answer without the body");
+    let (status, head, body) = parse(&answer);
+    assert_eq!(status, 403, "{answer}");
+    assert!(head.contains("\r\nconnection: close"), "{answer}");
+    assert!(body.contains("needs ingest"), "{body}");
+}
+
+#[test]
+fn a_declared_body_over_the_routes_limit_is_refused_at_once() {
+    let w = Web::start(TestDb::sqlite(), at());
+    let admin = w.token("ops", Scope::Admin);
+    // 16 MiB is the bulk limit, so over every other route's.
+    let mut s = stalled_upload(&w, "PUT", "/api/v1/users/asha", Some(&admin));
+    let answer = read_until_closed(&mut s).expect("an answer without the body");
+    let (status, head, body) = parse(&answer);
+    assert_eq!(status, 413, "{answer}");
+    assert!(head.contains("\r\nconnection: close"), "{answer}");
+    assert!(
+        body.contains("request body is larger than 65536 bytes"),
+        "{body}"
+    );
+}
+
+#[test]
+fn each_route_has_its_body_limit() {
+    let w = Web::start_with(TestDb::sqlite(), at(), |c| {
+        c.http.max_api_body_bytes = 2048;
+        c.http.max_form_bytes = 1024;
+    });
+    let admin = w.token("ops", Scope::Admin);
+    let ingest = w.token("ci", Scope::Ingest);
+    let big = format!(
+        r#"{{"tz": "UTC", "email": "{}@example.com"}}"#,
+        "a".repeat(3000)
+    );
+    // Declared, and sent in chunks with no length: 413 JSON either way.
+    let a = w.put("/api/v1/users/asha", Some(&admin), big.clone());
+    assert_eq!(a.status, 413, "{}", a.text);
+    assert_eq!(a.error(), "request body is larger than 2048 bytes");
+    let chunked = reqwest::blocking::Body::new(std::io::Cursor::new(big.clone().into_bytes()));
+    let a = w.send(|c| {
+        c.put(w.url("/api/v1/users/asha"))
+            .bearer_auth(&admin)
+            .header("content-type", "application/json")
+            .body(chunked)
+    });
+    assert_eq!(a.status, 413, "{}", a.text);
+    assert_eq!(a.error(), "request body is larger than 2048 bytes");
+    // The same size is a bulk route's to read: refused for what it says.
+    let a = w.post("/api/v1/modifications", Some(&ingest), big.clone());
+    assert_eq!(a.status, 400, "{}", a.text);
+    // A page's form over its limit: 413, as a page.
+    let form = format!("email={}", "a".repeat(2000));
+    for path in ["/subscribe", "/s/nosuchcode"] {
+        let a = w.send(|c| {
+            c.post(w.url(path))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(form.clone())
+        });
+        assert_eq!(a.status, 413, "{path}: {}", a.text);
+        assert!(a.text.contains("<html"), "{path}: a page, {}", a.text);
+    }
+    // Within the limits all is as before.
+    let a = w.put("/api/v1/users/asha", Some(&admin), r#"{"tz": "UTC"}"#);
+    assert_eq!(a.status, 201, "{}", a.text);
+}
+
+#[test]
+fn bodies_in_flight_share_one_budget() {
+    let w = Web::start_with(TestDb::sqlite(), at(), |c| {
+        c.http.max_body_bytes = 64 * 1024;
+        c.http.max_body_bytes_in_flight = 64 * 1024;
+    });
+    let ingest = w.token("ci", Scope::Ingest);
+    // An upload that declares the whole budget and stalls holds it …
+    let mut s = connect(&w);
+    write!(
+        s,
+        "POST /api/v1/modifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ingest}\r\n\
+         Content-Type: application/json\r\nContent-Length: 65536\r\n\r\n[{{\"a"
+    )
+    .unwrap();
+    // … so another body waits, then is refused with a time to come back.
+    let started = Instant::now();
+    let refused = loop {
+        let a = w.post("/api/v1/modifications", Some(&ingest), "[]");
+        if a.status == 503 {
+            break a;
+        }
+        assert!(
+            started.elapsed() < HANG,
+            "never refused: {} {}",
+            a.status,
+            a.text
+        );
+    };
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
+    assert_eq!(refused.header("connection").as_deref(), Some("close"));
+    assert!(
+        refused.error().contains("retry shortly"),
+        "{}",
+        refused.text
+    );
+    // A request without a body needs no room.
+    assert_eq!(w.get("/api/v1/token", Some(&ingest)).status, 200);
+    // Once the stalled upload is gone, bodies are read again.
+    drop(s);
+    let started = Instant::now();
+    loop {
+        let a = w.post("/api/v1/modifications", Some(&ingest), "[]");
+        if a.status != 503 {
+            assert_eq!(a.status, 201, "{}", a.text);
+            break;
+        }
+        assert!(started.elapsed() < HANG, "the budget was never given back");
+    }
 }
 
 #[test]
