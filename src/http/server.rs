@@ -98,6 +98,9 @@ pub async fn run(
                     errors.reset();
                     accepted
                 }
+                // One client gave up before it was accepted: nothing to
+                // wait for.
+                Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     let pause = errors.failed(&e);
                     drop(permit);
@@ -126,6 +129,14 @@ pub async fn run(
     let _ = stop_tx.send(true);
     drop(done_rx);
     done_tx.closed().await;
+}
+
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
 }
 
 /// Logs failed accepts at most once a second, and says how long to pause:
