@@ -98,8 +98,15 @@ fn a_body_without_a_valid_token_is_never_read() {
             assert!(body.contains("a valid token is required"), "{body}");
         }
     }
-    // A real token without the scope: 403, just as soon.
+    // HEAD is GET's, with the same token rule.
+    let head = |token: Option<&str>| {
+        w.send(|c| common::web::with_token(c.head(w.url("/api/v1/token")), token))
+            .status
+    };
+    assert_eq!(head(None), 401);
     let read = w.token("reader", Scope::Read);
+    assert_eq!(head(Some(&read)), 200);
+    // A real token without the scope: 403, just as soon.
     let mut s = stalled_upload(&w, "POST", "/api/v1/modifications", Some(&read));
     let answer = read_until_closed(&mut s).expect("an answer without the body");
     let (status, head, body) = parse(&answer);

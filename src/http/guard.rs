@@ -112,8 +112,10 @@ pub const RULES: &[Rule] = &[
     rule("DELETE", "/api/v1/subscriptions/{id}", ADMIN, Api),
 ];
 
-/// The rule for a request, by method and matched path.
+/// The rule for a request, by method and matched path. HEAD is GET's
+/// (the router answers it with the GET handler).
 pub fn rule_for(method: &str, path: &str) -> Option<&'static Rule> {
+    let method = if method == "HEAD" { "GET" } else { method };
     RULES.iter().find(|r| r.method == method && r.path == path)
 }
 
@@ -321,5 +323,6 @@ mod tests {
             Bulk
         );
         assert!(rule_for("GET", "/healthz").is_none());
+        assert_eq!(rule_for("HEAD", "/api/v1/queue").unwrap().access, READ);
     }
 }
