@@ -116,8 +116,23 @@ pub struct HttpConfig {
     pub enabled: bool,
     /// The address to listen on, `host:port`.
     pub listen: String,
-    /// The largest request body, in bytes (413 beyond it).
+    /// The largest request body of a route that takes bulk data
+    /// (modifications, items, users in bulk, requests), in bytes; 413 beyond.
     pub max_body_bytes: usize,
+    /// The largest body of every other API route, in bytes.
+    pub max_api_body_bytes: usize,
+    /// The largest form a page takes (`/s/…`, `/subscribe…`, `/admin…`).
+    pub max_form_bytes: usize,
+    /// Request bodies held in memory at once, all requests together, in
+    /// bytes; a request past it waits briefly, then is answered 503.
+    pub max_body_bytes_in_flight: usize,
+    /// Open connections at most; more wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// How long a client has to send a request's head: from the first
+    /// byte (or from connecting, for a connection's first request).
+    pub header_timeout_seconds: u64,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout_seconds: u64,
     /// A request that takes longer is answered 503.
     pub timeout_seconds: u64,
     /// How long an `Idempotency-Key` answer is kept.
@@ -137,12 +152,65 @@ impl Default for HttpConfig {
             enabled: true,
             listen: "127.0.0.1:8080".into(),
             max_body_bytes: 16 * 1024 * 1024,
+            max_api_body_bytes: 64 * 1024,
+            max_form_bytes: 16 * 1024,
+            max_body_bytes_in_flight: 64 * 1024 * 1024,
+            max_connections: 512,
+            header_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
             timeout_seconds: 30,
             idempotency_hours: 24,
             max_feed_days: 366,
             admin_session_hours: 12,
             trusted_proxies: String::new(),
         }
+    }
+}
+
+impl HttpConfig {
+    /// The body limits, the connection cap and the connection timeouts.
+    fn check_limits(&self) -> Result<()> {
+        let body = self.max_body_bytes;
+        // A semaphore counts the bytes in flight in u32 permits.
+        let in_flight_max = u32::MAX as usize;
+        let ranges: [(&str, u64, u64, u64); 7] = [
+            ("max_body_bytes", body as u64, 1024, in_flight_max as u64),
+            (
+                "max_api_body_bytes",
+                self.max_api_body_bytes as u64,
+                1024,
+                body as u64,
+            ),
+            (
+                "max_form_bytes",
+                self.max_form_bytes as u64,
+                1024,
+                body as u64,
+            ),
+            // One body of the largest size must fit, or it could never be read.
+            (
+                "max_body_bytes_in_flight",
+                self.max_body_bytes_in_flight as u64,
+                body as u64,
+                in_flight_max as u64,
+            ),
+            ("max_connections", self.max_connections as u64, 1, 100_000),
+            (
+                "header_timeout_seconds",
+                self.header_timeout_seconds,
+                1,
+                300,
+            ),
+            ("idle_timeout_seconds", self.idle_timeout_seconds, 1, 3600),
+        ];
+        for (key, v, lo, hi) in ranges {
+            if !(lo..=hi).contains(&v) {
+                return Err(Error::invalid(format!(
+                    "config: [http] {key} must be {lo}-{hi} (got {v})"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -550,6 +618,7 @@ impl Config {
                 "config: http.admin_session_hours must be 1-720",
             ));
         }
+        self.http.check_limits()?;
         if self.schedule.lease_seconds < 10 {
             return Err(Error::invalid(
                 "config: schedule.lease_seconds must be at least 10",
@@ -665,7 +734,7 @@ const SHIPPED: &str = include_str!("../config/digestd.toml");
 /// The error of a settings table that does not fit [`Config`]: when one
 /// environment variable alone makes the file's settings fail, the error
 /// names it (`DIGESTD_EMAIL__POOL_SIZE: …`) and never repeats its value,
-/// which may be a secret.
+/// which may be a secret; otherwise the file's first bad setting is named.
 fn name_the_variable(
     from_file: &toml::Table,
     applied: &[(String, String, String, toml::Value)],
@@ -680,27 +749,49 @@ fn name_the_variable(
             sec.insert(name.clone(), value.clone());
         }
         if let Err(e) = toml::Value::Table(one).try_into::<Config>() {
-            let why = e.message();
-            let why = if why.starts_with("unknown field") {
-                format!("no setting [{section}] {name} (config/digestd.toml lists them all)")
-            } else if why.starts_with("invalid type") || why.starts_with("invalid value") {
-                let want = why.rsplit_once("expected ").map_or("another type", |w| w.1);
-                let want = match want.trim() {
-                    "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
-                    "a boolean" => "true or false",
-                    other => other,
-                };
-                format!("[{section}] {name} must be {want}")
-            } else {
-                "not a valid value".to_string()
-            };
+            let why = why_refused(section, name, &e);
             return Error::invalid(format!("config: {var}: {why}"));
+        }
+    }
+    // The file's own values, one at a time: the first refused is named
+    // (a whole-table error has lost where it came from).
+    for (section, sec) in from_file {
+        let toml::Value::Table(sec) = sec else {
+            continue;
+        };
+        for (name, value) in sec {
+            let one = toml::Table::from_iter([(
+                section.clone(),
+                toml::Value::Table(toml::Table::from_iter([(name.clone(), value.clone())])),
+            )]);
+            if let Err(e) = toml::Value::Table(one).try_into::<Config>() {
+                let why = why_refused(section, name, &e);
+                return Error::invalid(format!("config: {why}"));
+            }
         }
     }
     Error::invalid(format!(
         "config: {}",
         crate::validate::escape_for_line(whole.message())
     ))
+}
+
+/// What is wrong with `[section] name`, in a line.
+fn why_refused(section: &str, name: &str, e: &toml::de::Error) -> String {
+    let why = e.message();
+    if why.starts_with("unknown field") {
+        format!("no setting [{section}] {name} (config/digestd.toml lists them all)")
+    } else if why.starts_with("invalid type") || why.starts_with("invalid value") {
+        let want = why.rsplit_once("expected ").map_or("another type", |w| w.1);
+        let want = match want.trim() {
+            "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+            "a boolean" => "true or false",
+            other => other,
+        };
+        format!("[{section}] {name} must be {want}")
+    } else {
+        format!("[{section}] {name} is not a valid value")
+    }
 }
 
 fn env_value(shipped: &toml::Table, section: &str, name: &str, v: &str) -> toml::Value {

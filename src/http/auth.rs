@@ -102,17 +102,10 @@ pub fn check_and_keep(
     Ok(token)
 }
 
-/// The caller's token, when it has `scope` (admin has every scope).
-pub async fn require(state: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Token> {
-    checked(state, headers, Some(scope)).await
-}
-
-/// Any valid token, whatever its scope.
-pub async fn any(state: &App, headers: &HeaderMap) -> ApiResult<Token> {
-    checked(state, headers, None).await
-}
-
-async fn checked(state: &App, headers: &HeaderMap, scope: Option<Scope>) -> ApiResult<Token> {
+/// The caller's token from the request's headers, when it has `scope`
+/// (`None`: any scope; admin has every scope). The guard calls it before
+/// the body is read (`guard`).
+pub async fn verify(state: &App, headers: &HeaderMap, scope: Option<Scope>) -> ApiResult<Token> {
     let p = presented(headers);
     let now = state.clock.now();
     let g = state.cache.generation().await;

@@ -1,5 +1,6 @@
 //! Extractors whose refusals are JSON like every other error: a body within
-//! `[http] max_body_bytes` (413 beyond), valid UTF-8, parsed as JSON.
+//! the route's limit (413 beyond; the limit is the guard's, `guard`),
+//! valid UTF-8, parsed as JSON.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -8,6 +9,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use super::guard::BodyLimit;
 use super::App;
 
 /// The raw body, within the configured limit.
@@ -17,10 +19,14 @@ impl FromRequest<App> for RawBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, app: &App) -> Result<Self, ApiError> {
+        let limit = req
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(app.cfg.http.max_body_bytes, |l| l.0);
         match Bytes::from_request(req, app).await {
             Ok(b) => Ok(RawBody(b)),
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(ApiError::too_large(app.cfg.http.max_body_bytes))
+                Err(ApiError::too_large(limit))
             }
             Err(e) => Err(ApiError::bad_request(format!(
                 "could not read the request body: {}",

@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::schedule::{self, lease};
 
 use super::error::ApiResult;
+use super::guard::Authed;
 use super::{ApiError, App};
 
 #[derive(utoipa::OpenApi)]
@@ -32,11 +33,7 @@ pub fn routes() -> Router<App> {
 /// The caller's own token: name and scope (any valid token may ask).
 #[utoipa::path(get, path = "/api/v1/token", tag = "tokens", security(("bearer" = [])),
     responses((status = 200, description = "{\"name\": …, \"scope\": …}"), (status = 401, description = "no valid token")))]
-async fn whoami(
-    State(app): State<App>,
-    headers: axum::http::HeaderMap,
-) -> ApiResult<Json<serde_json::Value>> {
-    let t = super::auth::any(&app, &headers).await?;
+async fn whoami(Authed(t): Authed) -> ApiResult<Json<serde_json::Value>> {
     Ok(Json(json!({"name": t.name, "scope": t.scope})))
 }
 

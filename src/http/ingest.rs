@@ -10,14 +10,13 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::access::Scope;
 use crate::error::Error;
 use crate::ingest::{self, Checked};
 use crate::items;
 
-use super::auth;
 use super::body::{JsonBody, Path, RawBody};
 use super::error::{ApiError, ApiResult, LineError};
+use super::guard::Authed;
 use super::idempotency::{self, IdemKey, Reply};
 use super::App;
 
@@ -85,8 +84,12 @@ pub struct LineErrorDoc {
         (status = 401, description = "no valid token"), (status = 403, description = "needs ingest"),
         (status = 413, description = "body too large"),
         (status = 422, description = "Idempotency-Key reused with another body")))]
-async fn record(State(app): State<App>, headers: HeaderMap, body: RawBody) -> ApiResult<Reply> {
-    let token = auth::require(&app, &headers, Scope::Ingest).await?;
+async fn record(
+    State(app): State<App>,
+    Authed(token): Authed,
+    headers: HeaderMap,
+    body: RawBody,
+) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
     let ndjson = is_ndjson(&headers);
     let (now, hours, batch) = (
@@ -193,11 +196,10 @@ pub struct PutAnswer {
         (status = 404, description = "unknown collection or actor, or deleting an unknown item")))]
 async fn put_item(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(uuid): Path<String>,
     JsonBody(mut body): JsonBody<serde_json::Value>,
 ) -> ApiResult<(StatusCode, Json<PutAnswer>)> {
-    auth::require(&app, &headers, Scope::Ingest).await?;
     let path_uuid = crate::validate::uuid("item", &uuid)?;
     let obj = body
         .as_object_mut()
@@ -274,10 +276,9 @@ impl From<items::Collection> for CollectionOut {
         (status = 401, description = "no valid token"), (status = 403, description = "needs admin")))]
 async fn add_collection(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     JsonBody(body): JsonBody<NewCollection>,
 ) -> ApiResult<(StatusCode, Json<CollectionOut>)> {
-    auth::require(&app, &headers, Scope::Admin).await?;
     let now = app.clock.now();
     let c = app
         .blocking(move |c| items::create_collection(c, now, &body.name, None))
@@ -291,9 +292,8 @@ async fn add_collection(
         (status = 401, description = "no valid token")))]
 async fn list_collections(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
 ) -> ApiResult<Json<Vec<CollectionOut>>> {
-    auth::require(&app, &headers, Scope::Read).await?;
     let cs = app.blocking(items::list_collections).await?;
     Ok(Json(cs.into_iter().map(Into::into).collect()))
 }

@@ -4,16 +4,16 @@
 //! config's `authorization` block).
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap};
+use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
-use crate::access::Scope;
 use crate::metrics;
 
 use super::error::ApiResult;
-use super::{auth, App};
+use super::guard::Authed;
+use super::App;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(scrape))]
@@ -32,8 +32,7 @@ pub fn routes() -> Router<App> {
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain"),
         (status = 401, description = "no valid token"),
         (status = 403, description = "the token lacks the read scope")))]
-async fn scrape(State(app): State<App>, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
-    auth::require(&app, &headers, Scope::Read).await?;
+async fn scrape(State(app): State<App>, _: Authed) -> ApiResult<impl IntoResponse> {
     let now = app.clock.now();
     let db = app.blocking(metrics::read_db).await?;
     let text = app.metrics.render(&db, now)?;

@@ -1,7 +1,9 @@
 //! The HTTP face: axum on the process's tokio runtime. Database work runs
 //! on the blocking pool through the r2d2 pool ([`App::blocking`]); Diesel
 //! stays synchronous. Every API error is a JSON body ([`error`]); bearer tokens
-//! and their scopes are in [`auth`].
+//! are in [`auth`], and which scope each route needs, with its body limit,
+//! in [`guard`], which checks both before a body is read. The accept loop,
+//! with its connection cap and timeouts, is [`server`].
 //!
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
@@ -20,6 +22,7 @@ pub mod body;
 pub mod cache;
 pub mod client;
 pub mod error;
+pub mod guard;
 pub mod health;
 pub mod idempotency;
 pub mod ingest;
@@ -28,6 +31,7 @@ pub mod openapi;
 pub mod pages;
 pub mod people;
 pub mod requests;
+pub mod server;
 pub mod subscriptions;
 
 use std::future::Future;
@@ -61,6 +65,8 @@ pub struct AppState {
     pub cache: cache::Cache,
     /// `[http] trusted_proxies`, parsed ([`client`]).
     pub trusted_proxies: Vec<crate::validate::IpNet>,
+    /// The body limits and the budget of bodies in flight ([`guard`]).
+    pub bodies: guard::Bodies,
 }
 
 /// The handlers' state: cheap to clone.
@@ -94,7 +100,9 @@ impl App {
             .map_err(|e| tracing::warn!(error = %e, "no change watch; nothing cached"))
             .ok();
         let cache = cache::Cache::new(watch);
+        let bodies = guard::Bodies::from_config(&cfg.http);
         App(Arc::new(AppState {
+            bodies,
             db,
             cfg,
             clock,
@@ -139,10 +147,17 @@ pub fn router(app: App) -> Router {
         .merge(people::routes())
         .merge(subscriptions::routes())
         .merge(pages::routes())
+        // Tokens and body limits, from the headers, before any handler
+        // reads a body; on the routes only (the fallbacks read nothing).
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::guard,
+        ))
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
         })
+        // The most any extractor reads anywhere; the guard narrows it per route.
         .layer(axum::extract::DefaultBodyLimit::max(limit))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -191,11 +206,9 @@ pub async fn serve_on(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     // The peer's address reaches handlers as `ConnectInfo` (the admin
-    // login's failure limit keys on it).
-    let service = router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    // login's failure limit keys on it); the server provides it.
+    let limits = server::Limits::from_config(&app.cfg.http);
+    server::run(listener, router(app), limits, shutdown).await;
     Ok(())
 }
 

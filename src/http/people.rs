@@ -6,20 +6,19 @@
 //! from a 400.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::Scope;
 use crate::ids::PartyId;
 use crate::{manage, parties, remove};
 
-use super::auth::require;
 use super::body::{Path, RawBody};
 use super::error::{ApiResult, LineError};
+use super::guard::Authed;
 use super::{ApiError, App};
 
 mod groups;
@@ -218,11 +217,10 @@ fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
         (status = 400, description = "invalid field"), (status = 409, description = "the name is a group's")))]
 async fn put_user(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
     raw: RawBody,
 ) -> ApiResult<(StatusCode, Json<UserView>)> {
-    require(&app, &headers, Scope::Admin).await?;
     let body: UserBody = json(&raw)?;
     let now = app.clock.now();
     let put = body.into_put(name);
@@ -245,12 +243,7 @@ async fn put_user(
 #[utoipa::path(post, path = "/api/v1/users", tag = "users", security(("bearer" = [])),
     request_body = Vec<UserElement>,
     responses((status = 200, body = BulkAnswer), (status = 400, description = "bad elements, each listed; nothing written")))]
-async fn put_users(
-    State(app): State<App>,
-    headers: HeaderMap,
-    raw: RawBody,
-) -> ApiResult<Json<BulkAnswer>> {
-    require(&app, &headers, Scope::Admin).await?;
+async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult<Json<BulkAnswer>> {
     let values: Vec<serde_json::Value> = json(&raw)?;
     let mut bad = Vec::new();
     let mut puts = Vec::new();
@@ -316,10 +309,9 @@ async fn put_users(
     responses((status = 200, body = UserView), (status = 404, description = "no such user")))]
 async fn get_user(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<UserView>> {
-    require(&app, &headers, Scope::Read).await?;
     let user = app
         .blocking(move |c| {
             let id = parties::find_kind(c, "user", &name)?;
@@ -337,10 +329,9 @@ async fn get_user(
     responses((status = 200, body = RemovedView), (status = 404, description = "no such user")))]
 async fn delete_user(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<RemovedView>> {
-    require(&app, &headers, Scope::Admin).await?;
     let now = app.clock.now();
     let n = name.clone();
     let r = app.blocking(move |c| remove::user(c, now, &n)).await?;

@@ -11,13 +11,12 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::access::Scope;
 use crate::deliver::queue::{self, NewNotification, QueueStatus, RequestView};
 use crate::ids::RequestId;
 
-use super::auth;
 use super::body::{Path, RawBody};
 use super::error::{ApiError, ApiResult};
+use super::guard::Authed;
 use super::idempotency::{self, IdemKey, Reply};
 use super::App;
 
@@ -86,8 +85,12 @@ pub struct Cancelled {
         (status = 401, description = "no valid token"), (status = 403, description = "needs admin"),
         (status = 404, description = "no such sender or recipient"),
         (status = 422, description = "Idempotency-Key reused with another body")))]
-async fn notify(State(app): State<App>, headers: HeaderMap, body: RawBody) -> ApiResult<Reply> {
-    let token = auth::require(&app, &headers, Scope::Admin).await?;
+async fn notify(
+    State(app): State<App>,
+    Authed(token): Authed,
+    headers: HeaderMap,
+    body: RawBody,
+) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_REQUESTS, &body.0)?;
     let (now, hours) = (app.clock.now(), app.cfg.http.idempotency_hours);
     let email = app.cfg.email.clone();
@@ -130,10 +133,9 @@ async fn notify(State(app): State<App>, headers: HeaderMap, body: RawBody) -> Ap
         (status = 404, description = "no such request")))]
 async fn show(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<RequestView>> {
-    auth::require(&app, &headers, Scope::Read).await?;
     let v = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
     Ok(Json(v))
 }
@@ -147,10 +149,9 @@ async fn show(
         (status = 409, description = "the request already finished")))]
 async fn cancel(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<Cancelled>> {
-    auth::require(&app, &headers, Scope::Admin).await?;
     let now = app.clock.now();
     app.blocking(move |c| queue::cancel_request(c, RequestId(id), now))
         .await?;
@@ -165,7 +166,6 @@ async fn cancel(
 #[utoipa::path(get, path = "/api/v1/queue", tag = "requests", security(("bearer" = [])),
     responses((status = 200, description = "{requests: {status: count}, rows_open, rows_retrying, rows_delivered, rows_given_up}"),
         (status = 401, description = "no valid token"), (status = 403, description = "needs read")))]
-async fn status(State(app): State<App>, headers: HeaderMap) -> ApiResult<Json<QueueStatus>> {
-    auth::require(&app, &headers, Scope::Read).await?;
+async fn status(State(app): State<App>, _: Authed) -> ApiResult<Json<QueueStatus>> {
     Ok(Json(app.blocking(queue::status).await?))
 }

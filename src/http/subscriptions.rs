@@ -7,20 +7,19 @@
 use std::collections::HashMap;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{delete, get, patch};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::Scope;
 use crate::ids::SubscriptionId;
 use crate::subscriptions::{self, Retime, SubscribeRequest, Subscribed, Subscription};
 use crate::{items, manage, parties, remove, validate};
 
-use super::auth::require;
 use super::body::{Path, Query, RawBody};
 use super::error::ApiResult;
+use super::guard::Authed;
 use super::people::{json, RemovedView};
 use super::{ApiError, App};
 
@@ -180,10 +179,9 @@ fn views(
         (status = 409, description = "the party has this digest: subscription N")))]
 async fn subscribe(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     raw: RawBody,
 ) -> ApiResult<(StatusCode, Json<Subscribed201>)> {
-    require(&app, &headers, Scope::Admin).await?;
     let b: SubscribeBody = json(&raw)?;
     let collection = match (b.collection, b.all) {
         (Some(c), false) => Some(c),
@@ -233,10 +231,9 @@ async fn subscribe(
     responses((status = 200, body = Vec<SubscriptionView>), (status = 404, description = "no such party")))]
 async fn list(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<Vec<SubscriptionView>>> {
-    require(&app, &headers, Scope::Read).await?;
     let subs = app
         .blocking(move |c| {
             let subs = match &q.party {
@@ -261,11 +258,10 @@ async fn list(
         (status = 409, description = "the party has the digest the new hour and day make")))]
 async fn change(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(id): Path<String>,
     raw: RawBody,
 ) -> ApiResult<Json<SubscriptionView>> {
-    require(&app, &headers, Scope::Admin).await?;
     let id = parse_id(&id)?;
     let b: PatchBody = json(&raw)?;
     let retime = Retime {
@@ -291,10 +287,9 @@ async fn change(
     responses((status = 200, body = RemovedView), (status = 404, description = "no such subscription")))]
 async fn end(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(id): Path<String>,
 ) -> ApiResult<Json<RemovedView>> {
-    require(&app, &headers, Scope::Admin).await?;
     let id = parse_id(&id)?;
     let now = app.clock.now();
     let r = app
@@ -310,10 +305,9 @@ async fn end(
         (status = 404, description = "no such subscription")))]
 async fn optouts(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<OptOutView>>> {
-    require(&app, &headers, Scope::Admin).await?;
     let id = parse_id(&id)?;
     let outs = app
         .blocking(move |c| subscriptions::list_optouts(c, Some(id)))
@@ -337,10 +331,9 @@ async fn optouts(
         (status = 404, description = "no such subscription or member, or the member has not opted out of it")))]
 async fn optin(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path((id, member)): Path<(String, String)>,
 ) -> ApiResult<Json<OptOutView>> {
-    require(&app, &headers, Scope::Admin).await?;
     let id = parse_id(&id)?;
     let o = app
         .blocking(move |c| {

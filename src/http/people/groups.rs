@@ -2,19 +2,18 @@
 //! (admin tokens), through the library calls `digestd group` makes.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::Scope;
 use crate::{manage, parties, remove};
 
 use super::{json, RemovedView};
-use crate::http::auth::require;
 use crate::http::body::{Path, RawBody};
 use crate::http::error::ApiResult;
+use crate::http::guard::Authed;
 use crate::http::App;
 
 #[derive(utoipa::OpenApi)]
@@ -86,11 +85,10 @@ pub struct GroupView {
         (status = 409, description = "the name is a user's")))]
 async fn put_group(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
     raw: RawBody,
 ) -> ApiResult<(StatusCode, Json<GroupView>)> {
-    require(&app, &headers, Scope::Admin).await?;
     let body: GroupBody = if raw.0.iter().all(u8::is_ascii_whitespace) {
         GroupBody::default()
     } else {
@@ -139,10 +137,9 @@ async fn put_group(
     responses((status = 200, body = RemovedView), (status = 404, description = "no such group")))]
 async fn delete_group(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<RemovedView>> {
-    require(&app, &headers, Scope::Admin).await?;
     let now = app.clock.now();
     let n = name.clone();
     let r = app.blocking(move |c| remove::group(c, now, &n)).await?;
@@ -156,10 +153,9 @@ async fn delete_group(
         (status = 409, description = "it would make a cycle")))]
 async fn put_member(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path((group, member)): Path<(String, String)>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    require(&app, &headers, Scope::Admin).await?;
     let (g, m) = (group.clone(), member.clone());
     app.blocking(move |c| parties::add_member(c, &g, &m))
         .await?;
@@ -172,10 +168,9 @@ async fn put_member(
     responses((status = 200, description = "{\"group\": …, \"removed\": …}"), (status = 404, description = "not a member")))]
 async fn delete_member(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path((group, member)): Path<(String, String)>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    require(&app, &headers, Scope::Admin).await?;
     let (g, m) = (group.clone(), member.clone());
     app.blocking(move |c| parties::remove_member(c, &g, &m))
         .await?;
@@ -188,10 +183,9 @@ async fn delete_member(
     responses((status = 200, body = Vec<UserRow>), (status = 404, description = "no such group")))]
 async fn expand_group(
     State(app): State<App>,
-    headers: HeaderMap,
+    _: Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Vec<UserRow>>> {
-    require(&app, &headers, Scope::Admin).await?;
     let users = app
         .blocking(move |c| {
             let id = parties::find_kind(c, "group", &name)?;

@@ -1,0 +1,454 @@
+//! The accept loop under the router: hyper's HTTP/1 connections on tokio,
+//! with what `axum::serve` lacks. At most `[http] max_connections` are open
+//! (a slot is taken before `accept`, so the next ones wait in the kernel's
+//! backlog); a client has `header_timeout_seconds` to send a request head
+//! and a kept-alive connection `idle_timeout_seconds` to start its next
+//! request ([`Watch`]); failing accepts back off instead of spinning. On
+//! shutdown the listener closes at once and the connections drain: each
+//! finishes the request it is in, then closes.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Notify, Semaphore};
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+use crate::config::HttpConfig;
+
+/// hyper's read buffer, which bounds a request head: 64 KiB rather than
+/// its ~400 KiB default, so that the open connections together hold at
+/// most `max_connections` × 64 KiB of heads.
+const MAX_BUF_BYTES: usize = 64 * 1024;
+
+/// The longest pause between accept attempts while they fail (EMFILE).
+const ACCEPT_BACKOFF_CAP: Duration = Duration::from_secs(1);
+
+/// The connection limits, from `[http]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+impl Limits {
+    pub fn from_config(c: &HttpConfig) -> Limits {
+        Limits {
+            max_connections: c.max_connections.max(1),
+            header_timeout: Duration::from_secs(c.header_timeout_seconds.max(1)),
+            idle_timeout: Duration::from_secs(c.idle_timeout_seconds.max(1)),
+        }
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then stops
+/// accepting and waits for the open connections to drain.
+pub async fn run(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    // `stop` tells the connections to drain; each holds a `done` receiver,
+    // so that `done_tx.closed()` completes when the last one has ended.
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (done_tx, done_rx) = watch::channel(());
+    let mut builder = http1::Builder::new();
+    // hyper's own head timer runs from the moment a connection is ready for
+    // a request (open, or the previous answer sent) to the end of the head,
+    // so on a kept-alive connection it covers the idle wait and the head
+    // together. [`Watch`] applies the two limits separately; hyper's timer,
+    // set to their sum, is a backstop that never fires before them.
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout + limits.idle_timeout)
+        .keep_alive(true)
+        .max_buf_size(MAX_BUF_BYTES);
+    let mut errors = AcceptErrors::default();
+    tokio::pin!(shutdown);
+    loop {
+        // The slot first: past the cap nothing is accepted, and new
+        // connections wait in the backlog rather than as open sockets.
+        let permit = tokio::select! {
+            _ = &mut shutdown => break,
+            p = slots.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok(accepted) => {
+                    errors.reset();
+                    accepted
+                }
+                // One client gave up before it was accepted: nothing to
+                // wait for.
+                Err(e) if is_connection_error(&e) => continue,
+                Err(e) => {
+                    let pause = errors.failed(&e);
+                    drop(permit);
+                    tokio::select! {
+                        _ = &mut shutdown => break,
+                        _ = tokio::time::sleep(pause) => continue,
+                    }
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = Connection {
+            router: router.clone(),
+            builder: builder.clone(),
+            limits,
+            peer,
+        };
+        let (stop, done) = (stop_rx.clone(), done_rx.clone());
+        tokio::spawn(async move {
+            conn.serve(stream, stop).await;
+            drop((permit, done));
+        });
+    }
+    // No new connection from here: a client connecting now is refused.
+    drop(listener);
+    let _ = stop_tx.send(true);
+    drop(done_rx);
+    done_tx.closed().await;
+}
+
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
+}
+
+/// Logs failed accepts at most once a second, and says how long to pause:
+/// 10 ms doubling to a second while they keep failing (a full descriptor
+/// table empties only as connections close).
+#[derive(Default)]
+struct AcceptErrors {
+    pause: Option<Duration>,
+    logged: Option<Instant>,
+    since_logged: u64,
+}
+
+impl AcceptErrors {
+    fn reset(&mut self) {
+        self.pause = None;
+    }
+
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
+        self.since_logged += 1;
+        if self
+            .logged
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            tracing::warn!(error = %e, failures = self.since_logged, "http: accept failed; backing off");
+            self.logged = Some(Instant::now());
+            self.since_logged = 0;
+        }
+        let pause = self.pause.map_or(Duration::from_millis(10), |p| {
+            (p * 2).min(ACCEPT_BACKOFF_CAP)
+        });
+        self.pause = Some(pause);
+        pause
+    }
+}
+
+/// One accepted connection.
+struct Connection {
+    router: Router,
+    builder: http1::Builder,
+    limits: Limits,
+    peer: SocketAddr,
+}
+
+impl Connection {
+    async fn serve(self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+        let watch = Arc::new(Watch::new());
+        let io = TokioIo::new(Tracked {
+            inner: stream,
+            watch: watch.clone(),
+        });
+        let (router, peer, w) = (self.router, self.peer, watch.clone());
+        let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+            w.request_started();
+            // What `into_make_service_with_connect_info` provided.
+            req.extensions_mut().insert(ConnectInfo(peer));
+            let (router, w) = (router.clone(), w.clone());
+            async move {
+                let response = router.oneshot(req).await?;
+                Ok::<_, Infallible>(response.map(|inner| Finished { inner, watch: w }))
+            }
+        });
+        let conn = self.builder.serve_connection(io, service);
+        tokio::pin!(conn);
+        let mut draining = false;
+        loop {
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(peer = %peer, error = %e, "http: connection ended");
+                    }
+                    return;
+                }
+                // Shutdown: a connection in a request finishes it (its
+                // answer then closes it); any other closes now.
+                _ = stop.wait_for(|s| *s), if !draining => {
+                    if !watch.busy() {
+                        return;
+                    }
+                    draining = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+                // Waiting for or reading a head past its time: no request
+                // is being answered, so dropping the connection loses
+                // nothing. (hyper's graceful shutdown would wait for a
+                // head that has begun.)
+                _ = watch.expired(self.limits) => {
+                    tracing::debug!(peer = %peer, "http: connection timed out");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What a connection's timeouts look at. hyper has no idle timeout, and
+/// its head timer cannot tell waiting for a request from reading one, so
+/// the connection keeps this account: the socket reads mark the first byte
+/// of a head, the service marks a head complete, and the answer's body
+/// marks the request done when hyper drops it. Times are milliseconds
+/// since the connection opened.
+struct Watch {
+    opened: Instant,
+    /// A request is being answered: no timeout here (the request timeout
+    /// of the router applies).
+    busy: AtomicBool,
+    /// When the connection became ready for its next request.
+    ready_at: AtomicU64,
+    /// When the first byte of the next head came ([`NONE`]: not yet).
+    head_at: AtomicU64,
+    changed: Notify,
+}
+
+const NONE: u64 = u64::MAX;
+
+impl Watch {
+    fn new() -> Watch {
+        Watch {
+            opened: Instant::now(),
+            busy: AtomicBool::new(false),
+            ready_at: AtomicU64::new(0),
+            // A new connection's first request is timed as a head from the
+            // moment it connected: connecting and sending nothing is not
+            // a kept-alive wait.
+            head_at: AtomicU64::new(0),
+            changed: Notify::new(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(NONE - 1)
+    }
+
+    fn busy(&self) -> bool {
+        self.busy.load(Ordering::SeqCst)
+    }
+
+    fn request_started(&self) {
+        self.busy.store(true, Ordering::SeqCst);
+        self.head_at.store(NONE, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    fn request_done(&self) {
+        self.ready_at.store(self.now_ms(), Ordering::SeqCst);
+        self.busy.store(false, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    fn read_some(&self) {
+        if self.busy() {
+            return;
+        }
+        let now = self.now_ms();
+        let first = self
+            .head_at
+            .compare_exchange(NONE, now, Ordering::SeqCst, Ordering::SeqCst);
+        if first.is_ok() {
+            self.changed.notify_one();
+        }
+    }
+
+    /// When the connection times out as things stand (`None`: it is busy).
+    fn deadline(&self, limits: Limits) -> Option<Instant> {
+        if self.busy() {
+            return None;
+        }
+        let at = |ms: u64, d: Duration| self.opened + Duration::from_millis(ms) + d;
+        Some(match self.head_at.load(Ordering::SeqCst) {
+            NONE => at(self.ready_at.load(Ordering::SeqCst), limits.idle_timeout),
+            head => at(head, limits.header_timeout),
+        })
+    }
+
+    /// Completes when the connection has waited past its deadline.
+    async fn expired(&self, limits: Limits) {
+        loop {
+            // `notify_one` keeps a wake-up for a waiter that comes later,
+            // so a change between here and the wait is not lost.
+            match self.deadline(limits) {
+                Some(d) if d <= Instant::now() => return,
+                Some(d) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(d) => {}
+                        _ = self.changed.notified() => {}
+                    }
+                }
+                None => self.changed.notified().await,
+            }
+        }
+    }
+}
+
+/// The socket, telling its [`Watch`] when bytes come in.
+struct Tracked {
+    inner: TcpStream,
+    watch: Arc<Watch>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.watch.read_some();
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// An answer's body, telling its [`Watch`] the request is done when hyper
+/// drops it (sent, or the connection failed).
+struct Finished {
+    inner: Body,
+    watch: Arc<Watch>,
+}
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.watch.request_done();
+    }
+}
+
+impl hyper::body::Body for Finished {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_accepts_back_off_to_a_second_and_start_over() {
+        let mut errors = AcceptErrors::default();
+        let e = std::io::Error::other("EMFILE");
+        let pauses: Vec<u128> = (0..10).map(|_| errors.failed(&e).as_millis()).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        errors.reset();
+        assert_eq!(errors.failed(&e), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_connection_is_timed_by_what_it_waits_for() {
+        let limits = Limits {
+            max_connections: 1,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+        };
+        let w = Watch::new();
+        let secs = |at: Option<Instant>| at.map(|t| (t - w.opened).as_secs());
+        // A new connection's first head: from connecting.
+        assert_eq!(secs(w.deadline(limits)), Some(10));
+        w.read_some();
+        assert_eq!(secs(w.deadline(limits)), Some(10));
+        // Being answered: no deadline; bytes read meanwhile are the body.
+        w.request_started();
+        assert_eq!(w.deadline(limits), None);
+        w.read_some();
+        assert_eq!(w.deadline(limits), None);
+        // Answered: the idle wait, until a byte of the next head comes.
+        w.request_done();
+        assert_eq!(secs(w.deadline(limits)), Some(60));
+        w.read_some();
+        assert_eq!(secs(w.deadline(limits)), Some(10));
+    }
+}
