@@ -275,6 +275,17 @@ impl Cut {
         it.next().and_then(|n| n.parse().ok()).unwrap_or(first)
     }
 
+    /// Whether a row at `pos` was seen at this cut (committed before it).
+    fn sees(&self, pos: LogPos) -> bool {
+        if !self.is_snapshot() {
+            return pos < self.floor();
+        }
+        let mut it = self.0.split(':');
+        let (xmin, xmax) = (self.floor(), self.ceiling());
+        let running = it.nth(2).unwrap_or("");
+        pos < xmin || (pos < xmax && !running.split(',').any(|x| x.parse() == Ok(pos)))
+    }
+
     fn is_snapshot(&self) -> bool {
         self.0.contains(':')
     }
@@ -299,6 +310,38 @@ pub fn cut(conn: &mut DbConn) -> Result<Cut> {
         DbConn::Postgres(_) => "SELECT pg_current_snapshot()::text AS cut",
     };
     Ok(Cut(diesel::sql_query(sql).get_result::<CutRow>(conn)?.cut))
+}
+
+/// Where a new subscription's windows start: a cut of the log now, or,
+/// on PostgreSQL, the cut the latest subscription stored when nothing of
+/// `collection` was recorded since it: the same rows are seen at both, and
+/// subscriptions made one after another then share their first window
+/// (read once, its digest's body built once) as they would on SQLite,
+/// where the counter does not move without a recording. A subscription of
+/// every collection takes a cut of its own.
+pub fn start_cut(conn: &mut DbConn, collection: Option<CollectionId>) -> Result<Cut> {
+    use crate::db::schema::subscriptions;
+    let now = cut(conn)?;
+    let (DbConn::Postgres(_), Some(coll)) = (&*conn, collection) else {
+        return Ok(now);
+    };
+    let latest: Option<String> = subscriptions::table
+        .order(subscriptions::id.desc())
+        .select(subscriptions::last_log_cut)
+        .first(conn)
+        .optional()?;
+    let Some(latest) = latest.map(Cut).filter(Cut::is_snapshot) else {
+        return Ok(now);
+    };
+    let recorded_since = modifications::table
+        .filter(modifications::collection_id.eq(coll.0))
+        .filter(modifications::log_pos.ge(latest.floor()))
+        .filter(diesel::dsl::not(seen_at(&latest)))
+        .select(modifications::id)
+        .first::<i64>(conn)
+        .optional()?
+        .is_some();
+    Ok(if recorded_since { now } else { latest })
 }
 
 /// A modification digest's window of the log: what was recorded between
@@ -571,44 +614,68 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
     use crate::db::schema::subscriptions;
     let cutoff = cutoff.naive_utc();
     conn.write_tx(|c| {
-        // Every row below the lowest floor of the live windows' cuts has
-        // been seen by all of them.
-        let cuts: Vec<String> = subscriptions::table
+        let cuts: Vec<Cut> = subscriptions::table
             .filter(subscriptions::paused.eq(false))
             .filter(subscriptions::kind.eq("modification"))
             .select(subscriptions::last_log_cut)
             .distinct()
-            .load(c)?;
-        let floor = cuts
+            .load::<String>(c)?
             .into_iter()
-            .map(|s| Cut(s).floor())
-            .min()
-            .unwrap_or(LogPos::MAX);
-        let waiting = modifications::table
+            .map(Cut)
+            .collect();
+        // Every row below the lowest floor of the live windows' cuts has
+        // been seen by all of them; above it (what was recorded since the
+        // oldest of them, a few rows) each is asked.
+        let floor = cuts.iter().map(Cut::floor).min().unwrap_or(LogPos::MAX);
+        let above: Vec<(i64, i64)> = modifications::table
             .filter(modifications::occurred_at.lt(cutoff))
             .filter(modifications::log_pos.ge(floor))
-            .count()
-            .get_result::<i64>(c)? as usize;
-        let old = || {
+            .select((modifications::id, modifications::log_pos))
+            .load(c)?;
+        let (seen, owed): (Vec<_>, Vec<_>) = above
+            .into_iter()
+            .partition(|(_, pos)| cuts.iter().all(|cut| cut.sees(*pos)));
+        let seen: Vec<i64> = seen.into_iter().map(|(id, _)| id).collect();
+        let below = || {
             modifications::table
                 .filter(modifications::occurred_at.lt(cutoff))
                 .filter(modifications::log_pos.lt(floor))
         };
-        let touched: Vec<i64> = old()
+        let mut touched: BTreeSet<i64> = below()
             .select(modifications::collection_id)
             .distinct()
-            .load(c)?;
+            .load::<i64>(c)?
+            .into_iter()
+            .collect();
+        for chunk in seen.chunks(10_000) {
+            touched.extend(
+                modifications::table
+                    .filter(modifications::id.eq_any(chunk))
+                    .select(modifications::collection_id)
+                    .distinct()
+                    .load::<i64>(c)?,
+            );
+        }
         touch_feeds(c, touched.into_iter().map(CollectionId))?;
-        let values =
-            diesel::delete(modification_values::table.filter(
-                modification_values::modification_id.eq_any(old().select(modifications::id)),
-            ))
+        let mut values = diesel::delete(modification_values::table.filter(
+            modification_values::modification_id.eq_any(below().select(modifications::id)),
+        ))
+        .execute(c)?;
+        let mut modifications = diesel::delete(below()).execute(c)?;
+        for chunk in seen.chunks(10_000) {
+            values += diesel::delete(
+                modification_values::table
+                    .filter(modification_values::modification_id.eq_any(chunk)),
+            )
             .execute(c)?;
-        let modifications = diesel::delete(old()).execute(c)?;
+            modifications +=
+                diesel::delete(modifications::table.filter(modifications::id.eq_any(chunk)))
+                    .execute(c)?;
+        }
         Ok(Purged {
             modifications,
             values,
-            waiting,
+            waiting: owed.len(),
         })
     })
 }
@@ -666,4 +733,26 @@ pub fn forget_collection_in_tx(c: &mut DbConn, coll: CollectionId) -> Result<Pur
 /// Number of stored modifications (for `demo`, tests and benchmarks).
 pub fn count(conn: &mut DbConn) -> Result<i64> {
     Ok(modifications::table.count().get_result(conn)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_sees_what_committed_before_it() {
+        // SQLite: the counter; the beginning sees nothing.
+        let n = Cut::from_stored("7".into());
+        assert!(n.sees(6) && !n.sees(7) && !n.sees(8));
+        assert!(!Cut::beginning().sees(0));
+        // PostgreSQL: below xmin, or below xmax and not running.
+        let s = Cut::from_stored("100:105:101,103".into());
+        let seen: Vec<i64> = (98..107).filter(|p| s.sees(*p)).collect();
+        assert_eq!(seen, vec![98, 99, 100, 102, 104]);
+        assert_eq!((s.floor(), s.ceiling()), (100, 105));
+        // A later cut of one back end wins; a snapshot is taken as later.
+        assert_eq!(Cut::from_stored("9".into()).later(&n).as_str(), "9");
+        assert_eq!(Cut::from_stored("5".into()).later(&n).as_str(), "7");
+        assert_eq!(Cut::beginning().later(&Cut::beginning()).as_str(), "");
+    }
 }

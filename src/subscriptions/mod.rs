@@ -355,7 +355,7 @@ fn store_once(
     }
     // Its windows start where the log can be cut now: what was recorded
     // before it existed is not its to send, whatever its `at`.
-    let from = crate::modlog::cut(c)?;
+    let from = crate::modlog::start_cut(c, collection)?;
     let inserted = diesel::insert_into(subscriptions::table)
         .values((
             subscriptions::party_id.eq(party.0),
