@@ -60,10 +60,18 @@ fn another_process_recording_makes_the_next_conditional_get_fresh() {
         let p = path(&wo.cal, "changed", WINDOW);
         let etag = current(w, &p, &wo.read);
         // Another collection's change: still 304 (and served again).
-        digestd(w, &["record"], &record_line(&wo.other.uuid, "Elsewhere"));
+        digestd(
+            w,
+            &["--now", "2026-11-16T12:00:00Z", "record"],
+            &record_line(&wo.other.uuid, "Elsewhere"),
+        );
         assert_eq!(conditional(w, &p, &wo.read, &etag).status, 304);
         // This collection's, by another process: the very next poll is 200.
-        digestd(w, &["record"], &record_line(&wo.cal.uuid, "From afar"));
+        digestd(
+            w,
+            &["--now", "2026-11-16T12:00:00Z", "record"],
+            &record_line(&wo.cal.uuid, "From afar"),
+        );
         let fresh = conditional(w, &p, &wo.read, &etag);
         let f = feed(&fresh);
         assert!(f.entries.iter().any(|e| title(&e.title) == "From afar"));
