@@ -189,11 +189,13 @@ pub fn router(app: App) -> Router {
 }
 
 /// Binds `[http] listen` (a clear error when the address is taken).
+/// A start-up failure like a bad setting: one line naming the setting,
+/// exit 2.
 pub async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-        Error::Io(std::io::Error::new(
-            e.kind(),
-            format!("http.listen {listen}: {e}"),
+        Error::invalid(format!(
+            "config: http.listen {}: {e} (another process may hold the port; choose another with [http] listen or DIGESTD_HTTP__LISTEN)",
+            crate::validate::escape_for_line(listen)
         ))
     })
 }

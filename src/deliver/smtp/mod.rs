@@ -50,7 +50,9 @@ struct Session {
 }
 
 pub struct SmtpSink {
-    rt: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (taken out so that a drop inside another
+    /// runtime can end it on a thread of its own).
+    rt: Option<tokio::runtime::Runtime>,
     target: Target,
     timeout: Duration,
     sessions: Vec<Option<Session>>,
@@ -63,7 +65,7 @@ impl SmtpSink {
             .enable_all()
             .build()?;
         Ok(SmtpSink {
-            rt,
+            rt: Some(rt),
             target,
             timeout: Duration::from_secs(cfg.timeout_seconds),
             sessions: (0..cfg.pool_size.max(1)).map(|_| None).collect(),
@@ -81,7 +83,8 @@ impl SmtpSink {
             s.idle = true;
         }
         let (target, timeout) = (&self.target, self.timeout);
-        let results = self.rt.block_on(async {
+        let rt = self.rt.as_ref().expect("the runtime lives until drop");
+        let results = rt.block_on(async {
             let workers = sessions.into_iter().map(|mut session| {
                 let next = &next;
                 async move {
@@ -106,13 +109,25 @@ impl SmtpSink {
 }
 
 impl Drop for SmtpSink {
+    /// Says QUIT on each open session (2 s at most), then ends the runtime.
+    /// Dropped inside another runtime (`serve` failing at start-up after
+    /// the transport was made), blocking there would panic: the goodbyes
+    /// and the runtime's end go to a thread of their own.
     fn drop(&mut self) {
         let sessions = std::mem::take(&mut self.sessions);
-        self.rt.block_on(async {
-            for mut s in sessions.into_iter().flatten() {
-                let _ = tokio::time::timeout(Duration::from_secs(2), s.conn.quit()).await;
-            }
-        });
+        let Some(rt) = self.rt.take() else { return };
+        let goodbye = move || {
+            rt.block_on(async {
+                for mut s in sessions.into_iter().flatten() {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), s.conn.quit()).await;
+                }
+            });
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::spawn(goodbye);
+        } else {
+            goodbye();
+        }
     }
 }
 
