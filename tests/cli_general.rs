@@ -179,12 +179,12 @@ fn bad_config_files_are_refused() {
         (
             "section.toml",
             Some("[nope]\nx = 1\n"),
-            "config: unknown field",
+            "config: no setting [nope] x",
         ),
         (
             "key.toml",
             Some("[database]\nunknown = 1\n"),
-            "config: unknown field",
+            "config: no setting [database] unknown",
         ),
         (
             "pool.toml",
@@ -621,5 +621,32 @@ fn benches_run_at_toy_sizes() {
         let out = env.run_raw(&["bench", "smtp", "--messages", "40", "--repeat", "0"], b"");
         assert_eq!(out.code, 2, "{out:?}");
         assert!(out.stderr.contains("--repeat"), "{out:?}");
+    }
+}
+
+/// A usage error is clap's whole message: the missing argument by name,
+/// the similar subcommand it suggests, the usage line; exit 2, nothing
+/// written.
+#[test]
+fn usage_errors_keep_clap_s_message() {
+    let env = Env::init();
+    for (args, needles) in [
+        (
+            &["subscribe", "asha", "--frequency", "daily", "--all"][..],
+            &["--kind"][..],
+        ),
+        (&["user", "add", "x"], &["--tz"]),
+        (&["token", "add", "x"], &["--scope"]),
+        (&["usr", "add"], &["similar subcommand", "'user'"]),
+        (&["record", "--nope"], &["unexpected argument '--nope'"]),
+    ] {
+        let out = env.usage_error(args);
+        for n in needles {
+            assert!(
+                out.stderr.contains(n),
+                "{args:?}: want {n:?} in {}",
+                out.stderr
+            );
+        }
     }
 }

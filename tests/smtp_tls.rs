@@ -211,7 +211,7 @@ fn bad_tls_settings_are_refused_at_start() {
         ("tls = \"maybe\"\n".to_string(), "email.tls"),
         ("tls = \"Required\"\n".to_string(), "email.tls"),
         ("tls = \"none\\r\\nX: y\"\n".to_string(), "email.tls"),
-        ("tls = 1\n".to_string(), "expected a string"),
+        ("tls = 1\n".to_string(), "[email] tls must be a string"),
     ];
     for (extra, needle) in cases {
         let e = env(&server, USER, PASSWORD, &extra);

@@ -152,27 +152,13 @@ pub fn main() -> i32 {
     }
 }
 
-/// clap's answer when the arguments do not parse: help and version as clap
-/// prints them; a usage error as the one line every other error is, exit 2.
+/// clap's answer when the arguments do not parse, as clap writes it: help
+/// and version on stdout, a usage error on stderr whole (the missing
+/// arguments by name, the similar subcommand it suggests, the usage line),
+/// exit 2.
 fn usage_error(e: &clap::Error) -> i32 {
-    use clap::error::ErrorKind;
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
-        let _ = e.print();
-        return e.exit_code();
-    }
-    let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!(
-        "digestd: {} (see digestd --help)",
-        validate::escape_for_line(first)
-    );
-    2
+    let _ = e.print();
+    e.exit_code()
 }
 
 fn init_tracing(level: &str) {
