@@ -144,14 +144,32 @@ fn build_world(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) -> Result<()>
     let step = span / a.mods as f64;
     let start = (at.timestamp() as f64 - span) as i64;
     let item = format!("(i / {nc}) % {ni}", nc = a.collections, ni = a.items);
+    // What happened before the subscriptions' windows was recorded before
+    // them (position 0, seen at every cut); what happened in them, after
+    // the cut they start at: the window's read goes by log position, as a
+    // tick's does in steady state. SQLite's position is the counter (1,
+    // then the clock moves to 2); PostgreSQL's the inserting transaction's
+    // id, and the subscriptions' cut sees everything below it.
+    let ts = d.ts_at(&format!("{start} + CAST(i * {step} AS BIGINT)"));
+    let (pos, cut) = match c.backend() {
+        crate::db::Backend::Sqlite => ("1", "'1'"),
+        crate::db::Backend::Postgres => (
+            "pg_current_xact_id()::text::bigint",
+            "(SELECT max(log_pos)::text || ':' || max(log_pos)::text || ':' FROM modifications)",
+        ),
+    };
     sql.push(format!(
-        "INSERT INTO modifications (id, tx_id, occurred_at, collection_id, item_uuid, actor_id, action, item_kind, item_title) \
-         SELECT i + 1, 't' || i, {ts}, i % {nc} + 1, {uuid}, {PARTY0} + (i * 7919) % {n}, 'edited', 'event', 'Event ' || ({item}) FROM {series}",
-        ts = d.ts_at(&format!("{start} + CAST(i * {step} AS BIGINT)")),
+        "INSERT INTO modifications (id, tx_id, occurred_at, collection_id, item_uuid, actor_id, action, item_kind, item_title, log_pos) \
+         SELECT i + 1, 't' || i, {ts}, i % {nc} + 1, {uuid}, {PARTY0} + (i * 7919) % {n}, 'edited', 'event', 'Event ' || ({item}), \
+         CASE WHEN {ts} >= {since_l} THEN {pos} ELSE 0 END FROM {series}",
         nc = a.collections,
         uuid = d.uuid(&format!("(i % {}) * 100000 + {item}", a.collections)),
         series = d.series(a.mods),
     ));
+    sql.push(format!("UPDATE subscriptions SET last_log_cut = {cut}"));
+    if c.backend() == crate::db::Backend::Sqlite {
+        sql.push("UPDATE log_clock SET next = 2".into());
+    }
     sql.push(
         "INSERT INTO modification_values (modification_id, attribute, old_value, new_value) \
          SELECT id, 'status', 'rev ' || id, 'rev ' || (id + 1) FROM modifications"
