@@ -308,6 +308,7 @@ backend_tests!(
     a_transaction_held_open_across_a_tick_is_in_the_next_digest,
     at_is_bounded_by_the_clock,
     a_purge_keeps_late_changes_until_they_are_sent,
+    the_migration_sends_nothing_again_and_keeps_what_waits,
 );
 
 /// `digestd record` and `digestd item put` refuse an `at` outside the
@@ -341,4 +342,81 @@ fn the_cli_refuses_an_at_outside_the_bounds() {
         "2026-11-23T23:00:00+14:00",
     )]);
     assert_eq!(env.ok_in(&["--now", now, "record"], &ok).trim(), "1");
+}
+
+/// Every migration before the log's positions, on the raw connection.
+fn migrate_to_before_log_positions(c: &mut DbConn) {
+    use diesel::migration::{Migration, MigrationSource};
+    use diesel_migrations::MigrationHarness;
+    fn run<DB: diesel::backend::Backend, C: MigrationHarness<DB>, S: MigrationSource<DB>>(
+        c: &mut C,
+        src: impl Fn() -> S,
+    ) {
+        loop {
+            let pending = c.pending_migrations(src()).unwrap();
+            let Some(next) = pending.first() else { break };
+            if next.name().to_string().starts_with("2026-12-03-000001") {
+                break;
+            }
+            c.run_next_migration(src()).unwrap();
+        }
+    }
+    match c {
+        DbConn::Sqlite(s) => run(s, || digestd::db::SQLITE_MIGRATIONS),
+        DbConn::Postgres(p) => run(p, || digestd::db::POSTGRES_MIGRATIONS),
+    }
+}
+
+/// A database from before the log had positions: amy's hourly digest ran
+/// at 09:00 with "Sent at nine" (08:50); "Due at ten" (09:10) is waiting.
+/// After the migration the 10:00 digest holds "Due at ten" alone: nothing
+/// delivered is sent again, nothing waiting is lost.
+fn the_migration_sends_nothing_again_and_keeps_what_waits(db: &TestDb) {
+    use diesel::connection::SimpleConnection;
+    let mut c = digestd::db::DbUrl::parse(&db.url)
+        .unwrap()
+        .connect()
+        .unwrap();
+    migrate_to_before_log_positions(&mut c);
+    let coll = "6f1b0a52-9d3e-4c1a-9f44-0c7de1c0a001";
+    let m = |id: i64, at: &str, title: &str| {
+        format!(
+            "INSERT INTO modifications (id, tx_id, occurred_at, collection_id, item_uuid, \
+             actor_id, action, item_kind, item_title) VALUES ({id}, 't{id}', '{at}', 1001, \
+             '{}', 1002, 'created', 'note', '{title}');",
+            uuid(id as u128)
+        )
+    };
+    c.batch_execute(&format!(
+        "INSERT INTO parties (id, kind, name, created_at) VALUES \
+           (1001, 'user', 'amy', '2026-11-01 00:00:00'), (1002, 'user', 'bob', '2026-11-01 00:00:00');
+         INSERT INTO users (party_id, timezone, subscriber_code) VALUES (1001, 'UTC', 'a'), (1002, 'UTC', 'b');
+         INSERT INTO contact_points (party_id, channel, address, verified, disabled, bounce_count, created_at) \
+           VALUES (1001, 'email', 'amy@example.com', true, false, 0, '2026-11-01 00:00:00');
+         INSERT INTO collections (id, uuid, name, created_at) VALUES (1001, '{coll}', 'Docs', '2026-11-01 00:00:00');
+         INSERT INTO subscriptions (id, party_id, collection_id, kind, frequency, channels, created_at, \
+           active_since, next_due_at, last_scheduled_at, last_period, last_window_end) VALUES \
+           (1001, 1001, 1001, 'modification', 'hourly', 'email', '2026-11-23 08:30:00', '2026-11-23 08:30:00', \
+            '2026-11-23 10:00:00', '2026-11-23 09:00:00', '2026-11-23T09:00+00:00', '2026-11-23 09:00:00');
+         INSERT INTO subscription_runs (subscription_id, period, scheduled_at, window_start, \
+           window_end, ran_at) VALUES (1001, '2026-11-23T09:00+00:00', '2026-11-23 09:00:00', \
+           '2026-11-23 08:30:00', '2026-11-23 09:00:00', '2026-11-23 09:00:00');
+         {}{}",
+        m(1001, "2026-11-23 08:50:00", "Sent at nine"),
+        m(1002, "2026-11-23 09:10:00", "Due at ten"),
+    ))
+    .unwrap();
+    c.migrate().unwrap();
+    tick_at(&mut c, at("2026-11-23T10:00:00Z"));
+    let all = digests(&mut c);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert!(all[0].1.contains("Due at ten"), "{}", all[0].1);
+    assert!(!all[0].1.contains("Sent at nine"), "{}", all[0].1);
+    // And what is recorded now, late, comes next.
+    let late = "2026-11-23T10:00:05Z";
+    record(&mut c, late, coll, 3, "Late again", "2026-11-23T09:59:00Z");
+    tick_at(&mut c, at("2026-11-23T11:00:00Z"));
+    let all = digests(&mut c);
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all[1].1.contains("Late again"), "{}", all[1].1);
 }
