@@ -223,6 +223,15 @@ pub async fn act(
     }
 }
 
+/// The subscription a form names (`subscription`); none, or not a
+/// number, is NotFound (the bad-link page).
+fn subscription_field(f: &HashMap<String, String>) -> crate::Result<SubscriptionId> {
+    f.get("subscription")
+        .and_then(|s| s.parse::<i64>().ok())
+        .map(SubscriptionId)
+        .ok_or_else(|| Error::not_found("no such subscription"))
+}
+
 /// One of `party`'s subscriptions, named by a form field; another
 /// person's, or none, is NotFound (the bad-link page).
 fn own_subscription(
@@ -230,11 +239,7 @@ fn own_subscription(
     party: PartyId,
     f: &HashMap<String, String>,
 ) -> crate::Result<SubscriptionId> {
-    let id = f
-        .get("subscription")
-        .and_then(|s| s.parse::<i64>().ok())
-        .map(SubscriptionId)
-        .ok_or_else(|| Error::not_found("no such subscription"))?;
+    let id = subscription_field(f)?;
     if subscriptions::ids_of_party(c, party)?.contains(&id) {
         Ok(id)
     } else {
@@ -249,11 +254,7 @@ fn reaching_subscription(
     party: PartyId,
     f: &HashMap<String, String>,
 ) -> crate::Result<SubscriptionId> {
-    let id = f
-        .get("subscription")
-        .and_then(|s| s.parse::<i64>().ok())
-        .map(SubscriptionId)
-        .ok_or_else(|| Error::not_found("no such subscription"))?;
+    let id = subscription_field(f)?;
     if subscriptions::reaching(c, party)?
         .iter()
         .any(|s| s.id == id)
