@@ -21,6 +21,7 @@
 //! the Atom feeds answer a conditional GET without reading the log.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
@@ -239,18 +240,27 @@ struct CutRow {
 /// not in the list still running. A transaction in flight at a cut is on
 /// neither side of it, it is seen at the first cut after it commits. Empty:
 /// the log's beginning, before every row.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Cut(String);
+/// Held as a shared string: a run's window is a key of the composer's
+/// caches, cloned several times per run, and a clone is a count, not a
+/// copy.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cut(Arc<str>);
+
+impl Default for Cut {
+    fn default() -> Cut {
+        Cut::beginning()
+    }
+}
 
 impl Cut {
     /// The log's beginning: every row is after it.
     pub fn beginning() -> Cut {
-        Cut(String::new())
+        Cut(Arc::from(""))
     }
 
     /// A cut as stored (`subscriptions.last_log_cut`, `subscription_runs`).
     pub fn from_stored(s: String) -> Cut {
-        Cut(s)
+        Cut(s.into())
     }
 
     pub fn as_str(&self) -> &str {
@@ -309,7 +319,9 @@ pub fn cut(conn: &mut DbConn) -> Result<Cut> {
         DbConn::Sqlite(_) => "SELECT CAST(next AS TEXT) AS cut FROM log_clock",
         DbConn::Postgres(_) => "SELECT pg_current_snapshot()::text AS cut",
     };
-    Ok(Cut(diesel::sql_query(sql).get_result::<CutRow>(conn)?.cut))
+    Ok(Cut::from_stored(
+        diesel::sql_query(sql).get_result::<CutRow>(conn)?.cut,
+    ))
 }
 
 /// Where a new subscription's windows start: a cut of the log now, or,
@@ -330,7 +342,7 @@ pub fn start_cut(conn: &mut DbConn, collection: Option<CollectionId>) -> Result<
         .select(subscriptions::last_log_cut)
         .first(conn)
         .optional()?;
-    let Some(latest) = latest.map(Cut).filter(Cut::is_snapshot) else {
+    let Some(latest) = latest.map(Cut::from_stored).filter(Cut::is_snapshot) else {
         return Ok(now);
     };
     let recorded_since = modifications::table
@@ -621,7 +633,7 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<Purged> {
             .distinct()
             .load::<String>(c)?
             .into_iter()
-            .map(Cut)
+            .map(Cut::from_stored)
             .collect();
         // Every row below the lowest floor of the live windows' cuts has
         // been seen by all of them; above it (what was recorded since the
