@@ -425,7 +425,7 @@ pub struct ScheduleConfig {
 impl Default for ScheduleConfig {
     fn default() -> Self {
         ScheduleConfig {
-            tick: "0 0 * * * *".into(),
+            tick: "0 */15 * * * *".into(),
             lease_seconds: 600,
             queue_seconds: 60,
             compose_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -357,7 +357,7 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     let out = env.run_raw(&["demo"], b"");
     assert_eq!(out.code, 0, "{out:?}");
     for needle in [
-        "A week of hourly ticks",
+        "A week of ticks (",
         "digests delivered",
         "One of them, data/demo-outbox/",
         "An XMPP chat message (not sent), data/demo-outbox/xmpp/",

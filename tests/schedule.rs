@@ -473,11 +473,14 @@ fn simulate_matches_the_real_ticks_and_writes_nothing(db: &TestDb) {
     let (runs_before, state_before) = (stored_runs(&mut c), scheduler_state(&mut c));
     let (from, to) = (at("2026-03-21T00:00:00Z"), at("2026-04-10T00:00:00Z"));
     let mut simulated = vec![];
+    let hourly = |from, to| {
+        digestd::schedule::Ticks::Every(Duration::hours(1))
+            .instants(from, to)
+            .unwrap()
+    };
     let n = digestd::schedule::simulate(
         &mut c,
-        from,
-        to,
-        Duration::hours(1),
+        &hourly(from, to),
         "sim",
         Duration::minutes(5),
         &mut |r| {
@@ -507,9 +510,7 @@ fn simulate_matches_the_real_ticks_and_writes_nothing(db: &TestDb) {
     let state_after = scheduler_state(&mut c);
     let again = digestd::schedule::simulate(
         &mut c,
-        to,
-        to + Duration::days(2),
-        Duration::hours(1),
+        &hourly(to, to + Duration::days(2)),
         "sim",
         Duration::minutes(5),
         &mut |_| Ok(()),
@@ -563,3 +564,28 @@ backend_tests!(
     racing_processes_share_one_tick,
     the_lease_is_exclusive_while_held,
 );
+
+/// The default tick (every quarter hour) is on time in every zone only if
+/// every UTC offset in use is a whole number of quarter hours: checked for
+/// every zone the scheduler accepts, every six hours over two years (both
+/// sides of each DST change).
+#[test]
+fn every_zone_offset_is_a_whole_number_of_quarter_hours() {
+    use chrono::{Offset, TimeZone};
+    let start = at("2026-01-01T00:00:00Z");
+    let mut odd = vec![];
+    for tz in chrono_tz::TZ_VARIANTS {
+        for step in 0..(2 * 366 * 4) {
+            let t = start + Duration::hours(6 * step);
+            let offset = tz
+                .offset_from_utc_datetime(&t.naive_utc())
+                .fix()
+                .local_minus_utc();
+            if offset % (15 * 60) != 0 {
+                odd.push((tz.name(), t, offset));
+                break;
+            }
+        }
+    }
+    assert!(odd.is_empty(), "{odd:?}");
+}

@@ -153,7 +153,7 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
     for want in [
         "version=",
         "database=sqlite://t.db",
-        "tick=0 0 * * * *",
+        "tick=0 */15 * * * *",
         "email=dir",
         &format!("http=http://127.0.0.1:{port}"),
     ] {
@@ -232,6 +232,104 @@ fn simulate_is_a_what_if_and_tick_records() {
         )),
         ""
     );
+}
+
+/// A team in Kolkata with daily digests at 09:00 gets them at 09:00, not
+/// 09:30: `simulate` follows `[schedule] tick`, whose default puts every
+/// zone on time to the minute, through the DST changes of March and April.
+/// With hourly ticks (`--every 1h`) the :30 and :45 zones are late, which
+/// is what this test would see if the default were still hourly.
+#[test]
+fn the_default_tick_is_on_time_in_every_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = "2026-03-01T00:00:00Z";
+    let zones = [
+        ("asha", "Asia/Kolkata"),
+        ("nima", "Asia/Kathmandu"),
+        ("tane", "Pacific/Chatham"),
+        ("mary", "America/St_Johns"),
+        ("alex", "Australia/Adelaide"),
+        ("sara", "Asia/Tehran"),
+        ("omar", "Asia/Kabul"),
+        ("eve", "Australia/Eucla"),
+        ("ben", "Europe/Berlin"),
+    ];
+    for (name, tz) in zones {
+        ok(&digestd(
+            dir.path(),
+            &[
+                "--now",
+                now,
+                "user",
+                "add",
+                name,
+                "--tz",
+                tz,
+                "--email",
+                &format!("{name}@example.com"),
+            ],
+        ));
+        ok(&digestd(
+            dir.path(),
+            &[
+                "--now",
+                now,
+                "subscribe",
+                name,
+                "--frequency",
+                "daily",
+                "--hour",
+                "9",
+                "--kind",
+                "modification",
+                "--all",
+            ],
+        ));
+    }
+    let lateness = |every: Option<&str>| -> Vec<(String, i64)> {
+        let mut args = vec![
+            "simulate",
+            "--from",
+            "2026-03-01T00:00:00Z",
+            "--to",
+            "2026-04-15T00:00:00Z",
+        ];
+        if let Some(e) = every {
+            args.extend(["--every", e]);
+        }
+        let out = ok(&digestd(dir.path(), &args));
+        out.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let t =
+                    |f: &str| chrono::DateTime::parse_from_rfc3339(v[f].as_str().unwrap()).unwrap();
+                let local = v["scheduled_local"].as_str().unwrap();
+                assert!(local.contains("T09:00:00"), "{v}");
+                (
+                    v["tz"].as_str().unwrap().to_string(),
+                    (t("tick_utc") - t("scheduled_utc")).num_seconds(),
+                )
+            })
+            .collect()
+    };
+    let on_time = lateness(None);
+    assert_eq!(on_time.len(), zones.len() * 45, "a digest a day for each");
+    let late: Vec<_> = on_time
+        .iter()
+        .filter(|(_, s)| !(0..60).contains(s))
+        .collect();
+    assert!(late.is_empty(), "late with the default tick: {late:?}");
+    // The hourly tick the default replaced: Kolkata half an hour late.
+    let hourly = lateness(Some("1h"));
+    assert!(
+        hourly
+            .iter()
+            .any(|(tz, s)| tz == "Asia/Kolkata" && *s == 30 * 60),
+        "{hourly:?}"
+    );
+    assert!(hourly
+        .iter()
+        .any(|(tz, s)| tz == "Asia/Kathmandu" && *s == 45 * 60));
 }
 
 #[test]
@@ -406,8 +504,15 @@ fn tick_defaults_to_now_and_goes_ahead_only_one_interval_or_with_force() {
     fn at<'a>(now: &[&'a str], t: &'a str) -> Vec<&'a str> {
         [now, &["tick", "--at", t][..]].concat()
     }
-    // One hourly interval ahead is a tick like any other.
-    ok(&digestd(dir.path(), &at(&now, "2026-04-01T01:00:00Z")));
+    // One interval of the default quarter-hour tick ahead is a tick like
+    // any other; an hour ahead is refused.
+    let refused = digestd(dir.path(), &at(&now, "2026-04-01T01:00:00Z"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("more than one tick interval (15 min)"),
+        "{refused:?}"
+    );
+    ok(&digestd(dir.path(), &at(&now, "2026-04-01T00:15:00Z")));
     // No --at: the clock's now (here the --now instant), already ticked.
     assert_eq!(
         ok(&digestd(dir.path(), &[&now[..], &["tick"][..]].concat())),

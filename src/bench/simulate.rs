@@ -159,15 +159,10 @@ pub fn simulate(args: &SimulateArgs, url: Option<&str>, out: &mut dyn Write) -> 
     // the bench measures digestd, not the terminal.
     let mut sink = std::io::BufWriter::new(std::io::sink());
     let t = Instant::now();
-    let runs = crate::schedule::simulate(
-        &mut c,
-        from,
-        to,
-        Duration::hours(1),
-        "bench",
-        Duration::hours(1),
-        &mut |r| r.write_line(&mut sink),
-    )?;
+    let ticks = crate::schedule::Ticks::Every(Duration::hours(1)).instants(from, to)?;
+    let runs = crate::schedule::simulate(&mut c, &ticks, "bench", Duration::hours(1), &mut |r| {
+        r.write_line(&mut sink)
+    })?;
     let d = t.elapsed();
     if runs != periods {
         return Err(Error::Storage(format!(

@@ -3,7 +3,8 @@
 //! the same due rows, and the same writes a claim makes done as two
 //! hand-written set statements — at several instants; then again with ten
 //! times as many subscriptions that are not due, to show the cost follows
-//! the due count.
+//! the due count; last, ticks at which nothing is due, what the
+//! quarter-hour schedule adds to an hourly one.
 //!
 //! The world is loaded through a bulk path of its own (COPY / prepared
 //! INSERTs): building a million users through `user add` would measure the
@@ -469,6 +470,56 @@ pub fn tick(args: &TickArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         "total tick time: {a:.3} s, then {b:.3} s with {}x idle: {:+.0}% (goal within ±20%)",
         args.idle_factor,
         (b / a - 1.0) * 100.0
+    )?;
+    idle_ticks(
+        &mut c,
+        args.subs * args.idle_factor,
+        instants[instants.len() - 1],
+        out,
+    )
+}
+
+/// How many idle ticks a row of the report times.
+const IDLE_TICKS: i64 = 20;
+
+/// What the quarter-hour schedule adds to the hourly one: three more ticks
+/// an hour, each of which finds little or nothing due. Timed as `serve`
+/// runs them (lease, cut, the due probe), each a second after the last
+/// real tick, when every due run has been claimed.
+fn idle_ticks(
+    c: &mut DbConn,
+    subs: usize,
+    after: DateTime<Utc>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut times = vec![];
+    for k in 1..=IDLE_TICKS {
+        let t = Instant::now();
+        let runs = crate::schedule::run_tick(
+            c,
+            after + chrono::Duration::seconds(k),
+            "bench",
+            chrono::Duration::minutes(10),
+            &mut Discard,
+        )?
+        .ok_or_else(|| Error::conflict("bench tick: the tick lease is held elsewhere"))?;
+        times.push(t.elapsed().as_secs_f64());
+        if !runs.is_empty() {
+            return Err(Error::Storage(format!(
+                "an idle tick claimed {} runs",
+                runs.len()
+            )));
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    writeln!(
+        out,
+        "idle ticks ({IDLE_TICKS}, nothing due, {subs} subscriptions, lease included): median {:.2} ms, max {:.2} ms; \
+         three more an hour cost {:.4}% of a core (goal under 1%)",
+        median * 1e3,
+        times[times.len() - 1] * 1e3,
+        3.0 * median / 3600.0 * 100.0
     )?;
     Ok(())
 }

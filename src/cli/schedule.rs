@@ -124,9 +124,10 @@ pub struct SimulateArgs {
     /// End (RFC 3339 or +/-DURATION from now, exclusive).
     #[arg(long, allow_hyphen_values = true)]
     to: String,
-    /// Interval between ticks, e.g. 1h, 15m.
-    #[arg(long, default_value = "1h")]
-    every: String,
+    /// Interval between ticks, e.g. 1h, 15m (default: the instants of
+    /// `[schedule] tick`, as `serve` ticks).
+    #[arg(long)]
+    every: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -364,20 +365,19 @@ pub fn simulate(a: SimulateArgs, ctx: &mut Ctx) -> Result<()> {
         validate::cli_instant("--from", &a.from, ctx.now())?,
         validate::cli_instant("--to", &a.to, ctx.now())?,
     );
-    let step = validate::duration(&a.every)?;
     if to <= from {
         return Err(Error::invalid("--to must be after --from"));
     }
-    if (to - from).num_seconds() / step.num_seconds() > 2_000_000 {
-        return Err(Error::invalid(
-            "simulate: more than 2,000,000 ticks; use a larger --every",
-        ));
+    let ticks = match &a.every {
+        Some(every) => schedule::Ticks::Every(validate::duration(every)?),
+        None => schedule::Ticks::Schedule(Box::new(ctx.cfg.schedule.cron()?)),
     }
+    .instants(from, to)?;
     let mut conn = ctx.conn()?;
     let owner = schedule::lease::owner_name();
     let lease_for = ctx.cfg.schedule.lease_for();
     let mut w = std::io::BufWriter::new(ctx.out.lock());
-    schedule::simulate(&mut conn, from, to, step, &owner, lease_for, &mut |r| {
+    schedule::simulate(&mut conn, &ticks, &owner, lease_for, &mut |r| {
         r.write_line(&mut w)
     })?;
     w.flush()?;

@@ -88,10 +88,11 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
 
     let owner = crate::schedule::lease::owner_name();
     let metrics = crate::metrics::Metrics::new();
-    let mut t = start;
-    while t <= end {
+    // The ticks `serve` would make: the instants of `[schedule] tick`.
+    let ticks = crate::schedule::Ticks::Schedule(Box::new(run_cfg.schedule.cron()?))
+        .instants(start, end + Duration::seconds(1))?;
+    for &t in &ticks {
         crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t, &metrics)?;
-        t += Duration::hours(1);
     }
     // Every outcome is in the database: the empty journal goes with the
     // Delivery, and the demo's own journal directory after it (emptied,
@@ -102,7 +103,9 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(
         out,
-        "A week of hourly ticks, {} to {} UTC, each a real tick and queue pass:\n",
+        "A week of ticks ({} of them, [schedule] tick = {:?}), {} to {} UTC, each a real tick and queue pass:\n",
+        ticks.len(),
+        run_cfg.schedule.tick,
         start.format("%a %Y-%m-%d %H:%M"),
         end.format("%a %Y-%m-%d %H:%M")
     )?;

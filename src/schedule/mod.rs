@@ -21,7 +21,7 @@ pub use claim::{list as list_runs, RunRecord};
 pub use history::{recent_ticks, TickSummary};
 pub use period::{Period, Rule};
 pub use preview::{past_run, preview_run, PreviewRun};
-pub use simulate::simulate;
+pub use simulate::{simulate, Ticks};
 pub use tick::{tick, DueRun, HandOff};
 
 use chrono::{DateTime, Utc};
