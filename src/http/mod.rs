@@ -209,7 +209,7 @@ pub async fn serve_on(
 ) -> Result<()> {
     // The peer's address reaches handlers as `ConnectInfo` (the admin
     // login's failure limit keys on it); the server provides it.
-    let limits = server::Limits::from_config(&app.cfg.http);
+    let limits = server::Limits::from_config(&app.cfg.http).within_descriptors();
     server::run(listener, router(app), limits, shutdown).await;
     Ok(())
 }

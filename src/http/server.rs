@@ -1,11 +1,13 @@
 //! The accept loop under the router: hyper's HTTP/1 connections on tokio,
-//! with what `axum::serve` lacks. At most `[http] max_connections` are open
-//! (a slot is taken before `accept`, so the next ones wait in the kernel's
-//! backlog); a client has `header_timeout_seconds` to send a request head
-//! and a kept-alive connection `idle_timeout_seconds` to start its next
-//! request ([`Watch`]); failing accepts back off instead of spinning. On
-//! shutdown the listener closes at once and the connections drain: each
-//! finishes the request it is in, then closes.
+//! with what `axum::serve` lacks. At most `[http] max_connections` are open:
+//! a connection accepted when every slot is taken makes room by closing
+//! the one that has waited longest for a request ([`shed`]), or waits for
+//! a slot, and nothing more is accepted meanwhile (the next ones wait in
+//! the kernel's backlog); a client has `header_timeout_seconds` to send a
+//! request head and a kept-alive connection `idle_timeout_seconds` to
+//! start its next request ([`Watch`]); failing accepts back off instead of
+//! spinning. On shutdown the listener closes at once and the connections
+//! drain: each finishes the request it is in, then closes.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -29,10 +31,16 @@ use tower::ServiceExt;
 
 use crate::config::HttpConfig;
 
+mod shed;
+
 /// hyper's read buffer, which bounds a request head: 64 KiB rather than
 /// its ~400 KiB default, so that the open connections together hold at
 /// most `max_connections` × 64 KiB of heads.
 const MAX_BUF_BYTES: usize = 64 * 1024;
+
+/// While every slot is taken and no connection has waited long enough to
+/// be closed, how often to look again.
+const SHED_RETRY: Duration = Duration::from_millis(250);
 
 /// The longest pause between accept attempts while they fail (EMFILE).
 const ACCEPT_BACKOFF_CAP: Duration = Duration::from_secs(1);
@@ -55,6 +63,47 @@ impl Limits {
     }
 }
 
+/// Descriptors kept for everything but HTTP connections: the database
+/// pool, the lease files, the sent journal and its replays, outbox files,
+/// SMTP and XMPP sessions, the runtime's own.
+pub const RESERVED_DESCRIPTORS: u64 = 256;
+
+impl Limits {
+    /// Fits the connection cap to the process's limit on open files: the
+    /// soft limit is raised to the hard one first, and the cap lowered,
+    /// with a warning, when it would leave fewer than
+    /// [`RESERVED_DESCRIPTORS`] for the tick and the queue.
+    pub fn within_descriptors(mut self) -> Limits {
+        use rustix::process::{getrlimit, setrlimit, Resource};
+        let mut nofile = getrlimit(Resource::Nofile);
+        if nofile.current < nofile.maximum {
+            let raised = rustix::process::Rlimit {
+                current: nofile.maximum,
+                maximum: nofile.maximum,
+            };
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                nofile = getrlimit(Resource::Nofile);
+            }
+        }
+        let Some(limit) = nofile.current else {
+            return self;
+        };
+        let fits = usize::try_from(limit.saturating_sub(RESERVED_DESCRIPTORS).max(1))
+            .unwrap_or(usize::MAX);
+        if fits < self.max_connections {
+            tracing::warn!(
+                max_connections = self.max_connections,
+                open_files_limit = limit,
+                reserved = RESERVED_DESCRIPTORS,
+                using = fits,
+                "http: max_connections lowered to fit the limit on open files (raise LimitNOFILE or ulimit -n)"
+            );
+            self.max_connections = fits;
+        }
+        self
+    }
+}
+
 /// Serves `router` on `listener` until `shutdown` completes, then stops
 /// accepting and waits for the open connections to drain.
 pub async fn run(
@@ -64,6 +113,8 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let open = Arc::new(shed::Open::default());
+    let mut full_logged: Option<Instant> = None;
     // `stop` tells the connections to drain; each holds a `done` receiver,
     // so that `done_tx.closed()` completes when the last one has ended.
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -82,15 +133,6 @@ pub async fn run(
     let mut errors = AcceptErrors::default();
     tokio::pin!(shutdown);
     loop {
-        // The slot first: past the cap nothing is accepted, and new
-        // connections wait in the backlog rather than as open sockets.
-        let permit = tokio::select! {
-            _ = &mut shutdown => break,
-            p = slots.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
         let (stream, peer) = tokio::select! {
             _ = &mut shutdown => break,
             r = listener.accept() => match r {
@@ -103,7 +145,6 @@ pub async fn run(
                 Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     let pause = errors.failed(&e);
-                    drop(permit);
                     tokio::select! {
                         _ = &mut shutdown => break,
                         _ = tokio::time::sleep(pause) => continue,
@@ -111,12 +152,44 @@ pub async fn run(
                 }
             },
         };
+        // Then its slot: past the cap, room is made or waited for, and
+        // nothing else is accepted meanwhile.
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                if full_logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                    tracing::warn!(
+                        max_connections = limits.max_connections,
+                        shed = open.shed_count(),
+                        "http: every connection slot is taken; closing the ones that waited longest for a request"
+                    );
+                    full_logged = Some(Instant::now());
+                }
+                let mut permit = None;
+                while permit.is_none() {
+                    open.shed_longest_waiting(shed::SHED_AFTER);
+                    tokio::select! {
+                        _ = &mut shutdown => break,
+                        p = slots.clone().acquire_owned() => match p {
+                            Ok(p) => permit = Some(p),
+                            Err(_) => break,
+                        },
+                        _ = tokio::time::sleep(SHED_RETRY) => {}
+                    }
+                }
+                match permit {
+                    Some(p) => p,
+                    None => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let conn = Connection {
             router: router.clone(),
             builder: builder.clone(),
             limits,
             peer,
+            open: open.clone(),
         };
         let (stop, done) = (stop_rx.clone(), done_rx.clone());
         tokio::spawn(async move {
@@ -178,11 +251,13 @@ struct Connection {
     builder: http1::Builder,
     limits: Limits,
     peer: SocketAddr,
+    open: Arc<shed::Open>,
 }
 
 impl Connection {
     async fn serve(self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
         let watch = Arc::new(Watch::new());
+        let _entry = self.open.enter(&watch);
         let io = TokioIo::new(Tracked {
             inner: stream,
             watch: watch.clone(),
@@ -246,6 +321,8 @@ struct Watch {
     ready_at: AtomicU64,
     /// When the first byte of the next head came ([`NONE`]: not yet).
     head_at: AtomicU64,
+    /// Closed to make room for a new connection ([`shed`]).
+    shed: AtomicBool,
     changed: Notify,
 }
 
@@ -261,6 +338,7 @@ impl Watch {
             // moment it connected: connecting and sending nothing is not
             // a kept-alive wait.
             head_at: AtomicU64::new(0),
+            shed: AtomicBool::new(false),
             changed: Notify::new(),
         }
     }
@@ -298,10 +376,34 @@ impl Watch {
         }
     }
 
+    /// Since when the connection has waited for a request (a head that has
+    /// not ended, or the next one on a kept-alive connection); `None` while
+    /// a request is answered, or once it has been shed.
+    fn waiting_since(&self) -> Option<Instant> {
+        if self.busy() || self.shed.load(Ordering::SeqCst) {
+            return None;
+        }
+        let ms = match self.head_at.load(Ordering::SeqCst) {
+            NONE => self.ready_at.load(Ordering::SeqCst),
+            head => head,
+        };
+        Some(self.opened + Duration::from_millis(ms))
+    }
+
+    /// Closes the connection at once unless a request is being answered
+    /// (which then ends it as usual).
+    fn shed(&self) {
+        self.shed.store(true, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
     /// When the connection times out as things stand (`None`: it is busy).
     fn deadline(&self, limits: Limits) -> Option<Instant> {
         if self.busy() {
             return None;
+        }
+        if self.shed.load(Ordering::SeqCst) {
+            return Some(self.opened);
         }
         let at = |ms: u64, d: Duration| self.opened + Duration::from_millis(ms) + d;
         Some(match self.head_at.load(Ordering::SeqCst) {
@@ -425,6 +527,24 @@ mod tests {
         assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
         errors.reset();
         assert_eq!(errors.failed(&e), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_shed_connection_closes_at_once_unless_a_request_is_answered() {
+        let limits = Limits {
+            max_connections: 1,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+        };
+        let w = Watch::new();
+        assert_eq!(w.waiting_since(), Some(w.opened), "waiting since it opened");
+        w.request_started();
+        assert_eq!(w.waiting_since(), None, "answering: never shed");
+        w.shed();
+        assert_eq!(w.deadline(limits), None, "the answer goes out first");
+        w.request_done();
+        assert_eq!(w.deadline(limits), Some(w.opened), "then it closes");
+        assert_eq!(w.waiting_since(), None, "and is not shed twice");
     }
 
     #[test]

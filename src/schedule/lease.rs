@@ -6,9 +6,11 @@
 //! (`pg_try_advisory_lock`) on the connection the run uses, released by the
 //! server the moment that connection drops; on SQLite an OS file lock
 //! (`flock`) on `DB.JOB.lock` beside the database file, released by the
-//! kernel when the process exits, however it exits. So after `kill -9` of a
-//! `tick` the next one takes over at once, and no expiry lets a second live
-//! process in while a slow first one still runs.
+//! kernel when the process exits, however it exits (the file is opened
+//! once per process and kept, so taking the lease needs no new
+//! descriptor). So after `kill -9` of a `tick` the next one takes over at
+//! once, and no expiry lets a second live process in while a slow first
+//! one still runs.
 //!
 //! The `nt_job` row is only the record of who holds it and when it last
 //! ran (`/readyz`, `digestd status`, the metrics): written after the lock is
@@ -25,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
@@ -37,8 +39,9 @@ use crate::error::{Error, Result};
 
 /// What keeps a held lease exclusive.
 enum Lock {
-    /// The open lock file; closing it (or dying) unlocks it.
-    File(File),
+    /// The lock file, locked; unlocked on release (or by dying), and kept
+    /// open for the next time ([`lock_file`]).
+    File(Arc<File>),
     /// A session advisory lock on the connection that took it.
     Advisory(i64),
 }
@@ -134,12 +137,7 @@ pub fn acquire(
                     Ok(false)
                 };
             }
-            let file = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| Error::Storage(format!("lease: cannot open {path}: {e}")))?;
+            let file = lock_file(&path)?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => return Ok(false),
@@ -192,9 +190,36 @@ pub fn acquire(
     Ok(true)
 }
 
+/// The lock file at `path`, opened the first time this process asks for
+/// it and kept open after: a tick or a queue pass needs no new descriptor
+/// to take its lease, however many the HTTP face holds.
+fn lock_file(path: &str) -> Result<Arc<File>> {
+    static FILES: Mutex<BTreeMap<String, Arc<File>>> = Mutex::new(BTreeMap::new());
+    let mut files = FILES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(f) = files.get(path) {
+        return Ok(f.clone());
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::Storage(format!("lease: cannot open {path}: {e}")))?;
+    let file = Arc::new(file);
+    files.insert(path.to_string(), file.clone());
+    Ok(file)
+}
+
 fn unlock(conn: &mut DbConn, lock: Lock) {
     match lock {
-        Lock::File(f) => drop(f),
+        Lock::File(f) => {
+            // Never seen to fail on an open file; if it did, this process
+            // would keep the lease until it exits, and take it again at
+            // once (a lock held through this same open file).
+            if let Err(e) = f.unlock() {
+                tracing::warn!(error = %e, "lease: cannot unlock a lock file");
+            }
+        }
         Lock::Advisory(key) => {
             // A connection that fails here is gone, and its lock with it.
             let _ = diesel::sql_query("SELECT pg_advisory_unlock($1) AS ok")
