@@ -43,6 +43,9 @@ pub struct ItemChange {
     pub actors: Vec<PartyId>,
     pub first_at: DateTime<Utc>,
     pub last_at: DateTime<Utc>,
+    /// The first change's id: the order recorded, which orders items whose
+    /// first changes happened at the same instant.
+    pub first_id: i64,
     pub changes: Vec<AttrChange>,
 }
 
@@ -80,9 +83,10 @@ fn by_item(mods: &[Modification]) -> impl Iterator<Item = &[Modification]> {
     mods.chunk_by(|a, b| a.item_uuid == b.item_uuid)
 }
 
-/// In order of each item's first change (then its UUID).
+/// In order of each item's first change, changes at the same instant in
+/// the order they were recorded.
 fn sort_changes(v: &mut [Arc<ItemChange>]) {
-    v.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
+    v.sort_by_key(|c| (c.first_at, c.first_id));
 }
 
 /// [`collapse`] of `mods` without `me`'s modifications, given `all`, their
@@ -181,6 +185,7 @@ fn collapse_item(mods: &[&Modification]) -> Result<Option<ItemChange>> {
         actors,
         first_at: first.occurred_at,
         last_at: last.occurred_at,
+        first_id: first.id.0,
         changes,
     }))
 }
@@ -391,6 +396,28 @@ mod tests {
             all,
             "the window has changes of its own to leave out"
         );
+    }
+
+    /// Changes at the same instant are listed in the order recorded, not
+    /// by their items' UUIDs.
+    #[test]
+    fn items_changed_at_the_same_instant_keep_the_order_recorded() {
+        let mut mods = vec![
+            m("zz", 5, 7, "created", &[("title", None, Some("first"))]),
+            m("aa", 5, 7, "created", &[("title", None, Some("second"))]),
+            m("mm", 5, 7, "created", &[("title", None, Some("third"))]),
+        ];
+        for (i, m) in mods.iter_mut().enumerate() {
+            m.id = ModificationId(10 + i as i64);
+        }
+        // The log's order: by item, then time.
+        mods.sort_by(|a, b| a.item_uuid.cmp(&b.item_uuid));
+        let items: Vec<String> = collapse(&mods, None)
+            .unwrap()
+            .iter()
+            .map(|c| c.item_uuid.clone())
+            .collect();
+        assert_eq!(items, ["zz", "aa", "mm"]);
     }
 
     #[test]

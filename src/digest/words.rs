@@ -452,6 +452,7 @@ mod tests {
             action: Action::Edited,
             actors: vec![PartyId(3)],
             first_at: t(1, 0),
+            first_id: 1,
             last_at: t(1, 0),
             changes: vec![AttrChange {
                 attribute: "start".into(),
@@ -531,6 +532,7 @@ mod tests {
             action: Action::Edited,
             actors: vec![],
             first_at: t(1, 0),
+            first_id: 1,
             last_at: t(1, 0),
             changes,
         };
@@ -573,6 +575,7 @@ mod tests {
             action,
             actors: vec![],
             first_at: t(1, 0),
+            first_id: 1,
             last_at: t(1, 0),
             changes,
         };
