@@ -147,6 +147,16 @@ impl Bad {
     }
 }
 
+/// Line `i` (from 1) of an input without the UTF-8 byte order mark some
+/// editors put at the start of a file, and without its `\r`.
+pub fn line_text(i: usize, buf: &[u8]) -> &[u8] {
+    let raw = buf.strip_suffix(b"\r").unwrap_or(buf);
+    match i {
+        1 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
+        _ => raw,
+    }
+}
+
 /// Reads one line (without its `\n`) into `buf`, keeping at most
 /// `MAX_LINE + 1` bytes: a longer line is read through to its end and
 /// dropped, so one huge line costs no memory. `None` at the end of input.
@@ -204,7 +214,7 @@ pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead, at: &AtBounds) ->
     let mut i = 0usize;
     while read_line_bounded(&mut input, &mut buf)?.is_some() {
         i += 1;
-        let raw = buf.strip_suffix(b"\r").unwrap_or(&buf);
+        let raw = line_text(i, &buf);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

@@ -271,7 +271,12 @@ fn read_stdin_limited(limit: usize) -> Result<String> {
             "input is larger than {limit} bytes"
         )));
     }
-    String::from_utf8(buf).map_err(|_| Error::invalid("input is not valid UTF-8"))
+    let text = String::from_utf8(buf).map_err(|_| Error::invalid("input is not valid UTF-8"))?;
+    // A byte order mark some editors write first is not part of the JSON.
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
 fn read_stdin_bytes(limit: usize) -> Result<Vec<u8>> {

@@ -32,7 +32,7 @@ pub fn read_lines<T: DeserializeOwned>(
     let (mut i, mut total) = (0usize, 0usize);
     while ingest::read_line_bounded(&mut input, &mut buf)?.is_some() {
         i += 1;
-        let raw = buf.strip_suffix(b"\r").unwrap_or(&buf);
+        let raw = ingest::line_text(i, &buf);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
