@@ -19,7 +19,7 @@ const NOW: &str = "2026-01-02T00:00:00Z";
 fn collection_add_prints_a_fresh_uuid() {
     let env = Env::init();
     let a = env.add_collection("Calendar");
-    let b = env.add_collection("Calendar");
+    let b = env.add_collection("Wiki");
     assert_ne!(a, b, "each collection gets its own UUID");
     assert_eq!(env.count("collections"), 2);
     let listed = env.ok(&["collection", "list"]);
@@ -133,6 +133,35 @@ fn record_prints_the_count_and_stores_each_line() {
     assert_eq!(env.count("modifications"), 3);
 }
 
+/// A file saved by an editor that writes a UTF-8 byte order mark first
+/// goes in as it would without it: `record`, `item put`, `user import`.
+/// Only at the very start: a mark anywhere else is refused as before.
+#[test]
+fn a_byte_order_mark_at_the_start_of_an_input_is_accepted() {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let (env, c) = world();
+    let input = [
+        BOM,
+        &lines(&[mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z")]),
+    ]
+    .concat();
+    assert_eq!(env.ok_in(&["--now", NOW, "record"], &input), "1\n");
+    let second = [
+        lines(&[mod_line(&c, ITEM_A, "edited", "2026-01-01T10:00:00Z")]),
+        BOM.to_vec(),
+        lines(&[mod_line(&c, ITEM_B, "created", "2026-01-01T10:00:00Z")]),
+    ]
+    .concat();
+    env.refused(&["--now", NOW, "record"], &second, "line 2: bad JSON");
+    assert_eq!(env.count("modifications"), 1);
+    let item = [BOM, item_json(&c, "Lunch").to_string().as_bytes()].concat();
+    env.ok_in(&["item", "put"], &item);
+    assert_eq!(env.count("items"), 1);
+    let users = [BOM, br#"{"name":"bo","tz":"Asia/Tokyo"}"#.as_slice()].concat();
+    let out = env.ok_in(&["user", "import"], &users);
+    assert!(out.contains("imported 1 users"), "{out}");
+}
+
 #[test]
 fn purge_deletes_only_older_modifications_and_prints_a_summary() {
     let (env, c) = world();
@@ -195,6 +224,30 @@ fn collection_add_refuses_control_characters_empty_and_long_names() {
         env.refused(&["collection", "add", name], b"", needle);
     }
     assert_eq!(env.ok(&["collection", "list", "--json"]).trim(), "[]");
+}
+
+/// Digests, feeds and pages name a collection by its name: a second
+/// collection of the same name (in any case) is refused, by `add` and by
+/// `rename`, and nothing is written.
+#[test]
+fn a_second_collection_of_the_same_name_is_refused() {
+    let env = Env::init();
+    let first = env.add_collection("Team calendar");
+    for name in ["Team calendar", "team CALENDAR"] {
+        env.refused(
+            &["collection", "add", name],
+            b"",
+            "a collection named \"Team calendar\" already exists",
+        );
+    }
+    let other = env.add_collection("Wiki");
+    env.refused(
+        &["collection", "rename", &other, "TEAM calendar"],
+        b"",
+        "already exists",
+    );
+    // Its own name in another case is not a clash.
+    env.ok(&["collection", "rename", &first, "Team Calendar"]);
 }
 
 // ---------------------------------------------------------- hostile: purge

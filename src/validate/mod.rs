@@ -121,8 +121,25 @@ pub fn timezone(s: &str) -> Result<Tz> {
     if s.is_empty() || s.len() > 64 || has_control(s) {
         return Err(Error::invalid(format!("invalid timezone {s:?}")));
     }
-    s.parse::<Tz>()
-        .map_err(|_| Error::invalid(format!("unknown IANA timezone {s:?}")))
+    s.parse::<Tz>().map_err(|_| {
+        let hint = closest_timezone(s).map_or(String::new(), |t| format!(": did you mean {t}?"));
+        Error::invalid(format!("unknown IANA timezone {s:?}{hint}"))
+    })
+}
+
+/// The known zone `s` most likely meant: the same name in other case
+/// (`europe/berlin`), or one a few letters away (`Europe/Berln`).
+fn closest_timezone(s: &str) -> Option<&'static str> {
+    let names = || chrono_tz::TZ_VARIANTS.iter().map(|t| t.name());
+    if let Some(same) = names().find(|n| n.eq_ignore_ascii_case(s)) {
+        return Some(same);
+    }
+    let s = s.to_ascii_lowercase();
+    names()
+        .map(|n| (strsim::levenshtein(&n.to_ascii_lowercase(), &s), n))
+        .filter(|(d, _)| *d <= 3.min(s.len() / 3))
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// A user or group name: 1–64 of `A-Z a-z 0-9 . _ -`, not starting with `-`.
@@ -414,6 +431,20 @@ pub fn duration(s: &str) -> Result<chrono::Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_timezone_names_the_one_it_most_likely_meant() {
+        let e = |s: &str| timezone(s).unwrap_err().to_string();
+        assert_eq!(
+            e("europe/berlin"),
+            "unknown IANA timezone \"europe/berlin\": did you mean Europe/Berlin?"
+        );
+        assert!(e("Europe/Berln").ends_with("did you mean Europe/Berlin?"));
+        assert!(e("AMERICA/NEW_YORK").ends_with("did you mean America/New_York?"));
+        // Nothing close: no guess.
+        assert_eq!(e("Mars/Olympus"), "unknown IANA timezone \"Mars/Olympus\"");
+        assert_eq!(e("utc+5"), "unknown IANA timezone \"utc+5\"");
+    }
 
     #[test]
     fn cli_instants() {
