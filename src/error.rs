@@ -74,9 +74,29 @@ impl From<diesel::result::Error> for Error {
         match e {
             D::NotFound => Error::NotFound("not found".into()),
             D::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
-                Error::Conflict(format!("already exists ({})", info.message()))
+                Error::Conflict(format!("already exists ({})", one_line(info.message())))
             }
-            other => Error::Storage(other.to_string()),
+            D::DatabaseError(_, info) => {
+                let mut msg = one_line(info.message());
+                for (label, part) in [("detail", info.details()), ("hint", info.hint())] {
+                    if let Some(part) = part {
+                        msg.push_str(&format!("; {label}: {}", one_line(part)));
+                    }
+                }
+                Error::Storage(msg)
+            }
+            other => Error::Storage(one_line(&other.to_string())),
         }
     }
+}
+
+/// A server's message on one line: PostgreSQL's span several (`DETAIL:`,
+/// `HINT:`, a tab before the next), which a one-line error would show as
+/// literal `\n`s.
+pub fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }

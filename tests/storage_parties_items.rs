@@ -465,7 +465,33 @@ fn hostile_items_write_nothing(db: &TestDb) {
     }
 }
 
+/// A storage error is one line on both back ends: PostgreSQL's messages
+/// come in several (`DETAIL:`, `HINT:`), which used to reach the terminal
+/// as literal `\n`s.
+fn storage_errors_are_one_line(db: &TestDb) {
+    use diesel::connection::SimpleConnection;
+    let mut c = db.conn();
+    // A foreign key the database checks: PostgreSQL adds a DETAIL line.
+    let e: digestd::Error = c
+        .batch_execute("INSERT INTO subscription_runs (subscription_id, period, scheduled_at, window_start, window_end, ran_at) VALUES (999999, 'p', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')")
+        .map_err(digestd::Error::from)
+        .and_then(|()| {
+            c.batch_execute("SELECT no_such_function()")
+                .map_err(digestd::Error::from)
+        })
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(!msg.contains('\n') && !msg.contains('\t'), "{msg:?}");
+    if matches!(c, digestd::db::DbConn::Postgres(_)) {
+        assert!(
+            msg.contains("; detail: Key (subscription_id)=(999999)") || msg.contains("; hint: "),
+            "{msg}"
+        );
+    }
+}
+
 backend_tests!(
+    storage_errors_are_one_line,
     users_roundtrip,
     hostile_users_write_nothing,
     nested_groups_expand_each_user_once,
