@@ -36,6 +36,7 @@ pub fn create_collection(
     let name = validate::text("collection name", name)?;
     let uuid = uuid::Uuid::new_v4().hyphenated().to_string();
     let id = conn.write_tx(|c| {
+        refuse_taken_name(c, &name, None)?;
         Ok(diesel::insert_into(collections::table)
             .values((
                 collections::uuid.eq(&uuid),
@@ -51,6 +52,26 @@ pub fn create_collection(
         uuid,
         name,
     })
+}
+
+/// Refuses `name` when another collection (not `except`) has it, in any
+/// case: digests, feeds and pages name a collection by its name, and two
+/// "Team calendar"s could not be told apart there.
+fn refuse_taken_name(c: &mut DbConn, name: &str, except: Option<CollectionId>) -> Result<()> {
+    c.lock_in_tx("collections.name")?;
+    let taken: Vec<(i64, String, String)> = collections::table
+        .select((collections::id, collections::uuid, collections::name))
+        .load(c)?;
+    let lower = name.to_lowercase();
+    match taken
+        .into_iter()
+        .find(|(id, _, n)| Some(CollectionId(*id)) != except && n.to_lowercase() == lower)
+    {
+        Some((_, uuid, n)) => Err(Error::conflict(format!(
+            "a collection named {n:?} already exists ({uuid}); choose another name"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Collection ids by UUID; UUIDs not found are simply absent from the map.
@@ -87,6 +108,7 @@ pub fn rename_collection(conn: &mut DbConn, uuid: &str, name: &str) -> Result<Co
     let name = validate::text("collection name", name)?;
     let coll = find_collection(conn, uuid)?;
     conn.write_tx(|c| {
+        refuse_taken_name(c, &name, Some(coll.id))?;
         diesel::update(collections::table.find(coll.id.0))
             .set(collections::name.eq(&name))
             .execute(c)?;

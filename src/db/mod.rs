@@ -208,6 +208,25 @@ impl DbConn {
         }
     }
 
+    /// Serialises the transactions that take the same `key` until the end
+    /// of this one: a check-then-write (a name not yet taken) that two
+    /// PostgreSQL writers could otherwise both pass. On SQLite the write
+    /// transaction's lock does that already.
+    pub fn lock_in_tx(&mut self, key: &str) -> Result<()> {
+        if let DbConn::Postgres(c) = self {
+            use diesel::RunQueryDsl;
+            use sha2::Digest;
+            let h = sha2::Sha256::digest(format!("digestd.tx.{key}").as_bytes());
+            diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                .bind::<diesel::sql_types::BigInt, _>(i64::from_be_bytes(
+                    h[..8].try_into().expect("8 bytes"),
+                ))
+                .execute(c)
+                .map_err(Error::from)?;
+        }
+        Ok(())
+    }
+
     /// Runs `f` in a transaction that is always rolled back: a what-if
     /// (`digestd simulate`) that leaves the database as it was.
     pub fn rolled_back<T, F>(&mut self, f: F) -> Result<T>
