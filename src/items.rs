@@ -208,6 +208,10 @@ pub struct ItemInput {
     pub rrule: Option<String>,
     #[serde(default)]
     pub tz: Option<String>,
+    /// Where the item lives in its source system (http or https): the
+    /// link feeds and digests give it. None: no link.
+    #[serde(default)]
+    pub url: Option<String>,
     /// Who made the change (a username).
     pub actor: String,
     /// When it happened (RFC 3339); defaults to now.
@@ -258,6 +262,7 @@ struct Valid {
     reminder: Option<NaiveDateTime>,
     rrule: Option<String>,
     tz: Option<String>,
+    url: Option<String>,
     at: DateTime<Utc>,
 }
 
@@ -270,6 +275,7 @@ impl Valid {
             ("reminder", self.reminder.map(rfc3339)),
             ("rrule", self.rrule.clone()),
             ("timezone", self.tz.clone()),
+            ("url", self.url.clone()),
         ])
     }
 }
@@ -310,6 +316,7 @@ fn validate_input(input: &ItemInput, now: DateTime<Utc>, bounds: &AtBounds) -> R
             .as_deref()
             .map(|t| validate::timezone(t).map(|z| z.name().to_string()))
             .transpose()?,
+        url: input.url.as_deref().map(validate::item_url).transpose()?,
         at: match &input.at {
             Some(a) => bounds.check(validate::instant("at", a)?)?,
             None => now,
@@ -326,6 +333,7 @@ type StoredItem = (
     Option<String>,
     Option<String>,
     bool,
+    Option<String>,
 );
 
 /// Upserts an item and records what changed. Everything is validated and
@@ -365,9 +373,15 @@ pub fn put_item_within(
                 items::rrule,
                 items::timezone,
                 items::deleted,
+                items::url,
             ))
             .first(c)
             .optional()?;
+        // A delete need not repeat the address: the stored one stays.
+        let url = v
+            .url
+            .clone()
+            .or_else(|| stored.as_ref().and_then(|s| s.8.clone()));
         let modification =
             |coll: CollectionId, action: Action, changes: Vec<Change>, title: &str, kind: &str| {
                 NewModification {
@@ -379,6 +393,7 @@ pub fn put_item_within(
                     action,
                     item_kind: kind.to_string(),
                     item_title: title.to_string(),
+                    item_url: url.clone(),
                     changes,
                 }
             };
@@ -405,6 +420,7 @@ pub fn put_item_within(
                         items::reminder_at.eq(v.reminder),
                         items::rrule.eq(&v.rrule),
                         items::timezone.eq(&v.tz),
+                        items::url.eq(&v.url),
                         items::created_at.eq(at),
                         items::updated_at.eq(at),
                     ))
@@ -417,7 +433,7 @@ pub fn put_item_within(
                 }
                 id
             }
-            Some((id, kind, title, start, reminder, rrule, tz, deleted)) => {
+            Some((id, kind, title, start, reminder, rrule, tz, deleted, old_url)) => {
                 let old_state: State = BTreeMap::from([
                     ("kind", Some(kind)),
                     ("title", Some(title)),
@@ -425,6 +441,7 @@ pub fn put_item_within(
                     ("reminder", reminder.map(rfc3339)),
                     ("rrule", rrule),
                     ("timezone", tz),
+                    ("url", old_url),
                 ]);
                 let current: BTreeSet<i64> = collection_items::table
                     .filter(collection_items::item_id.eq(id))
@@ -532,6 +549,7 @@ fn write_state(c: &mut DbConn, id: i64, v: &Valid, at: NaiveDateTime) -> Result<
             items::reminder_at.eq(v.reminder),
             items::rrule.eq(&v.rrule),
             items::timezone.eq(&v.tz),
+            items::url.eq(&v.url),
             items::deleted.eq(false),
             items::updated_at.eq(at),
         ))
