@@ -139,6 +139,9 @@ pub struct HttpConfig {
     pub idempotency_hours: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
+    /// Entries in one Atom feed document at most; the rest are on the
+    /// pages its `next` link leads to.
+    pub max_feed_entries: usize,
     /// How long an operator's `/admin` session lasts after login, 1–720.
     pub admin_session_hours: u32,
     /// Reverse proxies whose `X-Forwarded-For` names the client (for the
@@ -161,6 +164,7 @@ impl Default for HttpConfig {
             timeout_seconds: 30,
             idempotency_hours: 24,
             max_feed_days: 366,
+            max_feed_entries: 500,
             admin_session_hours: 12,
             trusted_proxies: String::new(),
         }
@@ -613,6 +617,11 @@ impl Config {
                 "config: http.max_body_bytes must be at least 1024, http.timeout_seconds and http.max_feed_days at least 1",
             ));
         }
+        if !(1..=100_000).contains(&self.http.max_feed_entries) {
+            return Err(Error::invalid(
+                "config: http.max_feed_entries must be 1-100000",
+            ));
+        }
         if !(1..=720).contains(&self.http.admin_session_hours) {
             return Err(Error::invalid(
                 "config: http.admin_session_hours must be 1-720",
@@ -987,6 +996,9 @@ mod tests {
             "[http]\nadmin_session_hours = 0\n",
             "[http]\nadmin_session_hours = 721\n",
             "[http]\nadmin_session_hours = -1\n",
+            "[http]\nmax_feed_entries = 0\n",
+            "[http]\nmax_feed_entries = 100001\n",
+            "[http]\nmax_feed_entries = \"500\"\n",
             "[http]\ntrusted_proxies = \"localhost\"\n",
             "[http]\ntrusted_proxies = \"10.0.0.0/33\"\n",
             "[http]\ntrusted_proxies = [\"127.0.0.1\"]\n",

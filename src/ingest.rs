@@ -41,6 +41,9 @@ struct Line {
     at: String,
     title: String,
     kind: String,
+    /// The item's address in its source system (http or https).
+    #[serde(default)]
+    url: Option<String>,
     #[serde(default)]
     changes: Vec<LineChange>,
 }
@@ -110,6 +113,7 @@ fn check_line(line: Line, tx_prefix: &str, lineno: usize, at: &AtBounds) -> Resu
             action: Action::parse(&line.action)?,
             item_kind: validate::text("kind", &line.kind)?,
             item_title: validate::text("title", &line.title)?,
+            item_url: line.url.as_deref().map(validate::item_url).transpose()?,
             changes,
         },
     })

@@ -230,6 +230,10 @@ pub struct ItemInput {
     pub rrule: Option<String>,
     #[serde(default)]
     pub tz: Option<String>,
+    /// Where the item lives in its source system (http or https): the
+    /// link feeds and digests give it. None: no link.
+    #[serde(default)]
+    pub url: Option<String>,
     /// Who made the change (a username).
     pub actor: String,
     /// When it happened (RFC 3339); defaults to now.
@@ -280,6 +284,7 @@ struct Valid {
     reminder: Option<NaiveDateTime>,
     rrule: Option<String>,
     tz: Option<String>,
+    url: Option<String>,
     at: DateTime<Utc>,
 }
 
@@ -292,6 +297,7 @@ impl Valid {
             ("reminder", self.reminder.map(rfc3339)),
             ("rrule", self.rrule.clone()),
             ("timezone", self.tz.clone()),
+            ("url", self.url.clone()),
         ])
     }
 }
@@ -332,6 +338,7 @@ fn validate_input(input: &ItemInput, now: DateTime<Utc>, bounds: &AtBounds) -> R
             .as_deref()
             .map(|t| validate::timezone(t).map(|z| z.name().to_string()))
             .transpose()?,
+        url: input.url.as_deref().map(validate::item_url).transpose()?,
         at: match &input.at {
             Some(a) => bounds.check(validate::instant("at", a)?)?,
             None => now,
@@ -348,6 +355,7 @@ type StoredItem = (
     Option<String>,
     Option<String>,
     bool,
+    Option<String>,
 );
 
 /// Upserts an item and records what changed. Everything is validated and
@@ -387,9 +395,15 @@ pub fn put_item_within(
                 items::rrule,
                 items::timezone,
                 items::deleted,
+                items::url,
             ))
             .first(c)
             .optional()?;
+        // A delete need not repeat the address: the stored one stays.
+        let url = v
+            .url
+            .clone()
+            .or_else(|| stored.as_ref().and_then(|s| s.8.clone()));
         let modification =
             |coll: CollectionId, action: Action, changes: Vec<Change>, title: &str, kind: &str| {
                 NewModification {
@@ -401,6 +415,7 @@ pub fn put_item_within(
                     action,
                     item_kind: kind.to_string(),
                     item_title: title.to_string(),
+                    item_url: url.clone(),
                     changes,
                 }
             };
@@ -427,6 +442,7 @@ pub fn put_item_within(
                         items::reminder_at.eq(v.reminder),
                         items::rrule.eq(&v.rrule),
                         items::timezone.eq(&v.tz),
+                        items::url.eq(&v.url),
                         items::created_at.eq(at),
                         items::updated_at.eq(at),
                     ))
@@ -439,7 +455,7 @@ pub fn put_item_within(
                 }
                 id
             }
-            Some((id, kind, title, start, reminder, rrule, tz, deleted)) => {
+            Some((id, kind, title, start, reminder, rrule, tz, deleted, old_url)) => {
                 let old_state: State = BTreeMap::from([
                     ("kind", Some(kind)),
                     ("title", Some(title)),
@@ -447,6 +463,7 @@ pub fn put_item_within(
                     ("reminder", reminder.map(rfc3339)),
                     ("rrule", rrule),
                     ("timezone", tz),
+                    ("url", old_url),
                 ]);
                 let current: BTreeSet<i64> = collection_items::table
                     .filter(collection_items::item_id.eq(id))
@@ -554,6 +571,7 @@ fn write_state(c: &mut DbConn, id: i64, v: &Valid, at: NaiveDateTime) -> Result<
             items::reminder_at.eq(v.reminder),
             items::rrule.eq(&v.rrule),
             items::timezone.eq(&v.tz),
+            items::url.eq(&v.url),
             items::deleted.eq(false),
             items::updated_at.eq(at),
         ))

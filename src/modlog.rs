@@ -32,6 +32,27 @@ use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, ModificationId, PartyId};
 
+/// The columns of a `Row`, as a select clause.
+macro_rules! row_columns {
+    () => {
+        (
+            modifications::id,
+            modifications::tx_id,
+            modifications::occurred_at,
+            modifications::collection_id,
+            modifications::item_uuid,
+            modifications::actor_id,
+            modifications::action,
+            modifications::item_kind,
+            modifications::item_title,
+            modifications::item_url,
+        )
+    };
+}
+
+mod page;
+pub use page::{changed_items, find_items_in_window};
+
 /// What happened to an item, as the Cosmo proposal lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -92,6 +113,8 @@ pub struct NewModification {
     pub action: Action,
     pub item_kind: String,
     pub item_title: String,
+    /// Where the item lives in its source system (validated), if known.
+    pub item_url: Option<String>,
     pub changes: Vec<Change>,
 }
 
@@ -107,6 +130,7 @@ pub struct Modification {
     pub action: String,
     pub item_kind: String,
     pub item_title: String,
+    pub item_url: Option<String>,
     pub changes: Vec<Change>,
 }
 
@@ -123,6 +147,7 @@ struct ModRow<'a> {
     action: &'a str,
     item_kind: &'a str,
     item_title: &'a str,
+    item_url: Option<&'a str>,
 }
 
 #[derive(Insertable)]
@@ -163,6 +188,7 @@ pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<M
             action: m.action.as_str(),
             item_kind: &m.item_kind,
             item_title: &m.item_title,
+            item_url: m.item_url.as_deref(),
         })
         .collect();
     let values: Vec<ValueRow> = mods
@@ -449,6 +475,7 @@ type Row = (
     String,
     String,
     String,
+    Option<String>,
 );
 
 /// Which rows [`load_rows`] reads.
@@ -495,17 +522,7 @@ fn load_rows(
     read: Read,
 ) -> Result<Vec<Row>> {
     let mut q = modifications::table
-        .select((
-            modifications::id,
-            modifications::tx_id,
-            modifications::occurred_at,
-            modifications::collection_id,
-            modifications::item_uuid,
-            modifications::actor_id,
-            modifications::action,
-            modifications::item_kind,
-            modifications::item_title,
-        ))
+        .select(row_columns!())
         .order((
             modifications::item_uuid.asc(),
             modifications::occurred_at.asc(),
@@ -593,17 +610,20 @@ fn with_values(conn: &mut DbConn, rows: Vec<Row>) -> Result<Vec<Modification>> {
     Ok(rows
         .into_iter()
         .map(
-            |(id, tx_id, at, coll, item_uuid, actor, action, item_kind, item_title)| Modification {
-                id: ModificationId(id),
-                tx_id,
-                occurred_at: at.and_utc(),
-                collection: CollectionId(coll),
-                item_uuid,
-                actor: actor.map(PartyId),
-                action,
-                item_kind,
-                item_title,
-                changes: changes.remove(&id).unwrap_or_default(),
+            |(id, tx_id, at, coll, item_uuid, actor, action, item_kind, item_title, item_url)| {
+                Modification {
+                    id: ModificationId(id),
+                    tx_id,
+                    occurred_at: at.and_utc(),
+                    collection: CollectionId(coll),
+                    item_uuid,
+                    actor: actor.map(PartyId),
+                    action,
+                    item_kind,
+                    item_title,
+                    item_url,
+                    changes: changes.remove(&id).unwrap_or_default(),
+                }
             },
         )
         .collect())

@@ -470,6 +470,23 @@ fn record_refuses_other_hostile_lines() {
             }),
             "missing field",
         ),
+        (
+            edit(&|v| v["url"] = json!("javascript:alert(1)")),
+            "use an http or https URL",
+        ),
+        (
+            edit(&|v| v["url"] = json!("https://user:pw@wiki.example/p")),
+            "credentials",
+        ),
+        (
+            edit(&|v| v["url"] = json!("https://wiki.example/p\r\nX: y")),
+            "invalid url",
+        ),
+        (
+            edit(&|v| v["url"] = json!(format!("https://x.example/{}", "a".repeat(2048)))),
+            "longer than 2048 bytes",
+        ),
+        (edit(&|v| v["url"] = json!(7)), "bad JSON"),
     ];
     for (input, needle) in cases {
         env.refused(&["--now", NOW, "record"], &input, needle);
@@ -686,4 +703,39 @@ fn error_messages_never_echo_raw_control_characters() {
         item.to_string().as_bytes(),
         "unknown field",
     );
+}
+
+#[test]
+fn item_put_keeps_the_items_url_and_refuses_a_bad_one() {
+    let (env, c) = world();
+    let mut item = item_json(&c, "Lunch");
+    item["url"] = json!("HTTPS://Wiki.Example/lunch?a=1&b=<2>");
+    let v: Value = serde_json::from_str(&env.ok_in(&["item", "put"], item.to_string().as_bytes()))
+        .expect("JSON outcome");
+    // Stored as the URL standard writes it, and recorded like any attribute.
+    assert!(v["changes"].as_array().unwrap().contains(&json!({
+        "attribute": "url", "old": null, "new": "https://wiki.example/lunch?a=1&b=%3C2%3E"
+    })));
+    for (url, needle) in [
+        (json!("javascript:alert(1)"), "use an http or https URL"),
+        (json!("data:text/html,x"), "use an http or https URL"),
+        (json!("https://root:secret@wiki.example/"), "credentials"),
+        (
+            json!("https://wiki.example/a\r\nSet-Cookie: x"),
+            "control character",
+        ),
+        (json!("https://wiki.example/a\u{2028}"), "separator"),
+        (json!("https://wiki.example/a b"), "a space"),
+        (json!("wiki.example/lunch"), "invalid url"),
+        (
+            json!(format!("https://wiki.example/{}", "x".repeat(2048))),
+            "longer than 2048 bytes",
+        ),
+        (json!({"href": "https://wiki.example/"}), "invalid type"),
+    ] {
+        let mut bad = item_json(&c, "Team lunch");
+        bad["url"] = url;
+        let out = env.refused(&["item", "put"], bad.to_string().as_bytes(), needle);
+        assert!(!out.stderr.contains("Set-Cookie: x\n"), "{}", out.stderr);
+    }
 }

@@ -110,6 +110,19 @@ fn hostile_modification_bodies_are_refused_and_write_nothing() {
             (with("at", json!("yesterday")), "invalid at"),
             (with("action", json!("exploded")), "exploded"),
             (with("color", json!("red")), "unknown field `color`"),
+            (with("url", json!("javascript:alert(1)")), "http or https"),
+            (with("url", json!("https://u:p@x.example/")), "credentials"),
+            (with("url", json!("https://x.example/a\r\nb")), "url"),
+            (with("url", json!("https://x.example/\u{0}")), "url"),
+            (with("url", json!("/items/relative")), "url"),
+            (
+                with(
+                    "url",
+                    json!(format!("https://x.example/{}", "a".repeat(2048))),
+                ),
+                "longer than 2048 bytes",
+            ),
+            (with("url", json!(5)), "invalid type: integer `5`"),
         ];
         for (body, needle) in cases {
             let a = post(body.clone());
@@ -266,6 +279,51 @@ fn hostile_item_puts_are_refused_and_write_nothing() {
             (&path, with("title", json!("a\r\nb")), 400, "title"),
             (&path, with("kind", json!("\u{FFFF}")), 400, "U+FFFF"),
             (&path, with("title", json!(["x"])), 400, "invalid type"),
+            (
+                &path,
+                with("url", json!("ftp://x.example/f")),
+                400,
+                "http or https",
+            ),
+            (
+                &path,
+                with("url", json!("https://a@x.example/")),
+                400,
+                "credentials",
+            ),
+            (
+                &path,
+                with("url", json!("https://x.example/\r\n")),
+                400,
+                "url",
+            ),
+            (
+                &path,
+                with("url", json!("https://x.example/\u{202E}")),
+                400,
+                "url",
+            ),
+            (
+                &path,
+                with("url", json!("https://x.example/a b")),
+                400,
+                "a space",
+            ),
+            (
+                &path,
+                with(
+                    "url",
+                    json!(format!("https://x.example/{}", "é".repeat(700))),
+                ),
+                400,
+                "once encoded",
+            ),
+            (
+                &path,
+                with("url", json!(["https://x.example/"])),
+                400,
+                "invalid type",
+            ),
             (
                 &path,
                 with("deleted", json!(true)),

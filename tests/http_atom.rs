@@ -43,10 +43,12 @@ fn changed_holds_each_items_net_change_over_the_window() {
         assert_eq!(e.updated, Some(at("2026-11-16T09:20:00Z")));
         let who: Vec<&str> = e.authors.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(who, ["alice", "bob"]);
-        assert_eq!(
-            e.links[0].href,
-            format!("https://digest.example.org/items/{A}")
-        );
+        // An entry links to its item's own address, or nowhere.
+        let links: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+        assert_eq!(links, [A_LINK]);
+        assert_eq!(e.links[0].rel.as_deref(), Some("alternate"));
+        assert!(f.entries[1].links.is_empty(), "C has no URL");
+        assert!(!a.text.contains("/items/"), "{}", a.text);
         let body = e.content.as_ref().unwrap().body.clone().unwrap();
         assert!(body.contains("edited by alice and bob"), "{body}");
         // Collapsed over the window: the first old value to the last new one.
@@ -103,7 +105,7 @@ fn changed_holds_each_items_net_change_over_the_window() {
 }
 
 #[test]
-fn range_expands_recurring_events_with_a_link_to_their_master() {
+fn range_expands_recurring_events_linked_to_their_series() {
     each(|w, wo| {
         put_with(
             w,
@@ -116,6 +118,7 @@ fn range_expands_recurring_events_with_a_link_to_their_master() {
                 i.start = Some("2026-11-17T08:00:00Z".into());
                 i.rrule = Some("FREQ=DAILY;COUNT=5".into());
                 i.tz = Some("Europe/Paris".into());
+                i.url = Some("https://calendar.example/standup".into());
             },
         );
         put_with(
@@ -145,13 +148,10 @@ fn range_expands_recurring_events_with_a_link_to_their_master() {
             .filter(|e| title(&e.title) == "Stand-up")
             .collect();
         assert_eq!(standups.len(), 3);
+        // Each instance links to the series' own address; no URL, no link.
         for e in &standups {
-            let master = e
-                .links
-                .iter()
-                .find(|l| l.rel.as_deref() == Some("related"))
-                .unwrap();
-            assert_eq!(master.href, format!("https://digest.example.org/items/{A}"));
+            let links: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+            assert_eq!(links, ["https://calendar.example/standup"]);
         }
         let body = standups[1].content.as_ref().unwrap().body.clone().unwrap();
         assert!(body.contains("2026-11-18 08:00 UTC"), "{body}");
@@ -161,6 +161,11 @@ fn range_expands_recurring_events_with_a_link_to_their_master() {
             .filter(|e| title(&e.title) == "Dentist")
             .map(|e| e.content.as_ref().unwrap().body.clone().unwrap())
             .collect();
+        assert!(f
+            .entries
+            .iter()
+            .filter(|e| title(&e.title) == "Dentist")
+            .all(|e| e.links.is_empty()));
         assert!(
             dentist[0].contains("Reminder") && dentist[0].contains("09:45"),
             "{dentist:?}"

@@ -129,6 +129,7 @@ fn edit(coll: &digestd::items::Collection, item: &str, when: &str) -> modlog::Ne
         action: modlog::Action::Edited,
         item_kind: "event".into(),
         item_title: "Edited".into(),
+        item_url: None,
         changes: vec![],
     }
 }

@@ -46,8 +46,14 @@ fn events(c: &mut DbConn, cal: &str, n: u128) {
 
 /// Ticks at `t` with digests capped at 3 items.
 fn tick(c: &mut DbConn, t: &str) {
+    tick_linked(c, t, BASE);
+}
+
+/// [`tick`], the digests' links under `base`.
+fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
     let cfg = DigestConfig {
         max_items: 3,
+        base_url: base.into(),
         ..DigestConfig::default()
     };
     let mut comp = digestd::digest::Composer::new(&cfg, &EmailConfig::default()).unwrap();
@@ -223,4 +229,169 @@ fn a_groups_digest_opens_for_its_members() {
         let a = web.get(&format!("/d/{}/2026-11-23/{mac}", w.asha_daily), None);
         assert_eq!(a.status, 404);
     });
+}
+
+/// The items' own addresses: two items have one (with characters HTML
+/// escapes), two have none.
+const ITEM_URLS: [Option<&str>; 4] = [
+    Some("https://wiki.example/p/1?a=1&b='2'"),
+    None,
+    Some("http://cal.example:8080/e/3"),
+    None,
+];
+
+/// The addresses as stored (normalised).
+fn stored_urls() -> std::collections::BTreeSet<String> {
+    ITEM_URLS
+        .iter()
+        .flatten()
+        .map(|u| digestd::validate::item_url(u).unwrap())
+        .collect()
+}
+
+/// Every `href` of an HTML or XML document, unescaped.
+fn hrefs(doc: &str) -> Vec<String> {
+    doc.split("href=\"")
+        .skip(1)
+        .map(|rest| {
+            let raw = &rest[..rest.find('"').unwrap()];
+            raw.replace("&#38;", "&")
+                .replace("&amp;", "&")
+                .replace("&#39;", "'")
+                .replace("&#34;", "\"")
+                .replace("&quot;", "\"")
+        })
+        .collect()
+}
+
+/// Every http(s) address written out in a text.
+fn text_links(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .filter(|w| w.starts_with("http://") || w.starts_with("https://"))
+        .map(String::from)
+        .collect()
+}
+
+/// Follows `link`: one of the server's own must answer 200, 302 or 303
+/// (its page is returned, to follow its links in turn); any other must be
+/// the address of one of the items, http or https, without credentials.
+fn check_link(web: &Web, link: &str, token: Option<&str>) -> Option<String> {
+    if let Some(path) = link.strip_prefix(&web.base) {
+        let a = web.get(path, token);
+        assert!(
+            [200, 302, 303].contains(&a.status),
+            "{link}: {} {}",
+            a.status,
+            a.text
+        );
+        return Some(a.text);
+    }
+    let u = url::Url::parse(link).unwrap_or_else(|e| panic!("{link}: {e}"));
+    assert!(["http", "https"].contains(&u.scheme()), "{link}");
+    assert!(u.username().is_empty() && u.password().is_none(), "{link}");
+    assert!(stored_urls().contains(link), "{link} is no item's address");
+    None
+}
+
+#[test]
+fn every_link_in_digests_feeds_and_pages_answers() {
+    let run = |db| {
+        let web = Web::start_linked_with(db, at(NOW), |cfg| cfg.http.max_feed_entries = 2);
+        let mut c = web.db.conn();
+        let w = world(&mut c);
+        events(&mut c, &w.cal, 4);
+        // The same items again, two of them with their address.
+        for (i, url) in ITEM_URLS.iter().enumerate() {
+            let when = "2026-11-22T11:00:00Z";
+            let item = digestd::items::ItemInput {
+                uuid: uuid::Uuid::from_u128(901 + i as u128).to_string(),
+                collection: Some(w.cal.clone()),
+                kind: "event".into(),
+                title: format!("Standup {}", i + 1),
+                start: Some("2026-11-27T09:00:00Z".into()),
+                url: url.map(String::from),
+                actor: "ops".into(),
+                at: Some(when.into()),
+                ..Default::default()
+            };
+            digestd::items::put_item(&mut c, at(when), &item).unwrap();
+        }
+        // asha's daily change digest (capped at 3: it links the whole
+        // digest) and her weekly one of what is coming up.
+        tick_linked(&mut c, "2026-11-23T08:00:00Z", &web.base);
+        web.clock.set(at("2026-11-23T09:00:00Z"));
+        let mut pages = Vec::new();
+        let digests = common::digest::bodies(&mut c);
+        assert!(digests.len() >= 2, "{}", digests.len());
+        for b in &digests {
+            let html = b.html.clone().unwrap_or_default();
+            let mut links = text_links(&b.text);
+            links.extend(hrefs(&html));
+            links.extend(b.chat.iter().flat_map(|t| text_links(t)));
+            links.extend(b.sms.iter().flat_map(|t| text_links(t)));
+            for u in stored_urls() {
+                let shown = b.text.contains(&u) || b.text.contains("and 1 more");
+                assert!(shown, "{u} not in {}", b.text);
+            }
+            assert!(!b.text.contains("/items/"), "{}", b.text);
+            for l in &links {
+                pages.extend(check_link(&web, l, None));
+            }
+        }
+        // The pages the digests link to (manage, unsubscribe, the whole
+        // digest), and their own links.
+        assert!(pages.len() >= 3, "{}", pages.len());
+        let whole = pages.iter().find(|p| p.contains("All 4 items")).unwrap();
+        for u in stored_urls() {
+            let esc = u.replace('&', "&#38;").replace('\'', "&#39;");
+            assert!(whole.contains(&format!("href=\"{esc}\"")), "{u}: {whole}");
+        }
+        for page in &pages {
+            for l in hrefs(page) {
+                let l = if l.starts_with('/') {
+                    format!("{}{l}", web.base)
+                } else {
+                    l
+                };
+                check_link(&web, &l, None);
+            }
+        }
+        // Both feeds, paged (two entries a page): every link of every
+        // page, the entries' and the pages' own.
+        let token = web.token("feeds", digestd::access::Scope::Read);
+        for (kind, q) in [
+            (
+                "changed",
+                "start=2026-11-22T00:00:00Z&end=2026-11-23T00:00:00Z",
+            ),
+            (
+                "range",
+                "start=2026-11-23T00:00:00Z&end=2026-11-30T00:00:00Z",
+            ),
+        ] {
+            let mut todo = vec![format!("{}/atom/collection/{}/{kind}?{q}", web.base, w.cal)];
+            let mut seen = std::collections::BTreeSet::new();
+            let mut entry_links = 0;
+            while let Some(feed) = todo.pop() {
+                if !seen.insert(feed.clone()) {
+                    continue;
+                }
+                let xml = check_link(&web, &feed, Some(&token)).unwrap();
+                let f = feed_rs::parser::parse(xml.as_bytes()).unwrap();
+                for e in &f.entries {
+                    for l in &e.links {
+                        entry_links += 1;
+                        assert!(check_link(&web, &l.href, Some(&token)).is_none());
+                    }
+                }
+                todo.extend(f.links.iter().map(|l| l.href.clone()));
+            }
+            assert!(seen.len() > 2, "{kind}: paged, {seen:?}");
+            assert!(entry_links >= 2, "{kind}: {entry_links}");
+        }
+    };
+    run(common::TestDb::sqlite());
+    if let Some(pg) = common::TestDb::postgres() {
+        run(pg);
+    }
 }

@@ -169,6 +169,7 @@ fn windows_and_purge(db: &TestDb) {
         action: Action::Edited,
         item_kind: "task".into(),
         item_title: "Fix the pipe".into(),
+        item_url: None,
         changes: vec![Change {
             attribute: "status".into(),
             old: Some("open".into()),
@@ -399,6 +400,7 @@ fn concurrent_writers_all_land(db: &TestDb) {
                         action: Action::Now,
                         item_kind: "task".into(),
                         item_title: "t".into(),
+                        item_url: None,
                         changes: vec![Change {
                             attribute: "a".into(),
                             old: None,
@@ -455,6 +457,7 @@ fn a_window_read_fetches_its_collection_only(db: &TestDb) {
         action: Action::Edited,
         item_kind: "event".into(),
         item_title: "Busy elsewhere".into(),
+        item_url: None,
         changes: vec![],
     };
     let mods: Vec<NewModification> = (0..20_000)

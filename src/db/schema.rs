@@ -79,6 +79,7 @@ diesel::table! {
         deleted -> Bool,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        url -> Nullable<Text>,
     }
 }
 
@@ -101,6 +102,7 @@ diesel::table! {
         item_kind -> Text,
         item_title -> Text,
         log_pos -> BigInt,
+        item_url -> Nullable<Text>,
     }
 }
 

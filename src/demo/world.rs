@@ -267,6 +267,7 @@ fn wiki_week(c: &mut DbConn, wiki: &Collection, start: DateTime<Utc>) -> Result<
             action: Action::Edited,
             item_kind: "page".into(),
             item_title: pages[p].into(),
+            item_url: None,
             changes: vec![Change {
                 attribute: "revision".into(),
                 old: Some(old.to_string()),
@@ -283,6 +284,7 @@ fn wiki_week(c: &mut DbConn, wiki: &Collection, start: DateTime<Utc>) -> Result<
         action: Action::Created,
         item_kind: "page".into(),
         item_title: "Sydney office Wi-Fi".into(),
+        item_url: None,
         changes: vec![Change {
             attribute: "title".into(),
             old: None,
@@ -298,6 +300,7 @@ fn wiki_week(c: &mut DbConn, wiki: &Collection, start: DateTime<Utc>) -> Result<
         action: Action::Deleted,
         item_kind: "page".into(),
         item_title: "Old VPN setup".into(),
+        item_url: None,
         changes: Vec::new(),
     });
     modlog::record(c, &mods)?;

@@ -47,6 +47,9 @@ pub struct ItemChange {
     /// first changes happened at the same instant.
     pub first_id: i64,
     pub changes: Vec<AttrChange>,
+    /// Where the item lives in its source system: the last address its
+    /// modifications in the window carried. `None`: the item gets no link.
+    pub url: Option<String>,
 }
 
 /// A window's net changes, item by item: each shared, as a recipient's
@@ -187,6 +190,7 @@ fn collapse_item(mods: &[&Modification]) -> Result<Option<ItemChange>> {
         last_at: last.occurred_at,
         first_id: first.id.0,
         changes,
+        url: mods.iter().rev().find_map(|m| m.item_url.clone()),
     }))
 }
 
@@ -208,13 +212,15 @@ pub struct Upcoming {
     pub kind: String,
     pub title: String,
     pub recurring: bool,
+    /// Where the item lives in its source system, if it said.
+    pub url: Option<String>,
 }
 
 /// Occurrences per recurring item at most; a rule that fires more often
 /// than this in one window (FREQ=MINUTELY in a weekly digest) is cut.
 pub const MAX_OCCURRENCES: usize = 500;
 
-type ItemRow = (
+pub(crate) type ItemRow = (
     i64,
     String,
     String,
@@ -223,7 +229,26 @@ type ItemRow = (
     Option<NaiveDateTime>,
     Option<String>,
     Option<String>,
+    Option<String>,
 );
+
+/// The columns of an [`ItemRow`], as a select clause.
+macro_rules! item_row {
+    () => {
+        (
+            collection_items::collection_id,
+            items::uuid,
+            items::kind,
+            items::title,
+            items::start_at,
+            items::reminder_at,
+            items::rrule,
+            items::timezone,
+            items::url,
+        )
+    };
+}
+pub(crate) use item_row;
 
 /// `findItemsInRange`: the items of `collections` (all when `None`) whose
 /// start or reminder falls in `[from, to)`, recurring ones expanded from
@@ -246,16 +271,7 @@ pub fn items_in_range(
                 .or(items::reminder_at.ge(f).and(items::reminder_at.lt(t)))
                 .or(items::rrule.is_not_null().and(items::start_at.lt(t))),
         )
-        .select((
-            collection_items::collection_id,
-            items::uuid,
-            items::kind,
-            items::title,
-            items::start_at,
-            items::reminder_at,
-            items::rrule,
-            items::timezone,
-        ))
+        .select(item_row!())
         .order((items::start_at.asc(), items::id.asc()))
         .into_boxed();
     if let Some(cs) = collections {
@@ -263,9 +279,20 @@ pub fn items_in_range(
         q = q.filter(collection_items::collection_id.eq_any(ids));
     }
     let rows: Vec<ItemRow> = q.load(conn)?;
+    expand(rows, from, to, MAX_OCCURRENCES)
+}
+
+/// The starts and reminders in `[from, to)` of the items in `rows`, each
+/// recurring one expanded to at most `cap` instances, in order of time.
+pub(crate) fn expand(
+    rows: Vec<ItemRow>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    cap: usize,
+) -> Result<Vec<Upcoming>> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for (coll, uuid, kind, title, start, reminder, rule, tz) in rows {
+    for (coll, uuid, kind, title, start, reminder, rule, tz, url) in rows {
         let (start, reminder) = (start.map(|s| s.and_utc()), reminder.map(|r| r.and_utc()));
         let mut push = |at: DateTime<Utc>, what: When, recurring: bool| {
             if seen.insert((at, what, uuid.clone())) {
@@ -277,6 +304,7 @@ pub fn items_in_range(
                     kind: kind.clone(),
                     title: title.clone(),
                     recurring,
+                    url: url.clone(),
                 });
             }
         };
@@ -292,11 +320,10 @@ pub fn items_in_range(
                 // every digest: the item shows at its first start alone.
                 let occ = |a, b| {
                     Ok::<_, Error>(
-                        recur::occurrences(start, tz, Some(rule), a, b, MAX_OCCURRENCES)
-                            .unwrap_or_else(|e| {
-                                tracing::warn!(item = %uuid, error = %e, "rrule not expanded");
-                                recur::occurrences(start, tz, None, a, b, 1).unwrap_or_default()
-                            }),
+                        recur::occurrences(start, tz, Some(rule), a, b, cap).unwrap_or_else(|e| {
+                            tracing::warn!(item = %uuid, error = %e, "rrule not expanded");
+                            recur::occurrences(start, tz, None, a, b, 1).unwrap_or_default()
+                        }),
                     )
                 };
                 for at in occ(from, to)? {
@@ -345,6 +372,7 @@ mod tests {
             action: action.into(),
             item_kind: "event".into(),
             item_title: format!("{item} title"),
+            item_url: None,
             changes: ch
                 .iter()
                 .map(|(a, o, n)| Change {

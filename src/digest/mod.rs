@@ -8,6 +8,8 @@
 //! - [`preview`]: one subscription's digest at an instant, composed and
 //!   rendered as the tick would, posted nowhere; and the whole digest of a
 //!   past period, every item (the page the "and N more" link opens);
+//! - [`range_page`]: `findItemsInRange` one page at a time (the `range`
+//!   feed), each query `LIMIT`ed;
 //! - [`link`]: that link, signed so that it cannot be guessed;
 //! - [`post`]: the tick's [`crate::schedule::HandOff`]: compose, render and
 //!   post an nt request in the tick's transaction;
@@ -28,6 +30,7 @@ pub mod link;
 mod names;
 pub mod post;
 pub mod preview;
+pub mod range_page;
 mod readers;
 pub mod render;
 mod store;

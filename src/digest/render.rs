@@ -392,10 +392,12 @@ impl Body {
     pub fn has_holes(&self) -> bool {
         let has = |t: &str| t.contains(HOLE);
         has(&self.subject)
-            || self
-                .sections
-                .iter()
-                .any(|s| has(&s.name) || s.lines.iter().any(|l| has(l.text())))
+            || self.sections.iter().any(|s| {
+                has(&s.name)
+                    || s.lines
+                        .iter()
+                        .any(|l| has(l.text()) || l.url().is_some_and(has))
+            })
     }
 }
 
@@ -548,6 +550,33 @@ mod tests {
                 assert_eq!(shared.sms, None);
             }
         }
+    }
+
+    /// An item with an address links there in every rendering that
+    /// carries links, escaped in HTML; an item without one has no link.
+    #[test]
+    fn an_items_url_is_its_link_and_no_url_is_no_link() {
+        let names = |_: CollectionId| Cow::Borrowed("");
+        let people = |_: PartyId| Cow::Borrowed("");
+        let url = "https://wiki.example/p?a=1&b=%22x%22";
+        let mut b = body(0);
+        b.sections[0].lines[0] = b.sections[0].lines[0].clone().with_url(Some(url));
+        let f = frame(&names, &people, None);
+        let r = render_body(&b, &f, Parts::ALL).unwrap();
+        let text = r.text.unwrap();
+        assert!(text.contains(&format!("Dream from 3:00 PM to 4:00 PM\n    {url}\n")));
+        let html = r.html.unwrap();
+        assert!(
+            html.contains(
+                "href=\"https://wiki.example/p?a=1&#38;b=%22x%22\"><strong>Janitor&#39;s &#60;Pipe&#62; Dream</strong></a>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<li>ann changed the start time of <strong>Budget sync</strong>"));
+        let chat = r.chat.unwrap();
+        assert!(chat.contains(&format!("4:00 PM {url}\n")), "{chat}");
+        assert_eq!(text.matches("wiki.example").count(), 1);
+        assert_eq!(chat.matches("wiki.example").count(), 1);
     }
 
     #[test]

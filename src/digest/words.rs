@@ -116,6 +116,8 @@ pub struct Line {
     text: String,
     title_at: usize,
     after_at: usize,
+    /// Where the item lives in its source system: its title links there.
+    url: Option<String>,
 }
 
 impl Line {
@@ -125,7 +127,21 @@ impl Line {
             text: [before, title, after].concat(),
             title_at: before.len(),
             after_at: before.len() + title.len(),
+            url: None,
         }
+    }
+
+    /// The line with its item's address (validated when it was recorded).
+    pub fn with_url(self, url: Option<&str>) -> Line {
+        Line {
+            url: url.map(str::to_string),
+            ..self
+        }
+    }
+
+    /// The item's address, if it has one.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 
     /// The whole sentence.
@@ -355,6 +371,7 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
         text,
         title_at,
         after_at,
+        url: c.url.clone(),
     }
 }
 
@@ -371,6 +388,7 @@ pub fn earlier(style: &Style, line: Line, at: DateTime<Utc>) -> Line {
         text,
         title_at: line.title_at + shift,
         after_at: line.after_at + shift,
+        url: line.url,
     }
 }
 
@@ -397,6 +415,7 @@ pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
         text,
         title_at,
         after_at,
+        url: u.url.clone(),
     }
 }
 
@@ -454,6 +473,7 @@ mod tests {
             first_at: t(1, 0),
             first_id: 1,
             last_at: t(1, 0),
+            url: None,
             changes: vec![AttrChange {
                 attribute: "start".into(),
                 old: Some("2026-11-23T23:00:00Z".into()),
@@ -534,6 +554,7 @@ mod tests {
             first_at: t(1, 0),
             first_id: 1,
             last_at: t(1, 0),
+            url: None,
             changes,
         };
         let line = change_line(&us, &c, "Someone", "Tasks");
@@ -577,6 +598,7 @@ mod tests {
             first_at: t(1, 0),
             first_id: 1,
             last_at: t(1, 0),
+            url: None,
             changes,
         };
         let line = |c: &ItemChange| {

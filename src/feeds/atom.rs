@@ -10,6 +10,11 @@
 //! entry is the item's net change over the window (collection, item,
 //! window); a range entry is one start or reminder of an item (collection,
 //! item, kind, instant), the same in every window that holds it.
+//!
+//! An entry links to its item's address in its source system when the
+//! item has one, and has no link otherwise: digestd has no page of its own
+//! for an item. A page with more after it links to the next one and to
+//! the first (RFC 5005).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -88,13 +93,17 @@ impl<'a> Urls<'a> {
         }
     }
 
-    /// The feed's own address (never with a ticket: a feed is copied around).
-    pub fn feed(&self, head: &Head, q: &Query) -> String {
+    /// The feed's address at the page after the cursor `after` (never
+    /// with a ticket: a feed is copied around).
+    pub fn feed(&self, head: &Head, q: &Query, after: Option<&str>) -> String {
         let mut qs = url::form_urlencoded::Serializer::new(String::new());
         qs.append_pair("start", &rfc3339(q.start));
         qs.append_pair("end", &rfc3339(q.end));
         if let Some(tz) = &q.tz_param {
             qs.append_pair("tz", tz);
+        }
+        if let Some(a) = after {
+            qs.append_pair("after", a);
         }
         format!(
             "{}/atom/collection/{}/{}?{}",
@@ -104,17 +113,13 @@ impl<'a> Urls<'a> {
             qs.finish()
         )
     }
+}
 
-    pub fn item(&self, uuid: &str) -> String {
-        format!("{}/items/{uuid}", self.base)
-    }
-
-    /// One instance of a recurring item.
-    pub fn instance(&self, uuid: &str, at: DateTime<Utc>) -> String {
-        let mut qs = url::form_urlencoded::Serializer::new(String::new());
-        qs.append_pair("at", &rfc3339(at));
-        format!("{}?{}", self.item(uuid), qs.finish())
-    }
+/// An entry's links: its item's address, when it has one.
+fn item_links(url: Option<&str>) -> Vec<Link> {
+    url.map(|u| link("alternate", u.to_string(), Some("text/html"), None))
+        .into_iter()
+        .collect()
 }
 
 fn link(rel: &str, href: String, mime: Option<&str>, title: Option<&str>) -> Link {
@@ -137,8 +142,24 @@ fn xhtml(class: &str, body: &str) -> Content {
     }
 }
 
-/// The feed around its entries.
-fn feed(head: &Head, q: &Query, urls: &Urls, subtitle: String, entries: Vec<Entry>) -> Feed {
+/// The feed around its entries; `next`, the cursor of the page after it.
+fn feed(
+    head: &Head,
+    q: &Query,
+    urls: &Urls,
+    subtitle: String,
+    entries: Vec<Entry>,
+    next: Option<&str>,
+) -> Feed {
+    let atom = Some("application/atom+xml");
+    let this = q.after.as_ref().map(|(_, raw)| raw.as_str());
+    let mut links = vec![link("self", urls.feed(head, q, this), atom, None)];
+    if this.is_some() || next.is_some() {
+        links.push(link("first", urls.feed(head, q, None), atom, None));
+    }
+    if let Some(n) = next {
+        links.push(link("next", urls.feed(head, q, Some(n)), atom, None));
+    }
     Feed {
         title: Text::plain(line(&head.name)),
         id: format!(
@@ -162,12 +183,7 @@ fn feed(head: &Head, q: &Query, urls: &Urls, subtitle: String, entries: Vec<Entr
             uri: None,
             version: Some(env!("CARGO_PKG_VERSION").into()),
         }),
-        links: vec![link(
-            "self",
-            urls.feed(head, q),
-            Some("application/atom+xml"),
-            None,
-        )],
+        links,
         subtitle: Some(Text::plain(subtitle)),
         entries,
         ..Default::default()
@@ -204,6 +220,7 @@ pub fn changed_feed(
     base_url: &str,
     changes: &[Arc<ItemChange>],
     names: &BTreeMap<PartyId, String>,
+    next: Option<&str>,
 ) -> Result<String> {
     let urls = Urls::new(base_url);
     let style = Style::new(q.tz, &q.locale);
@@ -257,7 +274,7 @@ pub fn changed_feed(
                     term: c.action.as_str().into(),
                     ..Default::default()
                 }],
-                links: vec![link("alternate", urls.item(&c.item_uuid), None, None)],
+                links: item_links(c.url.as_deref()),
                 summary: Some(Text::plain(line(sentence.text()))),
                 content: Some(xhtml("change", &body)),
                 ..Default::default()
@@ -270,12 +287,19 @@ pub fn changed_feed(
         &urls,
         format!("Changes from {}", window(q)),
         entries,
+        next,
     ))
 }
 
 /// The `range` feed: one entry per start or reminder in the window, each
 /// instance of a recurring event on its own, linked to its series.
-pub fn range_feed(head: &Head, q: &Query, base_url: &str, upcoming: &[Upcoming]) -> Result<String> {
+pub fn range_feed(
+    head: &Head,
+    q: &Query,
+    base_url: &str,
+    upcoming: &[Upcoming],
+    next: Option<&str>,
+) -> Result<String> {
     let urls = Urls::new(base_url);
     let style = Style::new(q.tz, &q.locale);
     let entries = upcoming
@@ -292,19 +316,10 @@ pub fn range_feed(head: &Head, q: &Query, base_url: &str, upcoming: &[Upcoming])
                 escape(&local(u.at, q.tz)),
                 escape(&u.kind)
             );
-            let mut links = Vec::new();
             if u.recurring {
                 body.push_str("<p class=\"recurring\">One instance of a recurring item.</p>");
-                links.push(link("alternate", urls.instance(&u.item_uuid, u.at), None, None));
-                links.push(link(
-                    "related",
-                    urls.item(&u.item_uuid),
-                    None,
-                    Some("master"),
-                ));
-            } else {
-                links.push(link("alternate", urls.item(&u.item_uuid), None, None));
             }
+            let links = item_links(u.url.as_deref());
             Entry {
                 title: Text::plain(line(&u.title)),
                 id: format!("{TAG}{}/{}/{what}/{}", head.uuid, u.item_uuid, rfc3339(u.at)),
@@ -328,6 +343,7 @@ pub fn range_feed(head: &Head, q: &Query, base_url: &str, upcoming: &[Upcoming])
         &urls,
         format!("Starts and reminders from {}", window(q)),
         entries,
+        next,
     ))
 }
 
@@ -337,11 +353,17 @@ pub enum Data {
     Range(Vec<Upcoming>),
 }
 
-/// Writes `data` as `q`'s feed.
-pub fn render(head: &Head, q: &Query, base_url: &str, data: &Data) -> Result<String> {
+/// Writes `data` as `q`'s feed; `next`, the cursor of the page after it.
+pub fn render(
+    head: &Head,
+    q: &Query,
+    base_url: &str,
+    data: &Data,
+    next: Option<&str>,
+) -> Result<String> {
     match data {
-        Data::Changed(c, names) => changed_feed(head, q, base_url, c, names),
-        Data::Range(u) => range_feed(head, q, base_url, u),
+        Data::Changed(c, names) => changed_feed(head, q, base_url, c, names, next),
+        Data::Range(u) => range_feed(head, q, base_url, u, next),
     }
 }
 

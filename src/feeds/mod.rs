@@ -7,11 +7,13 @@
 //! - this file: what a feed needs from the database ([`head`], read without
 //!   the log; [`changed`] and [`range`], the digest's own queries), the
 //!   request ([`Query`]) and the validators ([`etag`], [`not_modified`]);
-//! - [`atom`]: the Atom 1.0 document, pure (data in, XML out).
+//! - [`atom`]: the Atom 1.0 document, pure (data in, XML out);
+//! - [`page`]: the cursors of a feed's pages (RFC 5005).
 //!
 //! Reads `collections`, `users` and `parties`; writes nothing.
 
 pub mod atom;
+pub mod page;
 
 use std::collections::BTreeMap;
 
@@ -143,6 +145,11 @@ pub struct Query {
     pub tz: Tz,
     /// The convention times are written in: the owner's locale, else "en".
     pub locale: String,
+    /// Entries per document at most (`[http] max_feed_entries`).
+    pub limit: usize,
+    /// Where this page starts (after this entry), and the cursor that
+    /// said so (part of the self link and the tag); `None`: the first page.
+    pub after: Option<(page::After, String)>,
 }
 
 impl Query {
@@ -185,7 +192,30 @@ impl Query {
             tz_param: tz_param.map(|z| z.name().to_string()),
             tz: tz_param.or(owner_tz).unwrap_or(Tz::UTC),
             locale: head.owner_locale.clone().unwrap_or_else(|| "en".into()),
+            limit: usize::MAX,
+            after: None,
         })
+    }
+
+    /// This query as one page of at most `limit` entries, after the entry
+    /// `after` (a cursor from this feed's `next` link) names.
+    pub fn paged(mut self, head: &Head, limit: usize, after: Option<&str>) -> Result<Query> {
+        self.limit = limit.max(1);
+        if let Some(raw) = after {
+            let at = self.page_of(head).decode(raw)?;
+            self.after = Some((at, raw.to_string()));
+        }
+        Ok(self)
+    }
+
+    /// The feed this query's cursors belong to.
+    pub fn page_of<'a>(&self, head: &'a Head) -> page::Feed<'a> {
+        page::Feed {
+            head,
+            projection: self.projection,
+            start: self.start,
+            end: self.end,
+        }
     }
 }
 
@@ -210,6 +240,8 @@ pub fn etag(head: &Head, q: &Query, base_url: &str) -> String {
         head.owner.as_deref().unwrap_or(""),
         &head.version.to_string(),
         &t(head.changed_at),
+        &q.limit.to_string(),
+        q.after.as_ref().map_or("", |(_, raw)| raw.as_str()),
     ] {
         h.update(part.as_bytes());
         h.update([0u8]);
@@ -244,15 +276,34 @@ pub fn not_modified(
     }
 }
 
-/// `findModifiedItems` for one collection: the log of `[start, end)`
-/// collapsed per item as a digest collapses it, and the actors' names.
+/// One page of a feed, and where the next one starts.
+pub struct Page<T> {
+    pub entries: T,
+    pub next: Option<page::After>,
+}
+
+/// `findModifiedItems` for one collection, one page: the log of `q`'s
+/// window collapsed per item as a digest collapses it, for the first
+/// `q.limit` items after `q.after` by (first change, UUID), and the
+/// actors' names. Reads the log of those items only.
 pub fn changed(
     conn: &mut DbConn,
     head: &Head,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-) -> Result<(Changes, BTreeMap<PartyId, String>)> {
-    let mods = modlog::find_in_window(conn, Some(&[head.collection]), start, end)?;
+    q: &Query,
+) -> Result<(Page<Changes>, BTreeMap<PartyId, String>)> {
+    let after = match &q.after {
+        Some((page::After::Changed { at, item }, _)) => Some((*at, item.as_str())),
+        _ => None,
+    };
+    let want = q.limit.saturating_add(1);
+    let mut items = modlog::changed_items(conn, head.collection, q.start, q.end, after, want)?;
+    let next = (items.len() > q.limit).then(|| {
+        items.truncate(q.limit);
+        let (item, at) = items.last().cloned().expect("limit is at least 1");
+        page::After::Changed { at, item }
+    });
+    let uuids: Vec<String> = items.into_iter().map(|(u, _)| u).collect();
+    let mods = modlog::find_items_in_window(conn, head.collection, &uuids, q.start, q.end)?;
     let changes = compose::collapse(&mods, None)?;
     let mut names = BTreeMap::new();
     for a in changes.iter().flat_map(|c| &c.actors) {
@@ -260,17 +311,36 @@ pub fn changed(
             names.insert(*a, crate::parties::name_of(conn, *a)?);
         }
     }
-    Ok((changes, names))
+    Ok((
+        Page {
+            entries: changes,
+            next,
+        },
+        names,
+    ))
 }
 
-/// `findItemsInRange` for one collection, recurring events expanded.
-pub fn range(
-    conn: &mut DbConn,
-    head: &Head,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-) -> Result<Vec<Upcoming>> {
-    compose::items_in_range(conn, Some(&[head.collection]), start, end)
+/// `findItemsInRange` for one collection, recurring events expanded, one
+/// page: the first `q.limit` entries after `q.after` by (instant, start
+/// before reminder, UUID).
+pub fn range(conn: &mut DbConn, head: &Head, q: &Query) -> Result<Page<Vec<Upcoming>>> {
+    let after = match &q.after {
+        Some((page::After::Range { at, what, item }, _)) => Some((*at, *what, item.clone())),
+        _ => None,
+    };
+    let want = q.limit.saturating_add(1);
+    let mut entries =
+        crate::digest::range_page::page(conn, head.collection, q.start, q.end, after, want)?;
+    let next = (entries.len() > q.limit).then(|| {
+        entries.truncate(q.limit);
+        let u = entries.last().expect("limit is at least 1");
+        page::After::Range {
+            at: u.at,
+            what: u.what,
+            item: u.item_uuid.clone(),
+        }
+    });
+    Ok(Page { entries, next })
 }
 
 #[cfg(test)]

@@ -13,6 +13,10 @@
 //! credentials until the database changes (`super::cache`), so that a
 //! current copy costs no database work at all: the log is read only when
 //! the caller's copy is stale ([`answer`] checks before it loads).
+//!
+//! A document holds at most `[http] max_feed_entries` entries; the rest
+//! are on the pages its `next` link leads to (`?after=…`, a cursor:
+//! [`feeds::page`]), each read with `LIMIT`ed queries.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -50,11 +54,12 @@ pub fn routes() -> Router<App> {
         ("end" = String, Query, description = "RFC 3339 instant, exclusive; at most http.max_feed_days after start"),
         ("tz" = Option<String>, Query, description = "IANA zone for the times in the content; default the owner's, else UTC"),
         ("ticket" = Option<String>, Query, description = "a read ticket of this collection, instead of a token"),
+        ("after" = Option<String>, Query, description = "the cursor of a page, from a feed's own next link"),
     ),
     responses(
         (status = 200, description = "Atom 1.0 feed", content_type = "application/atom+xml"),
         (status = 304, description = "If-None-Match / If-Modified-Since: the caller's copy is current"),
-        (status = 400, description = "bad start, end, range or tz"),
+        (status = 400, description = "bad start, end, range, tz or after cursor"),
         (status = 401, description = "no valid token or ticket"),
         (status = 403, description = "a token without read, or a ticket for another collection"),
         (status = 404, description = "no such collection"),
@@ -78,11 +83,12 @@ async fn changed(
         ("end" = String, Query, description = "RFC 3339 instant, exclusive; at most http.max_feed_days after start"),
         ("tz" = Option<String>, Query, description = "IANA zone for the times in the content; default the owner's, else UTC"),
         ("ticket" = Option<String>, Query, description = "a read ticket of this collection, instead of a token"),
+        ("after" = Option<String>, Query, description = "the cursor of a page, from a feed's own next link"),
     ),
     responses(
         (status = 200, description = "Atom 1.0 feed", content_type = "application/atom+xml"),
         (status = 304, description = "If-None-Match / If-Modified-Since: the caller's copy is current"),
-        (status = 400, description = "bad start, end, range or tz"),
+        (status = 400, description = "bad start, end, range, tz or after cursor"),
         (status = 401, description = "no valid token or ticket"),
         (status = 403, description = "a token without read, or a ticket for another collection"),
         (status = 404, description = "no such collection"),
@@ -104,6 +110,7 @@ struct Params {
     end: Option<String>,
     tz: Option<String>,
     ticket: Option<String>,
+    after: Option<String>,
     twice: Option<String>,
 }
 
@@ -116,6 +123,7 @@ impl Params {
                 "end" => &mut p.end,
                 "tz" => &mut p.tz,
                 "ticket" => &mut p.ticket,
+                "after" => &mut p.after,
                 _ => continue,
             };
             if slot.replace(v.into_owned()).is_some() && p.twice.is_none() {
@@ -254,6 +262,7 @@ async fn answer(
         app.cfg.http.max_feed_days,
         &head,
     )
+    .and_then(|q| q.paged(&head, app.cfg.http.max_feed_entries, p.after.as_deref()))
     .map_err(ApiError::from)?;
     let base = app.cfg.digest.base_url.clone();
     let etag = feeds::etag(&head, &q, &base);
@@ -282,14 +291,18 @@ async fn answer(
     // for again).
     let xml = app
         .blocking(move |c| {
-            let data = match q.projection {
+            let (data, next) = match q.projection {
                 Projection::Changed => {
-                    let (changes, names) = feeds::changed(c, &head, q.start, q.end)?;
-                    Data::Changed(changes, names)
+                    let (page, names) = feeds::changed(c, &head, &q)?;
+                    (Data::Changed(page.entries, names), page.next)
                 }
-                Projection::Range => Data::Range(feeds::range(c, &head, q.start, q.end)?),
+                Projection::Range => {
+                    let page = feeds::range(c, &head, &q)?;
+                    (Data::Range(page.entries), page.next)
+                }
             };
-            feeds::atom::render(&head, &q, &base, &data)
+            let next = next.map(|n| q.page_of(&head).encode(&n));
+            feeds::atom::render(&head, &q, &base, &data, next.as_deref())
         })
         .await?;
     app.feed_cache.put(key, &xml);

@@ -10,7 +10,9 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
 
+mod link;
 mod net;
+pub use link::{item_url, MAX_ITEM_URL};
 pub use net::{ip_net, ip_nets, IpNet};
 
 /// Longest name (user, group) we accept.

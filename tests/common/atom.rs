@@ -69,9 +69,12 @@ pub const B: &str = "00000000-0000-4000-8000-00000000000b";
 pub const C: &str = "00000000-0000-4000-8000-00000000000c";
 pub const D: &str = "00000000-0000-4000-8000-00000000000d";
 pub const X: &str = "00000000-0000-4000-8000-0000000000ee";
+/// A's address in its source system, as given (normalised: [`A_LINK`]).
+pub const A_URL: &str = "https://Calendar.example/e/a?x=1&y=\"2\"";
+pub const A_LINK: &str = "https://calendar.example/e/a?x=1&y=%222%22";
 
 /// Calendar (owned by alice, Paris): A edited twice in the window (title
-/// Old → Mid → a hostile new title), B edited and edited back, C created,
+/// Old → Mid → a hostile new title, and given a URL), B edited and edited back, C created,
 /// D written to the log directly with CR/LF; X in Other.
 pub fn world(w: &Web) -> World {
     let mut c = w.db.conn();
@@ -82,13 +85,14 @@ pub fn world(w: &Web) -> World {
     let other = items::create_collection(&mut c, t0, "Other", None).unwrap();
     put(w, &cal, A, "Old", "alice", "2026-11-16T08:00:00Z");
     put(w, &cal, A, "Mid", "alice", "2026-11-16T09:10:00Z");
-    put(
+    put_with(
         w,
         &cal,
         A,
         "New <script>alert(1)</script> Ünïcødé ✓",
         "bob",
         "2026-11-16T09:20:00Z",
+        |i| i.url = Some(A_URL.into()),
     );
     put(w, &cal, B, "Stays", "alice", "2026-11-15T08:00:00Z");
     put(w, &cal, B, "Moved", "alice", "2026-11-16T10:00:00Z");
@@ -105,6 +109,7 @@ pub fn world(w: &Web) -> World {
             action: Action::Edited,
             item_kind: "note".into(),
             item_title: "Line one\r\nLine two".into(),
+            item_url: None,
             changes: vec![Change {
                 attribute: "body".into(),
                 old: Some("a\r\nb & <c>".into()),

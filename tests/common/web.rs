@@ -68,6 +68,11 @@ impl Web {
         Self::start_inner(db, at, |_| {}, true)
     }
 
+    /// [`Web::start_linked`] with settings changed by `tune`.
+    pub fn start_linked_with(db: TestDb, at: DateTime<Utc>, tune: impl FnOnce(&mut Config)) -> Web {
+        Self::start_inner(db, at, tune, true)
+    }
+
     fn start_inner(
         db: TestDb,
         at: DateTime<Utc>,

@@ -279,6 +279,7 @@ fn record_log(c: &mut DbConn, colls: &[(i64, String)], party: &[i64]) -> Result<
                 },
                 item_kind: "event".into(),
                 item_title: title,
+                item_url: None,
                 changes: if created {
                     vec![]
                 } else {

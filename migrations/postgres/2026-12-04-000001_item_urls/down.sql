@@ -1,0 +1,2 @@
+ALTER TABLE modifications DROP COLUMN item_url;
+ALTER TABLE items DROP COLUMN url;
