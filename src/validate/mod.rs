@@ -11,7 +11,7 @@ use chrono_tz::Tz;
 use crate::error::{Error, Result};
 
 mod net;
-pub use net::{ip_net, ip_nets, IpNet};
+pub use net::{client_block, ip_net, ip_nets, IpNet};
 
 /// Longest name (user, group) we accept.
 const MAX_NAME: usize = 64;
