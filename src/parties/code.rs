@@ -76,9 +76,20 @@ pub fn rotate_code(conn: &mut DbConn, now: DateTime<Utc>, party: PartyId) -> Res
             Error::invalid(format!("party {party} is not a user: it has no code"))
         })?;
         let new = super::new_subscriber_code();
-        diesel::update(users::table.filter(users::party_id.eq(party.0)))
-            .set(users::subscriber_code.eq(&new))
-            .execute(c)?;
+        // Of two rotations at once, one replaces the code it read; the
+        // other finds it changed and is refused rather than retiring it twice.
+        let changed = diesel::update(
+            users::table
+                .filter(users::party_id.eq(party.0))
+                .filter(users::subscriber_code.eq(&old)),
+        )
+        .set(users::subscriber_code.eq(&new))
+        .execute(c)?;
+        if changed == 0 {
+            return Err(Error::Conflict(
+                "the code was replaced meanwhile; nothing more was changed".into(),
+            ));
+        }
         diesel::insert_into(retired_codes::table)
             .values((
                 retired_codes::code_hash.eq(code_hash(&old)),
