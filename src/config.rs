@@ -49,10 +49,13 @@ pub const PG_JOURNAL_DIR: &str = "data/journal";
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SignupConfig {
-    /// Verification messages one client address may cause per hour.
+    /// Sign-ups one client block (IPv4 /24, IPv6 /64) may make per hour.
     pub per_client_per_hour: u32,
-    /// Verification messages one email address may receive per day.
+    /// Verification messages one mailbox (case-folded, `+tag` dropped)
+    /// may receive per day.
     pub per_address_per_day: u32,
+    /// Verification messages the whole installation sends per hour.
+    pub mail_per_hour: u32,
     /// How long a verification link works.
     pub expiry_hours: u32,
 }
@@ -62,6 +65,7 @@ impl Default for SignupConfig {
         SignupConfig {
             per_client_per_hour: 5,
             per_address_per_day: 3,
+            mail_per_hour: 100,
             expiry_hours: 48,
         }
     }

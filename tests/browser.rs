@@ -375,7 +375,8 @@ fn the_links_of_a_real_email_work_in_a_browser() {
 /// the message's `List-Unsubscribe` header, `Content-Type:
 /// application/x-www-form-urlencoded`, the body `List-Unsubscribe=One-Click`,
 /// no cookie, no form token, over a plain socket. The browser then shows
-/// the subscription paused, and the next tick sends nothing.
+/// the subscription paused, and the next tick sends nothing. After "send
+/// me a new link", the old URL still unsubscribes, and only that way.
 fn one_click_from_the_header(web: &Web, b: &Browser) {
     let mut c = web.db.conn();
     let a = asha(&mut c);
@@ -397,6 +398,27 @@ fn one_click_from_the_header(web: &Web, b: &Browser) {
     assert!(t.contains("Daily at 09:00 · by email · paused"), "{t}");
     edit(&mut c, &a, 2, "2026-11-23T10:00:00Z");
     assert!(po.run(&mut c, "2026-11-24T08:00:00Z").is_empty());
+
+    // "Send me a new link": the old manage link ends; the old unsubscribe
+    // link's page has one button, whose form sends exactly the one-click
+    // body, and it stops the digest.
+    let old = code(&mut c, a.party);
+    b.press("form input[name=action][value=newlink] ~ button");
+    let t = b.text();
+    assert!(t.contains("A new link is on its way"), "{t}");
+    assert_ne!(code(&mut c, a.party), old);
+    b.open(&m.manage);
+    let t = b.text();
+    assert!(t.contains("This link is not valid"), "{t}");
+    manage::resume(&mut c, a.daily, at("2026-11-24T09:00:00Z")).unwrap();
+    assert!(!paused(&mut c, a.daily));
+    b.open(&url);
+    let t = b.text();
+    assert!(t.contains("older message") && !t.contains("Rota"), "{t}");
+    b.press("form input[name='List-Unsubscribe'] ~ button");
+    let t = b.text();
+    assert!(t.contains("You are unsubscribed"), "{t}");
+    assert!(paused(&mut c, a.daily));
 }
 
 /// `POST url` over a fresh TCP connection with the bytes a provider sends;

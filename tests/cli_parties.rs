@@ -652,3 +652,32 @@ fn user_and_group_add_say_what_they_added_then_the_id() {
         Some("added group ops: UTC, week starts mon, daily 08:00, en-GB, email ops@example.com")
     );
 }
+
+#[test]
+fn user_rotate_code_prints_the_new_link_and_ends_the_old_code() {
+    let env = Env::init();
+    env.add_user("alice", &["--email", "alice@example.org"]);
+    env.add_group("team");
+    let rotate = |env: &Env| -> String {
+        let out = env.ok(&["user", "rotate-code", "alice"]);
+        let link = out.lines().last().unwrap().to_string();
+        assert!(link.contains("/s/"), "{out}");
+        let code = link.rsplit('/').next().unwrap().to_string();
+        assert_eq!(code.len(), 64, "{out}");
+        code
+    };
+    let first = rotate(&env);
+    assert_eq!(env.count("retired_codes"), 1);
+    let second = rotate(&env);
+    assert_ne!(first, second);
+    assert_eq!(
+        env.count("retired_codes"),
+        2,
+        "each old code is kept as a hash"
+    );
+    // Refused with one line, exit 2, nothing written.
+    env.refused(&["user", "rotate-code", "nobody"], b"", "nobody");
+    env.refused(&["user", "rotate-code", "team"], b"", "only users");
+    env.refused(&["user", "rotate-code", "a\r\nb"], b"", "");
+    env.usage_error(&["user", "rotate-code"]);
+}

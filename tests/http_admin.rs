@@ -25,7 +25,39 @@ use common::web::{each_backend, Answer, Web};
 use common::{at, TestDb};
 
 fn login(web: &Web, token: &str) -> Answer {
-    form(web, "/admin/login", None, &[("token", token)])
+    login_as(web, None, token)
+}
+
+/// A login as a browser makes it: the form fetched (for its token), then
+/// posted; as `client` when given (a trusted proxy's `X-Forwarded-For`).
+fn login_as(web: &Web, client: Option<&str>, token: &str) -> Answer {
+    let with = |b: reqwest::blocking::RequestBuilder| match client {
+        Some(ip) => b.header("x-forwarded-for", ip),
+        None => b,
+    };
+    let page = web.send(|c| with(c.get(web.url("/admin/login"))));
+    assert_eq!(page.status, 200, "{}", page.text);
+    post_login(
+        web,
+        client,
+        &[("csrf", &csrf(&page.text)), ("token", token)],
+    )
+}
+
+fn post_login(web: &Web, client: Option<&str>, fields: &[(&str, &str)]) -> Answer {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    web.send(|c| {
+        let b = c
+            .post(web.url("/admin/login"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        match client {
+            Some(ip) => b.header("x-forwarded-for", ip),
+            None => b,
+        }
+    })
 }
 
 fn form(web: &Web, path: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Answer {
@@ -211,6 +243,94 @@ fn ten_failed_logins_from_one_address_wait_out_the_window() {
             assert_eq!(login(web, "dgt_guess").status, 401);
         }
         assert_eq!(login(web, &secret).status, 303);
+    });
+}
+
+/// A server behind a trusted proxy on loopback: tests name their clients.
+fn behind_proxy(f: impl Fn(&Web)) {
+    let tune = |cfg: &mut digestd::config::Config| {
+        cfg.http.trusted_proxies = "127.0.0.1, ::1".into();
+    };
+    f(&Web::start_with(TestDb::sqlite(), at(NOW), tune));
+    if let Some(pg) = TestDb::postgres() {
+        f(&Web::start_with(pg, at(NOW), tune));
+    }
+}
+
+#[test]
+fn failed_logins_count_per_slash_24_and_slash_64() {
+    behind_proxy(|web| {
+        let secret = web.token("ops", Scope::Admin);
+        let mut c = web.db.conn();
+        // Ten guesses spread over one /24: its next address is held back.
+        for i in 1..=10 {
+            let ip = format!("203.0.113.{i}");
+            assert_eq!(login_as(web, Some(&ip), "dgt_guess").status, 401);
+        }
+        let a = login_as(web, Some("203.0.113.200"), &secret);
+        assert_eq!(a.status, 429, "{}", a.text);
+        assert_eq!(sessions(&mut c), 0);
+        // Another network is not.
+        assert_eq!(login_as(web, Some("198.51.100.1"), &secret).status, 303);
+        // IPv6: one /64 is one client.
+        for i in 1..=10 {
+            let ip = format!("2001:db8:1:2::{i:x}");
+            assert_eq!(login_as(web, Some(&ip), "dgt_guess").status, 401);
+        }
+        let a = login_as(web, Some("2001:db8:1:2:ffff::1"), &secret);
+        assert_eq!(a.status, 429, "{}", a.text);
+        assert_eq!(login_as(web, Some("2001:db8:1:3::1"), &secret).status, 303);
+    });
+}
+
+#[test]
+fn the_login_form_needs_its_own_token() {
+    behind_proxy(|web| {
+        let secret = web.token("ops", Scope::Admin);
+        let mut c = web.db.conn();
+        let page = web.send(|c| {
+            c.get(web.url("/admin/login"))
+                .header("x-forwarded-for", "203.0.113.5")
+        });
+        let mine = csrf(&page.text);
+        let forged = format!("{}.{}", 7, mine.split_once('.').unwrap().1);
+        let long = "9".repeat(5000);
+        // The right admin token, with no form token, another network's,
+        // another hour's, or garbage: 403, no session.
+        let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+            ("203.0.113.5", vec![("token", &secret)]),
+            ("198.51.100.5", vec![("csrf", &mine), ("token", &secret)]),
+            ("203.0.113.5", vec![("csrf", &forged), ("token", &secret)]),
+            ("203.0.113.5", vec![("csrf", "1.x\r\n"), ("token", &secret)]),
+            ("203.0.113.5", vec![("csrf", &long), ("token", &secret)]),
+        ];
+        for (ip, fields) in &cases {
+            let a = post_login(web, Some(ip), fields);
+            assert_eq!(a.status, 403, "{ip} {fields:?}: {}", a.text);
+            assert!(a.header("set-cookie").is_none());
+            assert!(a.text.contains("name=\"csrf\""), "the form again");
+        }
+        assert_eq!(sessions(&mut c), 0);
+        // From its own /24, within the hour and the next, it works.
+        web.clock.set(at("2026-11-22T01:59:00Z"));
+        let a = post_login(
+            web,
+            Some("203.0.113.77"),
+            &[("csrf", &mine), ("token", &secret)],
+        );
+        assert_eq!(a.status, 303, "{}", a.text);
+        web.clock.set(at("2026-11-22T02:00:00Z"));
+        let a = post_login(
+            web,
+            Some("203.0.113.5"),
+            &[("csrf", &mine), ("token", &secret)],
+        );
+        assert_eq!(a.status, 403, "two hours on");
+        // Refusals count as failures: ten of them hold the block back.
+        for _ in 0..10 {
+            post_login(web, Some("192.0.2.1"), &[("token", &secret)]);
+        }
+        assert_eq!(login_as(web, Some("192.0.2.2"), &secret).status, 429);
     });
 }
 

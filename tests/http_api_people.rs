@@ -685,3 +685,58 @@ fn the_openapi_document_lists_these_routes() {
         assert!(doc["paths"][path][method].is_object(), "{path} {method}");
     }
 }
+
+/// A user's subscriber code as stored.
+fn stored_code(w: &Web, name: &str) -> String {
+    use schema::{parties, users};
+    users::table
+        .inner_join(parties::table.on(parties::id.eq(users::party_id)))
+        .filter(parties::name.eq(name))
+        .select(users::subscriber_code)
+        .first(&mut w.db.conn())
+        .unwrap()
+}
+
+/// `POST /api/v1/users/{name}/code` (admin scope) gives a new subscriber
+/// code: the answer holds it and its manage link, the old code opens the
+/// manage page no more; anything else is refused with nothing changed.
+#[test]
+fn a_users_code_is_rotated_by_an_admin_token() {
+    each_backend(at(), |w| {
+        let (admin, read) = tokens(w);
+        let a = w.put("/api/v1/users/ann", Some(&admin), r#"{"tz": "UTC"}"#);
+        assert_eq!(a.status, 201, "{}", a.text);
+        w.put("/api/v1/groups/team", Some(&admin), "{}");
+        let old = stored_code(w, "ann");
+        assert_eq!(w.get(&format!("/s/{old}"), None).status, 200);
+        // Refused: no token, a read token, a group, nobody, a bad name.
+        assert_eq!(w.post("/api/v1/users/ann/code", None, "").status, 401);
+        assert_eq!(
+            w.post("/api/v1/users/ann/code", Some(&read), "").status,
+            403
+        );
+        let a = w.post("/api/v1/users/team/code", Some(&admin), "");
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert!(a.error().contains("only users"));
+        let a = w.post("/api/v1/users/nobody/code", Some(&admin), "");
+        assert_eq!(a.status, 404, "{}", a.text);
+        assert!(!a.error().is_empty());
+        let a = w.post("/api/v1/users/a%0D%0Ab/code", Some(&admin), "");
+        assert!(a.status == 404 || a.status == 400, "{}", a.text);
+        assert_eq!(stored_code(w, "ann"), old);
+        // Done.
+        let a = w.post("/api/v1/users/ann/code", Some(&admin), "");
+        assert_eq!(a.status, 200, "{}", a.text);
+        let j = a.json();
+        let new = stored_code(w, "ann");
+        assert_ne!(new, old);
+        assert_eq!(j["name"], "ann");
+        assert_eq!(j["code"], new.as_str());
+        assert!(j["manage_url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/s/{new}")));
+        assert_eq!(w.get(&format!("/s/{old}"), None).status, 404);
+        assert_eq!(w.get(&format!("/s/{new}"), None).status, 200);
+    });
+}

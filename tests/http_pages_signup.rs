@@ -13,74 +13,16 @@
 mod common;
 
 use common::at;
-use common::pages::{csrf, post_form, snapshot, world, NOW};
+use common::pages::{csrf, post_form, snapshot, NOW};
+use common::signup::{counts, daily, setup, sign_up, sign_up_via, token_in_mail};
 use common::web::{each_backend, Web};
 use common::TestDb;
 use diesel::prelude::*;
 use digestd::config::{Config, EmailConfig};
-use digestd::db::schema::{nt_messages, nt_requests, signups, subscriptions, users};
+use digestd::db::schema::{nt_requests, signups, subscriptions};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
 use sha2::{Digest, Sha256};
-
-/// A world with Calendar public and "Private" not; returns their UUIDs.
-fn setup(c: &mut DbConn) -> (String, String) {
-    let w = world(c);
-    digestd::items::set_public(c, &w.cal, true).unwrap();
-    let private = digestd::items::create_collection(c, at(NOW), "Private", None)
-        .unwrap()
-        .uuid;
-    (w.cal, private)
-}
-
-fn form_token(web: &Web) -> String {
-    let a = web.get("/subscribe", None);
-    assert_eq!(a.status, 200, "{}", a.text);
-    csrf(&a.text)
-}
-
-fn sign_up(web: &Web, fields: &[(&str, &str)]) -> common::web::Answer {
-    let token = form_token(web);
-    let mut f: Vec<(&str, &str)> = vec![("csrf", &token)];
-    f.extend_from_slice(fields);
-    post_form(web, "/subscribe", &f)
-}
-
-fn daily<'a>(email: &'a str, cal: &'a str) -> Vec<(&'a str, &'a str)> {
-    vec![
-        ("email", email),
-        ("collection", cal),
-        ("frequency", "daily"),
-        ("hour", "9"),
-        ("day", "mon"),
-        ("timezone", "Europe/Berlin"),
-    ]
-}
-
-/// Sign-up rows, verification requests, users.
-fn counts(c: &mut DbConn) -> (i64, i64, i64) {
-    let signups: i64 = digestd::db::schema::signups::table
-        .count()
-        .get_result(c)
-        .unwrap();
-    let reqs: i64 = nt_requests::table.count().get_result(c).unwrap();
-    let users_: i64 = users::table.count().get_result(c).unwrap();
-    (signups, reqs, users_)
-}
-
-/// The confirm token in the newest verification message.
-fn token_in_mail(c: &mut DbConn) -> String {
-    let text: String = nt_requests::table
-        .inner_join(nt_messages::table)
-        .filter(nt_requests::subject.eq("Confirm your digest subscription"))
-        .order(nt_requests::request_id.desc())
-        .select(nt_messages::message)
-        .first(c)
-        .unwrap();
-    let mark = "/subscribe/confirm/";
-    let i = text.find(mark).unwrap_or_else(|| panic!("{text}")) + mark.len();
-    text[i..i + 64].to_string()
-}
 
 fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -149,23 +91,37 @@ fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
         };
         let mut ob = Delivery::new(&email).unwrap();
         queue::run_pass(&mut c, &mut ob, at(NOW)).unwrap();
-        let mails: Vec<Vec<u8>> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
-            .map(|e| std::fs::read(e.path()).unwrap())
-            .collect();
+        let mails = common::pages::mails_in(dir.path());
         assert_eq!(mails.len(), 1);
         let m = mail_parser::MessageParser::default()
             .parse(&mails[0])
             .unwrap();
-        let to = m.to().and_then(|a| a.first()).and_then(|a| a.address());
-        assert_eq!(to, Some("new@example.net"));
+        let to = m.to().and_then(|a| a.first()).unwrap();
+        assert_eq!(to.address(), Some("new@example.net"));
+        // Addressed to the person, not to a made-up "party -N".
+        assert_eq!(to.name(), None, "{to:?}");
+        let raw = String::from_utf8_lossy(&mails[0]);
+        assert!(!raw.contains("party -"), "{raw}");
         let body = m.body_text(0).unwrap();
         assert!(
             body.contains(&format!("/subscribe/confirm/{token}")),
             "{body}"
         );
+        // The HTML part has the link as a real link (a button).
+        let html = m.body_html(0).unwrap();
+        assert!(
+            html.contains(&format!(
+                "href=\"http://localhost:8080/subscribe/confirm/{token}\""
+            )),
+            "{html}"
+        );
+        // Sent: nothing stored holds the link any more.
+        let (text, html) = common::signup::stored_mail(&mut c);
+        assert!(
+            !text.contains(&token) && !text.contains("/subscribe/confirm/"),
+            "{text}"
+        );
+        assert_eq!(html, None);
         // GET shows the button and writes nothing.
         let path = format!("/subscribe/confirm/{token}");
         let snap = snapshot(&mut c);
@@ -200,6 +156,15 @@ fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
         let again = post_form(web, &path, &[("csrf", &t)]);
         assert_eq!(again.status, 200);
         assert!(again.text.contains("Confirmed already"));
+        // A used link tells nothing: no manage link, no collections.
+        let used = web.get(&path, None);
+        assert_eq!(used.status, 200);
+        for a in [&again, &used] {
+            assert!(a.text.contains("Confirmed already"), "{}", a.text);
+            assert!(!a.text.contains("/s/"), "{}", a.text);
+            assert!(!a.text.contains("Calendar"), "{}", a.text);
+            assert!(!a.text.contains("name=\"csrf\""), "{}", a.text);
+        }
         assert_eq!(snapshot(&mut c), snap);
         // Something changes; the next 09:00 Berlin (08:00Z) sends a digest.
         let ops = digestd::parties::NewUser {
@@ -396,23 +361,6 @@ fn limits_per_address_and_per_client_answer_429() {
     });
 }
 
-/// A sign-up through a proxy, as `client` (its `X-Forwarded-For`).
-fn sign_up_via(web: &Web, client: &str, email: &str, cal: &str) -> u16 {
-    let token = form_token(web);
-    let mut f: Vec<(&str, &str)> = vec![("csrf", &token)];
-    f.extend_from_slice(&daily(email, cal));
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(&f)
-        .finish();
-    web.send(|c| {
-        c.post(web.url("/subscribe"))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("x-forwarded-for", client)
-            .body(body)
-    })
-    .status
-}
-
 /// Behind a proxy named in `[http] trusted_proxies` (here the test's own
 /// loopback address), each forwarded client has its own per-client limit;
 /// with no proxy trusted, `X-Forwarded-For` is ignored and every request
@@ -430,11 +378,11 @@ fn the_per_client_limit_follows_a_trusted_proxys_forwarded_for() {
         let (cal, _) = setup(&mut c);
         let a = "203.0.113.1";
         let b = "198.51.100.2";
-        assert_eq!(sign_up_via(&web, a, "a1@example.net", &cal), 200);
-        assert_eq!(sign_up_via(&web, a, "a2@example.net", &cal), 200);
+        assert_eq!(sign_up_via(&web, a, "a1@example.net", &cal).status, 200);
+        assert_eq!(sign_up_via(&web, a, "a2@example.net", &cal).status, 200);
         let before = counts(&mut c);
         assert_eq!(
-            sign_up_via(&web, a, "a3@example.net", &cal),
+            sign_up_via(&web, a, "a3@example.net", &cal).status,
             429,
             "{trusted:?}"
         );
@@ -445,7 +393,7 @@ fn the_per_client_limit_follows_a_trusted_proxys_forwarded_for() {
         let b_with_a_lie = format!("{a}, {b}");
         let expected = if trusted.is_empty() { 429 } else { 200 };
         assert_eq!(
-            sign_up_via(&web, &b_with_a_lie, "b1@example.net", &cal),
+            sign_up_via(&web, &b_with_a_lie, "b1@example.net", &cal).status,
             expected,
             "{trusted:?}"
         );
@@ -536,7 +484,7 @@ fn concurrent_sign_ups(db: &TestDb) {
             digestd::config::SignupConfig {
                 per_client_per_hour: 1000,
                 per_address_per_day: LIMIT,
-                expiry_hours: 48,
+                ..Default::default()
             },
             &|i| (address.clone(), format!("10.{r}.0.{i}")),
         );
@@ -550,13 +498,14 @@ fn concurrent_sign_ups(db: &TestDb) {
         );
         assert_eq!(after.2, before.2, "no user before a confirm");
         // One client, many addresses.
-        let client = format!("192.0.2.{r}");
+        // One /24 per round: a client counts as its block.
+        let client = format!("192.0.{r}.2");
         let before = counts(&mut c);
         let sent = round(
             digestd::config::SignupConfig {
                 per_client_per_hour: LIMIT,
                 per_address_per_day: 1000,
-                expiry_hours: 48,
+                ..Default::default()
             },
             &|i| (format!("c{r}-{i}@example.net"), client.clone()),
         );

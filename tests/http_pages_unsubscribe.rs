@@ -298,3 +298,125 @@ fn a_real_digest_carries_one_click_headers_whose_url_stops_it() {
         assert!(paused(&mut c, w.bo_daily));
     });
 }
+
+/// "Send me a new link" on the manage page: a new code, mailed to the
+/// person; the old link opens nothing any more, except that its
+/// unsubscribe link (in mail sent before) still stops digests by one-click
+/// — and only that way.
+#[test]
+fn a_new_link_ends_the_old_one_but_for_one_click_unsubscribe() {
+    each_backend(at(NOW), |web| {
+        let mut c = web.db.conn();
+        let w = world(&mut c);
+        let old = code(&mut c, w.asha);
+        let page = web.get(&format!("/s/{old}"), None);
+        assert!(page.text.contains("Send me a new link"), "{}", page.text);
+        let token = csrf(&page.text);
+        // Without the form token: 403, nothing changed.
+        let a = post_form(web, &format!("/s/{old}"), &[("action", "newlink")]);
+        assert_eq!(a.status, 403);
+        assert_eq!(code(&mut c, w.asha), old);
+        let a = post_form(
+            web,
+            &format!("/s/{old}"),
+            &[("csrf", &token), ("action", "newlink")],
+        );
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert!(a.text.contains("A new link is on its way"), "{}", a.text);
+        let new = code(&mut c, w.asha);
+        assert_ne!(new, old);
+        assert!(!a.text.contains(&new), "the new link goes by mail only");
+        // The mail holds the new link and goes to asha's address.
+        let dir = tempfile::tempdir().unwrap();
+        let email = EmailConfig {
+            dir: dir.path().display().to_string(),
+            ..EmailConfig::default()
+        };
+        queue::run_pass(&mut c, &mut Delivery::new(&email).unwrap(), at(NOW)).unwrap();
+        let mails = common::pages::mails_in(dir.path());
+        assert_eq!(mails.len(), 1);
+        let m = mail_parser::MessageParser::default()
+            .parse(&mails[0])
+            .unwrap();
+        let body = m.body_text(0).unwrap();
+        assert!(body.contains(&format!("/s/{new}")), "{body}");
+        let to = m.to().and_then(|a| a.first()).and_then(|a| a.address());
+        assert_eq!(to, Some("asha@example.com"));
+        // The old code: the manage page and its forms are the bad link.
+        let before = snapshot(&mut c);
+        assert_eq!(web.get(&format!("/s/{old}"), None).status, 404);
+        let a = post_form(
+            web,
+            &format!("/s/{old}"),
+            &[("csrf", &token), ("action", "stop")],
+        );
+        assert_eq!(a.status, 404);
+        let unsub = format!("/s/{old}/unsubscribe/{}", w.asha_daily);
+        let a = post_form(web, &unsub, &[("csrf", &token)]);
+        assert_eq!(a.status, 404, "the form POST is not one-click");
+        let a = post_form(web, &format!("{unsub}/undo"), &[("csrf", &token)]);
+        assert_eq!(a.status, 404);
+        // Its GET shows one button that sends the one-click body, and
+        // nothing of what or whose.
+        let g = web.get(&unsub, None);
+        assert_eq!(g.status, 200, "{}", g.text);
+        assert!(g
+            .text
+            .contains("name=\"List-Unsubscribe\" value=\"One-Click\""));
+        assert!(!g.text.contains("Calendar") && !g.text.contains("csrf"));
+        assert!(!g.text.contains(&format!("/s/{old}\"")), "no manage link");
+        assert_eq!(snapshot(&mut c), before);
+        // A malformed one-click body is still refused.
+        assert_eq!(
+            post_raw(web, &unsub, FORM, "List-Unsubscribe=Yes".into()).status,
+            400
+        );
+        assert!(!paused(&mut c, w.asha_daily));
+        // The one-click POST stops it.
+        let a = post_raw(web, &unsub, FORM, ONE_CLICK.into());
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert!(paused(&mut c, w.asha_daily));
+        assert!(!paused(&mut c, w.asha_weekly));
+        // An old link cannot be edited into another person's.
+        let bo_sub = format!("/s/{old}/unsubscribe/{}", w.bo_daily);
+        assert_eq!(post_raw(web, &bo_sub, FORM, ONE_CLICK.into()).status, 404);
+        assert!(!paused(&mut c, w.bo_daily));
+        // The new code opens everything.
+        assert_eq!(web.get(&format!("/s/{new}"), None).status, 200);
+        let g = web.get(&format!("/s/{new}/unsubscribe/{}", w.asha_weekly), None);
+        assert!(g.text.contains("name=\"csrf\""));
+    });
+}
+
+/// Someone with no email address gets no new link: refused, nothing
+/// changed (the old link would end and the new one reach no one).
+#[test]
+fn no_new_link_without_an_email_address() {
+    each_backend(at(NOW), |web| {
+        let mut c = web.db.conn();
+        world(&mut c);
+        let id = digestd::parties::create_user(
+            &mut c,
+            at(NOW),
+            &digestd::parties::NewUser {
+                name: "cy".into(),
+                timezone: "UTC".into(),
+                phone: Some("+34600111333".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let old = code(&mut c, id);
+        let token = csrf(&web.get(&format!("/s/{old}"), None).text);
+        let before = snapshot(&mut c);
+        let a = post_form(
+            web,
+            &format!("/s/{old}"),
+            &[("csrf", &token), ("action", "newlink")],
+        );
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert!(a.text.contains("no email address"), "{}", a.text);
+        assert_eq!(code(&mut c, id), old);
+        assert_eq!(snapshot(&mut c), before);
+    });
+}

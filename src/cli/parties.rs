@@ -82,6 +82,10 @@ pub enum UserCmd {
     Delete { name: String },
     /// Rename a user (id, subscriptions and history stay).
     Rename { old: String, new: String },
+    /// Give a user a new subscriber code: their manage and unsubscribe
+    /// links change; old unsubscribe links still stop digests by RFC 8058
+    /// one-click, and open nothing else. Prints the new manage link.
+    RotateCode { name: String },
     /// Create or update many users from JSON lines on stdin:
     /// {"name", "tz", "email", "xmpp", "phone", "week_start", "daily_hour",
     /// "locale"} (name and tz required). Any bad line: nothing is written.
@@ -243,6 +247,15 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
         UserCmd::Rename { old, new } => {
             parties::rename(&mut conn, "user", &old, &new)?;
             writeln!(ctx.out, "renamed user {old} to {new}")?;
+        }
+        UserCmd::RotateCode { name } => {
+            let code = parties::rotate_code_of(&mut conn, ctx.now(), &name)?;
+            let base = ctx.cfg.digest.base_url.trim_end_matches('/');
+            writeln!(
+                ctx.out,
+                "new subscriber code for {name}; their page is now:"
+            )?;
+            writeln!(ctx.out, "{base}/s/{code}")?;
         }
     }
     Ok(())

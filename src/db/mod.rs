@@ -437,6 +437,10 @@ pub struct Db {
     pool: Pool<Manager>,
     url: DbUrl,
     checkpoints: Option<std::sync::Arc<checkpoint::Checkpoints>>,
+    /// Rung when a message that should not wait for the next queue pass
+    /// was posted (a sign-up's verification); `serve`'s loop listens.
+    /// Within this process: another process finds the row on its next pass.
+    queue_bell: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Db {
@@ -474,6 +478,7 @@ impl Db {
             pool,
             url,
             checkpoints,
+            queue_bell: Default::default(),
         })
     }
 
@@ -496,6 +501,17 @@ impl Db {
         self.pool
             .get()
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))
+    }
+
+    /// Asks for a queue pass now rather than at the next scheduled one.
+    /// Asked while no one listens, the next listen returns at once.
+    pub fn wake_queue(&self) {
+        self.queue_bell.notify_one();
+    }
+
+    /// Returns when [`Db::wake_queue`] was called (since the last return).
+    pub async fn queue_woken(&self) {
+        self.queue_bell.notified().await;
     }
 
     /// A connection the pool has idle, or `None` (never waits).

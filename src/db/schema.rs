@@ -350,6 +350,16 @@ diesel::table! {
         expires_at -> Timestamp,
         confirmed_at -> Nullable<Timestamp>,
         party_id -> Nullable<BigInt>,
+        mailbox -> Text,
+        network -> Text,
+    }
+}
+
+diesel::table! {
+    retired_codes (code_hash) {
+        code_hash -> Text,
+        party_id -> BigInt,
+        retired_at -> Timestamp,
     }
 }
 

@@ -96,6 +96,7 @@ pub const RULES: &[Rule] = &[
     rule("PUT", "/api/v1/users/{name}", ADMIN, Api),
     rule("GET", "/api/v1/users/{name}", READ, Api),
     rule("DELETE", "/api/v1/users/{name}", ADMIN, Api),
+    rule("POST", "/api/v1/users/{name}/code", ADMIN, Api),
     rule("PUT", "/api/v1/groups/{name}", ADMIN, Api),
     rule("DELETE", "/api/v1/groups/{name}", ADMIN, Api),
     rule("PUT", "/api/v1/groups/{name}/members/{member}", ADMIN, Api),

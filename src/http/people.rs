@@ -21,6 +21,7 @@ use super::error::{ApiResult, LineError};
 use super::guard::Authed;
 use super::{ApiError, App};
 
+mod code;
 mod groups;
 
 #[derive(utoipa::OpenApi)]
@@ -38,10 +39,12 @@ mod groups;
 )]
 struct Doc;
 
-/// Users' and groups' routes (the groups' in [`groups`]).
+/// Users' and groups' routes (the groups' in [`groups`], a new
+/// subscriber code in [`code`]).
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = <Doc as utoipa::OpenApi>::openapi();
     doc.merge(groups::openapi());
+    doc.merge(code::openapi());
     doc
 }
 
@@ -53,6 +56,7 @@ pub fn routes() -> Router<App> {
             put(put_user).get(get_user).delete(delete_user),
         )
         .merge(groups::routes())
+        .merge(code::routes())
 }
 
 /// A body parsed as JSON after the token was checked (as `JsonBody`

@@ -1,13 +1,21 @@
 //! Finding a user by their subscriber code, the capability in every
-//! manage and unsubscribe link (`/s/{code}`); and the user an email
-//! address belongs to (sign-up).
+//! manage and unsubscribe link (`/s/{code}`); replacing it
+//! ([`rotate_code`]); and the user an email address belongs to (sign-up).
+//!
+//! A replaced code is kept only as its SHA-256 in `retired_codes`
+//! ([`find_by_retired_code`]): an unsubscribe link in mail sent before the
+//! change still stops digests with RFC 8058's one-click POST, and opens
+//! nothing else.
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use sha2::{Digest, Sha256};
 
-use crate::db::schema::users;
+use crate::db::schema::{retired_codes, users};
 use crate::db::DbConn;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::PartyId;
+use crate::text::hex;
 
 /// Whether `code` has the shape [`super::new_subscriber_code`] makes (64
 /// lowercase hex digits). Anything else names nobody and is not looked up.
@@ -50,6 +58,70 @@ pub fn user_by_email(conn: &mut DbConn, address: &str) -> Result<Option<PartyId>
         .filter(contact_points::address.eq(address))
         .select(contact_points::party_id)
         .order(contact_points::party_id.asc())
+        .first(conn)
+        .optional()?;
+    Ok(id.map(PartyId))
+}
+
+fn code_hash(code: &str) -> String {
+    hex(&Sha256::digest(code.as_bytes()))
+}
+
+/// Gives user `party` a new subscriber code and returns it: every page
+/// link with the old one stops working, except the one-click unsubscribe
+/// ([`find_by_retired_code`]). One transaction.
+pub fn rotate_code(conn: &mut DbConn, now: DateTime<Utc>, party: PartyId) -> Result<String> {
+    conn.write_tx(|c| {
+        let old = code_of(c, party)?.ok_or_else(|| {
+            Error::invalid(format!("party {party} is not a user: it has no code"))
+        })?;
+        let new = super::new_subscriber_code();
+        // Of two rotations at once, one replaces the code it read; the
+        // other finds it changed and is refused rather than retiring it twice.
+        let changed = diesel::update(
+            users::table
+                .filter(users::party_id.eq(party.0))
+                .filter(users::subscriber_code.eq(&old)),
+        )
+        .set(users::subscriber_code.eq(&new))
+        .execute(c)?;
+        if changed == 0 {
+            return Err(Error::Conflict(
+                "the code was replaced meanwhile; nothing more was changed".into(),
+            ));
+        }
+        diesel::insert_into(retired_codes::table)
+            .values((
+                retired_codes::code_hash.eq(code_hash(&old)),
+                retired_codes::party_id.eq(party.0),
+                retired_codes::retired_at.eq(now.naive_utc()),
+            ))
+            .execute(c)?;
+        Ok(new)
+    })
+}
+
+/// [`rotate_code`] for the user named `name` (a group, or nobody, is
+/// refused).
+pub fn rotate_code_of(conn: &mut DbConn, now: DateTime<Utc>, name: &str) -> Result<String> {
+    let (party, kind) = super::find(conn, name)?;
+    if kind != "user" {
+        return Err(Error::invalid(format!(
+            "{name:?} is a {kind}: only users have a subscriber code"
+        )));
+    }
+    rotate_code(conn, now, party)
+}
+
+/// The user whose code `code` was before it was replaced, if any. For the
+/// one-click unsubscribe only.
+pub fn find_by_retired_code(conn: &mut DbConn, code: &str) -> Result<Option<PartyId>> {
+    if !is_code_shaped(code) {
+        return Ok(None);
+    }
+    let id: Option<i64> = retired_codes::table
+        .filter(retired_codes::code_hash.eq(code_hash(code)))
+        .select(retired_codes::party_id)
         .first(conn)
         .optional()?;
     Ok(id.map(PartyId))

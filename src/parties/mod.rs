@@ -16,7 +16,10 @@ mod prefs;
 mod remove;
 mod upsert;
 
-pub use code::{code_of, find_by_code, is_code_shaped, user_by_email};
+pub use code::{
+    code_of, find_by_code, find_by_retired_code, is_code_shaped, rotate_code, rotate_code_of,
+    user_by_email,
+};
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
 pub use groups::{
     apply_group_changes_in_tx, create_group_in_tx, create_group_with, get_group, list_groups,

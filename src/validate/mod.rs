@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 mod link;
 mod net;
 pub use link::{item_url, MAX_ITEM_URL};
-pub use net::{ip_net, ip_nets, IpNet};
+pub use net::{client_block, ip_net, ip_nets, IpNet};
 
 /// Longest name (user, group) we accept.
 const MAX_NAME: usize = 64;

@@ -37,6 +37,28 @@ fn same_prefix(a: u128, b: u128, prefix: u8) -> bool {
     prefix == 0 || (a ^ b) >> (128 - u32::from(prefix)) == 0
 }
 
+/// The block a client address is counted in: its IPv4 /24
+/// (`203.0.113.0/24`) or IPv6 /64 (`2001:db8:1:2::/64`). One person
+/// usually holds a whole /64, and a /24 is what one small network hands
+/// out, so limits per block are not dodged by taking the next address.
+/// An IPv4 client on an IPv6 socket (`::ffff:a.b.c.d`) is its IPv4 block.
+pub fn client_block(ip: IpAddr) -> String {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}.0/24")
+        }
+        IpAddr::V6(v6) => {
+            let net = u128::from(v6) & !((1u128 << 64) - 1);
+            format!("{}/64", std::net::Ipv6Addr::from(net))
+        }
+    }
+}
+
 /// One network: an address, or an address and a prefix length.
 pub fn ip_net(s: &str) -> Result<IpNet> {
     let bad = || {
@@ -79,6 +101,24 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn clients_are_counted_by_their_block() {
+        assert_eq!(client_block(ip("203.0.113.7")), "203.0.113.0/24");
+        assert_eq!(client_block(ip("203.0.113.250")), "203.0.113.0/24");
+        assert_ne!(client_block(ip("203.0.114.7")), "203.0.113.0/24");
+        assert_eq!(client_block(ip("::ffff:203.0.113.9")), "203.0.113.0/24");
+        assert_eq!(
+            client_block(ip("2001:db8:1:2:aaaa::1")),
+            "2001:db8:1:2::/64"
+        );
+        assert_eq!(
+            client_block(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            "2001:db8:1:2::/64"
+        );
+        assert_eq!(client_block(ip("2001:db8:1:3::1")), "2001:db8:1:3::/64");
+        assert_eq!(client_block(ip("::1")), "::/64");
     }
 
     #[test]

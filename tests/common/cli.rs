@@ -195,6 +195,10 @@ impl Env {
                 "subscription_optouts",
                 n(schema::subscription_optouts::table.count().get_result(c)),
             ),
+            (
+                "retired_codes",
+                n(schema::retired_codes::table.count().get_result(c)),
+            ),
         ])
     }
 

@@ -17,6 +17,7 @@ pub mod digest;
 pub mod http;
 pub mod pages;
 pub mod prosody;
+pub mod signup;
 pub mod smtp;
 pub mod smtp_tls;
 pub mod storage;

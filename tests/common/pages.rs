@@ -194,3 +194,16 @@ pub fn snapshot(c: &mut DbConn) -> String {
 pub fn paused(c: &mut DbConn, id: SubscriptionId) -> bool {
     digestd::subscriptions::get(c, id).unwrap().paused
 }
+
+/// The `.eml` files the `dir` transport wrote into `dir`, read whole (none
+/// when the directory does not exist yet).
+pub fn mails_in(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect()
+}

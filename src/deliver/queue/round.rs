@@ -300,7 +300,11 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             nt_requests::party_from,
             // A party deleted by hand after its rows were expanded (there
             // is no foreign key) is still written to at the row's address.
-            diesel::dsl::sql::<Text>("COALESCE(parties.name, 'party ' || nt_queue.party_to)"),
+            // A row to an address (a negative key) is to no party: no name.
+            diesel::dsl::sql::<Text>(
+                "COALESCE(parties.name, CASE WHEN nt_queue.party_to < 0 THEN '' \
+                 ELSE 'party ' || nt_queue.party_to END)",
+            ),
             nt_requests::expand_group,
             nt_requests::channels,
         ))

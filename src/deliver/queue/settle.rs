@@ -151,6 +151,14 @@ pub(super) fn write_outcomes(
         }
     }
     write_rows(c, &ups, now_n)?;
+    // A message to an address (a sign-up's confirm link) is kept no
+    // longer than it is needed.
+    let to_address: Vec<i64> = ups
+        .iter()
+        .filter(|u| u.party_to < 0 && (u.is_successful || u.gave_up))
+        .map(|u| u.request_id)
+        .collect();
+    super::address::scrub_in(c, &to_address)?;
     // The requests whose last row this was are final now. A request whose
     // rows are all here gets its status from them; one with a row still
     // open is not final; the others are counted in the database.

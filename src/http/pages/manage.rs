@@ -2,8 +2,11 @@
 //! points; `POST /s/{code}` with `action` = `pause`, `resume`, `hour` (one
 //! subscription's new local hour), `end` (with `confirm=yes`), `prefs`,
 //! `optout` / `optin` (a group subscription that reaches the person as a
-//! member: "stop sending me this" and its undo) or `stop`, and the form
-//! token. A change goes
+//! member: "stop sending me this" and its undo), `stop` or `newlink`
+//! ("send me a new link": a new subscriber code mailed to the person,
+//! `signup::send_new_link`; this page's link stops working, so the answer
+//! is a page that says so rather than a 303), and the form token. A change
+//! goes
 //! through the CLI's library call (`manage::change_subscription`,
 //! `manage::update_user`, `remove::subscription`, `remove::unsubscribe`)
 //! and answers 303 back to the page; bad input shows the page again with
@@ -182,6 +185,7 @@ enum Outcome {
     Forbidden,
     Done(String),
     Refused(Box<ManagePage>),
+    NewLink,
 }
 
 pub async fn act(
@@ -192,6 +196,7 @@ pub async fn act(
     let f = form(&body?.0);
     let now = app.clock.now();
     let pre = prefix(&app);
+    let (email, base) = (app.cfg.email.clone(), app.cfg.digest.base_url.clone());
     let outcome = app
         .blocking(move |c| {
             let Some((party, key)) = person(c, &code)? else {
@@ -200,7 +205,13 @@ pub async fn act(
             if !key.verify(&code, f.get("csrf").map(String::as_str)) {
                 return Ok(Outcome::Forbidden);
             }
-            match apply(c, now, party, &f) {
+            let done = if f.get("action").map(String::as_str) == Some("newlink") {
+                crate::signup::send_new_link(c, &email, &base, party, now).map(|()| "newlink")
+            } else {
+                apply(c, now, party, &f)
+            };
+            match done {
+                Ok("newlink") => Ok(Outcome::NewLink),
                 Ok(done) => Ok(Outcome::Done(format!("{pre}/s/{code}?done={done}"))),
                 Err(Error::NotFound(_)) => Ok(Outcome::NotFound),
                 Err(e) if e.is_bad_input() => {
@@ -216,6 +227,15 @@ pub async fn act(
         Outcome::NotFound => Err(Page::not_found()),
         Outcome::Forbidden => Err(Page::forbidden()),
         Outcome::Done(to) => Ok(Page::see_other(to)),
+        Outcome::NewLink => {
+            // Mailed now, not at the next queue pass.
+            app.db.wake_queue();
+            Ok(Page::message(
+                StatusCode::OK,
+                "A new link is on its way",
+                "We sent a new link to your email address. The link you used to come here no longer opens this page; unsubscribe links in digests you received still work.",
+            ))
+        }
         Outcome::Refused(page) => Err(Page::with(
             StatusCode::BAD_REQUEST,
             page.render().map_err(render_failed)?,

@@ -9,14 +9,19 @@
 //! - `POST /subscribe`: every field validated (the form again with one
 //!   line, 422, nothing written); then one pending sign-up and one
 //!   verification message, and "check your mail" — the same answer for a
-//!   known address and a new one. Over a limit: 429, nothing written.
+//!   known address and a new one; the queue is woken so the message goes
+//!   out at once. Over a limit: 429 with `Retry-After` and a page that
+//!   says when to try again, nothing written.
 //! - `GET /subscribe/confirm/{token}`: what will be confirmed and a button;
-//!   writes nothing (mail scanners fetch links).
-//! - `POST /subscribe/confirm/{token}`: confirms, once.
+//!   writes nothing (mail scanners fetch links). A used link says
+//!   "already confirmed" and nothing more.
+//! - `POST /subscribe/confirm/{token}`: confirms, once; the manage link is
+//!   shown on that answer only.
 //!
-//! Forms carry a token (a MAC of the form and the hour it was served, good
-//! for a day; of the sign-up token on the confirm page): without it, 403.
-//! An unknown, malformed or expired sign-up token is the bad-link 404.
+//! The form carries a client token ([`FormKey::client_token`]: the
+//! client's /24 or /64 and the hour it was served); the confirm page a MAC
+//! of the sign-up token. Without it, 403. An unknown, malformed or expired
+//! sign-up token is the bad-link 404.
 
 use std::sync::LazyLock;
 
@@ -26,8 +31,10 @@ use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
+use chrono::{DateTime, Utc};
+
 use crate::error::Error;
-use crate::signup::{self, Confirmed, Requested, SignupInput};
+use crate::signup::{self, Confirmed, Link, Requested, SignupInput};
 
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
@@ -70,28 +77,11 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// Hours a sign-up form's token is good for.
-const FORM_HOURS: i64 = 24;
 /// Longest value kept of a field shown again in the form.
 const ECHO_MAX: usize = 254;
 
-fn form_token(key: &FormKey, hour: i64) -> String {
-    format!("{hour}.{}", key.token(&format!("signup form {hour}")))
-}
-
-fn form_token_ok(key: &FormKey, given: Option<&str>, now_hour: i64) -> bool {
-    let Some((h, _)) = given.and_then(|g| g.split_once('.')) else {
-        return false;
-    };
-    let Ok(h) = h.parse::<i64>() else {
-        return false;
-    };
-    (0..=FORM_HOURS).contains(&(now_hour - h))
-        && crate::access::constant_time_eq(
-            given.unwrap_or("").as_bytes(),
-            form_token(key, h).as_bytes(),
-        )
-}
+/// The purpose in the sign-up form's client token.
+const FORM: &str = "signup form";
 
 fn confirm_token(key: &FormKey, token: &str) -> String {
     key.token(&format!("signup confirm {token}"))
@@ -227,15 +217,20 @@ fn render(p: impl Template, status: StatusCode) -> PageResult {
 }
 
 /// `GET /subscribe`.
-pub async fn show(State(app): State<App>) -> Result<Response, Page> {
+pub async fn show(
+    State(app): State<App>,
+    headers: HeaderMap,
+    ext: Extensions,
+) -> Result<Response, Page> {
     let hour = app.clock.now().timestamp().div_euclid(3600);
     let pre = prefix(&app);
+    let block = signup::limits::network(&client(&app, &ext, &headers));
     let (offered, key) = app
         .blocking(|c| Ok((crate::items::public_collections(c)?, FormKey::load(c)?)))
         .await?;
     let p = form_page(
         &pre,
-        form_token(&key, hour),
+        key.client_token(FORM, &block, hour),
         offered,
         &SignupInput::default(),
         None,
@@ -245,7 +240,7 @@ pub async fn show(State(app): State<App>) -> Result<Response, Page> {
 
 /// The client address: the socket's peer, or the one a trusted proxy
 /// forwarded for ([`crate::http::client`]).
-fn client(app: &App, ext: &Extensions, headers: &HeaderMap) -> String {
+pub fn client(app: &App, ext: &Extensions, headers: &HeaderMap) -> String {
     crate::http::client::address(ext, headers, &app.trusted_proxies)
         .map_or_else(|| "unknown".into(), |ip| ip.to_string())
 }
@@ -254,7 +249,25 @@ enum Posted {
     Forbidden,
     Refused(Box<SignupPage>),
     Sent(Box<SignupPage>),
-    Limited,
+    Limited(DateTime<Utc>),
+}
+
+/// The 429 of a limit: when to try again, in words and in `Retry-After`
+/// (whole seconds, at least one).
+pub fn limited(now: DateTime<Utc>, retry_at: DateTime<Utc>) -> Response {
+    let text = format!(
+        "Too many sign-ups came from your network or went to this address lately, \
+         or too many were made here in the last hour. Nothing was sent. \
+         Try again after {} UTC.",
+        retry_at.format("%Y-%m-%d %H:%M")
+    );
+    let mut r =
+        Page::message(StatusCode::TOO_MANY_REQUESTS, "Too many sign-ups", &text).into_response();
+    let ms = (retry_at - now).num_milliseconds();
+    let secs = ((ms + 999) / 1000).max(1);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    r
 }
 
 /// `POST /subscribe`.
@@ -277,6 +290,7 @@ pub async fn post(
     let hour = now.timestamp().div_euclid(3600);
     let pre = prefix(&app);
     let who = client(&app, &ext, &headers);
+    let block = signup::limits::network(&who);
     let (scfg, ecfg, base) = (
         app.cfg.signup.clone(),
         app.cfg.email.clone(),
@@ -285,10 +299,10 @@ pub async fn post(
     let out = app
         .blocking(move |c| {
             let key = FormKey::load(c)?;
-            if !form_token_ok(&key, csrf.as_deref(), hour) {
+            if !key.client_token_ok(FORM, &block, csrf.as_deref(), hour) {
                 return Ok(Posted::Forbidden);
             }
-            let token = form_token(&key, hour);
+            let token = key.client_token(FORM, &block, hour);
             let v = match signup::validate_input(c, &input) {
                 Ok(v) => v,
                 Err(Error::Invalid(m)) => {
@@ -304,7 +318,7 @@ pub async fn post(
                 Err(e) => return Err(e),
             };
             match signup::request(c, &scfg, &ecfg, &base, &v, &who, now)? {
-                Requested::Limited => Ok(Posted::Limited),
+                Requested::Limited { retry_at } => Ok(Posted::Limited(retry_at)),
                 Requested::Sent => {
                     let mut p = form_page(&pre, token, Vec::new(), &input, None);
                     p.state = "sent";
@@ -315,13 +329,13 @@ pub async fn post(
         .await?;
     match out {
         Posted::Forbidden => Err(Page::forbidden()),
-        Posted::Limited => Err(Page::message(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many sign-ups",
-            "Too many sign-ups came from here or went to this address lately. Nothing was sent; try again later.",
-        )),
+        Posted::Limited(retry_at) => Ok(limited(now, retry_at)),
         Posted::Refused(p) => Ok(with_script(render(*p, StatusCode::UNPROCESSABLE_ENTITY)?)),
-        Posted::Sent(p) => Ok(with_script(render(*p, StatusCode::OK)?)),
+        Posted::Sent(p) => {
+            // The verification goes out now, not at the next queue pass.
+            app.db.wake_queue();
+            Ok(with_script(render(*p, StatusCode::OK)?))
+        }
     }
 }
 
@@ -353,18 +367,25 @@ pub async fn confirm_show(State(app): State<App>, Path(token): Path<String>) -> 
     let (pending, key) = app
         .blocking(move |c| Ok((signup::pending(c, &t, now)?, FormKey::load(c)?)))
         .await?;
-    let p = pending.ok_or_else(Page::not_found)?;
-    render(
-        ConfirmPage {
-            state: if p.confirmed { "already" } else { "confirm" },
+    let page = match pending.ok_or_else(Page::not_found)? {
+        Link::Open(p) => ConfirmPage {
+            state: "confirm",
             action: format!("{pre}/subscribe/confirm/{token}"),
             csrf: confirm_token(&key, &token),
             collections: p.names,
             when: describe(&p.wish),
             manage: None,
         },
-        StatusCode::OK,
-    )
+        Link::Used => ConfirmPage {
+            state: "already",
+            action: String::new(),
+            csrf: String::new(),
+            collections: Vec::new(),
+            when: String::new(),
+            manage: None,
+        },
+    };
+    render(page, StatusCode::OK)
 }
 
 /// `POST /subscribe/confirm/{token}` with the form token: confirms.
@@ -408,9 +429,7 @@ pub async fn confirm(
         Some(Ok(Confirmed::Done { code, .. })) => {
             render(page("done", Some(manage(&code))), StatusCode::OK)
         }
-        Some(Ok(Confirmed::Already { code })) => {
-            render(page("already", code.as_deref().map(manage)), StatusCode::OK)
-        }
+        Some(Ok(Confirmed::Already)) => render(page("already", None), StatusCode::OK),
     }
 }
 
@@ -425,18 +444,5 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-    }
-
-    #[test]
-    fn form_tokens_last_a_day() {
-        let key = FormKey::for_tests(b"site");
-        let t = form_token(&key, 100);
-        assert!(form_token_ok(&key, Some(&t), 100));
-        assert!(form_token_ok(&key, Some(&t), 124));
-        assert!(!form_token_ok(&key, Some(&t), 125));
-        assert!(!form_token_ok(&key, Some(&t), 99));
-        assert!(!form_token_ok(&key, Some(&t.replace("100.", "101.")), 101));
-        assert!(!form_token_ok(&key, None, 100));
-        assert!(!form_token_ok(&key, Some("garbage"), 100));
     }
 }

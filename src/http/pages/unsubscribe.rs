@@ -18,6 +18,12 @@
 //! the code's owner through their groups (nested too). Stopping it opts
 //! that member out (`remove::opt_out_in_tx`): the group keeps it, the
 //! other members keep getting it; undo clears the opt-out.
+//!
+//! A code the person has since replaced (`parties::rotate_code`) still
+//! works in the link of mail sent before, for unsubscribing only: the
+//! one-click POST stops the link's subscriptions; the GET shows one button
+//! that sends exactly that POST, and nothing of what it stops or whose;
+//! the form POST, the undo and the manage page are the bad-link 404.
 
 use std::collections::HashMap;
 
@@ -43,7 +49,8 @@ const MAX_IDS: usize = 50;
 #[derive(Template)]
 #[template(path = "pages/unsubscribe.html")]
 pub struct UnsubscribePage {
-    /// "confirm" (GET), "done" (after the POST), "undone" (after undo).
+    /// "confirm" (GET), "done" (after the POST), "undone" (after undo),
+    /// "retired" (GET of a replaced code's link: one one-click button).
     pub state: &'static str,
     pub path: String,
     pub manage: String,
@@ -72,6 +79,8 @@ fn parse_ids(s: &str) -> Option<Vec<SubscriptionId>> {
 struct Resolved {
     party: PartyId,
     key: FormKey,
+    /// The link's code was replaced: one-click only.
+    retired: bool,
     own: Vec<SubscriptionId>,
     groups: Vec<SubscriptionId>,
 }
@@ -83,8 +92,12 @@ fn resolve(c: &mut DbConn, code: &str, ids: &str) -> crate::Result<Option<Resolv
     let Some(ids) = parse_ids(ids) else {
         return Ok(None);
     };
-    let Some((party, key)) = person(c, code)? else {
-        return Ok(None);
+    let (party, key, retired) = match person(c, code)? {
+        Some((party, key)) => (party, key, false),
+        None => match parties::find_by_retired_code(c, code)? {
+            Some(party) => (party, FormKey::load(c)?, true),
+            None => return Ok(None),
+        },
     };
     let own = subscriptions::ids_of_party(c, party)?;
     let reach: Vec<SubscriptionId> = if ids.iter().all(|i| own.contains(i)) {
@@ -98,6 +111,7 @@ fn resolve(c: &mut DbConn, code: &str, ids: &str) -> crate::Result<Option<Resolv
     let mut r = Resolved {
         party,
         key,
+        retired,
         own: Vec::new(),
         groups: Vec::new(),
     };
@@ -184,6 +198,13 @@ pub async fn show(State(app): State<App>, Path((code, ids)): Path<(String, Strin
     let pre = prefix(&app);
     let p = app
         .blocking(move |c| match resolve(c, &code, &ids)? {
+            Some(r) if r.retired => Ok(Some(UnsubscribePage {
+                state: "retired",
+                path: format!("{pre}/s/{code}/unsubscribe/{ids}"),
+                manage: String::new(),
+                csrf: String::new(),
+                subs: Vec::new(),
+            })),
             Some(r) => page(c, &pre, "confirm", &r, &code, &ids).map(Some),
             None => Ok(None),
         })
@@ -282,6 +303,7 @@ pub async fn act(
             };
             match ask {
                 Ask::Malformed => return Ok(Outcome::Malformed),
+                Ask::Form(_) if r.retired => return Ok(Outcome::NotFound),
                 Ask::Form(f) if !r.key.verify(&code, f.get("csrf").map(String::as_str)) => {
                     return Ok(Outcome::Forbidden)
                 }
@@ -310,7 +332,7 @@ pub async fn undo(
     let pre = prefix(&app);
     let out = app
         .blocking(move |c| {
-            let Some(r) = resolve(c, &code, &ids)? else {
+            let Some(r) = resolve(c, &code, &ids)?.filter(|r| !r.retired) else {
                 return Ok(Outcome::NotFound);
             };
             if !r.key.verify(&code, f.get("csrf").map(String::as_str)) {

@@ -1,0 +1,179 @@
+//! Sign-up with double opt-in (Fossil's `/subscribe`), for the collections
+//! an operator offers (`collection set UUID --public`). Owns `signups`.
+//!
+//! [`request`] validates a visitor's wish (address, collections,
+//! frequency, hour and day, zone), records it as a *pending* sign-up and
+//! posts one verification message through the nt queue
+//! ([`crate::deliver::queue::post_to_address`]), holding
+//! `{base_url}/subscribe/confirm/{token}` as text and as a button. Nothing
+//! else is written and no user exists yet. The token is 32 random bytes;
+//! only its SHA-256 is kept, and the queued message is scrubbed of the link
+//! once it is sent or given up, so nothing stored opens the link.
+//! [`confirm`] (the link followed, the button pressed) makes the user — a
+//! generated name, the address as a verified email contact point — and the
+//! subscriptions, through the calls the CLI makes (`parties::create_user`,
+//! `manage::subscribe`), once. A link is single-use: confirmed, it answers
+//! "already confirmed" and nothing else; it expires after
+//! `signup.expiry_hours`.
+//!
+//! **A known address** gets the same answer and the same verification
+//! message as a new one (the page never says whether an address is
+//! known); confirming adds the subscriptions to that user (their own zone
+//! stays; the hour is read in it) and marks the address verified.
+//!
+//! **Limits** ([`limits`]): per mailbox, per client block and for all
+//! sign-ups together; beyond one, nothing is written or sent and the
+//! answer says when to try again ([`Requested::Limited`], a 429).
+//!
+//! [`send_new_link`]: the manage page's "send me a new link" — a new
+//! subscriber code, mailed to the person's address.
+
+mod confirm;
+pub mod limits;
+mod new_link;
+mod request;
+
+pub use confirm::{confirm, pending, Confirmed, Link, Pending};
+pub use new_link::send_new_link;
+pub use request::{request, Requested, SUBJECT};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::text::hex;
+use crate::{items, validate};
+
+/// Collections one sign-up may ask for at most.
+pub const MAX_COLLECTIONS: usize = 50;
+
+/// What a visitor sent, as the form's fields (untrusted).
+#[derive(Debug, Clone, Default)]
+pub struct SignupInput {
+    pub email: String,
+    /// Collection UUIDs.
+    pub collections: Vec<String>,
+    /// `hourly`, `daily` or `weekly`.
+    pub frequency: String,
+    /// 0-23 (daily and weekly).
+    pub hour: String,
+    /// `mon`..`sun` (weekly).
+    pub day: String,
+    /// An IANA zone.
+    pub timezone: String,
+}
+
+/// What a pending sign-up asks for, stored as JSON in `signups.wish`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Wish {
+    pub collections: Vec<String>,
+    pub frequency: String,
+    pub hour: Option<i64>,
+    pub day: Option<String>,
+    pub timezone: String,
+}
+
+/// A sign-up that passed [`validate_input`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidSignup {
+    pub email: String,
+    pub wish: Wish,
+    /// The collections' names, in the order asked.
+    pub names: Vec<String>,
+}
+
+/// Checks every field; the one-line error says which is wrong.
+pub fn validate_input(c: &mut DbConn, i: &SignupInput) -> Result<ValidSignup> {
+    if i.email.len() > 254 {
+        return Err(Error::invalid("the email address is too long"));
+    }
+    let email = validate::email(i.email.trim())?;
+    let frequency = match i.frequency.as_str() {
+        f @ ("hourly" | "daily" | "weekly") => f.to_string(),
+        _ => return Err(Error::invalid("choose hourly, daily or weekly")),
+    };
+    let hour = match frequency.as_str() {
+        "hourly" => None,
+        _ => {
+            let h = i.hour.as_str();
+            let ok = !h.is_empty() && h.len() <= 2 && h.bytes().all(|b| b.is_ascii_digit());
+            match h.parse::<i64>() {
+                Ok(n) if ok && (0..=23).contains(&n) => Some(n),
+                _ => return Err(Error::invalid("choose an hour from 0 to 23")),
+            }
+        }
+    };
+    let day = match frequency.as_str() {
+        "weekly" => {
+            if i.day.len() > 9 {
+                return Err(Error::invalid("choose a day of the week"));
+            }
+            let d = validate::weekday(&i.day)
+                .map_err(|_| Error::invalid("choose a day of the week"))?;
+            Some(validate::weekday_name(d).to_string())
+        }
+        _ => None,
+    };
+    let timezone = validate::timezone(&i.timezone)
+        .map_err(|_| Error::invalid("choose a time zone from the list"))?
+        .name()
+        .to_string();
+    if i.collections.is_empty() {
+        return Err(Error::invalid("choose at least one collection"));
+    }
+    if i.collections.len() > MAX_COLLECTIONS {
+        return Err(Error::invalid("too many collections"));
+    }
+    let offered = items::public_collections(c)?;
+    let mut collections = Vec::new();
+    let mut names = Vec::new();
+    for u in &i.collections {
+        let Some(k) = offered.iter().find(|k| k.uuid == *u) else {
+            return Err(Error::invalid("choose collections from the list"));
+        };
+        if !collections.contains(&k.uuid) {
+            collections.push(k.uuid.clone());
+            names.push(k.name.clone());
+        }
+    }
+    Ok(ValidSignup {
+        email,
+        wish: Wish {
+            collections,
+            frequency,
+            hour,
+            day,
+            timezone,
+        },
+        names,
+    })
+}
+
+fn token_hash(token: &str) -> String {
+    hex(&Sha256::digest(token.as_bytes()))
+}
+
+/// Whether `token` has the shape a verification token has (64 lowercase
+/// hex digits); anything else is not looked up.
+pub fn is_token_shaped(token: &str) -> bool {
+    token.len() == 64
+        && token
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_hashed_and_shaped() {
+        let t = "ab".repeat(32);
+        assert!(is_token_shaped(&t));
+        assert!(!is_token_shaped(&t.to_uppercase()));
+        assert!(!is_token_shaped(&t[..62]));
+        assert_eq!(token_hash(&t).len(), 64);
+        assert_ne!(token_hash(&t), t);
+    }
+}
