@@ -394,7 +394,7 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
         &["--config", "c.toml", "tick", "--at", "2026-04-01T00:00:00Z"],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schedule.tick"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[schedule] tick"));
     assert_eq!(snapshot(), before);
 }
 

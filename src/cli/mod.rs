@@ -198,8 +198,12 @@ impl Ctx<'_> {
 
 /// Runs one parsed command with the given clock.
 pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
-    let mut cfg = Config::load(cli.config.as_deref(), std::env::vars())?;
-    crate::deliver::check_settings(&cfg)?;
+    let env = crate::config::env_from_os(std::env::vars_os())?;
+    for warning in crate::config::unknown_variables(&env) {
+        eprintln!("digestd: {warning}");
+    }
+    let (mut cfg, origins) = Config::load_traced(cli.config.as_deref(), env)?;
+    crate::deliver::check_settings(&cfg).map_err(|e| origins.place(e))?;
     if let Some(url) = &cli.db {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();
