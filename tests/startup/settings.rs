@@ -1,10 +1,11 @@
 //! Settings refused at start: one line naming the file, the line and
 //! column, the setting and an example of a good value (exit 2, nothing
-//! created); and `DIGESTD_*` variables that are no setting's are warned
-//! about.
+//! created); `DIGESTD_*` variables that are no setting's are warned about;
+//! and every setting is documented.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use super::{digestd_in, refusal};
 
@@ -186,4 +187,40 @@ fn an_unknown_variable_is_a_warning_naming_the_closest() {
     );
     assert!(quiet.status.success(), "{quiet:?}");
     assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+}
+
+/// Every setting of `Config::default()` is in `docs/configuration.md` (as
+/// `section.key`) and in the sample file, `config/digestd.toml` (as `key =`
+/// below its section's line, perhaps commented out).
+#[test]
+fn every_setting_is_documented_and_in_the_sample_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = std::fs::read_to_string(root.join("docs/configuration.md")).unwrap();
+    let sample = std::fs::read_to_string(root.join("config/digestd.toml")).unwrap();
+    let all = toml::Table::try_from(digestd::config::Config::default()).unwrap();
+    let mut missing = Vec::new();
+    let mut count = 0;
+    for (section, keys) in &all {
+        let keys = keys.as_table().expect("each section is a table");
+        let block = sample
+            .split_once(&format!("\n[{section}]\n"))
+            .map(|(_, rest)| rest.split("\n[").next().unwrap_or(rest))
+            .unwrap_or("");
+        for key in keys.keys() {
+            count += 1;
+            if !docs.contains(&format!("`{section}.{key}`")) {
+                missing.push(format!("docs/configuration.md: {section}.{key}"));
+            }
+            let written = block.lines().any(|l| {
+                let l = l.trim_start_matches(['#', ' ']);
+                l.strip_prefix(key.as_str())
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            });
+            if !written {
+                missing.push(format!("config/digestd.toml: [{section}] {key}"));
+            }
+        }
+    }
+    assert!(count > 60, "the walk found the settings: {count}");
+    assert!(missing.is_empty(), "not documented: {missing:#?}");
 }
