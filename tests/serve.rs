@@ -37,6 +37,7 @@ fn runs(dir: &std::path::Path) -> i64 {
 }
 
 fn world(dir: &std::path::Path, now: &str) {
+    ok(&digestd(dir, &["init"]));
     ok(&digestd(
         dir,
         &[

@@ -4,8 +4,12 @@
 //! Here, those of the long-running commands (`serve`, `web`, `queue run`)
 //! with the SMTP transport configured (its own runtime used to panic when
 //! it was dropped inside `serve`'s); in [`settings`], a settings file or
-//! variable that is refused, and a variable that is warned about.
+//! variable that is refused, and a variable that is warned about; in
+//! [`database`], a database that is not there or cannot be opened.
 
+mod common;
+#[path = "startup/database.rs"]
+mod database;
 #[path = "startup/settings.rs"]
 mod settings;
 
