@@ -138,11 +138,12 @@ pub async fn serve(
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
-    // One Delivery for the daemon's life: the XMPP session and the SMTP
-    // settings outlive a pass. Made first, so that a journal directory
-    // that cannot be made stops the daemon before it opens anything.
+    // The database first: one that is not there stops the daemon before
+    // the journal directory beside it is made. Then one Delivery for the
+    // daemon's life (the XMPP session and the SMTP settings outlive a
+    // pass), whose journal directory is checked before anything listens.
+    let db = Db::open_existing(&cfg.database.url, cfg.database.pool_size)?;
     let delivery = Delivery::from_config(cfg)?;
-    let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
     let listener = match cfg.http.enabled {
         true => Some(http::bind(&cfg.http.listen).await?),
         false => None,

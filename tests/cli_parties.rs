@@ -432,7 +432,7 @@ fn group_expand_refuses_an_unknown_group() {
 
 #[test]
 fn contact_points_are_set_verified_disabled_and_enabled() {
-    let env = Env::new();
+    let env = Env::init();
     env.add_user("ops", &["--email", "ops@example.com"]);
     env.add_user("bob", &["--xmpp", "bob@localhost"]);
     // Hostile or wrong input: exit 2, nothing changed.
@@ -548,7 +548,7 @@ fn contact_points_are_set_verified_disabled_and_enabled() {
 
 #[test]
 fn contact_with_no_action_shows_the_addresses_and_their_state() {
-    let env = Env::new();
+    let env = Env::init();
     env.add_user("ops", &["--email", "ops@example.com"]);
     env.add_user(
         "bob",

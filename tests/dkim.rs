@@ -193,7 +193,12 @@ fn bad_dkim_settings_are_refused_at_start() {
     let db = format!("sqlite://{}/t.db", dir.path().display());
     for (domain, selector, key, says) in [
         ("example.org", "s1", "/nonexistent.pem", "cannot read"),
-        ("example.org", "s1", bad.to_str().unwrap(), "email.dkim_key"),
+        (
+            "example.org",
+            "s1",
+            bad.to_str().unwrap(),
+            "[email] dkim_key",
+        ),
         ("example.org", "", "", "go together"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_digestd"))

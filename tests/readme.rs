@@ -75,7 +75,7 @@ fn walkthrough(readme: &str) -> Vec<Step> {
 /// The script the shell runs: every step followed by a check of its exit
 /// code that names the step and stops the script.
 fn script(steps: &[Step]) -> String {
-    let mut s = String::from("digestd() { \"$DIGESTD_BIN\" \"$@\"; }\n");
+    let mut s = String::from("digestd() { \"$DIGESTD_TEST_BIN\" \"$@\"; }\n");
     for (i, step) in steps.iter().enumerate() {
         let first = step.text.lines().next().unwrap_or_default();
         let shown = first.replace('\'', "'\\''");
@@ -104,7 +104,7 @@ fn run(dir: &Path, db_url: Option<&str>) -> (String, String) {
     cmd.arg("-c")
         .arg(script(&steps))
         .current_dir(dir)
-        .env("DIGESTD_BIN", env!("CARGO_BIN_EXE_digestd"));
+        .env("DIGESTD_TEST_BIN", env!("CARGO_BIN_EXE_digestd"));
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("DIGESTD_") {
             cmd.env_remove(key);
@@ -210,7 +210,7 @@ fn a_broken_step_fails_the_run() {
         .arg("-c")
         .arg(script(&steps))
         .current_dir(dir.path())
-        .env("DIGESTD_BIN", env!("CARGO_BIN_EXE_digestd"))
+        .env("DIGESTD_TEST_BIN", env!("CARGO_BIN_EXE_digestd"))
         .env("DIGESTD_DATABASE_URL", "sqlite://t.db")
         .output()
         .unwrap();

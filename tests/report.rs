@@ -482,7 +482,7 @@ fn through_the_binary(db: &TestDb) {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains("ops.report_"), "{err}");
+        assert!(err.contains("[ops] report_"), "{err}");
     }
 }
 

@@ -37,6 +37,7 @@ fn runs(dir: &std::path::Path) -> i64 {
 }
 
 fn world(dir: &std::path::Path, now: &str) {
+    ok(&digestd(dir, &["init"]));
     ok(&digestd(
         dir,
         &[
@@ -242,6 +243,7 @@ fn simulate_is_a_what_if_and_tick_records() {
 #[test]
 fn the_default_tick_is_on_time_in_every_zone() {
     let dir = tempfile::tempdir().unwrap();
+    ok(&digestd(dir.path(), &["init"]));
     let now = "2026-03-01T00:00:00Z";
     let zones = [
         ("asha", "Asia/Kolkata"),
@@ -492,7 +494,7 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
         &["--config", "c.toml", "tick", "--at", "2026-04-01T00:00:00Z"],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schedule.tick"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[schedule] tick"));
     assert_eq!(snapshot(), before);
 }
 

@@ -100,6 +100,9 @@ fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
     // Subscribed three hours ago (serve reads the wall clock): the
     // start-up tick finds every hourly digest due.
     let then = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
+    // digestd's tables first: the commands below open only a database
+    // that `init` (or the library) made.
+    drop(db.conn());
     let users: String = (0..USERS)
         .map(|i| {
             format!("{{\"name\":\"u{i:04}\",\"tz\":\"UTC\",\"email\":\"u{i:04}@example.com\"}}\n")

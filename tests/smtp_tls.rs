@@ -194,7 +194,7 @@ fn bad_tls_settings_are_refused_at_start() {
     let cases = [
         (
             format!("tls_ca_file = \"{}\"\n", missing.display()),
-            "email.tls_ca_file",
+            "[email] tls_ca_file",
         ),
         (
             format!("tls_ca_file = \"{}\"\n", empty.display()),
@@ -202,16 +202,19 @@ fn bad_tls_settings_are_refused_at_start() {
         ),
         (
             format!("tls_ca_file = \"{}\"\n", junk.display()),
-            "email.tls_ca_file",
+            "[email] tls_ca_file",
         ),
         (
             format!("tls_ca_file = \"{}\"\n", cut.display()),
             "no END line",
         ),
-        ("tls = \"maybe\"\n".to_string(), "email.tls"),
-        ("tls = \"Required\"\n".to_string(), "email.tls"),
-        ("tls = \"none\\r\\nX: y\"\n".to_string(), "email.tls"),
-        ("tls = 1\n".to_string(), "[email] tls must be a string"),
+        ("tls = \"maybe\"\n".to_string(), "[email] tls"),
+        ("tls = \"Required\"\n".to_string(), "[email] tls"),
+        ("tls = \"none\\r\\nX: y\"\n".to_string(), "[email] tls"),
+        (
+            "tls = 1\n".to_string(),
+            "[email] tls must be text in double quotes",
+        ),
     ];
     for (extra, needle) in cases {
         let e = env(&server, USER, PASSWORD, &extra);

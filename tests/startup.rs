@@ -1,7 +1,17 @@
-//! Start-up failures of the long-running commands (`serve`, `web`, `queue
-//! run`) with the SMTP transport configured: each is one line on stderr
-//! naming what failed, exit 2, and no panic — the SMTP transport's own
-//! runtime used to panic when it was dropped inside `serve`'s.
+//! Start-up failures: each is one line on stderr naming what failed, exit
+//! 2, no panic, and nothing written.
+//!
+//! Here, those of the long-running commands (`serve`, `web`, `queue run`)
+//! with the SMTP transport configured (its own runtime used to panic when
+//! it was dropped inside `serve`'s); in [`settings`], a settings file or
+//! variable that is refused, and a variable that is warned about; in
+//! [`database`], a database that is not there or cannot be opened.
+
+mod common;
+#[path = "startup/database.rs"]
+mod database;
+#[path = "startup/settings.rs"]
+mod settings;
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -26,30 +36,53 @@ fn config(dir: &Path, extra: &str) -> std::path::PathBuf {
     p
 }
 
-/// Runs `digestd --config CFG --db sqlite://t.db ARGS` and waits at most a
-/// minute (a server that started would never end by itself).
+/// Runs `digestd --config CFG --db sqlite://t.db ARGS` (a minute at most).
 fn run(dir: &Path, cfg: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
-        .current_dir(dir)
-        .arg("--config")
-        .arg(cfg)
-        .args(["--db", "sqlite://t.db"])
+    let cfg = cfg.to_str().unwrap();
+    let all = [&["--config", cfg, "--db", "sqlite://t.db"][..], args].concat();
+    digestd_in(dir, &all, &[("RUST_BACKTRACE", "1".as_ref())])
+}
+
+/// Runs `digestd ARGS` in `dir` with no `DIGESTD_*` variable but `vars`,
+/// waiting at most a minute (a server that started would never end).
+fn digestd_in(dir: &Path, args: &[&str], vars: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_digestd"));
+    cmd.current_dir(dir)
         .args(args)
-        .env_remove("DIGESTD_DATABASE_URL")
-        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("DIGESTD_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.envs(vars.iter().copied());
+    let mut child = cmd.spawn().unwrap();
     let until = Instant::now() + Duration::from_secs(60);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > until {
             child.kill().unwrap();
-            panic!("{args:?} did not fail at start-up");
+            panic!("{args:?} did not end");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     child.wait_with_output().unwrap()
+}
+
+/// The one line on stderr of a refused command (exit 2, nothing on
+/// stdout, no control character), without `digestd: `.
+fn refusal(out: &Output, what: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(out.stdout.is_empty(), "{what}: stdout {:?}", out.stdout);
+    let line = err
+        .strip_suffix('\n')
+        .unwrap_or_else(|| panic!("{what}: {err:?}"));
+    assert!(!line.chars().any(char::is_control), "{what}: {err:?}");
+    line.strip_prefix("digestd: ")
+        .unwrap_or_else(|| panic!("{what}: {err:?}"))
+        .to_string()
 }
 
 fn assert_one_line(out: &Output, needle: &str, what: &str) {

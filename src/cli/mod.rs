@@ -2,7 +2,8 @@
 //! one library function and prints the result. Bad input gives a one-line
 //! error on stderr and exit code 2 (clap's own usage errors too). What needs
 //! no database (an instant, a duration, stdin) is checked before the
-//! database is opened, and so created.
+//! database is opened. Only `init` creates a database (and `demo` and
+//! `bench` their own); every other command refuses one that is not there.
 //!
 //! One file per group of commands: [`parties`] (user, group, contact),
 //! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
@@ -185,21 +186,33 @@ impl Ctx<'_> {
         self.clock.now()
     }
 
-    /// A connection, opening (and creating, and migrating) the database
-    /// the first time.
+    /// A connection, opening (and migrating) the database the first time.
+    /// A database that does not exist yet is refused: only `init` makes
+    /// one ([`Ctx::create_db`]).
     fn conn(&mut self) -> Result<PooledConn> {
         if self.db.is_none() {
             let d = &self.cfg.database;
-            self.db = Some(Db::open(&d.url, d.pool_size)?);
+            self.db = Some(Db::open_existing(&d.url, d.pool_size)?);
         }
         self.db.as_ref().expect("opened above").conn()
+    }
+
+    /// Creates the database when it does not exist, and migrates it.
+    fn create_db(&mut self) -> Result<()> {
+        let d = &self.cfg.database;
+        self.db = Some(Db::open(&d.url, d.pool_size)?);
+        Ok(())
     }
 }
 
 /// Runs one parsed command with the given clock.
 pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
-    let mut cfg = Config::load(cli.config.as_deref(), std::env::vars())?;
-    crate::deliver::check_settings(&cfg)?;
+    let env = crate::config::env_from_os(std::env::vars_os())?;
+    for warning in crate::config::unknown_variables(&env) {
+        eprintln!("digestd: {warning}");
+    }
+    let (mut cfg, origins) = Config::load_traced(cli.config.as_deref(), env)?;
+    crate::deliver::check_settings(&cfg).map_err(|e| origins.place(e))?;
     if let Some(url) = &cli.db {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();
@@ -216,7 +229,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     };
     match cli.command {
         Command::Init => {
-            ctx.conn()?;
+            ctx.create_db()?;
             let url = crate::text::redact_url(&cfg.database.url);
             writeln!(ctx.out, "database ready: {url}")?;
             Ok(())

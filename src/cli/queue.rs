@@ -88,9 +88,10 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
                 Some(a) => validate::cli_instant("--at", &a, ctx.now())?,
                 None => ctx.now(),
             };
-            // The journal directory is checked before the database opens.
-            let mut delivery = Delivery::from_config(ctx.cfg)?;
+            // The database first: one that is not there stops the pass
+            // before the journal directory beside it is made.
             let mut conn = ctx.conn()?;
+            let mut delivery = Delivery::from_config(ctx.cfg)?;
             let owner = schedule::lease::owner_name();
             let report = queue::run_queue(
                 &mut conn,

@@ -7,6 +7,7 @@
 //! (COPY on PostgreSQL) match on it explicitly.
 
 pub mod checkpoint;
+mod open;
 pub mod schema;
 mod stamp;
 pub mod watch;
@@ -452,13 +453,9 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
-    /// Opens a pool (`max_size` connections) and applies pending migrations.
-    pub fn open(url: &str, max_size: u32) -> Result<Self> {
-        let url = DbUrl::parse(url)?;
-        // Fail fast with the driver's own message rather than r2d2's timeout.
-        let mut first = url.connect()?;
-        first.migrate()?;
-        drop(first);
+    /// A pool (`max_size` connections) over a database already opened and
+    /// migrated ([`Db::open`], [`Db::open_existing`]).
+    fn pool(url: DbUrl, max_size: u32) -> Result<Self> {
         let pool = Pool::builder()
             .max_size(max_size.max(1))
             // No `SELECT 1` per checkout (a round trip on PostgreSQL, a

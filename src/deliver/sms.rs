@@ -38,7 +38,17 @@ pub fn check(c: &SmsConfig) -> Result<()> {
         other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"http\""))),
     }
     let shown = crate::text::redact_url(&c.endpoint);
-    let url = url::Url::parse(&c.endpoint).map_err(|e| bad(format!("endpoint {shown:?}: {e}")))?;
+    if c.endpoint.is_empty() {
+        return Err(bad(
+            "endpoint: required with transport \"http\": the gateway's http:// or https:// URL"
+                .into(),
+        ));
+    }
+    let url = url::Url::parse(&c.endpoint).map_err(|e| {
+        bad(format!(
+            "endpoint {shown:?}: {e}: use the gateway's http:// or https:// URL"
+        ))
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(bad(format!("endpoint {shown:?}: use http:// or https://")));
     }

@@ -236,7 +236,7 @@ pub fn run_web(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let db = Db::open(&cfg.database.url, cfg.database.pool_size)?;
+        let db = Db::open_existing(&cfg.database.url, cfg.database.pool_size)?;
         let listener = bind(&cfg.http.listen).await?;
         let addr = listener.local_addr()?;
         tracing::info!(

@@ -39,7 +39,8 @@ pub fn parse_from(s: &str) -> Result<Mailbox> {
     if s.chars().any(char::is_control) {
         return Err(bad("control character"));
     }
-    let m = Mailbox::from_str(s).map_err(|e| bad(&e.to_string()))?;
+    let m = Mailbox::from_str(s)
+        .map_err(|_| bad("not an address: use an address, or Name <address>"))?;
     validate::email(m.email.as_ref()).map_err(|e| bad(&e.to_string()))?;
     Ok(m)
 }

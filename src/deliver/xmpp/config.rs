@@ -34,7 +34,13 @@ pub fn check(c: &XmppConfig) -> Result<()> {
         "xmpp" => {}
         other => return Err(bad(format!("transport {other:?}: use \"dir\" or \"xmpp\""))),
     }
-    let jid = BareJid::new(&c.jid).map_err(|e| bad(format!("jid {:?}: {e}", c.jid)))?;
+    if c.jid.is_empty() {
+        return Err(bad(
+            "jid: required with transport \"xmpp\": the service's own account, name@host".into(),
+        ));
+    }
+    let jid = BareJid::new(&c.jid)
+        .map_err(|e| bad(format!("jid {:?}: {e}: an account is name@host", c.jid)))?;
     if jid.node().is_none() {
         return Err(bad(format!(
             "jid {:?}: needs a local part (name@host)",
