@@ -63,6 +63,33 @@ impl<T: DeserializeOwned> FromRequest<App> for JsonBody<T> {
     }
 }
 
+/// Each element of the JSON array `text`, in order, with its 0-based
+/// index, parsed one at a time: a body of millions of elements never
+/// exists as a tree. 400 with serde's reason when `text` is not an array.
+pub fn each_element(text: &str, f: impl FnMut(usize, serde_json::Value)) -> Result<(), ApiError> {
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+
+    struct Each<F>(F);
+    impl<'de, F: FnMut(usize, serde_json::Value)> Visitor<'de> for Each<F> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(v) = seq.next_element()? {
+                (self.0)(i, v);
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_seq(Each(f))
+        .and_then(|()| de.end())
+        .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+}
+
 /// Query parameters parsed into `T`; a failure is 400 with a JSON body.
 pub struct Query<T>(pub T);
 

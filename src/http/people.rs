@@ -16,8 +16,8 @@ use utoipa::ToSchema;
 use crate::ids::PartyId;
 use crate::{manage, parties, remove};
 
-use super::body::{Path, RawBody};
-use super::error::{ApiResult, LineError};
+use super::body::{self, Path, RawBody};
+use super::error::{ApiResult, BadLines};
 use super::guard::Authed;
 use super::{ApiError, App};
 
@@ -244,10 +244,9 @@ async fn put_user(
     request_body = Vec<UserElement>,
     responses((status = 200, body = BulkAnswer), (status = 400, description = "bad elements, each listed; nothing written")))]
 async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult<Json<BulkAnswer>> {
-    let values: Vec<serde_json::Value> = json(&raw)?;
-    let mut bad = Vec::new();
+    let mut bad = BadLines::default();
     let mut puts = Vec::new();
-    for (i, v) in values.into_iter().enumerate() {
+    body::each_element(raw.text()?, |i, v| {
         match serde_json::from_value::<UserElement>(v) {
             Ok(e) => puts.push(
                 UserBody {
@@ -261,12 +260,9 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
                 }
                 .into_put(e.name),
             ),
-            Err(e) => bad.push(LineError {
-                line: i + 1,
-                error: e.to_string(),
-            }),
+            Err(e) => bad.push(i + 1, || e.to_string()),
         }
-    }
+    })?;
     if !bad.is_empty() {
         return Err(ApiError::lines(bad));
     }
@@ -275,15 +271,12 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
     let done = app
         .blocking(move |c| manage::put_users(c, now, &puts))
         .await?
-        .map_err(|bad| {
-            ApiError::lines(
-                bad.into_iter()
-                    .map(|(line, e)| LineError {
-                        line,
-                        error: e.to_string(),
-                    })
-                    .collect(),
-            )
+        .map_err(|found| {
+            let mut bad = BadLines::default();
+            for (line, e) in found {
+                bad.push(line, || e.to_string());
+            }
+            ApiError::lines(bad)
         })?;
     let users: Vec<BulkUser> = names
         .into_iter()
