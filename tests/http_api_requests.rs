@@ -247,6 +247,7 @@ fn a_hostile_idempotency_key_is_400_and_writes_nothing() {
         }
         let a = w.send(|c| {
             with_token(c.post(w.url("/api/v1/requests")), Some(&wd.admin))
+                .header("content-type", "application/json")
                 .header(
                     "idempotency-key",
                     reqwest::header::HeaderValue::from_bytes(b"k\xff").unwrap(),

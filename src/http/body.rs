@@ -1,6 +1,7 @@
 //! Extractors whose refusals are JSON like every other error: a body within
 //! the route's limit (413 beyond; the limit is the guard's, `guard`),
-//! valid UTF-8, parsed as JSON.
+//! valid UTF-8, parsed as JSON. A body the guard marked JSON has no object
+//! with a key twice (`media::unique_keys`), whatever the handler parses.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -9,7 +10,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
-use super::guard::BodyLimit;
+use super::guard::{BodyLimit, JsonBodyOf};
 use super::App;
 
 /// The raw body, within the configured limit.
@@ -23,8 +24,14 @@ impl FromRequest<App> for RawBody {
             .extensions()
             .get::<BodyLimit>()
             .map_or(app.cfg.http.max_body_bytes, |l| l.0);
+        let json = req.extensions().get::<JsonBodyOf>().copied();
         match Bytes::from_request(req, app).await {
-            Ok(b) => Ok(RawBody(b)),
+            Ok(b) => {
+                if let Some(j) = json {
+                    super::media::unique_keys(&b, j.ndjson)?;
+                }
+                Ok(RawBody(b))
+            }
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 Err(ApiError::too_large(limit))
             }

@@ -2,7 +2,9 @@
 //! table of routes ([`RULES`]) with the token scope each needs and the body
 //! it may carry, and the middleware ([`guard`]) that applies it. A request
 //! without a valid token is answered 401 (403 for a token without the
-//! scope) from its headers, with `Connection: close`; a declared body over
+//! scope) from its headers, with `Connection: close`; a body sent to an API
+//! route that writes must say it is JSON (NDJSON where [`NDJSON_ROUTES`]
+//! takes it), else 415 ([`media`]); a declared body over
 //! the route's limit is 413 at once; and the bodies in flight share one
 //! budget (`[http] max_body_bytes_in_flight`), past which a request waits
 //! briefly, then is answered 503 with `Retry-After`.
@@ -25,6 +27,7 @@ use crate::access::{Scope, Token};
 use crate::config::HttpConfig;
 
 use super::error::ApiError;
+use super::media::{self, Media};
 use super::{auth, App};
 
 /// Who may call a route.
@@ -119,6 +122,23 @@ pub const RULES: &[Rule] = &[
     ),
 ];
 
+/// The routes whose body may be NDJSON as well as JSON.
+pub const NDJSON_ROUTES: &[&str] = &["/api/v1/modifications"];
+
+/// What a request's body must be, from its method and matched path: JSON
+/// for a method that sends one (POST, PUT, PATCH) to an API route; `None`
+/// for the pages (their forms check their own) and the rest.
+pub fn media_for(method: &str, path: &str) -> Option<Media> {
+    let api = path.starts_with("/api/");
+    match (api, method) {
+        (true, "POST" | "PUT" | "PATCH") if NDJSON_ROUTES.contains(&path) => {
+            Some(Media::JsonOrNdjson)
+        }
+        (true, "POST" | "PUT" | "PATCH") => Some(Media::Json),
+        _ => None,
+    }
+}
+
 /// The rule for a request, by method and matched path. HEAD is GET's
 /// (the router answers it with the GET handler).
 pub fn rule_for(method: &str, path: &str) -> Option<&'static Rule> {
@@ -192,12 +212,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Authed {
     }
 }
 
+/// The request's body is JSON (or NDJSON) and is to be read as such: the
+/// body extractor refuses a key twice in an object ([`media::unique_keys`]).
+#[derive(Debug, Clone, Copy)]
+pub struct JsonBodyOf {
+    pub ndjson: bool,
+}
+
 /// The body limit the guard chose for this request (for the 413's text).
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
-/// The middleware: token, then declared length, then body budget; then
-/// the handler, with the route's limit on what it reads.
+/// The middleware: token, then media type, then declared length, then
+/// body budget; then the handler, with the route's limit on what it reads.
 pub async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
     let path = req
         .extensions()
@@ -219,8 +246,17 @@ pub async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Resp
             Err(e) => return closing(e.into_response()),
         }
     }
-    let limit = app.bodies.limit(kind);
     let declared = content_length(req.headers());
+    let json = media_for(req.method().as_str(), &path);
+    if let (Some(m), true) = (json, has_body(req.headers(), declared)) {
+        match media::accepts(req.headers(), m) {
+            Ok(ndjson) => {
+                req.extensions_mut().insert(JsonBodyOf { ndjson });
+            }
+            Err(e) => return closing(e.into_response()),
+        }
+    }
+    let limit = app.bodies.limit(kind);
     if declared.is_some_and(|n| n > limit as u64) {
         return closing(refusal(kind, ApiError::too_large(limit)));
     }
@@ -331,5 +367,15 @@ mod tests {
         );
         assert!(rule_for("GET", "/healthz").is_none());
         assert_eq!(rule_for("HEAD", "/api/v1/queue").unwrap().access, READ);
+        assert_eq!(
+            media_for("POST", "/api/v1/modifications"),
+            Some(Media::JsonOrNdjson)
+        );
+        assert_eq!(
+            media_for("PATCH", "/api/v1/subscriptions/{id}"),
+            Some(Media::Json)
+        );
+        assert_eq!(media_for("GET", "/api/v1/queue"), None);
+        assert_eq!(media_for("POST", "/s/{code}"), None);
     }
 }

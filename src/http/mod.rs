@@ -26,6 +26,7 @@ pub mod guard;
 pub mod health;
 pub mod idempotency;
 pub mod ingest;
+pub mod media;
 pub mod metrics;
 pub mod openapi;
 pub mod pages;
