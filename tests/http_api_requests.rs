@@ -85,6 +85,16 @@ fn request_show_and_queue_status_answer_what_the_cli_prints() {
             .json(),
         cli
     );
+    // A read token sees the same without the addresses.
+    let read = w.token("reader", Scope::Read);
+    let a = w.get(&format!("/api/v1/requests/{id}"), Some(&read));
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert!(!a.text.contains("bob@example.com"), "{}", a.text);
+    let mut without = cli.clone();
+    for r in without["recipients"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("address");
+    }
+    assert_eq!(a.json(), without);
     let cli: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
     assert_eq!(w.get("/api/v1/queue", Some(&admin)).json(), cli);
 }

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::os::unix::ffi::OsStrExt;
+
 use chrono::{DateTime, Duration, Utc};
 use common::cli::Env;
 use common::web::{each_backend, Web};
@@ -132,8 +134,33 @@ fn tokens_are_made_listed_and_revoked_by_the_cli() {
     env.refused(
         &["token", "add", "x", "--scope", "root"],
         b"",
-        "scope: root is not one of admin, ingest, read",
+        "scope: root is not one of admin, ingest, metrics, read",
     );
+    let long = "m".repeat(5000);
+    for hostile in [
+        "Metrics",
+        "metrics\r\nX: 1",
+        "read,metrics",
+        "",
+        long.as_str(),
+    ] {
+        let out = env.refused(&["token", "add", "x", "--scope", hostile], b"", "scope: ");
+        assert!(out.stderr.len() < 300, "{}", out.stderr);
+    }
+    let bytes = std::ffi::OsStr::from_bytes(b"metr\xffics");
+    let out = env.run(&[
+        std::ffi::OsStr::new("token"),
+        "add".as_ref(),
+        "x".as_ref(),
+        "--scope".as_ref(),
+        bytes,
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    // The metrics scope is made like any other.
+    let m = env.ok(&["token", "add", "prom", "--scope", "metrics"]);
+    assert!(m.lines().last().unwrap().starts_with("dgt_"), "{m}");
+    assert!(env.ok(&["token", "list"]).contains("prom\tmetrics\t"));
+    env.ok(&["token", "revoke", "prom"]);
     env.refused(
         &["token", "add", "a\nb", "--scope", "read"],
         b"",

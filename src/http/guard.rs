@@ -84,7 +84,7 @@ const ANY: Access = Bearer(None);
 /// not listed takes no token here and the small body limit of its kind.
 pub const RULES: &[Rule] = &[
     rule("GET", "/api/v1/token", ANY, Api),
-    rule("GET", "/metrics", READ, Api),
+    rule("GET", "/metrics", Bearer(Some(Scope::Metrics)), Api),
     rule("GET", "/atom/collection/{uuid}/changed", Access::Own, Api),
     rule("GET", "/atom/collection/{uuid}/range", Access::Own, Api),
     rule("POST", "/api/v1/modifications", INGEST, Bulk),

@@ -116,7 +116,9 @@ pub struct UserElement {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactView {
     channel: String,
-    address: String,
+    /// Shown to an `admin` token only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
     verified: bool,
     disabled: bool,
     bounce_count: i32,
@@ -191,7 +193,7 @@ fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
         .into_iter()
         .map(|p| ContactView {
             channel: p.channel,
-            address: p.address,
+            address: Some(p.address),
             verified: p.verified,
             disabled: p.disabled,
             bounce_count: p.bounce_count,
@@ -296,21 +298,27 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
 }
 
 /// A user with their contact points and each one's verified and disabled
-/// state (a read token may ask).
+/// state. A `read` token may ask, and sees each contact point without its
+/// address; an `admin` token sees the addresses too.
 #[utoipa::path(get, path = "/api/v1/users/{name}", tag = "users", security(("bearer" = [])),
     params(("name" = String, Path)),
     responses((status = 200, body = UserView), (status = 404, description = "no such user")))]
 async fn get_user(
     State(app): State<App>,
-    _: Authed,
+    Authed(token): Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<UserView>> {
-    let user = app
+    let mut user = app
         .blocking(move |c| {
             let id = parties::find_kind(c, "user", &name)?;
             view(c, id)
         })
         .await?;
+    if !token.scope.sees_addresses() {
+        for p in &mut user.contacts {
+            p.address = None;
+        }
+    }
     Ok(Json(user))
 }
 

@@ -127,16 +127,28 @@ async fn notify(
 /// `digestd request show ID --json` prints.
 #[utoipa::path(get, path = "/api/v1/requests/{id}", tag = "requests", security(("bearer" = [])),
     params(("id" = i64, Path, description = "the request's id")),
-    responses((status = 200, description = "{id, status, kind, subject, recipients: [{party, channel, address, successful, gave_up, retry_count, reply_code, reply_message}]}"),
+    responses((status = 200, description = "{id, status, kind, subject, recipients: [{party, channel, address (admin only), successful, gave_up, retry_count, reply_code, reply_message}]}"),
         (status = 400, description = "the id is not a number"),
         (status = 401, description = "no valid token"), (status = 403, description = "needs read"),
         (status = 404, description = "no such request")))]
 async fn show(
     State(app): State<App>,
-    _: Authed,
+    Authed(token): Authed,
     Path(id): Path<i64>,
-) -> ApiResult<Json<RequestView>> {
-    let v = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
+) -> ApiResult<Json<serde_json::Value>> {
+    let v: RequestView = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
+    let mut v = serde_json::to_value(v).map_err(|e| {
+        tracing::error!(error = %e, "request view");
+        ApiError::internal()
+    })?;
+    // A `read` token sees who and how, never where: addresses are admin's.
+    if !token.scope.sees_addresses() {
+        if let Some(rs) = v["recipients"].as_array_mut() {
+            for r in rs.iter_mut().filter_map(|r| r.as_object_mut()) {
+                r.remove("address");
+            }
+        }
+    }
     Ok(Json(v))
 }
 
