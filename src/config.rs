@@ -137,6 +137,9 @@ pub struct HttpConfig {
     pub timeout_seconds: u64,
     /// How long an `Idempotency-Key` answer is kept.
     pub idempotency_hours: u32,
+    /// `Strict-Transport-Security: max-age` sent on every answer when
+    /// `[digest] base_url` is https; 0 sends none.
+    pub hsts_max_age_seconds: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
     /// How long an operator's `/admin` session lasts after login, 1–720.
@@ -160,6 +163,7 @@ impl Default for HttpConfig {
             idle_timeout_seconds: 60,
             timeout_seconds: 30,
             idempotency_hours: 24,
+            hsts_max_age_seconds: 31_536_000,
             max_feed_days: 366,
             admin_session_hours: 12,
             trusted_proxies: String::new(),
@@ -173,7 +177,7 @@ impl HttpConfig {
         let body = self.max_body_bytes;
         // A semaphore counts the bytes in flight in u32 permits.
         let in_flight_max = u32::MAX as usize;
-        let ranges: [(&str, u64, u64, u64); 7] = [
+        let ranges: [(&str, u64, u64, u64); 8] = [
             ("max_body_bytes", body as u64, 1024, in_flight_max as u64),
             (
                 "max_api_body_bytes",
@@ -202,6 +206,13 @@ impl HttpConfig {
                 300,
             ),
             ("idle_timeout_seconds", self.idle_timeout_seconds, 1, 3600),
+            // Two years at most, as the HSTS preload list asks.
+            (
+                "hsts_max_age_seconds",
+                self.hsts_max_age_seconds.into(),
+                0,
+                63_072_000,
+            ),
         ];
         for (key, v, lo, hi) in ranges {
             if !(lo..=hi).contains(&v) {

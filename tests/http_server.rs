@@ -35,6 +35,53 @@ fn healthz_answers_without_a_token() {
     });
 }
 
+/// HSTS on every answer (pages, API, errors) when the public base is
+/// https, with the configured age; none over http or with age 0.
+#[test]
+fn hsts_is_sent_when_the_public_base_is_https() {
+    let with = |base: &str, age: u32| {
+        let base = base.to_string();
+        Web::start_with(TestDb::sqlite(), at(), move |c| {
+            c.digest.base_url = base;
+            c.http.hsts_max_age_seconds = age;
+        })
+    };
+    let w = with("https://digests.example.org", 31_536_000);
+    for path in ["/healthz", "/api/v1/queue", "/nowhere", "/s/abc"] {
+        let a = w.get(path, None);
+        assert_eq!(
+            a.header("strict-transport-security").as_deref(),
+            Some("max-age=31536000"),
+            "{path} {}",
+            a.status
+        );
+    }
+    let w = with("HTTPS://digests.example.org", 600);
+    assert_eq!(
+        w.get("/healthz", None)
+            .header("strict-transport-security")
+            .as_deref(),
+        Some("max-age=600")
+    );
+    for w in [
+        with("http://digests.example.org", 600),
+        with("https://x.example", 0),
+    ] {
+        assert_eq!(
+            w.get("/healthz", None).header("strict-transport-security"),
+            None
+        );
+    }
+    if let Some(pg) = TestDb::postgres() {
+        let w = Web::start_with(pg, at(), |c| c.digest.base_url = "https://d.example".into());
+        let a = w.get("/healthz", None);
+        assert_eq!(
+            a.header("strict-transport-security").as_deref(),
+            Some("max-age=31536000")
+        );
+    }
+}
+
 #[test]
 fn readyz_follows_the_last_tick() {
     each_backend(at(), |w| {

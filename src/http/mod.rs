@@ -138,7 +138,8 @@ impl App {
 pub fn router(app: App) -> Router {
     let limit = app.cfg.http.max_body_bytes;
     let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
-    Router::new()
+    let hsts = hsts(&app.cfg);
+    let router = Router::new()
         .merge(health::routes())
         .merge(atom::routes())
         .merge(openapi::routes())
@@ -156,7 +157,10 @@ pub fn router(app: App) -> Router {
         ))
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed on this route",
+            )
         })
         // The most any extractor reads anywhere; the guard narrows it per route.
         .layer(axum::extract::DefaultBodyLimit::max(limit))
@@ -185,8 +189,31 @@ pub fn router(app: App) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
-        ))
-        .with_state(app)
+        ));
+    let router = match hsts {
+        Some(v) => router.layer(SetResponseHeaderLayer::overriding(
+            header::STRICT_TRANSPORT_SECURITY,
+            v,
+        )),
+        None => router,
+    };
+    router.with_state(app)
+}
+
+/// `Strict-Transport-Security` for every answer when the public base
+/// (`[digest] base_url`) is https and `[http] hsts_max_age_seconds` is
+/// not 0; none over plain http, where a browser ignores it anyway.
+pub fn hsts(cfg: &Config) -> Option<HeaderValue> {
+    let https = cfg
+        .digest
+        .base_url
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+    let age = cfg.http.hsts_max_age_seconds;
+    if !https || age == 0 {
+        return None;
+    }
+    HeaderValue::from_str(&format!("max-age={age}")).ok()
 }
 
 /// Binds `[http] listen` (a clear error when the address is taken).
