@@ -31,6 +31,8 @@ pub struct ApiError {
     pub lines: Vec<LineError>,
     /// Bad lines past the ones listed.
     pub lines_not_listed: usize,
+    /// When to retry (a 429): `Retry-After` and `"retry_after_seconds"`.
+    pub retry_after_secs: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -40,6 +42,8 @@ struct Body<'a> {
     lines: &'a [LineError],
     #[serde(skip_serializing_if = "is_zero")]
     lines_not_listed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -88,6 +92,7 @@ impl ApiError {
             message: validate::escape_for_line(&message.into()),
             lines: Vec::new(),
             lines_not_listed: 0,
+            retry_after_secs: None,
         }
     }
     pub fn bad_request(m: impl Into<String>) -> Self {
@@ -160,8 +165,14 @@ impl IntoResponse for ApiError {
             error: &self.message,
             lines: &self.lines,
             lines_not_listed: self.lines_not_listed,
+            retry_after_seconds: self.retry_after_secs,
         };
-        (self.status, Json(body)).into_response()
+        let mut r = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after_secs {
+            r.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        r
     }
 }
 

@@ -93,11 +93,8 @@ async fn record(
 ) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
     let ndjson = is_ndjson(&headers);
-    let (now, hours, batch) = (
-        app.clock.now(),
-        app.cfg.http.idempotency_hours,
-        app.cfg.record.batch_size,
-    );
+    let keep = idempotency::Keep::from_config(&app.cfg.http);
+    let (now, hours, batch) = (app.clock.now(), keep.hours, app.cfg.record.batch_size);
     let at = app.cfg.record.at_bounds(now);
     app.blocking(move |c| {
         if let Some(k) = &key {
@@ -127,7 +124,7 @@ async fn record(
                 total,
             } => return Ok(Err(refused(bad, bad_total, total))),
         };
-        idempotency::once(c, key.as_ref(), now, hours, |c| {
+        idempotency::once(c, key.as_ref(), now, keep, |c| {
             let n = ingest::write_batched(c, &mods, batch, &mut |_| {})?;
             Ok(Reply::new(StatusCode::CREATED, &json!({ "recorded": n })))
         })

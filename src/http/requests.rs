@@ -92,7 +92,8 @@ async fn notify(
     body: RawBody,
 ) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_REQUESTS, &body.0)?;
-    let (now, hours) = (app.clock.now(), app.cfg.http.idempotency_hours);
+    let keep = idempotency::Keep::from_config(&app.cfg.http);
+    let (now, hours) = (app.clock.now(), keep.hours);
     let email = app.cfg.email.clone();
     app.blocking(move |c| {
         if let Some(k) = &key {
@@ -115,7 +116,7 @@ async fn notify(
             max_retries: r.max_retries,
             channels: r.channels,
         };
-        idempotency::once(c, key.as_ref(), now, hours, |c| {
+        idempotency::once(c, key.as_ref(), now, keep, |c| {
             let id = queue::post_request(c, &email, &n, now)?;
             Ok(Reply::new(StatusCode::CREATED, &json!({ "id": id.0 })))
         })
