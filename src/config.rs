@@ -549,7 +549,7 @@ impl RecordConfig {
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
-            level: "warn,digestd::serve=info".into(),
+            level: "warn,digestd::serve=info,digestd::http=info".into(),
         }
     }
 }

@@ -15,13 +15,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::{Layer, ServiceExt};
+use tracing::Instrument;
 
 use crate::access::{Scope, Token};
 use crate::config::HttpConfig;
@@ -206,7 +207,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         parts.extensions.get::<Authed>().cloned().ok_or_else(|| {
-            tracing::error!(path = %parts.uri.path(), "route takes a token but has no rule in http::guard::RULES");
+            let route = parts.extensions.get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_string());
+            tracing::error!(route = ?route, "route takes a token but has no rule in http::guard::RULES");
             ApiError::unauthorized()
         })
     }
@@ -225,12 +227,18 @@ pub struct BodyLimit(pub usize);
 
 /// The middleware: token, then media type, then declared length, then
 /// body budget; then the handler, with the route's limit on what it reads.
-pub async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    let path = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_default();
+/// Everything it and the handler log is in a span naming the method and
+/// the route template (never the path), which the answer carries on to
+/// the request log ([`super::log`]).
+pub async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
+    let path = super::log::template(&req);
+    let span = tracing::debug_span!("http", method = %req.method(), route = %path);
+    let mut r = checked(app, path.clone(), req, next).instrument(span).await;
+    r.extensions_mut().insert(super::log::Route(path));
+    r
+}
+
+async fn checked(app: App, path: String, mut req: Request, next: Next) -> Response {
     let rule = rule_for(req.method().as_str(), &path);
     let kind = rule.map_or_else(|| default_kind(&path), |r| r.body);
     if let Some(Rule {

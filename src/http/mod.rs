@@ -26,6 +26,7 @@ pub mod guard;
 pub mod health;
 pub mod idempotency;
 pub mod ingest;
+pub mod log;
 pub mod media;
 pub mod metrics;
 pub mod openapi;
@@ -39,11 +40,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::Router;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -168,12 +168,9 @@ pub fn router(app: App) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
         ))
-        // Method and path only: a query may hold a read ticket.
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|r: &Request<_>| {
-                tracing::debug_span!("http", method = %r.method(), path = %r.uri().path())
-            }),
-        )
+        // Method, route template, status, duration: never the path or
+        // query, which carry codes, tokens, MACs and tickets.
+        .layer(axum::middleware::from_fn(log::log))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
