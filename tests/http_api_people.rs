@@ -131,6 +131,22 @@ fn users_are_put_read_and_deleted() {
             (Some("email"), Some(true))
         );
         assert_eq!(email["disabled"], false);
+        // A read token sees the contact points, not their addresses.
+        assert_eq!(a.json()["contacts"].as_array().unwrap().len(), 3);
+        for hidden in [
+            "Ann@example.com",
+            "ann@localhost",
+            "+14155550123",
+            "address",
+        ] {
+            assert!(
+                !a.text.contains(hidden),
+                "{hidden} shown to read: {}",
+                a.text
+            );
+        }
+        let a = w.get("/api/v1/users/ann", Some(&admin));
+        assert_eq!(a.json()["contacts"][0]["address"], "Ann@example.com");
         let a = w.delete("/api/v1/users/ann", Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["contact_points_removed"], 3);

@@ -85,6 +85,16 @@ fn request_show_and_queue_status_answer_what_the_cli_prints() {
             .json(),
         cli
     );
+    // A read token sees the same without the addresses.
+    let read = w.token("reader", Scope::Read);
+    let a = w.get(&format!("/api/v1/requests/{id}"), Some(&read));
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert!(!a.text.contains("bob@example.com"), "{}", a.text);
+    let mut without = cli.clone();
+    for r in without["recipients"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("address");
+    }
+    assert_eq!(a.json(), without);
     let cli: Value = serde_json::from_str(&env.ok(&["queue", "status", "--json"])).unwrap();
     assert_eq!(w.get("/api/v1/queue", Some(&admin)).json(), cli);
 }
@@ -217,6 +227,56 @@ fn a_key_expires_after_idempotency_hours_and_is_purged() {
     });
 }
 
+/// A token's stored keys are bounded: past `idempotency_max_keys` a new
+/// key is 429 with a JSON body and `Retry-After` saying when the oldest
+/// expires; replays and requests without a key still go through, and
+/// another token has its own quota.
+#[test]
+fn a_token_stores_at_most_its_quota_of_keys() {
+    let start = |db| {
+        Web::start_with(db, at(), |c| {
+            c.http.idempotency_max_keys = 3;
+        })
+    };
+    let run = |w: &Web| {
+        let wd = world(w);
+        let body = json!([line(&wd.coll, "A")]).to_string();
+        for (i, k) in ["k1", "k2", "k3"].into_iter().enumerate() {
+            w.clock.advance(Duration::hours(1));
+            let a = post_keyed(w, "/api/v1/modifications", &wd.ingest, k, &body);
+            assert_eq!(a.status, 201, "{i}: {}", a.text);
+        }
+        let before = rows(w);
+        // The oldest (k1) was stored 2 h ago: it expires in 22 h.
+        let a = post_keyed(w, "/api/v1/requests", &wd.ingest, "k4", &notify_body("S"));
+        assert_eq!(a.status, 403, "scope first: {}", a.text);
+        let a = post_keyed(w, "/api/v1/modifications", &wd.ingest, "k4", &body);
+        refused(w, &before, &a, 429, "idempotency_max_keys");
+        assert_eq!(a.json()["retry_after_seconds"], 22 * 3600);
+        assert_eq!(a.header("retry-after").as_deref(), Some("79200"));
+        // A replay of a stored key, and a request without one, still work.
+        let r = post_keyed(w, "/api/v1/modifications", &wd.ingest, "k2", &body);
+        assert_eq!(r.header("idempotent-replayed").as_deref(), Some("true"));
+        assert_eq!(
+            w.post("/api/v1/modifications", Some(&wd.ingest), body.clone())
+                .status,
+            201
+        );
+        // Another token's quota is its own.
+        let a = post_keyed(w, "/api/v1/requests", &wd.admin, "k4", &notify_body("S"));
+        assert_eq!(a.status, 201, "{}", a.text);
+        // When the oldest key expires, its place is free again.
+        w.clock.advance(Duration::hours(22));
+        let a = post_keyed(w, "/api/v1/modifications", &wd.ingest, "k4", &body);
+        assert_eq!(a.status, 201, "{}", a.text);
+        assert_eq!(rows(w)["idempotency_keys"], 4, "k2, k3, k4 and admin's k4");
+    };
+    run(&start(TestDb::sqlite()));
+    if let Some(pg) = TestDb::postgres() {
+        run(&start(pg));
+    }
+}
+
 #[test]
 fn a_refused_request_keeps_no_key_and_may_be_retried_fixed() {
     each_backend(at(), |w| {
@@ -247,6 +307,7 @@ fn a_hostile_idempotency_key_is_400_and_writes_nothing() {
         }
         let a = w.send(|c| {
             with_token(c.post(w.url("/api/v1/requests")), Some(&wd.admin))
+                .header("content-type", "application/json")
                 .header(
                     "idempotency-key",
                     reqwest::header::HeaderValue::from_bytes(b"k\xff").unwrap(),
@@ -297,7 +358,7 @@ fn concurrent_requests_with_one_key_write_once() {
 #[test]
 fn a_claim_that_loses_the_race_answers_from_the_stored_row() {
     use axum::http::StatusCode;
-    use digestd::http::idempotency::{once, IdemKey, Reply};
+    use digestd::http::idempotency::{once, IdemKey, Keep, Reply};
     each_backend(at(), |w| {
         world(w);
         let token = digestd::access::list_tokens(&mut w.db.conn()).unwrap()[0].clone();
@@ -308,17 +369,25 @@ fn a_claim_that_loses_the_race_answers_from_the_stored_row() {
             hash: digestd::http::idempotency::body_hash(body),
         };
         let c = &mut w.db.conn();
+        let keep = Keep {
+            hours: 24,
+            max_keys: 10,
+        };
         let write = |c: &mut digestd::db::DbConn| {
             items::create_collection(c, at(), "Written", None)?;
             Ok(Reply::new(StatusCode::CREATED, &json!({"n": 1})))
         };
-        let first = once(c, Some(&key(b"a")), at(), 24, write).unwrap().unwrap();
+        let first = once(c, Some(&key(b"a")), at(), keep, write)
+            .unwrap()
+            .unwrap();
         assert!(!first.replayed);
         let before = rows(w);
-        let lost = once(c, Some(&key(b"a")), at(), 24, write).unwrap().unwrap();
+        let lost = once(c, Some(&key(b"a")), at(), keep, write)
+            .unwrap()
+            .unwrap();
         assert!(lost.replayed);
         assert_eq!((lost.status, lost.body), (first.status, first.body));
-        let other = once(c, Some(&key(b"b")), at(), 24, write).unwrap();
+        let other = once(c, Some(&key(b"b")), at(), keep, write).unwrap();
         assert_eq!(other.unwrap_err().status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(rows(w), before, "the loser's write was rolled back");
     });

@@ -144,9 +144,29 @@ const NAMES: &[(&str, &str)] = &[
     ("digestd_build_info", "gauge"),
 ];
 
+/// `/metrics` takes a `metrics` token (or `read`, or `admin`); a
+/// `metrics` token reads nothing else.
 #[test]
-fn metrics_need_the_read_scope() {
+fn metrics_need_the_metrics_scope() {
     each_backend(at(NOW), |w| {
+        let m = w.token("prom", Scope::Metrics);
+        assert_eq!(w.get("/metrics", Some(&m)).status, 200);
+        let read = w.token("reader", Scope::Read);
+        assert_eq!(w.get("/metrics", Some(&read)).status, 200);
+        for path in [
+            "/api/v1/queue",
+            "/api/v1/collections",
+            "/api/v1/users/nobody",
+            "/api/v1/subscriptions",
+            "/api/v1/requests/1",
+        ] {
+            let a = w.get(path, Some(&m));
+            assert_eq!(a.status, 403, "{path}: {}", a.text);
+        }
+        let feed = "/atom/collection/00000000-0000-4000-8000-000000000001/changed";
+        assert_eq!(w.get(feed, Some(&m)).status, 403);
+        let a = w.post("/api/v1/modifications", Some(&m), "[]");
+        assert_eq!(a.status, 403);
         let a = w.get("/metrics", None);
         assert_eq!(a.status, 401);
         assert!(a.error().contains("valid token"), "{}", a.text);
@@ -155,7 +175,7 @@ fn metrics_need_the_read_scope() {
         assert_eq!(a.status, 403);
         assert_eq!(
             a.error(),
-            "this token's scope does not allow this (needs read)"
+            "this token's scope does not allow this (needs metrics)"
         );
         let a = w.get("/metrics", Some("not-a-token"));
         assert_eq!(a.status, 401);

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::os::unix::ffi::OsStrExt;
+
 use chrono::{DateTime, Duration, Utc};
 use common::cli::Env;
 use common::web::{each_backend, Web};
@@ -31,6 +33,53 @@ fn healthz_answers_without_a_token() {
             .unwrap()
             .contains("default-src 'none'"));
     });
+}
+
+/// HSTS on every answer (pages, API, errors) when the public base is
+/// https, with the configured age; none over http or with age 0.
+#[test]
+fn hsts_is_sent_when_the_public_base_is_https() {
+    let with = |base: &str, age: u32| {
+        let base = base.to_string();
+        Web::start_with(TestDb::sqlite(), at(), move |c| {
+            c.digest.base_url = base;
+            c.http.hsts_max_age_seconds = age;
+        })
+    };
+    let w = with("https://digests.example.org", 31_536_000);
+    for path in ["/healthz", "/api/v1/queue", "/nowhere", "/s/abc"] {
+        let a = w.get(path, None);
+        assert_eq!(
+            a.header("strict-transport-security").as_deref(),
+            Some("max-age=31536000"),
+            "{path} {}",
+            a.status
+        );
+    }
+    let w = with("HTTPS://digests.example.org", 600);
+    assert_eq!(
+        w.get("/healthz", None)
+            .header("strict-transport-security")
+            .as_deref(),
+        Some("max-age=600")
+    );
+    for w in [
+        with("http://digests.example.org", 600),
+        with("https://x.example", 0),
+    ] {
+        assert_eq!(
+            w.get("/healthz", None).header("strict-transport-security"),
+            None
+        );
+    }
+    if let Some(pg) = TestDb::postgres() {
+        let w = Web::start_with(pg, at(), |c| c.digest.base_url = "https://d.example".into());
+        let a = w.get("/healthz", None);
+        assert_eq!(
+            a.header("strict-transport-security").as_deref(),
+            Some("max-age=31536000")
+        );
+    }
 }
 
 #[test]
@@ -132,8 +181,33 @@ fn tokens_are_made_listed_and_revoked_by_the_cli() {
     env.refused(
         &["token", "add", "x", "--scope", "root"],
         b"",
-        "scope: root is not one of admin, ingest, read",
+        "scope: root is not one of admin, ingest, metrics, read",
     );
+    let long = "m".repeat(5000);
+    for hostile in [
+        "Metrics",
+        "metrics\r\nX: 1",
+        "read,metrics",
+        "",
+        long.as_str(),
+    ] {
+        let out = env.refused(&["token", "add", "x", "--scope", hostile], b"", "scope: ");
+        assert!(out.stderr.len() < 300, "{}", out.stderr);
+    }
+    let bytes = std::ffi::OsStr::from_bytes(b"metr\xffics");
+    let out = env.run(&[
+        std::ffi::OsStr::new("token"),
+        "add".as_ref(),
+        "x".as_ref(),
+        "--scope".as_ref(),
+        bytes,
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    // The metrics scope is made like any other.
+    let m = env.ok(&["token", "add", "prom", "--scope", "metrics"]);
+    assert!(m.lines().last().unwrap().starts_with("dgt_"), "{m}");
+    assert!(env.ok(&["token", "list"]).contains("prom\tmetrics\t"));
+    env.ok(&["token", "revoke", "prom"]);
     env.refused(
         &["token", "add", "a\nb", "--scope", "read"],
         b"",

@@ -166,6 +166,16 @@ fn serve_catches_up_at_start_and_finishes_on_sigterm() {
         "{err}"
     );
     assert!(err.lines().any(|l| l.contains("queue: ")), "{err}");
+    // And a line per HTTP request: method, route template, status.
+    assert!(
+        err.lines().any(|l| l.contains(" INFO ")
+            && l.contains("request")
+            && l.contains("method=GET")
+            && l.contains("/metrics")
+            && l.contains("status=200")),
+        "{err}"
+    );
+    assert!(!err.contains(&token), "the token is not logged");
     assert_eq!(runs(dir.path()), 1, "three missed hours, one digest");
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),

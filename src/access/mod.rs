@@ -27,7 +27,10 @@ use crate::validate;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// Read feeds, requests, the queue.
+    /// Read `/metrics` and nothing else (a scraper's token).
+    Metrics,
+    /// Read feeds, requests, the queue, users and `/metrics`; never a
+    /// contact address (those are `admin`'s).
     Read,
     /// Write modifications and items.
     Ingest,
@@ -38,18 +41,25 @@ pub enum Scope {
 impl Scope {
     pub fn parse(s: &str) -> Result<Scope> {
         match s {
+            "metrics" => Ok(Scope::Metrics),
             "read" => Ok(Scope::Read),
             "ingest" => Ok(Scope::Ingest),
             "admin" => Ok(Scope::Admin),
-            other => Err(Error::invalid(format!(
-                "scope: {} is not one of admin, ingest, read",
-                validate::escape_for_line(other)
-            ))),
+            other => {
+                // A name is short: a long one is cut, not echoed whole.
+                let shown: String = other.chars().take(32).collect();
+                let cut = if shown.len() < other.len() { "…" } else { "" };
+                Err(Error::invalid(format!(
+                    "scope: {}{cut} is not one of admin, ingest, metrics, read",
+                    validate::escape_for_line(&shown)
+                )))
+            }
         }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Scope::Metrics => "metrics",
             Scope::Read => "read",
             Scope::Ingest => "ingest",
             Scope::Admin => "admin",
@@ -57,9 +67,16 @@ impl Scope {
     }
 
     /// True when a token of this scope may do what `needed` names.
-    /// `admin` may do everything; `read` and `ingest` only their own.
+    /// `admin` may do everything; `read` may also read `/metrics`; `ingest`
+    /// and `metrics` only their own.
     pub fn allows(self, needed: Scope) -> bool {
-        self == Scope::Admin || self == needed
+        self == Scope::Admin || self == needed || (self, needed) == (Scope::Read, Scope::Metrics)
+    }
+
+    /// Whether this scope sees contact addresses (emails, phone numbers,
+    /// JIDs): only `admin`.
+    pub fn sees_addresses(self) -> bool {
+        self == Scope::Admin
     }
 }
 
@@ -313,8 +330,29 @@ mod tests {
         assert!(!Scope::Ingest.allows(Scope::Read));
         assert!(!Scope::Read.allows(Scope::Ingest));
         assert!(!Scope::Read.allows(Scope::Admin));
-        assert!(Scope::parse("root").is_err());
-        assert!(Scope::parse("Admin").is_err());
+        assert!(Scope::Read.allows(Scope::Metrics));
+        assert!(Scope::Admin.allows(Scope::Metrics));
+        assert!(!Scope::Metrics.allows(Scope::Read));
+        assert!(!Scope::Metrics.allows(Scope::Ingest));
+        assert!(!Scope::Ingest.allows(Scope::Metrics));
+        assert!(Scope::Admin.sees_addresses());
+        assert!(!Scope::Read.sees_addresses());
+        assert_eq!(Scope::parse("metrics").unwrap(), Scope::Metrics);
+        for hostile in [
+            "root",
+            "Admin",
+            "METRICS",
+            "metrics ",
+            " read",
+            "read\r\nX: 1",
+            "admin\0",
+            "",
+            &"m".repeat(100_000),
+        ] {
+            let e = Scope::parse(hostile).unwrap_err().to_string();
+            assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+            assert!(e.len() < 200, "{e:?}");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub enum TokenCmd {
     /// Make an API token; prints its secret on the last line (shown only once).
     Add {
         name: String,
-        /// admin (everything), ingest (modifications and items), read (feeds, requests, queue).
+        /// admin (everything, addresses included), ingest (modifications and items),
+        /// read (feeds, requests, queue, users without addresses), metrics (/metrics only).
         #[arg(long)]
         scope: String,
     },

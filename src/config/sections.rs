@@ -120,6 +120,12 @@ pub struct HttpConfig {
     pub timeout_seconds: u64,
     /// How long an `Idempotency-Key` answer is kept.
     pub idempotency_hours: u32,
+    /// Keys one token may have stored within `idempotency_hours`; past it
+    /// a request with a new key is answered 429.
+    pub idempotency_max_keys: u32,
+    /// `Strict-Transport-Security: max-age` sent on every answer when
+    /// `[digest] base_url` is https; 0 sends none.
+    pub hsts_max_age_seconds: u32,
     /// The longest range an Atom feed covers.
     pub max_feed_days: u32,
     /// Entries in one Atom feed document at most; the rest are on the
@@ -146,6 +152,8 @@ impl Default for HttpConfig {
             idle_timeout_seconds: 60,
             timeout_seconds: 30,
             idempotency_hours: 24,
+            idempotency_max_keys: 10_000,
+            hsts_max_age_seconds: 31_536_000,
             max_feed_days: 366,
             max_feed_entries: 500,
             admin_session_hours: 12,
@@ -160,7 +168,7 @@ impl HttpConfig {
         let body = self.max_body_bytes;
         // A semaphore counts the bytes in flight in u32 permits.
         let in_flight_max = u32::MAX as usize;
-        let ranges: [(&str, u64, u64, u64); 7] = [
+        let ranges: [(&str, u64, u64, u64); 9] = [
             ("max_body_bytes", body as u64, 1024, in_flight_max as u64),
             (
                 "max_api_body_bytes",
@@ -189,6 +197,19 @@ impl HttpConfig {
                 300,
             ),
             ("idle_timeout_seconds", self.idle_timeout_seconds, 1, 3600),
+            (
+                "idempotency_max_keys",
+                self.idempotency_max_keys.into(),
+                1,
+                10_000_000,
+            ),
+            // Two years at most, as the HSTS preload list asks.
+            (
+                "hsts_max_age_seconds",
+                self.hsts_max_age_seconds.into(),
+                0,
+                63_072_000,
+            ),
         ];
         for (key, v, lo, hi) in ranges {
             if !(lo..=hi).contains(&v) {
@@ -356,7 +377,7 @@ impl RecordConfig {
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
-            level: "warn,digestd::serve=info".into(),
+            level: "warn,digestd::serve=info,digestd::http=info".into(),
         }
     }
 }

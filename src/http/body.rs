@@ -1,6 +1,7 @@
 //! Extractors whose refusals are JSON like every other error: a body within
 //! the route's limit (413 beyond; the limit is the guard's, `guard`),
-//! valid UTF-8, parsed as JSON.
+//! valid UTF-8, parsed as JSON. A body the guard marked JSON has no object
+//! with a key twice (`media::unique_keys`), whatever the handler parses.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -9,7 +10,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
-use super::guard::BodyLimit;
+use super::guard::{BodyLimit, JsonBodyOf};
 use super::App;
 
 /// The raw body, within the configured limit.
@@ -23,8 +24,14 @@ impl FromRequest<App> for RawBody {
             .extensions()
             .get::<BodyLimit>()
             .map_or(app.cfg.http.max_body_bytes, |l| l.0);
+        let json = req.extensions().get::<JsonBodyOf>().copied();
         match Bytes::from_request(req, app).await {
-            Ok(b) => Ok(RawBody(b)),
+            Ok(b) => {
+                if let Some(j) = json {
+                    super::media::unique_keys(&b, j.ndjson)?;
+                }
+                Ok(RawBody(b))
+            }
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 Err(ApiError::too_large(limit))
             }
@@ -61,6 +68,33 @@ impl<T: DeserializeOwned> FromRequest<App> for JsonBody<T> {
             .map(JsonBody)
             .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
     }
+}
+
+/// Each element of the JSON array `text`, in order, with its 0-based
+/// index, parsed one at a time: a body of millions of elements never
+/// exists as a tree. 400 with serde's reason when `text` is not an array.
+pub fn each_element(text: &str, f: impl FnMut(usize, serde_json::Value)) -> Result<(), ApiError> {
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+
+    struct Each<F>(F);
+    impl<'de, F: FnMut(usize, serde_json::Value)> Visitor<'de> for Each<F> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(v) = seq.next_element()? {
+                (self.0)(i, v);
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_seq(Each(f))
+        .and_then(|()| de.end())
+        .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
 }
 
 /// Query parameters parsed into `T`; a failure is 400 with a JSON body.

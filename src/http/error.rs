@@ -1,5 +1,7 @@
 //! Every answer that is not a success: a status and a JSON body
-//! `{"error": "one line"}` (plus `"lines"` for a batch). Library errors map
+//! `{"error": "one line"}` (plus `"lines"` for a batch: the first
+//! [`MAX_LINES_LISTED`] bad lines, and `"lines_not_listed"`, how many more
+//! there were, when there were more). Library errors map
 //! as the CLI's exit codes do: bad input is 4xx, ours is 5xx, and a 5xx
 //! says no more than "internal error" (the cause goes to the log).
 
@@ -10,6 +12,9 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::validate;
+
+/// How many bad lines a refusal lists; the rest are counted.
+pub const MAX_LINES_LISTED: usize = 100;
 
 /// One bad line of a batch.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -24,6 +29,10 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     pub lines: Vec<LineError>,
+    /// Bad lines past the ones listed.
+    pub lines_not_listed: usize,
+    /// When to retry (a 429): `Retry-After` and `"retry_after_seconds"`.
+    pub retry_after_secs: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -31,6 +40,49 @@ struct Body<'a> {
     error: &'a str,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     lines: &'a [LineError],
+    #[serde(skip_serializing_if = "is_zero")]
+    lines_not_listed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The bad lines of a batch as they are found: the first
+/// [`MAX_LINES_LISTED`] kept (each message built only then), the rest
+/// counted, so that a body of a million bad elements costs a counter.
+#[derive(Debug, Default)]
+pub struct BadLines {
+    listed: Vec<LineError>,
+    total: usize,
+}
+
+impl BadLines {
+    /// Line `line` (1-based) is bad, for the reason `why` makes.
+    pub fn push(&mut self, line: usize, why: impl FnOnce() -> String) {
+        self.total += 1;
+        if self.listed.len() < MAX_LINES_LISTED {
+            self.listed.push(LineError {
+                line,
+                error: validate::escape_for_line(&why()),
+            });
+        }
+    }
+
+    /// There were `total` bad lines in all, some pushed: the rest counted.
+    pub fn counted_beyond(&mut self, total: usize) {
+        self.total = self.total.max(total);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    pub fn total(&self) -> usize {
+        self.total
+    }
 }
 
 impl ApiError {
@@ -39,6 +91,8 @@ impl ApiError {
             status,
             message: validate::escape_for_line(&message.into()),
             lines: Vec::new(),
+            lines_not_listed: 0,
+            retry_after_secs: None,
         }
     }
     pub fn bad_request(m: impl Into<String>) -> Self {
@@ -71,15 +125,23 @@ impl ApiError {
     pub fn internal() -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
     }
-    /// A batch refused: the first error as the message, every bad line listed.
-    pub fn lines(lines: Vec<LineError>) -> Self {
-        let first = lines
+    /// A batch refused: how many lines are bad and the first error as the
+    /// message, the first [`MAX_LINES_LISTED`] bad lines listed.
+    pub fn lines(bad: BadLines) -> Self {
+        let first = bad
+            .listed
             .first()
             .map(|l| format!("line {}: {}", l.line, l.error))
             .unwrap_or_else(|| "invalid input".into());
-        let mut e = Self::bad_request(format!("{} bad line(s); {first}", lines.len()));
-        e.lines = lines;
-        e
+        let e = Self::bad_request(format!("{} bad line(s); {first}", bad.total));
+        e.with_lines(bad)
+    }
+
+    /// This error with `bad`'s listed lines and the count of the others.
+    pub fn with_lines(mut self, bad: BadLines) -> Self {
+        self.lines_not_listed = bad.total - bad.listed.len();
+        self.lines = bad.listed;
+        self
     }
 }
 
@@ -102,8 +164,15 @@ impl IntoResponse for ApiError {
         let body = Body {
             error: &self.message,
             lines: &self.lines,
+            lines_not_listed: self.lines_not_listed,
+            retry_after_seconds: self.retry_after_secs,
         };
-        (self.status, Json(body)).into_response()
+        let mut r = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after_secs {
+            r.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        r
     }
 }
 

@@ -2,7 +2,9 @@
 //! table of routes ([`RULES`]) with the token scope each needs and the body
 //! it may carry, and the middleware ([`guard`]) that applies it. A request
 //! without a valid token is answered 401 (403 for a token without the
-//! scope) from its headers, with `Connection: close`; a declared body over
+//! scope) from its headers, with `Connection: close`; a body sent to an API
+//! route that writes must say it is JSON (NDJSON where [`NDJSON_ROUTES`]
+//! takes it), else 415 ([`media`]); a declared body over
 //! the route's limit is 413 at once; and the bodies in flight share one
 //! budget (`[http] max_body_bytes_in_flight`), past which a request waits
 //! briefly, then is answered 503 with `Retry-After`.
@@ -13,18 +15,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::{Layer, ServiceExt};
+use tracing::Instrument;
 
 use crate::access::{Scope, Token};
 use crate::config::HttpConfig;
 
 use super::error::ApiError;
+use super::media::{self, Media};
 use super::{auth, App};
 
 /// Who may call a route.
@@ -81,7 +85,7 @@ const ANY: Access = Bearer(None);
 /// not listed takes no token here and the small body limit of its kind.
 pub const RULES: &[Rule] = &[
     rule("GET", "/api/v1/token", ANY, Api),
-    rule("GET", "/metrics", READ, Api),
+    rule("GET", "/metrics", Bearer(Some(Scope::Metrics)), Api),
     rule("GET", "/atom/collection/{uuid}/changed", Access::Own, Api),
     rule("GET", "/atom/collection/{uuid}/range", Access::Own, Api),
     rule("POST", "/api/v1/modifications", INGEST, Bulk),
@@ -119,6 +123,23 @@ pub const RULES: &[Rule] = &[
         Api,
     ),
 ];
+
+/// The routes whose body may be NDJSON as well as JSON.
+pub const NDJSON_ROUTES: &[&str] = &["/api/v1/modifications"];
+
+/// What a request's body must be, from its method and matched path: JSON
+/// for a method that sends one (POST, PUT, PATCH) to an API route; `None`
+/// for the pages (their forms check their own) and the rest.
+pub fn media_for(method: &str, path: &str) -> Option<Media> {
+    let api = path.starts_with("/api/");
+    match (api, method) {
+        (true, "POST" | "PUT" | "PATCH") if NDJSON_ROUTES.contains(&path) => {
+            Some(Media::JsonOrNdjson)
+        }
+        (true, "POST" | "PUT" | "PATCH") => Some(Media::Json),
+        _ => None,
+    }
+}
 
 /// The rule for a request, by method and matched path. HEAD is GET's
 /// (the router answers it with the GET handler).
@@ -187,24 +208,38 @@ impl<S: Send + Sync> FromRequestParts<S> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         parts.extensions.get::<Authed>().cloned().ok_or_else(|| {
-            tracing::error!(path = %parts.uri.path(), "route takes a token but has no rule in http::guard::RULES");
+            let route = parts.extensions.get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_string());
+            tracing::error!(route = ?route, "route takes a token but has no rule in http::guard::RULES");
             ApiError::unauthorized()
         })
     }
+}
+
+/// The request's body is JSON (or NDJSON) and is to be read as such: the
+/// body extractor refuses a key twice in an object ([`media::unique_keys`]).
+#[derive(Debug, Clone, Copy)]
+pub struct JsonBodyOf {
+    pub ndjson: bool,
 }
 
 /// The body limit the guard chose for this request (for the 413's text).
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
-/// The middleware: token, then declared length, then body budget; then
-/// the handler, with the route's limit on what it reads.
-pub async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    let path = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_default();
+/// The middleware: token, then media type, then declared length, then
+/// body budget; then the handler, with the route's limit on what it reads.
+/// Everything it and the handler log is in a span naming the method and
+/// the route template (never the path), which the answer carries on to
+/// the request log ([`super::log`]).
+pub async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
+    let path = super::log::template(&req);
+    let span = tracing::debug_span!("http", method = %req.method(), route = %path);
+    let mut r = checked(app, path.clone(), req, next).instrument(span).await;
+    r.extensions_mut().insert(super::log::Route(path));
+    r
+}
+
+async fn checked(app: App, path: String, mut req: Request, next: Next) -> Response {
     let rule = rule_for(req.method().as_str(), &path);
     let kind = rule.map_or_else(|| default_kind(&path), |r| r.body);
     if let Some(Rule {
@@ -220,8 +255,17 @@ pub async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Resp
             Err(e) => return closing(e.into_response()),
         }
     }
-    let limit = app.bodies.limit(kind);
     let declared = content_length(req.headers());
+    let json = media_for(req.method().as_str(), &path);
+    if let (Some(m), true) = (json, has_body(req.headers(), declared)) {
+        match media::accepts(req.headers(), m) {
+            Ok(ndjson) => {
+                req.extensions_mut().insert(JsonBodyOf { ndjson });
+            }
+            Err(e) => return closing(e.into_response()),
+        }
+    }
+    let limit = app.bodies.limit(kind);
     if declared.is_some_and(|n| n > limit as u64) {
         return closing(refusal(kind, ApiError::too_large(limit)));
     }
@@ -332,5 +376,15 @@ mod tests {
         );
         assert!(rule_for("GET", "/healthz").is_none());
         assert_eq!(rule_for("HEAD", "/api/v1/queue").unwrap().access, READ);
+        assert_eq!(
+            media_for("POST", "/api/v1/modifications"),
+            Some(Media::JsonOrNdjson)
+        );
+        assert_eq!(
+            media_for("PATCH", "/api/v1/subscriptions/{id}"),
+            Some(Media::Json)
+        );
+        assert_eq!(media_for("GET", "/api/v1/queue"), None);
+        assert_eq!(media_for("POST", "/s/{code}"), None);
     }
 }

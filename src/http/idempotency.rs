@@ -4,7 +4,11 @@
 //! key with another body is 422.
 //!
 //! A key belongs to (token, route): another token's key, or the same key on
-//! another route, is unrelated. Keys are kept `[http] idempotency_hours`;
+//! another route, is unrelated. One token may have at most
+//! `[http] idempotency_max_keys` keys stored at once (all routes together);
+//! a request with a new key past that is 429, saying when the oldest key
+//! expires, and writes nothing (a replay of a stored key is still
+//! answered). Keys are kept `[http] idempotency_hours`;
 //! an older key is ignored, and expired keys are deleted (in a statement of
 //! their own) just before a new one is stored. Only successes are kept: a refused request writes nothing,
 //! its key included, so it may be retried as is.
@@ -163,22 +167,77 @@ pub fn prior(
     }))
 }
 
+/// How keys are kept: `[http] idempotency_hours` and
+/// `idempotency_max_keys`.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep {
+    pub hours: u32,
+    pub max_keys: u32,
+}
+
+impl Keep {
+    pub fn from_config(c: &crate::config::HttpConfig) -> Keep {
+        Keep {
+            hours: c.idempotency_hours,
+            max_keys: c.idempotency_max_keys,
+        }
+    }
+}
+
+/// 429 when `token_id` has its quota of live keys: with the seconds until
+/// its oldest key expires and frees a place.
+fn over_quota(
+    conn: &mut DbConn,
+    token_id: i64,
+    now: DateTime<Utc>,
+    keep: Keep,
+) -> Result<Option<ApiError>> {
+    let live = k::table
+        .filter(k::token_id.eq(token_id))
+        .filter(k::created_at.gt(cutoff(now, keep.hours)));
+    let n: i64 = live.count().get_result(conn)?;
+    if n < i64::from(keep.max_keys) {
+        return Ok(None);
+    }
+    let oldest: Option<NaiveDateTime> = live.select(diesel::dsl::min(k::created_at)).first(conn)?;
+    let frees = oldest.map_or(now, |t| {
+        t.and_utc() + Duration::hours(i64::from(keep.hours))
+    });
+    let secs = (frees - now).num_seconds().max(1);
+    let mut e = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "this token has {n} Idempotency-Keys stored, its limit ([http] idempotency_max_keys); \
+             retry in {secs} s, when its oldest expires, or send without a key"
+        ),
+    );
+    e.retry_after_secs = Some(secs as u64);
+    Ok(Some(e))
+}
+
 /// Runs `write` in one transaction with the key's row (none without a key):
 /// the key is claimed, `write` runs, the row gets its answer, and all of it
-/// commits together. An error from `write` rolls everything back.
+/// commits together. An error from `write` rolls everything back. A token
+/// at its quota of keys gets 429 and nothing runs.
 pub fn once(
     conn: &mut DbConn,
     key: Option<&IdemKey>,
     now: DateTime<Utc>,
-    hours: u32,
+    keep: Keep,
     write: impl FnOnce(&mut DbConn) -> Result<Reply>,
 ) -> Result<ApiResult<Reply>> {
     let Some(key) = key else {
         return conn.write_tx(write).map(Ok);
     };
+    let hours = keep.hours;
     // Purged in a statement of its own, so that the write's transaction
     // holds no locks on other keys' rows while it runs.
     diesel::delete(k::table.filter(k::created_at.le(cutoff(now, hours)))).execute(conn)?;
+    // Counted before the claim: requests racing at the limit may each
+    // store one key past it, no more.
+    if let Some(e) = over_quota(conn, key.token_id, now, keep)? {
+        return Ok(Err(e));
+    }
     conn.write_tx(|c| {
         // A savepoint: losing the race leaves the transaction usable.
         let claim = c.write_tx(|c| {

@@ -15,13 +15,12 @@ use crate::ingest::{self, Checked};
 use crate::items;
 
 use super::body::{JsonBody, Path, RawBody};
-use super::error::{ApiError, ApiResult, LineError};
+use super::error::{ApiError, ApiResult, BadLines};
 use super::guard::Authed;
 use super::idempotency::{self, IdemKey, Reply};
 use super::App;
 
-/// How many bad lines a refusal lists.
-pub const MAX_LINES_LISTED: usize = 100;
+pub use super::error::MAX_LINES_LISTED;
 const ROUTE_MODIFICATIONS: &str = "POST /api/v1/modifications";
 
 #[derive(utoipa::OpenApi)]
@@ -58,11 +57,13 @@ pub struct Recorded {
     pub recorded: usize,
 }
 
-/// A refused batch: the first error, and up to 100 bad lines.
+/// A refused batch: the first error, up to 100 bad lines, and how many
+/// more bad lines there were (absent when none).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RefusedBatch {
     pub error: String,
     pub lines: Vec<LineErrorDoc>,
+    pub lines_not_listed: Option<usize>,
 }
 
 /// One bad line (1-based) of a refused batch.
@@ -92,11 +93,8 @@ async fn record(
 ) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
     let ndjson = is_ndjson(&headers);
-    let (now, hours, batch) = (
-        app.clock.now(),
-        app.cfg.http.idempotency_hours,
-        app.cfg.record.batch_size,
-    );
+    let keep = idempotency::Keep::from_config(&app.cfg.http);
+    let (now, hours, batch) = (app.clock.now(), keep.hours, app.cfg.record.batch_size);
     let at = app.cfg.record.at_bounds(now);
     app.blocking(move |c| {
         if let Some(k) = &key {
@@ -126,7 +124,7 @@ async fn record(
                 total,
             } => return Ok(Err(refused(bad, bad_total, total))),
         };
-        idempotency::once(c, key.as_ref(), now, hours, |c| {
+        idempotency::once(c, key.as_ref(), now, keep, |c| {
             let n = ingest::write_batched(c, &mods, batch, &mut |_| {})?;
             Ok(Reply::new(StatusCode::CREATED, &json!({ "recorded": n })))
         })
@@ -153,18 +151,16 @@ fn parse_array(body: &RawBody) -> ApiResult<Vec<serde_json::Value>> {
 /// 400 naming how many lines are bad, listing the first ones.
 fn refused(bad: ingest::BadLines, bad_total: usize, total: usize) -> ApiError {
     let (first, why) = &bad[0];
-    let mut e = ApiError::bad_request(format!(
+    let e = ApiError::bad_request(format!(
         "{bad_total} of {total} lines are invalid, nothing was written; line {first}: {why}"
     ));
-    e.lines = bad
-        .into_iter()
-        .take(MAX_LINES_LISTED)
-        .map(|(line, error)| LineError {
-            line,
-            error: crate::validate::escape_for_line(&error),
-        })
-        .collect();
-    e
+    let mut lines = BadLines::default();
+    for (line, error) in bad {
+        lines.push(line, || error);
+    }
+    // The library keeps the first ones and counts the rest.
+    lines.counted_beyond(bad_total);
+    e.with_lines(lines)
 }
 
 /// What `digestd item put` prints, and which it was.

@@ -26,6 +26,8 @@ pub mod guard;
 pub mod health;
 pub mod idempotency;
 pub mod ingest;
+pub mod log;
+pub mod media;
 pub mod metrics;
 pub mod openapi;
 pub mod pages;
@@ -38,11 +40,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::Router;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -137,7 +138,8 @@ impl App {
 pub fn router(app: App) -> Router {
     let limit = app.cfg.http.max_body_bytes;
     let timeout = Duration::from_secs(app.cfg.http.timeout_seconds);
-    Router::new()
+    let hsts = hsts(&app.cfg);
+    let router = Router::new()
         .merge(health::routes())
         .merge(atom::routes())
         .merge(openapi::routes())
@@ -155,7 +157,10 @@ pub fn router(app: App) -> Router {
         ))
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed on this route",
+            )
         })
         // The most any extractor reads anywhere; the guard narrows it per route.
         .layer(axum::extract::DefaultBodyLimit::max(limit))
@@ -163,12 +168,9 @@ pub fn router(app: App) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
         ))
-        // Method and path only: a query may hold a read ticket.
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|r: &Request<_>| {
-                tracing::debug_span!("http", method = %r.method(), path = %r.uri().path())
-            }),
-        )
+        // Method, route template, status, duration: never the path or
+        // query, which carry codes, tokens, MACs and tickets.
+        .layer(axum::middleware::from_fn(log::log))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -184,8 +186,31 @@ pub fn router(app: App) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
-        ))
-        .with_state(app)
+        ));
+    let router = match hsts {
+        Some(v) => router.layer(SetResponseHeaderLayer::overriding(
+            header::STRICT_TRANSPORT_SECURITY,
+            v,
+        )),
+        None => router,
+    };
+    router.with_state(app)
+}
+
+/// `Strict-Transport-Security` for every answer when the public base
+/// (`[digest] base_url`) is https and `[http] hsts_max_age_seconds` is
+/// not 0; none over plain http, where a browser ignores it anyway.
+pub fn hsts(cfg: &Config) -> Option<HeaderValue> {
+    let https = cfg
+        .digest
+        .base_url
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+    let age = cfg.http.hsts_max_age_seconds;
+    if !https || age == 0 {
+        return None;
+    }
+    HeaderValue::from_str(&format!("max-age={age}")).ok()
 }
 
 /// Binds `[http] listen` (a clear error when the address is taken).

@@ -16,8 +16,8 @@ use utoipa::ToSchema;
 use crate::ids::PartyId;
 use crate::{manage, parties, remove};
 
-use super::body::{Path, RawBody};
-use super::error::{ApiResult, LineError};
+use super::body::{self, Path, RawBody};
+use super::error::{ApiResult, BadLines};
 use super::guard::Authed;
 use super::{ApiError, App};
 
@@ -120,7 +120,9 @@ pub struct UserElement {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactView {
     channel: String,
-    address: String,
+    /// Shown to an `admin` token only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
     verified: bool,
     disabled: bool,
     bounce_count: i32,
@@ -195,7 +197,7 @@ fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
         .into_iter()
         .map(|p| ContactView {
             channel: p.channel,
-            address: p.address,
+            address: Some(p.address),
             verified: p.verified,
             disabled: p.disabled,
             bounce_count: p.bounce_count,
@@ -248,10 +250,9 @@ async fn put_user(
     request_body = Vec<UserElement>,
     responses((status = 200, body = BulkAnswer), (status = 400, description = "bad elements, each listed; nothing written")))]
 async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult<Json<BulkAnswer>> {
-    let values: Vec<serde_json::Value> = json(&raw)?;
-    let mut bad = Vec::new();
+    let mut bad = BadLines::default();
     let mut puts = Vec::new();
-    for (i, v) in values.into_iter().enumerate() {
+    body::each_element(raw.text()?, |i, v| {
         match serde_json::from_value::<UserElement>(v) {
             Ok(e) => puts.push(
                 UserBody {
@@ -265,12 +266,9 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
                 }
                 .into_put(e.name),
             ),
-            Err(e) => bad.push(LineError {
-                line: i + 1,
-                error: e.to_string(),
-            }),
+            Err(e) => bad.push(i + 1, || e.to_string()),
         }
-    }
+    })?;
     if !bad.is_empty() {
         return Err(ApiError::lines(bad));
     }
@@ -279,15 +277,12 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
     let done = app
         .blocking(move |c| manage::put_users(c, now, &puts))
         .await?
-        .map_err(|bad| {
-            ApiError::lines(
-                bad.into_iter()
-                    .map(|(line, e)| LineError {
-                        line,
-                        error: e.to_string(),
-                    })
-                    .collect(),
-            )
+        .map_err(|found| {
+            let mut bad = BadLines::default();
+            for (line, e) in found {
+                bad.push(line, || e.to_string());
+            }
+            ApiError::lines(bad)
         })?;
     let users: Vec<BulkUser> = names
         .into_iter()
@@ -307,21 +302,27 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
 }
 
 /// A user with their contact points and each one's verified and disabled
-/// state (a read token may ask).
+/// state. A `read` token may ask, and sees each contact point without its
+/// address; an `admin` token sees the addresses too.
 #[utoipa::path(get, path = "/api/v1/users/{name}", tag = "users", security(("bearer" = [])),
     params(("name" = String, Path)),
     responses((status = 200, body = UserView), (status = 404, description = "no such user")))]
 async fn get_user(
     State(app): State<App>,
-    _: Authed,
+    Authed(token): Authed,
     Path(name): Path<String>,
 ) -> ApiResult<Json<UserView>> {
-    let user = app
+    let mut user = app
         .blocking(move |c| {
             let id = parties::find_kind(c, "user", &name)?;
             view(c, id)
         })
         .await?;
+    if !token.scope.sees_addresses() {
+        for p in &mut user.contacts {
+            p.address = None;
+        }
+    }
     Ok(Json(user))
 }
 

@@ -92,7 +92,8 @@ async fn notify(
     body: RawBody,
 ) -> ApiResult<Reply> {
     let key = IdemKey::from_request(&headers, &token, ROUTE_REQUESTS, &body.0)?;
-    let (now, hours) = (app.clock.now(), app.cfg.http.idempotency_hours);
+    let keep = idempotency::Keep::from_config(&app.cfg.http);
+    let (now, hours) = (app.clock.now(), keep.hours);
     let email = app.cfg.email.clone();
     app.blocking(move |c| {
         if let Some(k) = &key {
@@ -115,7 +116,7 @@ async fn notify(
             max_retries: r.max_retries,
             channels: r.channels,
         };
-        idempotency::once(c, key.as_ref(), now, hours, |c| {
+        idempotency::once(c, key.as_ref(), now, keep, |c| {
             let id = queue::post_request(c, &email, &n, now)?;
             Ok(Reply::new(StatusCode::CREATED, &json!({ "id": id.0 })))
         })
@@ -127,16 +128,28 @@ async fn notify(
 /// `digestd request show ID --json` prints.
 #[utoipa::path(get, path = "/api/v1/requests/{id}", tag = "requests", security(("bearer" = [])),
     params(("id" = i64, Path, description = "the request's id")),
-    responses((status = 200, description = "{id, status, kind, subject, recipients: [{party, channel, address, successful, gave_up, retry_count, reply_code, reply_message}]}"),
+    responses((status = 200, description = "{id, status, kind, subject, recipients: [{party, channel, address (admin only), successful, gave_up, retry_count, reply_code, reply_message}]}"),
         (status = 400, description = "the id is not a number"),
         (status = 401, description = "no valid token"), (status = 403, description = "needs read"),
         (status = 404, description = "no such request")))]
 async fn show(
     State(app): State<App>,
-    _: Authed,
+    Authed(token): Authed,
     Path(id): Path<i64>,
-) -> ApiResult<Json<RequestView>> {
-    let v = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
+) -> ApiResult<Json<serde_json::Value>> {
+    let v: RequestView = app.blocking(move |c| queue::show(c, RequestId(id))).await?;
+    let mut v = serde_json::to_value(v).map_err(|e| {
+        tracing::error!(error = %e, "request view");
+        ApiError::internal()
+    })?;
+    // A `read` token sees who and how, never where: addresses are admin's.
+    if !token.scope.sees_addresses() {
+        if let Some(rs) = v["recipients"].as_array_mut() {
+            for r in rs.iter_mut().filter_map(|r| r.as_object_mut()) {
+                r.remove("address");
+            }
+        }
+    }
     Ok(Json(v))
 }
 

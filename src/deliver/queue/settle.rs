@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::parties::Channel;
 
 mod sqlite;
+mod warn;
 
 /// What to write back for a batch of rows.
 #[derive(Clone)]
@@ -90,6 +91,11 @@ pub(super) fn write_outcomes(
         if let (Outcome::Sent { .. }, Some((_, _, ch))) = (&s.outcome, s.keys.first()) {
             let ch = Channel::parse(ch)?;
             *report.written.entry(ch.as_str()).or_default() += 1;
+        }
+        if let Some((_, _, ch)) = s.keys.first() {
+            let retry = matches!(s.outcome, Outcome::Transient { .. })
+                && s.retry_counts[0] + 1 < s.max_retries[0];
+            warn::failed(s, Channel::parse(ch)?.as_str(), retry);
         }
         for (k, (req, party, ch)) in s.keys.iter().enumerate() {
             let channel = Channel::parse(ch)?.as_str();

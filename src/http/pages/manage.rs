@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 
 use chrono::{DateTime, Utc};
 
@@ -31,7 +31,7 @@ use crate::{items, manage, remove, validate};
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::view::{self, Choice, ContactView, SubView};
-use super::{form, person, FormKey, Page, PageResult};
+use super::{form, is_form, person, FormKey, Page, PageResult};
 
 #[derive(Template)]
 #[template(path = "pages/manage.html")]
@@ -191,9 +191,14 @@ enum Outcome {
 pub async fn act(
     State(app): State<App>,
     Path(code): Path<String>,
+    headers: HeaderMap,
     body: Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = form(&body?.0);
+    let body = body?;
+    if !is_form(&headers) {
+        return Err(Page::not_a_form());
+    }
+    let f = form(&body.0);
     let now = app.clock.now();
     let pre = prefix(&app);
     let (email, base) = (app.cfg.email.clone(), app.cfg.digest.base_url.clone());

@@ -108,6 +108,14 @@ impl Page {
             "This link is not valid. Use the newest link from one of your digests.",
         )
     }
+    /// 415: a form's route was sent a body that is not a form.
+    pub fn not_a_form() -> Page {
+        Page::message(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Not done",
+            "The form must be sent as a form. Nothing was changed.",
+        )
+    }
     pub fn forbidden() -> Page {
         Page::message(
             StatusCode::FORBIDDEN,
