@@ -270,12 +270,20 @@ pub fn jid(s: &str) -> Result<String> {
 
 /// A phone number in E.164: `+`, a leading digit 1–9, 8 to 15 digits in all.
 pub fn phone(s: &str) -> Result<String> {
-    let digits = s.strip_prefix('+').unwrap_or("");
-    let ok = (8..=15).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0');
+    // Written as people write them: `+1 415 555 0123`, `+1 (415) 555-0123`,
+    // `+44 20.7946.0958`; stored in E.164, digits only after the `+`.
+    let separated = s.len() <= 32
+        && s.chars()
+            .skip(1)
+            .all(|c| c.is_ascii_digit() || " -.()".contains(c))
+        && !s.ends_with(' ');
+    let digits: String = match s.strip_prefix('+') {
+        Some(rest) if separated => rest.chars().filter(char::is_ascii_digit).collect(),
+        _ => String::new(),
+    };
+    let ok = (8..=15).contains(&digits.len()) && !digits.starts_with('0');
     if ok {
-        Ok(s.to_string())
+        Ok(format!("+{digits}"))
     } else {
         Err(Error::invalid(format!(
             "invalid phone number {s:?}: use E.164, e.g. +14155550123"
@@ -551,16 +559,30 @@ mod tests {
     fn phones() {
         assert!(phone("+14155550123").is_ok());
         assert!(phone("+33612345678").is_ok());
+        // As people write them, stored in E.164.
+        for written in [
+            "+1 415 555 0123",
+            "+1 (415) 555-0123",
+            "+1.415.555.0123",
+            "+14155550123",
+        ] {
+            assert_eq!(phone(written).unwrap(), "+14155550123", "{written:?}");
+        }
         for bad in [
             "",
             "14155550123",
+            "1 415 555 0123",
             "+",
             "+0123456789",
             "+1234567",
             "+1234567890123456",
-            "+1 415 555 0123",
+            "+1 415 555 0123 ",
             "+1415555012a",
             "+14155550123\n",
+            "+1\t415 555 0123",
+            "+1 415 555 0123\r\nBcc: x",
+            "+ 1 4 1 5 5 5 5 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2",
+            "+1 415 555 0123 ext 4",
         ] {
             assert!(phone(bad).is_err(), "{bad:?} should be refused");
         }
