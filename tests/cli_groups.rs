@@ -65,9 +65,9 @@ fn group_add_takes_preferences_and_list_and_show_print_them() {
     assert_eq!(
         list,
         json!([
-            {"id": team, "name": "team", "timezone": "UTC", "week_start": "mon", "daily_hour": 8,
+            {"id": team, "name": "team", "tz": "UTC", "week_start": "mon", "daily_hour": 8,
              "locale": "en-GB", "email": null, "members": 0},
-            {"id": id, "name": "tokyo", "timezone": "Asia/Tokyo", "week_start": "sun",
+            {"id": id, "name": "tokyo", "tz": "Asia/Tokyo", "week_start": "sun",
              "daily_hour": 9, "locale": "ja-JP", "email": "tokyo@example.org", "members": 1},
         ])
     );
@@ -149,7 +149,7 @@ fn group_set_changes_preferences_and_reschedules_the_groups_subscriptions() {
     ]);
     assert_eq!(show(&env, "team")["week_start"], "sun");
     assert_eq!(show(&env, "team")["locale"], "en-US");
-    assert_eq!(show(&env, "team")["timezone"], "Asia/Tokyo", "kept");
+    assert_eq!(show(&env, "team")["tz"], "Asia/Tokyo", "kept");
     // A new daily hour is what new subscriptions default to.
     env.ok(&["group", "set", "team", "--daily-hour", "9"]);
     let args = [

@@ -35,7 +35,7 @@ fn user_add_then_list_json_shows_every_field_normalised() {
         "--xmpp",
         "alice@Localhost",
         "--phone",
-        "+14155550123",
+        "+1 (415) 555-0123",
         "--week-start",
         "sunday",
         "--daily-hour",
@@ -50,19 +50,19 @@ fn user_add_then_list_json_shows_every_field_normalised() {
     let alice = &users[0];
     assert_eq!(alice["id"], json!(id));
     assert_eq!(alice["username"], "alice");
-    assert_eq!(alice["timezone"], "Europe/Paris");
+    assert_eq!(alice["tz"], "Europe/Paris");
     assert_eq!(
         alice["email"], "Alice.B+tag@example.com",
         "domain lower-cased"
     );
     assert_eq!(alice["xmpp"], "alice@localhost");
-    assert_eq!(alice["phone"], "+14155550123");
+    assert_eq!(alice["phone"], "+14155550123", "stored in E.164");
     assert_eq!(alice["week_start"], "sun");
     assert_eq!(alice["daily_hour"], 7);
     assert_eq!(alice["locale"], "fr-FR");
     let bob = &users[1];
     assert_eq!(bob["username"], "bob");
-    assert_eq!(bob["timezone"], "UTC");
+    assert_eq!(bob["tz"], "UTC");
     assert_eq!(bob["week_start"], "mon", "default week start");
     assert_eq!(bob["daily_hour"], 8, "default daily hour");
     assert_eq!(bob["locale"], "en-US", "default locale");
@@ -97,7 +97,7 @@ fn nested_groups_expand_to_each_user_once() {
         .map(|u| u["username"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["alice", "bob", "carol"], "each user once, by name");
-    assert_eq!(team[0]["timezone"], "UTC", "full user objects");
+    assert_eq!(team[0]["tz"], "UTC", "full user objects");
     assert_eq!(
         env.usernames(&["group", "expand", "devs", "--json"]),
         ["alice", "bob"]
@@ -193,7 +193,9 @@ fn user_add_refuses_invalid_phones() {
         "+1415555012a",
         "+1234567890123456", // 16 digits
         "+0123456789",
-        "+1 415 555 0123",
+        "1 415 555 0123",
+        "+1 415 555 0123 ext 4",
+        "+1\t415 555 0123",
         "+",
     ] {
         env.refused(
@@ -341,7 +343,7 @@ fn user_add_refuses_a_duplicate_name() {
     );
     let users = env.users_json(&["user", "list", "--json"]);
     assert_eq!(users.len(), 1);
-    assert_eq!(users[0]["timezone"], "UTC", "the first alice is untouched");
+    assert_eq!(users[0]["tz"], "UTC", "the first alice is untouched");
     assert_eq!(users[0]["phone"], Value::Null);
 }
 

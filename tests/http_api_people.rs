@@ -102,7 +102,7 @@ fn users_are_put_read_and_deleted() {
         assert_eq!(a.status, 201, "{}", a.text);
         let u = a.json();
         assert_eq!(u["name"], "ann");
-        assert_eq!(u["timezone"], "Europe/Paris");
+        assert_eq!(u["tz"], "Europe/Paris");
         assert_eq!(u["week_start"], "sun");
         assert_eq!(u["locale"], "fr-FR");
         assert_eq!(u["contacts"].as_array().unwrap().len(), 3);
@@ -152,6 +152,73 @@ fn users_are_put_read_and_deleted() {
         assert_eq!(a.json()["contact_points_removed"], 3);
         assert_eq!(w.get("/api/v1/users/ann", Some(&read)).status, 404);
         assert_eq!(counts(w)["users"], 0);
+    });
+}
+
+/// Every resource reads and writes its fields under one name: what a GET
+/// (or a PUT) answers may be PUT back unchanged, and changes nothing.
+/// `id` and `name` must then be the resource's own.
+#[test]
+fn what_is_answered_can_be_put_back_unchanged() {
+    each_backend(at(), |w| {
+        let (admin, _) = tokens(w);
+        let body = json!({"tz": "Europe/Paris", "email": "ann@example.com", "xmpp": "ann@localhost",
+            "phone": "+14155550123", "week_start": "sun", "daily_hour": 7, "locale": "fr-FR"});
+        assert_eq!(
+            w.put("/api/v1/users/ann", Some(&admin), body.to_string())
+                .status,
+            201
+        );
+        let got = w.get("/api/v1/users/ann", Some(&admin));
+        assert_eq!(got.status, 200, "{}", got.text);
+        let doc = got.json();
+        let before = counts(w);
+        let again = w.put("/api/v1/users/ann", Some(&admin), doc.to_string());
+        assert_eq!(again.status, 200, "{}", again.text);
+        assert_eq!(again.json(), doc, "a user put back as read");
+        assert_eq!(w.get("/api/v1/users/ann", Some(&admin)).json(), doc);
+        assert_eq!(counts(w), before);
+        let put_group =
+            |name: &str, body: String| w.put(&format!("/api/v1/groups/{name}"), Some(&admin), body);
+        let g = put_group(
+            "tokyo",
+            json!({"tz": "Asia/Tokyo", "daily_hour": 9}).to_string(),
+        );
+        assert_eq!(g.status, 201, "{}", g.text);
+        let gdoc = g.json();
+        let again = put_group("tokyo", gdoc.to_string());
+        assert_eq!(again.status, 200, "{}", again.text);
+        assert_eq!(again.json(), gdoc, "a group put back as answered");
+        // Another resource's id or name is refused, and writes nothing.
+        let before = counts(w);
+        let mut other = doc.clone();
+        other["name"] = json!("bob");
+        refused(w, 400, "another user than the path", || {
+            w.put("/api/v1/users/ann", Some(&admin), other.to_string())
+        });
+        let mut wrong_id = doc.clone();
+        wrong_id["id"] = json!(gdoc["id"]);
+        wrong_id["tz"] = json!("UTC");
+        refused(w, 400, "is not ann's id", || {
+            w.put("/api/v1/users/ann", Some(&admin), wrong_id.to_string())
+        });
+        refused(w, 400, "is not cy's id", || {
+            w.put(
+                "/api/v1/users/cy",
+                Some(&admin),
+                json!({"id": 1, "tz": "UTC"}).to_string(),
+            )
+        });
+        let mut gother = gdoc.clone();
+        gother["id"] = json!(doc["id"]);
+        refused(w, 400, "is not tokyo's id", || {
+            put_group("tokyo", gother.to_string())
+        });
+        assert_eq!(counts(w), before);
+        assert_eq!(
+            w.get("/api/v1/users/ann", Some(&admin)).json()["tz"],
+            "Europe/Paris"
+        );
     });
 }
 
@@ -449,14 +516,14 @@ fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
         g.as_object_mut().unwrap().remove("id");
         assert_eq!(
             g,
-            json!({"name": "tokyo", "timezone": "Asia/Tokyo", "week_start": "sun",
+            json!({"name": "tokyo", "tz": "Asia/Tokyo", "week_start": "sun",
                 "daily_hour": 9, "locale": "en-US", "email": "Tokyo@example.org"})
         );
         let a = w.put("/api/v1/groups/plain", Some(&admin), "");
         assert_eq!(a.status, 201, "{}", a.text);
         assert_eq!(
             (
-                &a.json()["timezone"],
+                &a.json()["tz"],
                 &a.json()["daily_hour"],
                 &a.json()["locale"]
             ),
@@ -496,7 +563,7 @@ fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
         assert_eq!((counts(w), next_due(w, t)), before);
         let a = put("tokyo", r#"{"tz": "America/New_York"}"#);
         assert_eq!(a.status, 200, "{}", a.text);
-        assert_eq!(a.json()["timezone"], "America/New_York");
+        assert_eq!(a.json()["tz"], "America/New_York");
         assert_eq!(a.json()["week_start"], "sun", "what is not given stays");
         assert_eq!(a.json()["email"], "Tokyo@example.org", "domain lower-cased");
         assert_ne!(next_due(w, t), before.1, "rescheduled");

@@ -61,15 +61,45 @@ pub fn routes() -> Router<App> {
 
 /// A body parsed as JSON after the token was checked (as `JsonBody`
 /// parses it: 400 with serde's reason).
+/// Refuses an `id` in a body that is not the `kind` `name`'s own (a new
+/// one has none yet): what a GET answered may be put back, nothing else.
+pub(super) fn own_id(
+    c: &mut crate::db::DbConn,
+    kind: &str,
+    name: &str,
+    given: Option<i64>,
+) -> crate::Result<()> {
+    let Some(id) = given else {
+        return Ok(());
+    };
+    match parties::find_kind(c, kind, name) {
+        Ok(known) if known.0 == id => Ok(()),
+        _ => Err(crate::Error::invalid(format!(
+            "id: {id} is not {name}'s id (the server gives ids; leave it out for a new {kind})"
+        ))),
+    }
+}
+
 pub(super) fn json<T: DeserializeOwned>(raw: &RawBody) -> ApiResult<T> {
     serde_json::from_str(raw.text()?)
         .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
 }
 
-/// A user's preferences and addresses; each optional (a new user needs `tz`).
+/// A user's preferences and addresses; each optional (a new user needs
+/// `tz`). What `GET` answers may be put back unchanged: `id` and `name`,
+/// when given, must be the user's; `contacts` (their state is the
+/// server's) is ignored: addresses are set with `email`, `xmpp`, `phone`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserBody {
+    /// The user's id, as `GET` shows it; a new user has none yet.
+    id: Option<i64>,
+    /// The user's name, as in the path.
+    name: Option<String>,
+    /// As `GET` shows them; ignored.
+    #[serde(rename = "contacts")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    _contacts: Option<serde::de::IgnoredAny>,
     /// IANA timezone, e.g. Europe/Paris.
     tz: Option<String>,
     email: Option<String>,
@@ -133,7 +163,7 @@ pub struct ContactView {
 pub struct UserView {
     id: i64,
     name: String,
-    timezone: String,
+    tz: String,
     week_start: String,
     daily_hour: i32,
     locale: String,
@@ -206,7 +236,7 @@ fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
     Ok(UserView {
         id: u.id.0,
         name: u.username,
-        timezone: u.timezone,
+        tz: u.timezone,
         week_start: u.week_start,
         daily_hour: u.daily_hour,
         locale: u.locale,
@@ -228,10 +258,17 @@ async fn put_user(
     raw: RawBody,
 ) -> ApiResult<(StatusCode, Json<UserView>)> {
     let body: UserBody = json(&raw)?;
+    if body.name.as_ref().is_some_and(|n| *n != name) {
+        return Err(ApiError::bad_request(format!(
+            "name: the body names another user than the path ({name})"
+        )));
+    }
     let now = app.clock.now();
+    let given_id = body.id;
     let put = body.into_put(name);
     let (user, created) = app
         .blocking(move |c| {
+            own_id(c, "user", &put.name, given_id)?;
             let (id, created) = manage::put_user(c, now, &put)?;
             Ok((view(c, id)?, created))
         })
@@ -256,6 +293,9 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
         match serde_json::from_value::<UserElement>(v) {
             Ok(e) => puts.push(
                 UserBody {
+                    id: None,
+                    name: None,
+                    _contacts: None,
                     tz: e.tz,
                     email: e.email,
                     xmpp: e.xmpp,

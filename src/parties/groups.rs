@@ -79,6 +79,8 @@ impl ValidGroup {
 pub struct Group {
     pub id: PartyId,
     pub name: String,
+    /// `tz`, as `group add --tz` and every input names it.
+    #[serde(rename = "tz")]
     pub timezone: String,
     pub week_start: String,
     pub daily_hour: i32,

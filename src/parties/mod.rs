@@ -104,6 +104,8 @@ pub struct NewUser {
 pub struct User {
     pub id: PartyId,
     pub username: String,
+    /// `tz`, as `user add --tz` and every input names it.
+    #[serde(rename = "tz")]
     pub timezone: String,
     pub week_start: String,
     pub daily_hour: i32,

@@ -12,7 +12,7 @@ use crate::{manage, parties, remove};
 
 use super::{json, RemovedView};
 use crate::http::body::{Path, RawBody};
-use crate::http::error::ApiResult;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::guard::Authed;
 use crate::http::App;
 
@@ -42,17 +42,22 @@ pub fn routes() -> Router<App> {
 pub struct UserRow {
     id: i64,
     name: String,
-    timezone: String,
+    tz: String,
     email: Option<String>,
     xmpp: Option<String>,
     phone: Option<String>,
 }
 
 /// A group's own address and preferences, each optional (the fields of
-/// `digestd group add` and `group set`).
+/// `digestd group add` and `group set`). What the `PUT` answers may be put
+/// back unchanged: `id` and `name`, when given, must be the group's.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupBody {
+    /// The group's id, as answered; a new group has none yet.
+    id: Option<i64>,
+    /// The group's name, as in the path.
+    name: Option<String>,
     /// The group's own address (kept for an existing group).
     email: Option<String>,
     /// IANA timezone its digests are scheduled in (default UTC).
@@ -70,7 +75,7 @@ pub struct GroupBody {
 pub struct GroupView {
     id: i64,
     name: String,
-    timezone: String,
+    tz: String,
     week_start: String,
     daily_hour: i32,
     locale: String,
@@ -94,6 +99,12 @@ async fn put_group(
     } else {
         json(&raw)?
     };
+    if body.name.as_ref().is_some_and(|n| *n != name) {
+        return Err(ApiError::bad_request(format!(
+            "name: the body names another group than the path ({name})"
+        )));
+    }
+    let given_id = body.id;
     let now = app.clock.now();
     let new = parties::NewGroup {
         name,
@@ -107,6 +118,7 @@ async fn put_group(
     };
     let (g, created) = app
         .blocking(move |c| {
+            super::own_id(c, "group", &new.name, given_id)?;
             let (_, created) = manage::put_group(c, now, &new)?;
             Ok((parties::get_group(c, &new.name)?, created))
         })
@@ -121,7 +133,7 @@ async fn put_group(
         Json(GroupView {
             id: g.id.0,
             name: g.name,
-            timezone: g.timezone,
+            tz: g.timezone,
             week_start: g.week_start,
             daily_hour: g.daily_hour,
             locale: g.locale,
@@ -198,7 +210,7 @@ async fn expand_group(
             .map(|u| UserRow {
                 id: u.id.0,
                 name: u.username,
-                timezone: u.timezone,
+                tz: u.timezone,
                 email: u.email,
                 xmpp: u.xmpp,
                 phone: u.phone,
