@@ -360,6 +360,12 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     let env = Env::new();
     let out = env.run_raw(&["demo"], b"");
     assert_eq!(out.code, 0, "{out:?}");
+    // Its summary, not the daemon's line per tick and pass.
+    assert!(
+        !out.stderr.contains(" INFO "),
+        "{} lines on stderr",
+        out.stderr.lines().count()
+    );
     for needle in [
         "A week of ticks (",
         "digests delivered",

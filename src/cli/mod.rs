@@ -217,7 +217,11 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();
     }
-    init_tracing(&cfg.log.level);
+    // The demo prints its own summary: the daemon's line per tick and
+    // pass (hundreds over its week) only when asked for by a setting.
+    let demo_default = matches!(cli.command, Command::Demo)
+        && cfg.log.level == crate::config::LogConfig::default().level;
+    init_tracing(if demo_default { "warn" } else { &cfg.log.level });
     // Not locked for the whole command: the stdout email transport writes
     // from the delivery thread.
     let out = &mut std::io::stdout();
