@@ -12,10 +12,21 @@ use super::Settle;
 /// The longest reply text a warning carries.
 const MAX_REPLY: usize = 300;
 
-/// Logs `s` at `warn` unless it was delivered. `retry`: whether its rows
-/// will be tried again.
+/// Logs `s` at `warn` when an attempt failed (at `info` when there was
+/// nothing to attempt). `retry`: whether its rows will be tried again.
 pub(super) fn failed(s: &Settle, channel: &str, retry: bool) {
     if matches!(s.outcome, Outcome::Sent { .. }) {
+        return;
+    }
+    // No attempt was made: the recipient has no address on the channel
+    // (none given, or disabled by bounces), which `request show` tells;
+    // not a failure of the far end to warn about.
+    if !s.attempted {
+        tracing::info!(
+            channel,
+            rows = s.keys.len(),
+            "not delivered: no usable address"
+        );
         return;
     }
     let address = s.address.as_deref().unwrap_or("");
@@ -25,11 +36,10 @@ pub(super) fn failed(s: &Settle, channel: &str, retry: bool) {
         .outcome
         .code()
         .map_or_else(|| "-".to_string(), |c| c.to_string());
-    let outcome = match (&s.outcome, s.attempted, retry) {
-        (_, false, _) => "no usable address",
-        (_, true, true) => "will retry",
-        (Outcome::Permanent { .. }, true, false) => "permanent",
-        (_, true, false) => "out of retries",
+    let outcome = match (&s.outcome, retry) {
+        (_, true) => "will retry",
+        (Outcome::Permanent { .. }, false) => "permanent",
+        (_, false) => "out of retries",
     };
     tracing::warn!(
         channel,
