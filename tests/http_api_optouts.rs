@@ -161,7 +161,16 @@ fn the_api_lists_and_clears_optouts_and_refuses_bad_input() {
 
 fn login(w: &Web) -> String {
     let secret = w.token("ops", Scope::Admin);
-    let a = form(w, "/admin/login", None, &[("token", &secret)]);
+    // As a browser logs in: the form first, for its token.
+    let page = w.get("/admin/login", None);
+    assert_eq!(page.status, 200, "{}", page.text);
+    let token = csrf(&page.text);
+    let a = form(
+        w,
+        "/admin/login",
+        None,
+        &[("csrf", &token), ("token", &secret)],
+    );
     assert_eq!(a.status, 303, "{}", a.text);
     let v = a.header("set-cookie").expect("a cookie");
     let v = v

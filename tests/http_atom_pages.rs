@@ -137,10 +137,13 @@ fn following_next_gives_every_entry_once_in_order() {
     each_capped(|w, wo| {
         let (start, end) = (at("2026-11-10T00:00:00Z"), at("2026-11-20T00:00:00Z"));
         let mut c = w.db.conn();
-        // What the unpaged reads give, in their order.
+        // What the unpaged reads give, in the feed's order: by first
+        // change, then UUID (the page key; a digest breaks ties by the
+        // order recorded instead).
         let mods = modlog::find_in_window(&mut c, Some(&[wo.cal.id]), start, end).unwrap();
-        let want: Vec<String> = compose::collapse(&mods, None)
-            .unwrap()
+        let mut all = compose::collapse(&mods, None).unwrap();
+        all.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
+        let want: Vec<String> = all
             .iter()
             .map(|ch| {
                 format!(

@@ -38,6 +38,7 @@ fn body_routes() -> Vec<(&'static str, String)> {
 const NO_BODY: &[&str] = &[
     "/api/v1/requests/1/cancel",
     "/api/v1/groups/team/members/bob",
+    "/api/v1/users/alice/code",
 ];
 
 fn send(w: &Web, method: &str, path: &str, token: &str, ct: Option<&str>, body: &str) -> Answer {

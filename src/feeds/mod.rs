@@ -304,7 +304,9 @@ pub fn changed(
     });
     let uuids: Vec<String> = items.into_iter().map(|(u, _)| u).collect();
     let mods = modlog::find_items_in_window(conn, head.collection, &uuids, q.start, q.end)?;
-    let changes = compose::collapse(&mods, None)?;
+    let mut changes = compose::collapse(&mods, None)?;
+    // In the page key's order (a digest breaks ties by the order recorded).
+    changes.sort_by(|a, b| (a.first_at, &a.item_uuid).cmp(&(b.first_at, &b.item_uuid)));
     let mut names = BTreeMap::new();
     for a in changes.iter().flat_map(|c| &c.actors) {
         if !names.contains_key(a) {
