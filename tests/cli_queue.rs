@@ -830,3 +830,36 @@ fn request_show_prints_a_remote_reply_escaped() {
     assert!(!shown.contains('\u{1b}'), "{shown:?}");
     assert!(shown.contains("400 bad"), "{shown}");
 }
+
+/// An XMPP test alert with the server down fails within `[xmpp]
+/// timeout_seconds`, naming it, rather than retrying for ever: a closed
+/// port (connection refused) and an address nobody answers on.
+#[test]
+fn an_xmpp_test_alert_with_the_server_down_fails_within_its_timeout() {
+    let env = Env::init();
+    for server in ["127.0.0.1:1", "10.255.255.1:5222"] {
+        std::fs::write(
+            &env.config,
+            format!(
+                "[xmpp]\ntransport = \"xmpp\"\njid = \"bot@example.org\"\npassword = \"x\"\n\
+                 server = \"{server}\"\ntimeout_seconds = 2\n"
+            ),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let out = env.run(&["test-alert", "--channel", "xmpp", "--to", "amy@example.org"]);
+        assert_eq!(out.code, 1, "{out:?}");
+        assert!(
+            out.stderr.contains(
+                "test alert to amy@example.org failed: xmpp: login did not complete in 2s"
+            ),
+            "{}",
+            out.stderr
+        );
+        // Not a speed figure: without the bound, tokio-xmpp retries for ever.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{server}"
+        );
+    }
+}
