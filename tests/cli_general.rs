@@ -596,6 +596,8 @@ fn benches_run_at_toy_sizes() {
         let out = env.run_raw(args, b"");
         assert_eq!(out.code, 0, "{args:?}: {out:?}");
         assert!(out.stdout.contains(needle), "{args:?}: {}", out.stdout);
+        // Its own report, not the server's line per request or tick.
+        assert!(!out.stderr.contains(" INFO "), "{args:?}: {}", out.stderr);
     }
     // bench smtp needs Postfix's smtp-sink and smtp-source (CI installs them).
     if std::path::Path::new("/usr/sbin/smtp-sink").exists() || std::env::var_os("CI").is_some() {

@@ -217,11 +217,12 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();
     }
-    // The demo prints its own summary: the daemon's line per tick and
-    // pass (hundreds over its week) only when asked for by a setting.
-    let demo_default = matches!(cli.command, Command::Demo)
+    // The demo and the benches print their own summaries: the daemon's
+    // line per tick, pass and HTTP request (hundreds of thousands in
+    // `bench http`) only when a setting asks for them.
+    let own_summary = matches!(cli.command, Command::Demo | Command::Bench(_))
         && cfg.log.level == crate::config::LogConfig::default().level;
-    init_tracing(if demo_default { "warn" } else { &cfg.log.level });
+    init_tracing(if own_summary { "warn" } else { &cfg.log.level });
     // Not locked for the whole command: the stdout email transport writes
     // from the delivery thread.
     let out = &mut std::io::stdout();
