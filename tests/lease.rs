@@ -251,3 +251,40 @@ backend_tests!(
     a_killed_queue_runner_frees_the_lease_at_once,
     one_owner_at_a_time_within_a_process,
 );
+
+/// On SQLite a tick's lock file is opened once and kept: taking the lease
+/// again needs no new descriptor (so a full descriptor table from HTTP
+/// clients cannot stop a tick), and a lock file removed meanwhile is made
+/// again and is the one locked.
+#[test]
+fn the_sqlite_lock_file_is_opened_once_and_made_again_if_removed() {
+    let db = TestDb::sqlite();
+    let mut c = db.conn();
+    let path = format!("{}.{TICK_JOB}.lock", db.url.trim_start_matches("sqlite://"));
+    let open_on_path = || {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy() == path))
+            .count()
+    };
+    let (t, ttl) = (at(TICK_AT), Duration::minutes(10));
+    for _ in 0..5 {
+        assert!(lease::acquire(&mut c, TICK_JOB, "a", t, ttl).unwrap());
+        lease::release(&mut c, TICK_JOB, "a", t).unwrap();
+    }
+    assert_eq!(open_on_path(), 1, "one descriptor, kept");
+    // Released: another holder (another open file) may lock it.
+    let probe = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    probe.try_lock().expect("free after release");
+    probe.unlock().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(lease::acquire(&mut c, TICK_JOB, "a", t, ttl).unwrap());
+    let again = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("made again");
+    assert!(again.try_lock().is_err(), "the new file is the one held");
+    lease::release(&mut c, TICK_JOB, "a", t).unwrap();
+    again.try_lock().expect("and released");
+}

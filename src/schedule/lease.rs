@@ -197,7 +197,16 @@ fn lock_file(path: &str) -> Result<Arc<File>> {
     static FILES: Mutex<BTreeMap<String, Arc<File>>> = Mutex::new(BTreeMap::new());
     let mut files = FILES.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(f) = files.get(path) {
-        return Ok(f.clone());
+        // Still the file at that path (a database removed and made again
+        // in this process has a new lock file, which is the one to lock).
+        use std::os::unix::fs::MetadataExt;
+        let same = match (f.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if same {
+            return Ok(f.clone());
+        }
     }
     let file = OpenOptions::new()
         .create(true)
