@@ -250,12 +250,15 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
         }
         UserCmd::RotateCode { name } => {
             let code = parties::rotate_code_of(&mut conn, ctx.now(), &name)?;
-            let base = ctx.cfg.digest.base_url.trim_end_matches('/');
             writeln!(
                 ctx.out,
                 "new subscriber code for {name}; their page is now:"
             )?;
-            writeln!(ctx.out, "{base}/s/{code}")?;
+            writeln!(
+                ctx.out,
+                "{}",
+                parties::manage_url(&ctx.cfg.digest.base_url, &code)
+            )?;
         }
     }
     Ok(())

@@ -101,6 +101,12 @@ pub fn rotate_code(conn: &mut DbConn, now: DateTime<Utc>, party: PartyId) -> Res
     })
 }
 
+/// The manage page of the person whose subscriber code is `code`, under
+/// `base_url` (`[digest] base_url`).
+pub fn manage_url(base_url: &str, code: &str) -> String {
+    format!("{}/s/{code}", base_url.trim_end_matches('/'))
+}
+
 /// [`rotate_code`] for the user named `name` (a group, or nobody, is
 /// refused).
 pub fn rotate_code_of(conn: &mut DbConn, now: DateTime<Utc>, name: &str) -> Result<String> {

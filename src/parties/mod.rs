@@ -17,8 +17,8 @@ mod remove;
 mod upsert;
 
 pub use code::{
-    code_of, find_by_code, find_by_retired_code, is_code_shaped, rotate_code, rotate_code_of,
-    user_by_email,
+    code_of, find_by_code, find_by_retired_code, is_code_shaped, manage_url, rotate_code,
+    rotate_code_of, user_by_email,
 };
 pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
 pub use groups::{

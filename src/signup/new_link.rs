@@ -37,7 +37,7 @@ pub fn send_new_link(
     }
     c.write_tx(|c| {
         let code = parties::rotate_code(c, now, party)?;
-        let link = format!("{}/s/{code}", base_url.trim_end_matches('/'));
+        let link = parties::manage_url(base_url, &code);
         let message = format!(
             "You asked for a new link to your digest settings. The link you used \
              before no longer opens them.\n\nYour new link:\n\n{link}\n\n\

@@ -52,9 +52,8 @@ async fn rotate_code(
     let code = app
         .blocking(move |c| parties::rotate_code_of(c, now, &n))
         .await?;
-    let base = app.cfg.digest.base_url.trim_end_matches('/');
     Ok(Json(NewCode {
-        manage_url: format!("{base}/s/{code}"),
+        manage_url: parties::manage_url(&app.cfg.digest.base_url, &code),
         name,
         code,
     }))
