@@ -4,7 +4,7 @@
 //! (an unknown subscription or member, no such opt-out, an id that is no
 //! number) is one line on stderr, exit 2, nothing written. The opt-outs
 //! are made as the pages make them (`remove::opt_out_in_tx`); the pages
-//! and the queue are `tests/http_pages_group_optout.rs`.
+//! and the queue are `tests/it/http_pages_group_optout.rs`.
 
 use crate::common;
 

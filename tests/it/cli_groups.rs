@@ -3,7 +3,7 @@
 //! `--week-start`, `--daily-hour`, `--locale`; issue 21 item 14).
 //!
 //! The harness is in `common/cli.rs` (SQLite; the scheduling of a group's
-//! subscriptions on both back ends is `tests/schedule_groups.rs`). Bad
+//! subscriptions on both back ends is `tests/it/schedule_groups.rs`). Bad
 //! input must give exit code 2, write no row and change no preference.
 
 use crate::common;

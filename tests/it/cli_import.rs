@@ -2,7 +2,7 @@
 //! import`: the binary reads JSON lines on stdin, prints a count (or the
 //! new ids, in input order), and refuses bad input with exit 2, one line
 //! naming the bad lines, and nothing written. The back-end behaviour is in
-//! `tests/import.rs`.
+//! `tests/it/import.rs`.
 
 use crate::common;
 

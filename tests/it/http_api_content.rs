@@ -4,8 +4,7 @@
 //! written. The nt queue and Idempotency-Key: `http_api_requests.rs`.
 
 use crate::common;
-#[path = "http_api/support.rs"]
-mod support;
+use crate::http_api::support;
 
 use common::web::{each_backend, Web};
 use common::TestDb;

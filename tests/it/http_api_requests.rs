@@ -4,8 +4,7 @@
 //! (`src/http/idempotency.rs`) on both POSTs that write.
 
 use crate::common;
-#[path = "http_api/support.rs"]
-mod support;
+use crate::http_api::support;
 
 use chrono::Duration;
 use common::cli::Env;

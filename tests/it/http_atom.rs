@@ -3,9 +3,8 @@
 //! requests, and who may read them. The validators are in
 //! `http_atom_cache.rs`; the shared world in `common/atom.rs`.
 
-#[path = "common/atom.rs"]
-mod atom;
 use crate::common;
+use crate::common::atom;
 
 use atom::*;
 use chrono::{DateTime, Utc};

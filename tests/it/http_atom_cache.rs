@@ -3,9 +3,8 @@
 //! 304 path answered without the log; and every writer of the log moving
 //! the collection's feed version, concurrent writers included.
 
-#[path = "common/atom.rs"]
-mod atom;
 use crate::common;
+use crate::common::atom;
 
 use atom::*;
 use common::at;

@@ -5,9 +5,8 @@
 //! whole window, `items_in_range`) give; a cursor that is garbage, edited,
 //! or another feed's is 400 JSON.
 
-#[path = "common/atom.rs"]
-mod atom;
 use crate::common;
+use crate::common::atom;
 
 use atom::*;
 use common::at;

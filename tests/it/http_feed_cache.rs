@@ -7,9 +7,8 @@
 //! connection is not answered 304 either; and the pool replaces a
 //! connection the server killed instead of handing it out again.
 
-#[path = "common/atom.rs"]
-mod atom;
 use crate::common;
+use crate::common::atom;
 
 use atom::*;
 use common::web::{Answer, Web};

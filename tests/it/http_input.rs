@@ -6,8 +6,7 @@
 //! there are, saying how many more there were.
 
 use crate::common;
-#[path = "http_api/support.rs"]
-mod support;
+use crate::http_api::support;
 
 use common::pages::{code, snapshot, world as people, NOW};
 use common::web::{each_backend, with_token, Answer, Web};

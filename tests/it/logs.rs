@@ -23,7 +23,9 @@ use digestd::access::{self, Scope};
 use digestd::db::schema::nt_messages;
 use digestd::db::DbConn;
 
-/// Everything logged by this test binary, from its first test on.
+/// Everything logged by this process, from its first test on: each test
+/// here runs alone in a process of its own (`common::alone`), so the
+/// global subscriber it installs sees only that test.
 fn captured() -> Arc<Mutex<Vec<u8>>> {
     static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
     LOG.get_or_init(|| {
@@ -136,6 +138,9 @@ fn visit(web: &Web) -> Vec<String> {
 
 #[test]
 fn no_capability_reaches_the_log_at_any_level() {
+    if common::alone::elsewhere(module_path!(), "no_capability_reaches_the_log_at_any_level") {
+        return;
+    }
     captured();
     each_backend(at(NOW), |web| {
         let secrets = visit(web);
@@ -171,6 +176,12 @@ fn no_capability_reaches_the_log_at_any_level() {
 
 #[test]
 fn a_refused_delivery_warns_with_the_reply_and_only_the_domain() {
+    if common::alone::elsewhere(
+        module_path!(),
+        "a_refused_delivery_warns_with_the_reply_and_only_the_domain",
+    ) {
+        return;
+    }
     captured();
     let smtp = common::smtp::FaultSmtp::start();
     let run = |db: &TestDb, label: &str| {

@@ -27,6 +27,10 @@ mod digest_compose;
 mod digest_posting;
 mod dkim;
 mod http_admin;
+/// What the `http_api_*` modules share.
+mod http_api {
+    pub mod support;
+}
 mod http_api_content;
 mod http_api_optouts;
 mod http_api_people;

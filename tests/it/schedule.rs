@@ -423,7 +423,7 @@ fn the_lease_is_exclusive_while_held(db: &TestDb) {
     );
     lease::release(&mut c, "tick", "b", t).unwrap(); // not b's to release
                                                      // No expiry lets another in while the holder lives (it is freed when
-                                                     // the holder dies: tests/lease.rs).
+                                                     // the holder dies: tests/it/lease.rs).
     assert!(!lease::acquire(&mut c, "tick", "b", t + Duration::minutes(20), ttl).unwrap());
     lease::release(&mut c, "tick", "a", t + Duration::minutes(21)).unwrap();
     assert!(lease::acquire(&mut c, "tick", "a", t + Duration::minutes(21), ttl).unwrap());

@@ -1,5 +1,5 @@
 //! `[email] tls`, `tls_ca_file` and AUTH against a real SMTP server with
-//! STARTTLS and AUTH PLAIN (tests/common/smtp_tls.rs, a self-signed
+//! STARTTLS and AUTH PLAIN (tests/it/common/smtp_tls.rs, a self-signed
 //! certificate made by openssl): `required` verifies or refuses,
 //! `opportunistic` encrypts without verifying and sends plain when there is
 //! no STARTTLS, a wrong password is one line naming authentication with the

@@ -1,9 +1,7 @@
-//! The world the Atom feed tests share (`tests/http_atom*.rs` include it
-//! with `#[path]`): two users, a collection owned by one of them with items
+//! The world the Atom feed tests share (`http_atom*`, `http_feed_cache`):
+//! two users, a collection owned by one of them with items
 //! changed inside and around a window, another collection, a read token;
 //! a server with a known `[digest] base_url`; feed-rs to read answers back.
-
-#![allow(dead_code)]
 
 use chrono::{DateTime, Utc};
 use digestd::access::Scope;

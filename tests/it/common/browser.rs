@@ -59,12 +59,8 @@ fn installed() -> bool {
 }
 
 impl Browser {
-    /// A browser with script on; `None` (skip) when Chromium is not
+    /// A browser with `options`; `None` (skip) when Chromium is not
     /// installed and not required.
-    pub fn start() -> Option<Browser> {
-        Self::start_with(Options::default())
-    }
-
     pub fn start_with(options: Options) -> Option<Browser> {
         if !installed() {
             if std::env::var("DIGESTD_TEST_BROWSER").as_deref() == Ok("required") {

@@ -2,8 +2,6 @@
 //! address, notifications posted at [`T0`], SMTP deliveries, and reading
 //! back what a server received.
 
-#![allow(dead_code)]
-
 use super::at;
 use digestd::config::EmailConfig;
 use digestd::db::DbConn;

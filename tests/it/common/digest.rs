@@ -3,8 +3,6 @@
 //! Expected texts are written out by hand from the scenario, not computed
 //! with the code under test.
 
-#![allow(dead_code)]
-
 use super::at;
 use diesel::prelude::*;
 use digestd::config::{DigestConfig, EmailConfig};

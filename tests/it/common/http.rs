@@ -4,8 +4,6 @@
 //! [`Gateway::set_delay`] can hold back: a slow gateway a crash test kills
 //! a pass against).
 
-#![allow(dead_code)]
-
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

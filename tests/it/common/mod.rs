@@ -6,10 +6,10 @@
 //!
 //! `cli` is the harness the black-box tests of the binary share
 //! (`tests/cli_*.rs`): a temporary directory and SQLite database per test.
-//! `browser` is headless Chromium over WebDriver (`tests/browser.rs`).
+//! `browser` is headless Chromium over WebDriver (`tests/it/browser.rs`).
 
-#![allow(dead_code)]
-
+pub mod alone;
+pub mod atom;
 pub mod browser;
 pub mod cli;
 pub mod delivery;

@@ -3,8 +3,6 @@
 //! a form POST, and a fingerprint of every table a page may write, to
 //! prove that a refused request wrote nothing.
 
-#![allow(dead_code)]
-
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use digestd::db::schema::{nt_requests, subscriptions, users};

@@ -3,8 +3,6 @@
 //! (directly, or through a proxy as a forwarded client), and what a
 //! sign-up writes.
 
-#![allow(dead_code)]
-
 use diesel::prelude::*;
 use digestd::db::schema::{nt_messages, nt_requests, users};
 use digestd::db::DbConn;

@@ -17,8 +17,6 @@
 //!
 //! Every accepted message is recorded with its envelope.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -4,8 +4,6 @@
 //! through `tls_ca_file`. Every accepted message is recorded with whether
 //! its session was encrypted.
 
-#![allow(dead_code)]
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -21,7 +19,6 @@ impl<T: Read + Write + Send> Stream for T {}
 #[derive(Debug, Clone)]
 pub struct Received {
     pub rcpt: String,
-    pub data: String,
     pub tls: bool,
 }
 
@@ -160,17 +157,10 @@ fn session(
             s.write_all(b"250 2.1.5 ok\r\n")?;
         } else if upper == "DATA" {
             s.write_all(b"354 go ahead\r\n")?;
-            let mut data = String::new();
-            loop {
-                let l = read_line(&mut *s)?;
-                if l == ".\r\n" {
-                    break;
-                }
-                data.push_str(&l);
-            }
+            // The message itself is not kept: the tests ask who got one, and how.
+            while read_line(&mut *s)? != ".\r\n" {}
             rec.lock().unwrap().push(Received {
                 rcpt: rcpt.clone(),
-                data,
                 tls,
             });
             s.write_all(b"250 2.0.0 queued\r\n")?;

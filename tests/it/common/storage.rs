@@ -2,8 +2,6 @@
 //! an operation could write, a user, a bad-input assertion, and a world of
 //! two collections with an item to put in them.
 
-#![allow(dead_code)]
-
 use super::at;
 use diesel::prelude::*;
 use digestd::db::schema as t;

@@ -2,8 +2,6 @@
 //! database, with a clock the test moves; and a blocking client for it.
 //! Dropping the server stops it (graceful shutdown) and joins its thread.
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 use std::thread;
 

@@ -3,8 +3,6 @@
 //! table the content and queue routes write; request bodies; the refusal
 //! assertion (4xx, one-line JSON error, nothing written).
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
