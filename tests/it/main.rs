@@ -26,6 +26,7 @@ mod digest_channels;
 mod digest_compose;
 mod digest_posting;
 mod dkim;
+mod harness;
 mod http_admin;
 /// What the `http_api_*` modules share.
 mod http_api {

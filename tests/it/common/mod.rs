@@ -2,7 +2,8 @@
 //!
 //! SQLite always; PostgreSQL when `DIGESTD_TEST_DATABASE_URL` is set, in a
 //! fresh database per test, dropped when the test ends. When the variable is
-//! set and the server is unreachable the test fails loudly.
+//! set and the server is unreachable, or when `DIGESTD_TEST_POSTGRES=required`
+//! and the variable is not set, the test fails loudly.
 //!
 //! `cli` is the harness the black-box tests of the binary share
 //! (`tests/cli_*.rs`): a temporary directory and SQLite database per test.
@@ -49,9 +50,17 @@ impl TestDb {
     }
 
     /// A fresh PostgreSQL database, or `None` when the suite is not asked
-    /// to run on PostgreSQL.
+    /// to run on PostgreSQL. Asked and not able to is a failure: with
+    /// `DIGESTD_TEST_POSTGRES=required` (set by `.ci/run`) and no
+    /// `DIGESTD_TEST_DATABASE_URL`, or with a URL whose server cannot be
+    /// reached, the test panics instead of passing without having run.
     pub fn postgres() -> Option<Self> {
-        let base = std::env::var("DIGESTD_TEST_DATABASE_URL").ok()?;
+        let Ok(base) = std::env::var("DIGESTD_TEST_DATABASE_URL") else {
+            if std::env::var("DIGESTD_TEST_POSTGRES").as_deref() == Ok("required") {
+                panic!("DIGESTD_TEST_POSTGRES=required but DIGESTD_TEST_DATABASE_URL is not set");
+            }
+            return None;
+        };
         let name = format!(
             "digestd_t_{}_{}_{}",
             std::process::id(),
