@@ -141,6 +141,19 @@ fn two_processes_share_one_tick_and_record_each_run_once(db: &TestDb) {
     assert_eq!(due(&mut c, at(T)), 0, "nothing left due");
 }
 
+/// Sessions on this test's database waiting for a lock another holds.
+fn lock_waits(c: &mut DbConn) -> i64 {
+    let DbConn::Postgres(pg) = c else {
+        unreachable!("row locks are PostgreSQL's")
+    };
+    diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+        "(SELECT count(*) FROM pg_stat_activity \
+          WHERE datname = current_database() AND wait_event_type = 'Lock')",
+    ))
+    .get_result(pg)
+    .unwrap()
+}
+
 /// A helper holding rows mid-chunk dies (its transaction rolls back): the
 /// leader, which skipped them, waits for them and runs them in the same
 /// tick. PostgreSQL only (SQLite has no second writer).
@@ -171,7 +184,14 @@ fn a_helper_that_dies_mid_chunk_leaves_its_rows_to_the_leader(db: &TestDb) {
         assert!(std::time::Instant::now() < deadline, "the leader is stuck");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // It waits on the helper's row locks, as PostgreSQL shows.
+    while lock_waits(&mut other) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the leader never waits"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(!leader.is_finished(), "the leader waits for the held rows");
     assert_eq!(stored_runs(&mut other), 50);
     // The helper dies.

@@ -4,12 +4,15 @@
 //! expands pending requests from their far end), and every subscriber
 //! gets exactly one digest, at a real SMTP server over a real socket.
 //! PostgreSQL only: on SQLite the second process has nothing to share (one
-//! writer; `tests/schedule_shared.rs` shows it skipping).
+//! writer; `tests/it/schedule_shared.rs` shows it skipping).
 
 use crate::common;
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::smtp::FaultSmtp;
@@ -24,8 +27,25 @@ fn digestd_in(db: &TestDb, now: &str, args: &[&str], stdin: &[u8]) {
     common::digestd_on(&db.url, &[&["--now", now][..], args].concat(), stdin);
 }
 
-fn serve(db: &TestDb, dir: &std::path::Path, smtp: &FaultSmtp) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_digestd"))
+/// A `digestd serve` process, its log (stderr) read as it is written.
+struct Serve {
+    child: Child,
+    log: Arc<Mutex<String>>,
+    reader: JoinHandle<()>,
+}
+
+impl Serve {
+    /// Queue passes it has finished: one `queue:` line each.
+    fn passes(&self) -> usize {
+        let log = self.log.lock().unwrap();
+        log.lines()
+            .filter(|l| l.contains("digestd::serve: queue: "))
+            .count()
+    }
+}
+
+fn serve(db: &TestDb, dir: &std::path::Path, smtp: &FaultSmtp) -> Serve {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
         .current_dir(dir)
         .args(["--db", &db.url, "serve"])
         .env_remove("DIGESTD_DATABASE_URL")
@@ -40,19 +60,33 @@ fn serve(db: &TestDb, dir: &std::path::Path, smtp: &FaultSmtp) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let log = Arc::new(Mutex::new(String::new()));
+    let to = log.clone();
+    let reader = std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let Ok(line) = line else { break };
+            let mut to = to.lock().unwrap();
+            to.push_str(&line);
+            to.push('\n');
+        }
+    });
+    Serve { child, log, reader }
 }
 
 /// SIGTERM, then its log.
-fn stop(child: Child) -> String {
+fn stop(mut s: Serve) -> String {
     let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(["-TERM", &s.child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "clean exit on SIGTERM");
-    String::from_utf8(out.stderr).unwrap()
+    let status = s.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "clean exit on SIGTERM");
+    s.reader.join().unwrap();
+    let log = s.log.lock().unwrap();
+    log.clone()
 }
 
 /// `key=N` in a log line.
@@ -141,8 +175,19 @@ fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    // A pass more on each side: nothing else may go out.
-    std::thread::sleep(Duration::from_millis(2_500));
+    // Two passes more on each side, the second begun after all was sent:
+    // nothing else may go out.
+    let more = (a.passes() + 2, b.passes() + 2);
+    let waited = Instant::now();
+    while a.passes() < more.0 || b.passes() < more.1 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "no queue pass after the burst: {} {}",
+            a.log.lock().unwrap(),
+            b.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let (a_log, b_log) = (stop(a), stop(b));
 
     // Exactly one digest per subscriber, at the server.
