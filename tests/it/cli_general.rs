@@ -1,0 +1,664 @@
+//! Black-box tests of the `digestd` binary, the commands of no one area:
+//! help and version, `init`, bad `--db` and `--config`, the characters no
+//! message can carry (refused at every door), `demo` and `bench`.
+//!
+//! Each test runs the real executable against a throwaway SQLite database
+//! in its own temporary directory; the harness is in `common/cli.rs`. Bad
+//! input must give exit code 2 and write nothing.
+
+use crate::common;
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use common::cli::*;
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------------- help
+
+#[test]
+fn help_works_for_the_top_level_and_every_subcommand() {
+    let env = Env::new();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["init"],
+        &["user", "add"],
+        &["user", "list"],
+        &["group", "add"],
+        &["group", "add-member"],
+        &["group", "expand"],
+        &["collection", "add"],
+        &["item", "put"],
+        &["record"],
+        &["subscribe"],
+        &["purge"],
+        &["queue", "purge"],
+        &["demo"],
+        &["bench", "ingest"],
+    ];
+    for path in cases {
+        let mut args = path.to_vec();
+        args.push("--help");
+        let out = env.run_raw(&args, b"");
+        assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        assert_eq!(out.stderr, "", "{args:?}");
+        let usage = format!("Usage: digestd {}", path.join(" "));
+        assert!(
+            out.stdout.contains(usage.trim_end()),
+            "{args:?}: want {usage:?} in {}",
+            out.stdout
+        );
+    }
+    let top = env.run_raw(&["--help"], b"").stdout;
+    for cmd in [
+        "init",
+        "user",
+        "group",
+        "collection",
+        "item",
+        "record",
+        "subscribe",
+        "purge",
+        "demo",
+        "bench",
+    ] {
+        assert!(top.contains(&format!("  {cmd} ")), "--help lists {cmd}");
+    }
+    assert!(!env.db_path.exists(), "--help must not create a database");
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = Env::new().run_raw(&["--version"], b"");
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("digestd {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+// ------------------------------------------------------------------- init
+
+#[test]
+fn init_creates_the_database_and_can_run_twice() {
+    let env = Env::new();
+    assert!(!env.db_path.exists());
+    let out = env.ok(&["init"]);
+    assert_eq!(out, format!("database ready: {}\n", env.url));
+    assert!(env.db_path.exists());
+    assert_eq!(env.ok(&["init"]), out, "init is idempotent");
+    assert!(
+        env.snapshot().values().all(|n| *n == 0),
+        "init adds no rows"
+    );
+    assert!(
+        !env.dir.path().join("data").exists(),
+        "the default database must not be touched"
+    );
+}
+
+// ------------------------------------------------- hostile: --db, --config
+
+#[test]
+fn db_url_must_be_sqlite_or_postgres() {
+    let env = Env::new();
+    for url in ["mysql://x", "sqlite://", "t.db", ""] {
+        let out = env.run_raw(
+            &[
+                "--config",
+                env.config.to_str().unwrap(),
+                "--db",
+                url,
+                "init",
+            ],
+            b"",
+        );
+        assert_refused(&out, "database URL", &[url.to_string()]);
+    }
+    let entries: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, [OsStr::new("digestd.toml")], "nothing was created");
+}
+
+/// The audit's finding 11: a password in a URL is never printed, whether
+/// the URL is refused or accepted.
+#[test]
+fn passwords_in_urls_are_never_printed() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "db.toml",
+            "[database]\nurl = \"mysql://root:Secret1@db/x\"\n",
+            "database URL",
+        ),
+        (
+            "smtp.toml",
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"smtp://bob:Secret1@mail:25?tls=maybe\"\n",
+            "[email] smtp_url",
+        ),
+        (
+            "sms.toml",
+            "[sms]\ntransport = \"http\"\nendpoint = \"ftp://u:Secret1@gw/send\"\n",
+            "endpoint",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = env.run_raw(&["--config", path.to_str().unwrap(), "init"], b"");
+        assert_refused(&out, needle, &[name.to_string()]);
+        assert!(!out.stderr.contains("Secret1"), "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(":***@"), "{name}: {}", out.stderr);
+    }
+    // An accepted URL is printed without its password too.
+    let url = format!("sqlite://{}", env.db_path.display());
+    let out = env.run_raw(
+        &[
+            "--config",
+            env.config.to_str().unwrap(),
+            "--db",
+            &url,
+            "init",
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("database ready: sqlite://"));
+}
+
+#[test]
+fn bad_config_files_are_refused() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    let cases: &[(&str, Option<&str>, &str)] = &[
+        ("missing.toml", None, "missing.toml: cannot read the settings file"),
+        (
+            "garbage.toml",
+            Some("not toml at all ["),
+            "garbage.toml:1:5: not valid TOML",
+        ),
+        (
+            "section.toml",
+            Some("[nope]\nx = 1\n"),
+            "section.toml:1:2: [nope] is not a section",
+        ),
+        (
+            "key.toml",
+            Some("[database]\nunknown = 1\n"),
+            "key.toml:2:11: [database] unknown is not a setting",
+        ),
+        (
+            "pool.toml",
+            Some("[database]\npool_size = 0\n"),
+            "pool_size",
+        ),
+        (
+            "batch.toml",
+            Some("[record]\nbatch_size = 0\n"),
+            "batch_size",
+        ),
+        (
+            "url.toml",
+            Some("[database]\nurl = \"mysql://x\"\n"),
+            "database URL",
+        ),
+        (
+            "type.toml",
+            Some("[database]\npool_size = \"four\"\n"),
+            "type.toml:2:13: [database] pool_size must be a whole number",
+        ),
+        (
+            "xmpp.toml",
+            Some("[xmpp]\ntransport = \"xmpp\"\njid = \"a@b\"\npassword = \"p\"\ntls = false\nserver = \"chat.example.com:5222\"\n"),
+            "[xmpp] tls",
+        ),
+        (
+            "db.toml",
+            Some("[email]\ntransport = \"db\"\ndb_path = \"out\\nbox.db\"\n"),
+            "db.toml:3:11: [email] db_path",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = dir.join(name);
+        if let Some(t) = text {
+            std::fs::write(&path, t).unwrap();
+        }
+        let out = env.run_raw(
+            &["--config", path.to_str().unwrap(), "--db", &env.url, "init"],
+            b"",
+        );
+        assert_refused(&out, needle, &[name.to_string()]);
+    }
+    // A directory is not a config file either.
+    let out = env.run_raw(
+        &["--config", dir.to_str().unwrap(), "--db", &env.url, "init"],
+        b"",
+    );
+    assert_refused(&out, "is a directory", &["<dir>".to_string()]);
+    assert!(
+        !env.db_path.exists(),
+        "a refused config must not create the database"
+    );
+    assert!(!dir.join("data").exists());
+}
+
+#[test]
+fn bad_config_log_level_is_refused() {
+    let env = Env::new();
+    let path = env.dir.path().join("log.toml");
+    std::fs::write(&path, "[log]\nlevel = \"[[[bad\"\n").unwrap();
+    let out = env.run_raw(
+        &["--config", path.to_str().unwrap(), "--db", &env.url, "init"],
+        b"",
+    );
+    assert_refused(&out, "log.toml:2:9: [log] level", &["log.toml".to_string()]);
+    assert!(!env.db_path.exists());
+}
+
+// ----------------------------------- hostile: characters XML cannot carry
+
+/// U+FFFF (and the other characters XML or a chat client cannot carry)
+/// is refused at every door that stores text a message is built from, with
+/// exit 2, the field named, and nothing written.
+#[test]
+fn characters_xml_cannot_carry_are_refused_everywhere_and_nothing_is_written() {
+    let (env, c) = world();
+    for title in [
+        "Lunch \u{FFFF}",
+        "\u{FFFE}Lunch",
+        "Lu\0nch",
+        "Lunch \u{FDD0}",
+    ] {
+        let input = item_json(&c, title).to_string();
+        env.refused(&["item", "put"], input.as_bytes(), "title contains a");
+        let mut kind = item_json(&c, "Lunch");
+        kind["kind"] = json!(title);
+        env.refused(
+            &["item", "put"],
+            kind.to_string().as_bytes(),
+            "kind contains a",
+        );
+    }
+    env.refused(
+        &["item", "put"],
+        item_json(&c, "Lunch \u{FFFF}").to_string().as_bytes(),
+        "title contains a Unicode noncharacter (U+FFFF)",
+    );
+    let line = |f: &dyn Fn(&mut Value)| {
+        let mut v = mod_line(&c, ITEM_A, "created", "2026-01-01T09:00:00Z");
+        f(&mut v);
+        lines(&[v])
+    };
+    for (input, needle) in [
+        (
+            line(&|v| v["title"] = json!("Lunch \u{FFFF}")),
+            "line 1: title contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["kind"] = json!("ev\u{FFFF}ent")),
+            "line 1: kind contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["changes"][0]["new"] = json!("Team \u{FFFF} lunch")),
+            "line 1: new value contains a Unicode noncharacter (U+FFFF)",
+        ),
+        (
+            line(&|v| v["changes"][0]["old"] = json!("Lunch\u{1}")),
+            "control character (U+0001)",
+        ),
+    ] {
+        // At the lines' own time: only the character is wrong.
+        env.refused(&["--now", "2026-01-01T09:00:00Z", "record"], &input, needle);
+    }
+    env.refused(
+        &["collection", "add", "Cal \u{FFFF}"],
+        b"",
+        "collection name contains a Unicode noncharacter (U+FFFF)",
+    );
+    let notify = |subject: &str, message: &str| {
+        let args = [
+            "notify",
+            "--from",
+            "alice",
+            "--to",
+            "alice",
+            "--channel",
+            "xmpp",
+            "--subject",
+            subject,
+            "--message",
+            message,
+        ];
+        args.map(String::from)
+    };
+    env.refused(
+        &notify("Disk \u{FFFF} full", "m"),
+        b"",
+        "subject contains a Unicode noncharacter (U+FFFF)",
+    );
+    env.refused(
+        &notify("Disk full", "on \u{FFFF} db-2"),
+        b"",
+        "message contains a Unicode noncharacter (U+FFFF)",
+    );
+    assert_eq!(env.count("items"), 0);
+    assert_eq!(env.count("modifications"), 0);
+    assert_eq!(env.count("nt_requests"), 0);
+    // Ordinary Unicode in the same places goes in.
+    let ok = item_json(&c, "会議 🍱 שלום");
+    env.ok_in(&["item", "put"], ok.to_string().as_bytes());
+    assert_eq!(env.count("items"), 1);
+}
+
+// ------------------------------------------------------- demo and benches
+
+#[test]
+fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
+    let env = Env::new();
+    let out = env.run_raw(&["demo"], b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    // Its summary, not the daemon's line per tick and pass.
+    assert!(
+        !out.stderr.contains(" INFO "),
+        "{} lines on stderr",
+        out.stderr.lines().count()
+    );
+    for needle in [
+        "A week of ticks (",
+        "digests delivered",
+        "One of them, data/demo-outbox/",
+        "An XMPP chat message (not sent), data/demo-outbox/xmpp/",
+        "An SMS (not sent), data/demo-outbox/sms/",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
+    }
+    let outbox = env.dir.path().join("data/demo-outbox");
+    let emls: Vec<_> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    assert!(emls.len() >= 30, "{} .eml files", emls.len());
+    for p in &emls {
+        let raw = std::fs::read(p).unwrap();
+        let m = mail_parser::MessageParser::default()
+            .parse(&raw)
+            .expect("a parseable message");
+        assert!(m.subject().is_some_and(|s| !s.is_empty()), "{p:?}");
+        assert!(
+            m.body_text(0).is_some() && m.body_html(0).is_some(),
+            "{p:?}"
+        );
+    }
+    assert!(std::fs::read_dir(outbox.join("xmpp")).unwrap().count() > 0);
+    assert!(std::fs::read_dir(outbox.join("sms")).unwrap().count() > 0);
+    // Its own files only: the database, its lock files and the outbox of
+    // messages; the queue's sent journal, beside the database while the
+    // demo runs, is gone with it (and never in the outbox).
+    let mut data: Vec<String> = std::fs::read_dir(env.dir.path().join("data"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("demo.db-"))
+        .collect();
+    data.sort();
+    assert_eq!(
+        data,
+        [
+            "demo-outbox",
+            "demo.db",
+            "demo.db.queue.lock",
+            "demo.db.tick.lock"
+        ],
+        "{data:?}"
+    );
+    assert!(!outbox.join("journal").exists());
+    // A second run replaces the first one's files instead of adding to them.
+    let again = env.run_raw(&["demo"], b"");
+    assert_eq!(again.code, 0, "{again:?}");
+    let n = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert_eq!(n, emls.len());
+}
+
+/// The "first hour" report: a real `queue run` wrote
+/// `outbox/00001000-asha.eml`, then `digestd demo` removed it as "a file
+/// from an earlier demo" (both number requests from 1000). The demo must
+/// write and clear only a directory of its own.
+#[test]
+fn demo_leaves_the_real_outbox_alone() {
+    let env = Env::init();
+    env.add_user("ops", &["--email", "ops@example.com"]);
+    env.add_user("asha", &["--email", "asha@example.com"]);
+    env.ok(&[
+        "notify",
+        "--from",
+        "ops",
+        "--to",
+        "asha",
+        "--subject",
+        "Real mail",
+        "--message",
+        "Not a demo.",
+    ]);
+    env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
+    let outbox = env.dir.path().join("outbox");
+    let real = outbox.join("00001000-asha.eml");
+    let bytes = std::fs::read(&real).expect("the real queue run wrote its message");
+    let listing = |dir: &std::path::Path| {
+        let mut v = walk(dir);
+        v.sort();
+        v
+    };
+    let before = listing(&outbox);
+
+    for run in 0..2 {
+        let out = env.run_raw(&["demo"], b"");
+        assert_eq!(out.code, 0, "demo run {run}: {out:?}");
+        assert_eq!(std::fs::read(&real).unwrap(), bytes, "demo run {run}");
+        assert_eq!(listing(&outbox), before, "demo run {run} wrote to ./outbox");
+        // The second run clears the first one's files, in its own directory.
+        assert_eq!(
+            out.stdout.contains("from an earlier demo removed first"),
+            run == 1,
+            "demo run {run}: {}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("data/demo-outbox/"), "{}", out.stdout);
+    }
+    let demo = env.dir.path().join("data/demo-outbox");
+    let emls = std::fs::read_dir(&demo)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert!(emls >= 30, "{emls} .eml files in {}", demo.display());
+    assert!(std::fs::read_dir(demo.join("xmpp")).unwrap().count() > 0);
+    assert!(std::fs::read_dir(demo.join("sms")).unwrap().count() > 0);
+}
+
+#[test]
+fn demo_refuses_a_real_outbox_in_its_own_directory() {
+    let env = Env::new();
+    std::fs::write(&env.config, "[email]\ndir = \"./data/demo-outbox/\"\n").unwrap();
+    let real = env.dir.path().join("data/demo-outbox/00001000-alice.eml");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "real").unwrap();
+    let config = env.config.to_str().unwrap();
+    let out = env.run_raw(&["--config", config, "demo"], b"");
+    assert_refused(&out, "the demo's own outbox", &os_args(&["demo"]));
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "real");
+    assert!(!env.dir.path().join("data/demo.db").exists());
+}
+
+/// Every file under `dir`, recursively (none when it does not exist).
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn bench_simulate_and_tick_refuse_bad_sizes_and_write_nothing() {
+    let env = Env::new();
+    for args in [
+        &["bench", "simulate", "--users", "0"][..],
+        &["bench", "http", "--connections", "0"][..],
+        &["bench", "http", "--write-rounds", "0"][..],
+        &["bench", "simulate", "--days", "0"][..],
+        &["bench", "simulate", "--days", "3661"][..],
+        &["bench", "simulate", "--days=-5"][..],
+        &["bench", "tick", "--subs", "10", "--idle-factor", "170"][..],
+    ] {
+        let out = env.run_raw(args, b"");
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {out:?}");
+        assert!(out.stderr.starts_with("digestd: "), "{args:?}: {out:?}");
+    }
+    // Not a number: clap's own usage error, exit 2 as well.
+    let out = env.run_raw(&["bench", "simulate", "--users", "ten"], b"");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(!env.dir.path().join("data/bench-simulate.db").exists());
+    assert!(!env.dir.path().join("data/bench-tick.db").exists());
+}
+
+#[test]
+fn benches_run_at_toy_sizes() {
+    let env = Env::new();
+    let compose = [
+        "bench",
+        "compose",
+        "--subs",
+        "60",
+        "--mods",
+        "3000",
+        "--collections",
+        "3",
+        "--items",
+        "20",
+        "--days",
+        "3",
+    ];
+    let on_workers = [&compose[..], &["--workers", "2", "--rounds", "2"]].concat();
+    for (args, needle) in [
+        (
+            // Two idle subscriptions per user, each a digest of its own.
+            &["bench", "tick", "--subs", "300", "--idle-factor", "3"][..],
+            "total tick time",
+        ),
+        (&compose[..], "compose rate"),
+        // The workers' pairs, each way round, and the bound.
+        (&on_workers[..], "from scratch: the first batch's plan"),
+        (
+            &["bench", "ingest", "--rows", "2000", "--batch", "500"][..],
+            "ratio record/floor",
+        ),
+        // Fails unless the simulated runs equal the periods of the rules.
+        (
+            &["bench", "simulate", "--users", "20", "--days", "3"][..],
+            "simulate (the real tick)",
+        ),
+        // Fails unless every answer has its status (304, 200 with 50
+        // entries, 201 for each batch).
+        (
+            &[
+                "bench",
+                "http",
+                "--requests",
+                "40",
+                "--connections",
+                "4",
+                "--batches",
+                "2",
+                "--write-rounds",
+                "2",
+            ][..],
+            "median of 2 alternated rounds",
+        ),
+    ] {
+        let out = env.run_raw(args, b"");
+        assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        assert!(out.stdout.contains(needle), "{args:?}: {}", out.stdout);
+        // Its own report, not the server's line per request or tick.
+        assert!(!out.stderr.contains(" INFO "), "{args:?}: {}", out.stderr);
+    }
+    // bench smtp needs Postfix's smtp-sink and smtp-source (CI installs them).
+    if std::path::Path::new("/usr/sbin/smtp-sink").exists() || std::env::var_os("CI").is_some() {
+        let args = [
+            "bench",
+            "smtp",
+            "--messages",
+            "40",
+            "--sessions",
+            "2",
+            "--repeat",
+            "2",
+        ];
+        let out = env.run_raw(&args, b"");
+        assert_eq!(out.code, 0, "{out:?}");
+        for needle in [
+            "ratio digestd/smtp-source (medians)",
+            "cpu per message, digestd: digestd",
+        ] {
+            assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
+        }
+        // Two digestd runs between three smtp-source runs.
+        let runs = |label: &str| {
+            let line = out.stdout.lines().find(|l| l.starts_with(label)).unwrap();
+            line.split_whitespace().filter(|w| w.contains('.')).count()
+        };
+        assert_eq!(
+            (runs("smtp-source runs"), runs("digestd runs")),
+            (3, 2),
+            "{}",
+            out.stdout
+        );
+        let out = env.run_raw(&["bench", "smtp", "--messages", "40", "--repeat", "0"], b"");
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("--repeat"), "{out:?}");
+    }
+}
+
+/// A usage error is clap's whole message: the missing argument by name,
+/// the similar subcommand it suggests, the usage line; exit 2, nothing
+/// written.
+#[test]
+fn usage_errors_keep_clap_s_message() {
+    let env = Env::init();
+    for (args, needles) in [
+        (
+            &["subscribe", "asha", "--frequency", "daily", "--all"][..],
+            &["--kind"][..],
+        ),
+        (&["user", "add", "x"], &["--tz"]),
+        (&["token", "add", "x"], &["--scope"]),
+        (&["usr", "add"], &["similar subcommand", "'user'"]),
+        (&["record", "--nope"], &["unexpected argument '--nope'"]),
+    ] {
+        let out = env.usage_error(args);
+        for n in needles {
+            assert!(
+                out.stderr.contains(n),
+                "{args:?}: want {n:?} in {}",
+                out.stderr
+            );
+        }
+    }
+}
