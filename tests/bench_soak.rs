@@ -61,6 +61,7 @@ fn a_short_soak_delivers_every_digest_once(db: &TestDb) {
     for h in &hours {
         assert!(h.contains(&format!("{USERS} runs")), "{h}");
     }
+    assert!(!out.stdout.contains(" errors"), "{}", out.stdout);
     let once = format!(
         "exactly once: {} runs over {} (subscription, period) pairs",
         USERS * HOURS,

@@ -93,7 +93,7 @@ fn batch_body(t: &Target, b: usize) -> String {
             let n = (b * t.batch + i) as u128;
             let item = uuid::Uuid::from_u128(0x50a4_0000_0000_0000_0000_0000_0000_0000 + n);
             format!(
-                r#"{{"collection":"{coll}","item":"{item}","actor":"soak","action":"edited","at":"{at}","title":"Item {n}","kind":"event","changes":[{{"attribute":"location","old":"Room {n}","new":"Room {}"}}]}}"#,
+                r#"{{"collection":"{coll}","item":"{item}","actor":"soak0","action":"edited","at":"{at}","title":"Item {n}","kind":"event","changes":[{{"attribute":"location","old":"Room {n}","new":"Room {}"}}]}}"#,
                 n + 1
             )
         })

@@ -414,6 +414,11 @@ async fn soak_hours(
         once.digests,
         once.sent
     )?;
+    if once.digests == 0 {
+        return Err(Error::Storage(
+            "bench soak: no digest was posted (did the posts fail?)".into(),
+        ));
+    }
     if once.runs != once.periods || once.digests != once.sent || got != sent as u64 {
         return Err(Error::Storage(
             "bench soak: a digest went out other than exactly once".into(),
