@@ -10,6 +10,7 @@ mod ingest;
 mod recur;
 mod simulate;
 mod smtp;
+mod soak;
 mod sql;
 mod tick;
 mod xmpp;
@@ -22,6 +23,7 @@ pub use ingest::{ingest, IngestArgs};
 pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};
 pub use smtp::{smtp, SmtpArgs};
+pub use soak::{soak, SoakArgs};
 pub use tick::{tick, TickArgs};
 pub use xmpp::{xmpp, XmppArgs};
 

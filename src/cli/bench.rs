@@ -28,6 +28,8 @@ pub enum BenchCmd {
     Import(bench::ImportArgs),
     /// N users' daily digests at one local hour: ticks and queue passes into smtp-sink, beside smtp-source.
     Burst(bench::BurstArgs),
+    /// Sustained mixed load: ingest, feed readers, API reads, hourly ticks into smtp-sink; memory per hour.
+    Soak(bench::SoakArgs),
 }
 
 /// A bench opens the database it is given (`--db`) itself, or its own
@@ -45,5 +47,6 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Http(a) => bench::http(&a, db, out),
         BenchCmd::Import(a) => bench::import(&a, db, out),
         BenchCmd::Burst(a) => bench::burst(&a, db, out),
+        BenchCmd::Soak(a) => bench::soak(&a, db, out),
     }
 }

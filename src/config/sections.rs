@@ -131,6 +131,12 @@ pub struct HttpConfig {
     /// Entries in one Atom feed document at most; the rest are on the
     /// pages its `next` link leads to.
     pub max_feed_entries: usize,
+    /// Bytes of rendered feeds kept in memory; past it the cache starts
+    /// again empty.
+    pub feed_cache_bytes: usize,
+    /// Bytes of collection heads, tokens and tickets kept in memory for
+    /// conditional feed GETs, all three together.
+    pub cache_bytes: usize,
     /// How long an operator's `/admin` session lasts after login, 1–720.
     pub admin_session_hours: u32,
     /// Reverse proxies whose `X-Forwarded-For` names the client (for the
@@ -156,6 +162,8 @@ impl Default for HttpConfig {
             hsts_max_age_seconds: 31_536_000,
             max_feed_days: 366,
             max_feed_entries: 500,
+            feed_cache_bytes: 16 * 1024 * 1024,
+            cache_bytes: 1024 * 1024,
             admin_session_hours: 12,
             trusted_proxies: String::new(),
         }
@@ -168,7 +176,9 @@ impl HttpConfig {
         let body = self.max_body_bytes;
         // A semaphore counts the bytes in flight in u32 permits.
         let in_flight_max = u32::MAX as usize;
-        let ranges: [(&str, u64, u64, u64); 9] = [
+        let ranges: [(&str, u64, u64, u64); 11] = [
+            ("feed_cache_bytes", self.feed_cache_bytes as u64, 0, 1 << 32),
+            ("cache_bytes", self.cache_bytes as u64, 0, 1 << 32),
             ("max_body_bytes", body as u64, 1024, in_flight_max as u64),
             (
                 "max_api_body_bytes",

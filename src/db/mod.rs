@@ -33,9 +33,18 @@ pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migration
 
 /// How long SQLite waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 10_000;
-/// Page cache per SQLite connection (the default, 2 MiB, sends a tick over a
-/// large subscriptions table back to the kernel for most page reads).
-const SQLITE_CACHE_KIB: u32 = 16_384;
+/// Page cache of a pool's SQLite connections together, split evenly among
+/// them (`cache_size` per connection = this / pool size): 16 MiB each in
+/// the default pool of four (SQLite's default, 2 MiB, sends a tick over a
+/// large subscriptions table back to the kernel for most page reads), and
+/// no more in all however large the pool is set.
+const SQLITE_POOL_CACHE_KIB: u32 = 65_536;
+/// Page cache of a connection outside the pool (the first one, which
+/// migrates; the change watch and the checkpointer, which read a page or
+/// two).
+const SQLITE_SIDE_CACHE_KIB: u32 = 1_024;
+/// The least cache a pooled connection gets, however large the pool.
+const SQLITE_MIN_CACHE_KIB: u32 = 1_024;
 /// No memory map: pages are read into the connection's cache. With a map
 /// of 1 GiB every page of the file a read touched counted in the
 /// process's resident memory (`bench tick` at 1,000,000 subscriptions:
@@ -129,8 +138,15 @@ impl DbUrl {
             && (self.target.contains(":memory:") || self.target.contains("mode=memory"))
     }
 
-    /// Opens one connection, with the SQLite pragmas set.
+    /// Opens one connection outside a pool, with the SQLite pragmas set
+    /// and a small page cache.
     pub fn connect(&self) -> Result<DbConn> {
+        self.connect_with_cache(SQLITE_SIDE_CACHE_KIB)
+    }
+
+    /// Opens one connection with the SQLite pragmas set and a page cache
+    /// of `cache_kib` KiB.
+    pub fn connect_with_cache(&self, cache_kib: u32) -> Result<DbConn> {
         match self.backend {
             Backend::Sqlite => {
                 if self.target != ":memory:" {
@@ -150,7 +166,7 @@ impl DbUrl {
                      PRAGMA journal_mode = WAL;
                      PRAGMA synchronous = NORMAL;
                      PRAGMA foreign_keys = ON;
-                     PRAGMA cache_size = -{SQLITE_CACHE_KIB};
+                     PRAGMA cache_size = -{cache_kib};
                      PRAGMA mmap_size = {SQLITE_MMAP_BYTES};
                      PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES};
                      PRAGMA journal_size_limit = {SQLITE_WAL_LIMIT_BYTES};"
@@ -378,6 +394,8 @@ pub type PooledConn = PooledConnection<Manager>;
 #[derive(Debug, Clone)]
 pub struct Manager {
     url: DbUrl,
+    /// This pool's share of [`SQLITE_POOL_CACHE_KIB`] per connection.
+    cache_kib: u32,
 }
 
 impl ManageConnection for Manager {
@@ -385,7 +403,7 @@ impl ManageConnection for Manager {
     type Error = Error;
 
     fn connect(&self) -> std::result::Result<DbConn, Error> {
-        self.url.connect()
+        self.url.connect_with_cache(self.cache_kib)
     }
 
     fn is_valid(&self, conn: &mut DbConn) -> std::result::Result<(), Error> {
@@ -463,7 +481,10 @@ impl Db {
             // as an error on use and is dropped on return (`has_broken`).
             .test_on_check_out(false)
             .connection_timeout(Duration::from_secs(30))
-            .build(Manager { url: url.clone() })
+            .build(Manager {
+                url: url.clone(),
+                cache_kib: (SQLITE_POOL_CACHE_KIB / max_size.max(1)).max(SQLITE_MIN_CACHE_KIB),
+            })
             .map_err(|e| Error::Storage(format!("connection pool: {e}")))?;
         let checkpoints = match url.backend {
             Backend::Sqlite if !url.is_memory() => {

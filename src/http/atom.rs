@@ -282,84 +282,32 @@ async fn answer(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/atom+xml; charset=utf-8"),
     );
-    if let Some(xml) = app.feed_cache.get(&key) {
-        return Ok((StatusCode::OK, validators, [ctype], xml.to_string()).into_response());
-    }
     // A write between the head and this read makes the body newer than its
     // tag: the next poll fetches once more, never a stale body as current
     // (the version has moved, so the tag it is cached under is not asked
-    // for again).
+    // for again). Readers of one tag share one render (`feed_cache`).
     let xml = app
-        .blocking(move |c| {
-            let (data, next) = match q.projection {
-                Projection::Changed => {
-                    let (page, names) = feeds::changed(c, &head, &q)?;
-                    (Data::Changed(page.entries, names), page.next)
-                }
-                Projection::Range => {
-                    let page = feeds::range(c, &head, &q)?;
-                    (Data::Range(page.entries), page.next)
-                }
-            };
-            let next = next.map(|n| q.page_of(&head).encode(&n));
-            feeds::atom::render(&head, &q, &base, &data, next.as_deref())
-        })
+        .feed_cache
+        .get_or_render(&key, || render(app.clone(), head, q, base))
         .await?;
-    app.feed_cache.put(key, &xml);
     Ok((StatusCode::OK, validators, [ctype], xml).into_response())
 }
 
-/// Rendered feeds by collection and strong ETag, bounded: past
-/// [`FeedCache::MAX_ENTRIES`] entries or [`FeedCache::MAX_BYTES`] bytes it
-/// starts again empty. Each process has its own; a tag names one
-/// representation, so a hit is exactly what a render would give.
-#[derive(Default)]
-pub struct FeedCache {
-    inner: std::sync::Mutex<(
-        std::collections::HashMap<String, std::sync::Arc<str>>,
-        usize,
-    )>,
-}
-
-impl FeedCache {
-    pub const MAX_ENTRIES: usize = 1024;
-    pub const MAX_BYTES: usize = 64 << 20;
-
-    pub fn get(&self, key: &str) -> Option<std::sync::Arc<str>> {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.0.get(key).cloned()
-    }
-
-    pub fn put(&self, key: String, xml: &str) {
-        if xml.len() > Self::MAX_BYTES / 8 {
-            return;
-        }
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if g.0.len() >= Self::MAX_ENTRIES || g.1 + xml.len() > Self::MAX_BYTES {
-            g.0.clear();
-            g.1 = 0;
-        }
-        g.1 += xml.len();
-        g.0.insert(key, std::sync::Arc::from(xml));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FeedCache;
-
-    #[test]
-    fn the_feed_cache_is_bounded_and_keyed_by_tag() {
-        let c = FeedCache::default();
-        c.put("a|\"1\"".into(), "<feed/>");
-        assert_eq!(c.get("a|\"1\"").as_deref(), Some("<feed/>"));
-        assert!(c.get("a|\"2\"").is_none() && c.get("b|\"1\"").is_none());
-        for i in 0..FeedCache::MAX_ENTRIES + 5 {
-            c.put(format!("k{i}"), "x");
-        }
-        let n = c.inner.lock().unwrap().0.len();
-        assert!(n <= FeedCache::MAX_ENTRIES, "{n}");
-        c.put("huge".into(), &"x".repeat(FeedCache::MAX_BYTES));
-        assert!(c.get("huge").is_none(), "too large to keep");
-    }
+/// Reads the page `q` of the feed and writes its document.
+async fn render(app: App, head: Head, q: Query, base: String) -> ApiResult<String> {
+    app.blocking(move |c| {
+        let (data, next) = match q.projection {
+            Projection::Changed => {
+                let (page, names) = feeds::changed(c, &head, &q)?;
+                (Data::Changed(page.entries, names), page.next)
+            }
+            Projection::Range => {
+                let page = feeds::range(c, &head, &q)?;
+                (Data::Range(page.entries), page.next)
+            }
+        };
+        let next = next.map(|n| q.page_of(&head).encode(&n));
+        feeds::atom::render(&head, &q, &base, &data, next.as_deref())
+    })
+    .await
 }

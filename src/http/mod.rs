@@ -22,6 +22,7 @@ pub mod body;
 pub mod cache;
 pub mod client;
 pub mod error;
+pub mod feed_cache;
 pub mod guard;
 pub mod health;
 pub mod idempotency;
@@ -60,7 +61,7 @@ pub struct AppState {
     /// What `/metrics` shows of this process; `serve` feeds it.
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Rendered Atom feeds by strong tag (`atom`).
-    pub feed_cache: atom::FeedCache,
+    pub feed_cache: feed_cache::FeedCache,
     /// Heads, tokens and tickets, so that a conditional feed GET asks the
     /// database nothing (`cache`).
     pub cache: cache::Cache,
@@ -100,8 +101,9 @@ impl App {
         let watch = crate::db::Watch::start(&db)
             .map_err(|e| tracing::warn!(error = %e, "no change watch; nothing cached"))
             .ok();
-        let cache = cache::Cache::new(watch);
+        let cache = cache::Cache::new(watch, cfg.http.cache_bytes);
         let bodies = guard::Bodies::from_config(&cfg.http);
+        let feed_cache = feed_cache::FeedCache::new(cfg.http.feed_cache_bytes);
         App(Arc::new(AppState {
             bodies,
             db,
@@ -109,7 +111,7 @@ impl App {
             clock,
             trusted_proxies,
             metrics,
-            feed_cache: Default::default(),
+            feed_cache,
             cache,
         }))
     }

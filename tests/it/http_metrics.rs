@@ -142,6 +142,12 @@ const NAMES: &[(&str, &str)] = &[
     ("digestd_lease_held", "gauge"),
     ("digestd_last_tick_timestamp_seconds", "gauge"),
     ("digestd_build_info", "gauge"),
+    ("digestd_cache_hits_total", "counter"),
+    ("digestd_cache_misses_total", "counter"),
+    ("digestd_cache_entries", "gauge"),
+    ("digestd_cache_bytes", "gauge"),
+    ("digestd_feed_renders_total", "counter"),
+    ("digestd_feed_render_waits_total", "counter"),
 ];
 
 /// `/metrics` takes a `metrics` token (or `read`, or `admin`); a

@@ -28,7 +28,7 @@
 //! file here), for both, so the bench can check that it took exactly as
 //! many messages as digestd meant to send.
 
-mod sink;
+pub(super) mod sink;
 mod world;
 
 use std::io::Write;

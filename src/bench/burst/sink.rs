@@ -69,7 +69,7 @@ fn last_count(s: &str) -> Option<u64> {
 
 /// smtp-sink's running count of messages, from the file its `-c` output
 /// goes to.
-pub(super) struct SinkCount(pub PathBuf);
+pub(in crate::bench) struct SinkCount(pub PathBuf);
 
 impl SinkCount {
     pub fn read(&self) -> Result<u64> {

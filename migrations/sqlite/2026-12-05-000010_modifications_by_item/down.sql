@@ -1,0 +1,1 @@
+DROP INDEX modifications_collection_item_time;

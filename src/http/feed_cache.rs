@@ -1,0 +1,211 @@
+//! Rendered Atom feeds by collection and strong ETag, bounded in bytes
+//! (`[http] feed_cache_bytes`), rendered once per version.
+//!
+//! A write moves a collection's version, so every poll after it asks for
+//! a tag nobody has rendered yet. The first reader renders it; the others
+//! that ask for the same tag while it renders wait for that render (a
+//! *flight*) instead of rendering it again, so N readers after a write
+//! cost one render, not N, and the writers keep the cores. A write never
+//! waits on a reader: it touches nothing here (the version it moves is a
+//! column of its own transaction).
+//!
+//! Past the byte bound the map starts again empty: a tag names one
+//! representation for good, so a hit is exactly what a render would give,
+//! and the next poll of a dropped entry renders it once more.
+//! Each process has its own.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use tokio::sync::OnceCell;
+
+use super::ApiResult;
+
+/// A render in flight: its first reader fills it, the others wait on it.
+type Flight = Arc<OnceCell<Bytes>>;
+
+#[derive(Default)]
+struct Inner {
+    done: HashMap<String, Bytes>,
+    bytes: usize,
+    flights: HashMap<String, Flight>,
+}
+
+/// What `/metrics` shows of a cache: hits, misses, size now.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub entries: u64,
+    pub bytes: u64,
+    /// Feeds rendered (a miss that did the work).
+    pub renders: u64,
+    /// Misses that waited for another reader's render of the same tag.
+    pub waits: u64,
+}
+
+/// See the module documentation.
+pub struct FeedCache {
+    max_bytes: usize,
+    inner: Mutex<Inner>,
+    hits: AtomicU64,
+    renders: AtomicU64,
+    waits: AtomicU64,
+}
+
+impl FeedCache {
+    /// A cache of at most `max_bytes` of feed bodies (0 keeps none, but
+    /// renders still fly once).
+    pub fn new(max_bytes: usize) -> Self {
+        FeedCache {
+            max_bytes,
+            inner: Mutex::default(),
+            hits: AtomicU64::new(0),
+            renders: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
+        }
+    }
+
+    fn locked(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The body kept under `key`, or the one rendered by `render` — by
+    /// this caller, or by the reader already rendering `key`, whose
+    /// result this one waits for. A failed render keeps nothing: the next
+    /// waiter tries once more.
+    pub async fn get_or_render<F, Fut>(&self, key: &str, render: F) -> ApiResult<Bytes>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = ApiResult<String>>,
+    {
+        let flight = {
+            let mut g = self.locked();
+            if let Some(b) = g.done.get(key) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(b.clone());
+            }
+            g.flights.entry(key.to_string()).or_default().clone()
+        };
+        let mut rendered_here = false;
+        let out = flight
+            .get_or_try_init(|| {
+                rendered_here = true;
+                self.renders.fetch_add(1, Ordering::Relaxed);
+                async move { render().await.map(Bytes::from) }
+            })
+            .await
+            .cloned();
+        if !rendered_here {
+            self.waits.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Ok(body) = &out {
+            if rendered_here {
+                self.keep(key, body.clone(), &flight);
+            }
+        }
+        out
+    }
+
+    /// Keeps `body` under `key` and lands its flight: readers from now on
+    /// hit the map, the ones already waiting read the flight.
+    fn keep(&self, key: &str, body: Bytes, flight: &Flight) {
+        let mut g = self.locked();
+        if g.flights.get(key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
+            g.flights.remove(key);
+        }
+        if body.len() > self.max_bytes / 8 {
+            return;
+        }
+        if g.bytes + body.len() > self.max_bytes {
+            g.done.clear();
+            g.bytes = 0;
+        }
+        g.bytes += body.len();
+        if let Some(old) = g.done.insert(key.to_string(), body) {
+            g.bytes -= old.len();
+        }
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        let g = self.locked();
+        let renders = self.renders.load(Ordering::Relaxed);
+        let waits = self.waits.load(Ordering::Relaxed);
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: renders + waits,
+            entries: g.done.len() as u64,
+            bytes: g.bytes as u64,
+            renders,
+            waits,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FeedCache;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn ok(s: &str) -> super::ApiResult<String> {
+        Ok(s.to_string())
+    }
+
+    #[tokio::test]
+    async fn the_feed_cache_is_bounded_and_keyed_by_tag() {
+        let c = FeedCache::new(1 << 10);
+        let a = c.get_or_render("a|1", || async { ok("<feed/>") }).await;
+        assert_eq!(a.unwrap().as_ref(), b"<feed/>");
+        let again = c.get_or_render("a|1", || async { ok("other") }).await;
+        assert_eq!(again.unwrap().as_ref(), b"<feed/>", "a hit");
+        let b = c.get_or_render("a|2", || async { ok("two") }).await;
+        assert_eq!(b.unwrap().as_ref(), b"two", "another tag renders");
+        for i in 0..200 {
+            let _ = c
+                .get_or_render(&format!("k{i}"), || async { ok("xxxxxxxx") })
+                .await;
+        }
+        assert!(c.stats().bytes <= 1 << 10, "{:?}", c.stats());
+        let huge = "x".repeat(1 << 10);
+        let _ = c.get_or_render("huge", || async { Ok(huge.clone()) }).await;
+        let s = c.stats();
+        let _ = c.get_or_render("huge", || async { ok("y") }).await;
+        assert_eq!(c.stats().renders, s.renders + 1, "too large to keep");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_readers_of_one_tag_share_one_render() {
+        let c = Arc::new(FeedCache::new(1 << 20));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (c, runs, gate) = (c.clone(), runs.clone(), gate.clone());
+            tasks.push(tokio::spawn(async move {
+                c.get_or_render("k", || async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    gate.notified().await;
+                    ok("body")
+                })
+                .await
+            }));
+        }
+        while runs.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        gate.notify_one();
+        for t in tasks {
+            assert_eq!(t.await.unwrap().unwrap().as_ref(), b"body");
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        let s = c.stats();
+        assert_eq!((s.renders, s.waits + s.hits), (1, 7), "{s:?}");
+    }
+}

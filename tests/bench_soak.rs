@@ -1,0 +1,110 @@
+//! `digestd bench soak` at a toy size on each back end: its checks pass
+//! (every due digest out exactly once, counted by the real smtp-sink) and
+//! its report has each part; bad sizes are refused with exit 2. The
+//! figures are the bench's own report, not checked here.
+
+mod common;
+
+use common::cli::{assert_refused, os_args, Env};
+use common::TestDb;
+
+const USERS: usize = 40;
+const HOURS: usize = 2;
+
+fn have_sink() -> bool {
+    let present = std::path::Path::new("/usr/sbin/smtp-sink").exists();
+    if !present && std::env::var_os("CI").is_some() {
+        panic!("CI is set but Postfix's smtp-sink is missing");
+    }
+    present
+}
+
+fn a_short_soak_delivers_every_digest_once(db: &TestDb) {
+    if !have_sink() {
+        eprintln!("skipped: Postfix's smtp-sink is not installed");
+        return;
+    }
+    let env = Env::new();
+    let users = USERS.to_string();
+    let args = [
+        "--db",
+        &db.url,
+        "bench",
+        "soak",
+        "--users",
+        &users,
+        "--collections",
+        "4",
+        "--seconds",
+        "4",
+        "--hour-seconds",
+        "2",
+        "--readers",
+        "2",
+        "--ingest-per-second",
+        "5",
+        "--batch",
+        "10",
+        "--compare-seconds",
+        "1",
+        "--idle-seconds",
+        "0",
+    ];
+    let out = env.run_raw(&args, b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    let hours: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("hour to "))
+        .collect();
+    assert_eq!(hours.len(), HOURS, "{}", out.stdout);
+    for h in &hours {
+        assert!(h.contains(&format!("{USERS} runs")), "{h}");
+    }
+    assert!(!out.stdout.contains(" errors"), "{}", out.stdout);
+    let once = format!(
+        "exactly once: {} runs over {} (subscription, period) pairs",
+        USERS * HOURS,
+        USERS * HOURS
+    );
+    for needle in [
+        once.as_str(),
+        "ingest beside readers:",
+        "GET changed feed, If-None-Match",
+        "GET /api/v1/queue",
+        "resident: peak",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
+    }
+}
+
+fn bad_sizes_are_refused(db: &TestDb) {
+    let env = Env::new();
+    for bad in [
+        &["--users", "0"][..],
+        &["--readers", "0"][..],
+        &["--hour-seconds", "0"][..],
+        &["--seconds", "5", "--hour-seconds", "10"][..],
+        &["--ingest-per-second", "0"][..],
+    ] {
+        let mut args = vec!["--db", &db.url, "bench", "soak"];
+        args.extend_from_slice(bad);
+        let out = env.run_raw(&args, b"");
+        assert_refused(&out, "bench soak: --", &os_args(&args));
+    }
+}
+
+#[test]
+fn soak_on_sqlite() {
+    let db = TestDb::sqlite();
+    bad_sizes_are_refused(&db);
+    a_short_soak_delivers_every_digest_once(&db);
+}
+
+#[test]
+fn soak_on_postgres() {
+    if let Some(db) = TestDb::postgres() {
+        bad_sizes_are_refused(&db);
+        a_short_soak_delivers_every_digest_once(&db);
+    }
+}
