@@ -6,6 +6,7 @@
 mod common;
 
 mod bench_burst;
+mod bench_soak;
 mod browser;
 mod cli_content;
 mod cli_delete;
@@ -40,6 +41,7 @@ mod http_atom;
 mod http_atom_cache;
 mod http_atom_pages;
 mod http_feed_cache;
+mod http_feed_single_flight;
 mod http_input;
 mod http_limits;
 mod http_metrics;

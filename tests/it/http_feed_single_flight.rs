@@ -4,9 +4,8 @@
 //! the others having waited for it or read it from memory; the cache's
 //! size and hits are shown there too.
 
-#[path = "common/atom.rs"]
-mod atom;
-mod common;
+use crate::common;
+use crate::common::atom;
 
 use std::sync::Barrier;
 

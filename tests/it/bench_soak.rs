@@ -3,7 +3,7 @@
 //! its report has each part; bad sizes are refused with exit 2. The
 //! figures are the bench's own report, not checked here.
 
-mod common;
+use crate::common;
 
 use common::cli::{assert_refused, os_args, Env};
 use common::TestDb;
