@@ -153,6 +153,23 @@ mod tests {
         }
     }
 
+    /// An id as this key made it before its MAC was an HMAC, SHA-256 of
+    /// the key and the names: bounces of messages already sent are still
+    /// traced. The installation's tag names the sent journals on disk and
+    /// keeps its value.
+    #[test]
+    fn ids_sent_before_still_verify() {
+        let k = MessageKey::from_secret("k1");
+        let r = MessageRef {
+            request: 1000,
+            party: 7,
+        };
+        let sent = "<nt.1000.7.1.9a1935f2e6c6f54def3d@example.org>";
+        assert_eq!(k.verify(sent), Some(r));
+        assert_eq!(MessageKey::from_secret("k2").verify(sent), None);
+        assert_eq!(k.installation_tag(), "dd74c4c588b6160a");
+    }
+
     #[test]
     fn ids_are_found_anywhere_once() {
         let k = MessageKey::from_secret("k");
