@@ -1,53 +1,36 @@
-//! HMAC-SHA256 (RFC 2104), for the keys derived from the site secret: the
-//! pages' form tokens and the whole-digest links.
+//! HMAC-SHA256 (RFC 2104, through the `hmac` crate), for the keys derived
+//! from the site secret: the pages' form tokens, the whole-digest links and
+//! the Message-IDs.
 
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
 
 /// HMAC-SHA256 of `msg` under `key`.
 pub fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
     Keyed::new(key).mac(&[msg])
 }
 
-/// A key made ready for many MACs: the hash states after its inner and
-/// outer pads, so each MAC hashes its message and the inner digest only
-/// (two of the four compressions a fresh [`hmac`] does for a short
-/// message).
+/// A key made ready for many MACs: the `hmac` crate keeps the hash states
+/// after the key's inner and outer pads, so each MAC clones them and hashes
+/// its message and the inner digest only.
 #[derive(Clone)]
-pub struct Keyed {
-    inner: Sha256,
-    outer: Sha256,
-}
+pub struct Keyed(HmacSha256);
 
 impl Keyed {
     pub fn new(key: &[u8]) -> Keyed {
-        let mut k = [0u8; 64];
-        if key.len() > 64 {
-            k[..32].copy_from_slice(&Sha256::digest(key));
-        } else {
-            k[..key.len()].copy_from_slice(key);
-        }
-        let (mut ipad, mut opad) = ([0x36u8; 64], [0x5cu8; 64]);
-        for i in 0..64 {
-            ipad[i] ^= k[i];
-            opad[i] ^= k[i];
-        }
-        Keyed {
-            inner: Sha256::new().chain_update(ipad),
-            outer: Sha256::new().chain_update(opad),
-        }
+        // HMAC takes a key of any length (a long one is hashed first).
+        Keyed(HmacSha256::new_from_slice(key).expect("HMAC accepts every key length"))
     }
 
     /// The MAC of the concatenation of `parts`.
     pub fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
-        let mut inner = self.inner.clone();
+        let mut m = self.0.clone();
         for p in parts {
-            inner.update(p);
+            m.update(p);
         }
-        self.outer
-            .clone()
-            .chain_update(inner.finalize())
-            .finalize()
-            .into()
+        m.finalize().into_bytes().into()
     }
 }
 
