@@ -7,7 +7,9 @@
 //!   been written, because every operation validates before it opens its
 //!   write transaction. `Storage` and `Io` are ours or the environment's:
 //!   exit code 1 / HTTP 5xx.
-//! - The binary uses `anyhow` only at its edge (`main.rs`), to add context.
+//! - The binary has no error type of its own: `cli::main` prints the error
+//!   as one line (`digestd: …`) and `main.rs` exits with its
+//!   [`Error::exit_code`].
 //! - Delivery errors (retry or not) get their own type in the delivery layer;
 //!   they are never folded into strings.
 

@@ -106,12 +106,10 @@ pub fn hash_secret(secret: &str) -> String {
     crate::text::hex(&Sha256::digest(secret.as_bytes()))
 }
 
-/// Equal contents, in time that depends only on the lengths.
+/// Equal contents, in time that depends only on the lengths (`subtle`).
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 fn utc(t: NaiveDateTime) -> DateTime<Utc> {

@@ -2,7 +2,7 @@
 //! through the real paths (JSON lines parsed, validated, written), beside
 //! a raw load of the same rows in the same run: one prepared INSERT per
 //! row on SQLite, multi-row INSERTs of 1,000 on PostgreSQL, one
-//! transaction. Goal (issue 24): ≥ 0.5 × the floor on each back end.
+//! transaction. Goal: ≥ 0.5 × the floor on each back end.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

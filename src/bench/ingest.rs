@@ -271,7 +271,7 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
             rate(args.rows, *d)
         )?;
     }
-    // The goal is set against the floor the issue names (prepared INSERT on
+    // The goal is set against the raw-load floor (prepared INSERT on
     // SQLite, COPY on PostgreSQL); the in-engine load is shown beside it as
     // the absolute limit of the table and its indexes.
     let best_of = |want: fn(Floor) -> bool| {

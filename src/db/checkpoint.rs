@@ -4,7 +4,8 @@
 //! copies them back into the database file and syncs it. By default the
 //! connection whose commit takes the WAL past 1,000 pages does that itself,
 //! inside its commit: a tick chunk of 10,000 digests spent about 400 ms of
-//! its 1.5 s transaction there (`docs/benchmarks.md`, the burst, stop 23).
+//! its 1.5 s transaction there (`docs/benchmarks-history.md`, the burst,
+//! 2026-11-26).
 //!
 //! So every [`super::Db`] on an SQLite file runs one thread of its own
 //! that checkpoints passively ([`pass`]: never waits for a reader or a

@@ -59,8 +59,8 @@ const SQLITE_MMAP_BYTES: u64 = 0;
 /// for nine digests in ten in `bench burst`, 6.5 KB for the busiest, which
 /// ran into overflow pages), and the rows a tick's claims update were
 /// spread over four times as many pages. With 16 KiB, `bench burst` took
-/// 8.8–9.5 s against 9.4–10.0 s in alternated runs (`docs/benchmarks.md`,
-/// stop 31).
+/// 8.8–9.5 s against 9.4–10.0 s in alternated runs
+/// (`docs/benchmarks-history.md`, 2026-11-27).
 pub const SQLITE_PAGE_BYTES: u32 = 16_384;
 /// WAL pages past which a commit checkpoints itself: the safety net behind
 /// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL

@@ -306,9 +306,9 @@ mod tests {
         );
     }
 
-    /// Issue 23, part 5: the sections of a batched message said "Message
-    /// sent on … UTC" whoever read them. Now the time is the recipient's,
-    /// in its zone and clock, as its digests show times.
+    /// The sections of a batched message give the time each part was sent
+    /// in the recipient's zone and clock, as its digests show times, not
+    /// "Message sent on … UTC" whoever reads them.
     #[test]
     fn a_batch_says_when_each_part_was_sent_in_the_recipients_zone_and_clock() {
         let part = |subject, date| Part {

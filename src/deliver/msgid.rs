@@ -1,8 +1,11 @@
 //! Message-IDs that say whom a message was made for, and prove it:
-//! `nt.REQUEST.PARTY.PARTS.MAC@host`, where MAC is a keyed SHA-256 of the
-//! request and party under this installation's own secret (`site_keys`,
-//! made by its migration). A bounce quoting such an id can be traced to the
-//! message and its recipient party; nobody without the key can make one.
+//! `nt.REQUEST.PARTY.PARTS.MAC@host`, where MAC is an HMAC-SHA256 of the
+//! request and party under a key derived from this installation's own
+//! secret (`site_keys`, made by its migration). A bounce quoting such an id
+//! can be traced to the message and its recipient party; nobody without
+//! the key can make one. Ids made before the MAC was an HMAC (SHA-256 of
+//! the secret and the names) still verify, so bounces of mail sent before
+//! are still traced; none is made any more.
 
 use diesel::prelude::*;
 use sha2::{Digest, Sha256};
@@ -10,13 +13,18 @@ use sha2::{Digest, Sha256};
 use crate::db::schema::site_keys;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::text::hmac::{hmac, Keyed};
 
 /// Hex digits of MAC kept in an id (80 bits).
 const MAC_HEX: usize = 20;
 
-/// The installation's Message-ID key.
+/// The installation's Message-ID key: the secret, and the HMAC key
+/// derived from it for this one purpose.
 #[derive(Clone)]
-pub struct MessageKey(String);
+pub struct MessageKey {
+    secret: String,
+    key: Keyed,
+}
 
 impl std::fmt::Debug for MessageKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,21 +54,27 @@ impl MessageKey {
             .select(site_keys::value)
             .first(conn)
             .optional()?;
-        v.map(MessageKey)
+        v.as_deref()
+            .map(MessageKey::from_secret)
             .ok_or_else(|| Error::Storage("site_keys has no message_id key".into()))
     }
 
     /// A key given outright (tests, benchmarks).
     pub fn from_secret(s: &str) -> MessageKey {
-        MessageKey(s.to_string())
+        MessageKey {
+            secret: s.to_string(),
+            key: Keyed::new(&hmac(s.as_bytes(), b"digestd message id v1")),
+        }
     }
 
     /// A name for this installation (the database the key belongs to):
     /// 64 bits of a keyed hash, which tells two databases' files apart
-    /// on disk (the sent journals) and tells nothing of the key.
+    /// on disk (the sent journals) and tells nothing of the key. It is a
+    /// name, not a MAC: it keeps the form the journals already on disk
+    /// were named with.
     pub fn installation_tag(&self) -> String {
         let mut h = Sha256::new();
-        h.update(self.0.as_bytes());
+        h.update(self.secret.as_bytes());
         h.update(b"\0installation");
         let mut tag = crate::text::hex(&h.finalize());
         tag.truncate(16);
@@ -68,8 +82,17 @@ impl MessageKey {
     }
 
     fn mac(&self, request: i64, party: i64) -> String {
+        let names = format!("{request}.{party}");
+        let mut mac = crate::text::hex(&self.key.mac(&[names.as_bytes()]));
+        mac.truncate(MAC_HEX);
+        mac
+    }
+
+    /// The MAC ids carried before it was an HMAC: SHA-256 of the secret, a
+    /// NUL and the names. Only verified, never made.
+    fn sent_before_mac(&self, request: i64, party: i64) -> String {
         let mut h = Sha256::new();
-        h.update(self.0.as_bytes());
+        h.update(self.secret.as_bytes());
         h.update(format!("\0{request}.{party}").as_bytes());
         let mut mac = crate::text::hex(&h.finalize());
         mac.truncate(MAC_HEX);
@@ -95,9 +118,11 @@ impl MessageKey {
         if f.next().is_some() {
             return None;
         }
-        let want = self.mac(request, party);
-        crate::access::constant_time_eq(mac.as_bytes(), want.as_bytes())
-            .then_some(MessageRef { request, party })
+        let eq = |want: String| crate::access::constant_time_eq(mac.as_bytes(), want.as_bytes());
+        // Both compared, whichever matches, so the time tells nothing.
+        let now = eq(self.mac(request, party));
+        let before = eq(self.sent_before_mac(request, party));
+        (now | before).then_some(MessageRef { request, party })
     }
 
     /// Every verified id quoted anywhere in `text` (a bounce's returned
@@ -151,6 +176,35 @@ mod tests {
         ] {
             assert_eq!(k.verify(bad), None, "{bad}");
         }
+    }
+
+    /// An id as this key made it before its MAC was an HMAC, SHA-256 of
+    /// the key and the names: bounces of messages already sent are still
+    /// traced. The installation's tag names the sent journals on disk and
+    /// keeps its value.
+    #[test]
+    fn ids_sent_before_still_verify() {
+        let k = MessageKey::from_secret("k1");
+        let r = MessageRef {
+            request: 1000,
+            party: 7,
+        };
+        let sent = "<nt.1000.7.1.9a1935f2e6c6f54def3d@example.org>";
+        assert_eq!(k.verify(sent), Some(r));
+        assert_eq!(MessageKey::from_secret("k2").verify(sent), None);
+        assert_eq!(k.installation_tag(), "dd74c4c588b6160a");
+    }
+
+    /// A new id's MAC is HMAC-SHA256 of `REQUEST.PARTY` under the key
+    /// derived from the secret for Message-IDs (computed apart, in
+    /// Python's `hmac`).
+    #[test]
+    fn a_new_id_carries_an_hmac() {
+        let k = MessageKey::from_secret("k1");
+        assert_eq!(
+            k.message_id(1000, 7, 1, "example.org"),
+            "nt.1000.7.1.b2c5e6fe4415c8dc7671@example.org"
+        );
     }
 
     #[test]

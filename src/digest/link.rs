@@ -79,6 +79,16 @@ mod tests {
         assert_eq!(k.mac(SubscriptionId(1234), "2026-11-22"), plain[..MAC_HEX]);
     }
 
+    /// A link's MAC as the hand-written HMAC made it: links already sent
+    /// keep opening.
+    #[test]
+    fn a_link_sent_before_keeps_its_mac() {
+        let k = LinkKey::from_secret(b"site");
+        let want = "68cba5ee611fd836fe05e9ebe045acae";
+        assert_eq!(k.mac(SubscriptionId(1234), "2026-11-22"), want);
+        assert!(k.verify(SubscriptionId(1234), "2026-11-22", want));
+    }
+
     #[test]
     fn a_mac_names_one_subscription_one_period_one_key() {
         let k = LinkKey::from_secret(b"site");

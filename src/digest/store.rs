@@ -7,8 +7,8 @@
 //! with those ids, two statements a batch: a binary `COPY` each on
 //! PostgreSQL; on SQLite multi-row `INSERT`s with bound values: the
 //! requests through statements diesel keeps prepared (as
-//! `schedule::claim` writes runs; until stop 30 a JSON array that
-//! `json_each` parsed back), the messages, whose bodies are most of the
+//! `schedule::claim` writes runs, rather than one JSON array that
+//! `json_each` would parse back), the messages, whose bodies are most of the
 //! bytes, through statements prepared per batch, which bind the bodies
 //! borrowed. A post per round trip was most of what a tick spent on
 //! PostgreSQL.

@@ -1,7 +1,7 @@
 //! `digestd bench burst`: the top of the hour as a site's users live it,
 //! from the tick to the last `250` at the mail server, beside
 //! `smtp-source` sending as many messages of the same mean size into the
-//! same `smtp-sink`, in one process and the same run (issue 24, part 2).
+//! same `smtp-sink`, in one process and the same run.
 //!
 //! The world goes in through the product's own paths: `--users` people
 //! through `import::users` (an email address each, spread over `--zones`
@@ -113,8 +113,8 @@ impl HandOff for Timed<'_> {
     }
 
     // Forwarded, not left to the trait's defaults: the tick calls these,
-    // and the default `hand_off_all` would post one digest at a time (the
-    // bench measured that path until stop 22).
+    // and the default `hand_off_all` would post one digest at a time, which
+    // is not the path `serve` takes.
     fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
         let t = Instant::now();
         let r = self.inner.hand_off_all(c, runs);

@@ -13,10 +13,9 @@
 //! The values are bound as text already rendered ([`crate::db::sqlite_stamp`]):
 //! the tables below view the timestamp columns as `Text`, which is what
 //! SQLite stores for diesel's `Timestamp`, so no value goes through
-//! chrono's format interpreter. Until stop 30 both went in as one JSON
-//! array each, parsed back by `json_each` and `json_extract`: the runs of
-//! a 20,000 chunk took 105 ms that way against 70 ms now, the whole write
-//! 254 against 212 ms (`bench tick --subs 300000`).
+//! chrono's format interpreter. Sent as one JSON array each, parsed back
+//! by `json_each` and `json_extract`, the runs of a 20,000 chunk took
+//! 105 ms against 70 ms bound, the whole write 254 against 212 ms (`bench tick --subs 300000`).
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;

@@ -2,10 +2,10 @@
 //! table `temp.settle_rows` through multi-row `INSERT`s that diesel keeps
 //! prepared ([`crate::db::sqlite_insert_kept`]), which one `UPDATE … FROM`
 //! of `nt_queue` and one `INSERT … SELECT` into `delivery_log` then read.
-//! Until stop 30 both statements read one JSON array through `json_each`,
-//! each parsing it again: in a copy of `bench burst`'s database, 256
-//! outcomes took 3.8 ms that way against 2.0 ms through the table
-//! (`docs/benchmarks.md`, the burst).
+//! Both statements reading one JSON array through `json_each`, each
+//! parsing it again, took 3.8 ms for 256 outcomes in a copy of `bench
+//! burst`'s database, against 2.0 ms through the table
+//! (`docs/benchmarks-history.md`, the burst, 2026-11-27).
 
 use chrono::NaiveDateTime;
 use diesel::connection::SimpleConnection;
