@@ -210,25 +210,64 @@ pub fn parse_all(
 /// [`parse_all`] without the verdict: every bad line comes back as data.
 /// `Err` only for a failed read or a storage error.
 pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead, at: &AtBounds) -> Result<Checked> {
-    let tx_prefix = new_prefix();
-    let mut parsed = Vec::new();
-    let mut bad = Bad::default();
-    let mut total = 0usize;
+    let mut scan = Scan::new(at);
     let mut buf = Vec::new();
-    let mut i = 0usize;
     while read_line_bounded(&mut input, &mut buf)?.is_some() {
-        i += 1;
-        let raw = line_text(i, &buf);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        total += 1;
-        match parse_line(raw, &tx_prefix, i, at) {
-            Ok(p) => parsed.push((i, p)),
-            Err(e) => bad.push(i, e.to_string()),
+        scan.push(&buf);
+    }
+    scan.resolve(conn)
+}
+
+/// [`check_lines`] a line at a time, for input that arrives in pieces
+/// (`POST /api/v1/modifications` as NDJSON): each line is checked as it is
+/// pushed and only what it yields is kept (its modification, or why it is
+/// bad), never the line itself. [`Scan::resolve`] then needs the database.
+pub struct Scan {
+    tx_prefix: String,
+    at: AtBounds,
+    parsed: Vec<(usize, Parsed)>,
+    bad: Bad,
+    total: usize,
+    lines: usize,
+}
+
+impl Scan {
+    pub fn new(at: &AtBounds) -> Scan {
+        Scan {
+            tx_prefix: new_prefix(),
+            at: *at,
+            parsed: Vec::new(),
+            bad: Bad::default(),
+            total: 0,
+            lines: 0,
         }
     }
-    resolve(conn, parsed, bad, total)
+
+    /// How many lines were pushed, blank ones included.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+
+    /// The next line, as [`read_line_bounded`] leaves it: without its
+    /// `\n`, at most [`MAX_LINE`] + 1 bytes (more is refused as too long).
+    pub fn push(&mut self, buf: &[u8]) {
+        self.lines += 1;
+        let i = self.lines;
+        let raw = line_text(i, buf);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.total += 1;
+        match parse_line(raw, &self.tx_prefix, i, &self.at) {
+            Ok(p) => self.parsed.push((i, p)),
+            Err(e) => self.bad.push(i, e.to_string()),
+        }
+    }
+
+    /// Resolves the good lines' names; the verdict on the whole input.
+    pub fn resolve(self, conn: &mut DbConn) -> Result<Checked> {
+        resolve(conn, self.parsed, self.bad, self.total)
+    }
 }
 
 /// [`check_lines`] over the elements of a JSON array: element `i` is line

@@ -24,6 +24,7 @@ use prometheus::{
 };
 
 use crate::db::schema::{contact_points, email_bounces, nt_job, nt_requests};
+use crate::db::states::{RequestStatus, RowState};
 use crate::db::DbConn;
 use crate::deliver::queue::PassReport;
 use crate::error::{Error, Result};
@@ -168,8 +169,8 @@ impl Metrics {
         }
         for ch in Channel::ALL {
             m.digests_posted.with_label_values(&[ch.as_str()]);
-            for o in ["sent", "retry", "failed"] {
-                m.deliveries.with_label_values(&[ch.as_str(), o]);
+            for o in RowState::ALL {
+                m.deliveries.with_label_values(&[ch.as_str(), o.as_str()]);
             }
         }
         m
@@ -219,7 +220,7 @@ impl Metrics {
         self.queue_passes.with_label_values(&["ran"]).inc();
         for ((ch, outcome), n) in &report.rows {
             self.deliveries
-                .with_label_values(&[ch, outcome])
+                .with_label_values(&[ch.as_str(), outcome.as_str()])
                 .inc_by(*n as u64);
         }
     }
@@ -236,8 +237,8 @@ impl Metrics {
             &["status"],
         )
         .map_err(err)?;
-        for s in ["pending", "sending"] {
-            requests.with_label_values(&[s]);
+        for s in RequestStatus::OPEN {
+            requests.with_label_values(&[s.as_str()]);
         }
         for (s, n) in &db.requests {
             requests.with_label_values(&[s]).set(*n);
@@ -337,7 +338,7 @@ pub fn read_db(conn: &mut DbConn) -> Result<DbState> {
         .select((nt_requests::status, count_star()))
         .load(conn)?;
     let oldest: Option<NaiveDateTime> = nt_requests::table
-        .filter(nt_requests::status.eq("pending"))
+        .filter(nt_requests::status.eq(RequestStatus::Pending.as_str()))
         .filter(nt_requests::fulfill_date.is_null())
         .select(min(nt_requests::request_date))
         .first(conn)?;

@@ -22,6 +22,7 @@ use crate::db::schema::{
     contact_points, delivery_log, email_bounces, nt_job, nt_queue, nt_requests, ops_reports,
     subscription_runs, subscriptions,
 };
+use crate::db::states::{LogOutcome, RequestStatus};
 use crate::db::DbConn;
 use crate::deliver::queue::post_system_email_in;
 use crate::error::Result;
@@ -177,14 +178,14 @@ pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
         .get_result(conn)?;
     let retries_pending: i64 = nt_queue::table
         .inner_join(nt_requests::table)
-        .filter(nt_requests::status.eq("sending"))
+        .filter(nt_requests::status.eq(RequestStatus::Sending.as_str()))
         .filter(nt_queue::is_successful.eq(false))
         .filter(nt_queue::gave_up.eq(false))
         .filter(nt_queue::retry_count.gt(0))
         .count()
         .get_result(conn)?;
     let oldest = nt_requests::table
-        .filter(nt_requests::status.eq_any(["pending", "sending"]))
+        .filter(nt_requests::status.eq_any(RequestStatus::strs(RequestStatus::OPEN)))
         .filter(nt_requests::fulfill_date.is_null())
         .order((
             nt_requests::request_date.asc(),
@@ -244,7 +245,7 @@ fn latest_run(conn: &mut DbConn, since: NaiveDateTime) -> Result<Option<LatestRu
                 .eq(subscription_runs::request_id)),
         )
         .filter(subscription_runs::ran_at.gt(since))
-        .filter(delivery_log::outcome.eq("sent"))
+        .filter(delivery_log::outcome.eq(LogOutcome::Sent.as_str()))
         .order((
             subscription_runs::scheduled_at.desc(),
             delivery_log::attempted_at.asc(),

@@ -51,7 +51,7 @@ fn t0() -> DateTime<Utc> {
 }
 
 /// `n` modification lines (JSON objects) for `collection`, items from `first`.
-fn lines(collection: &str, first: usize, n: usize) -> Vec<String> {
+pub(super) fn lines(collection: &str, first: usize, n: usize) -> Vec<String> {
     (first..first + n)
         .map(|i| {
             let item = uuid::Uuid::from_u128(0xbe7c_0000_0000_0000_0000_0000_0000_0000 + i as u128);

@@ -24,6 +24,8 @@ pub enum BenchCmd {
     Recur(bench::RecurArgs),
     /// HTTP routes (304 feed, full feed, POST modifications) beside a constant route and the record path.
     Http(bench::HttpArgs),
+    /// The server's peak resident memory for one large NDJSON POST of modifications.
+    Ndjson(bench::NdjsonArgs),
     /// `user import` and `subscription import` of N people beside a raw load of the same rows.
     Import(bench::ImportArgs),
     /// N users' daily digests at one local hour: ticks and queue passes into smtp-sink, beside smtp-source.
@@ -45,6 +47,7 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
         BenchCmd::Recur(a) => bench::recur(&a, out),
         BenchCmd::Http(a) => bench::http(&a, db, out),
+        BenchCmd::Ndjson(a) => bench::ndjson(&a, db, out),
         BenchCmd::Import(a) => bench::import(&a, db, out),
         BenchCmd::Burst(a) => bench::burst(&a, db, out),
         BenchCmd::Soak(a) => bench::soak(&a, db, out),

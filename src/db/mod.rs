@@ -10,6 +10,7 @@ pub mod checkpoint;
 mod open;
 pub mod schema;
 mod stamp;
+pub mod states;
 pub mod watch;
 
 pub use stamp::sqlite_stamp;

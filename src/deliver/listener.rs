@@ -7,6 +7,7 @@
 //! Errors say whether to retry; the queue decides from that, never from
 //! the text.
 
+use crate::parties::Channel;
 use std::path::PathBuf;
 
 use super::sink::Outcome;
@@ -78,8 +79,8 @@ pub enum DeliveryError {
 pub type Accepted<'a> = &'a (dyn Fn(usize, &Delivered) + Sync);
 
 pub trait Listener: Send {
-    /// The channel key: `email`, `xmpp`, `sms`.
-    fn key(&self) -> &'static str;
+    /// The channel it delivers: one listener a channel.
+    fn key(&self) -> Channel;
 
     /// Sends one prepared message to its address.
     fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError>;
@@ -174,8 +175,8 @@ pub struct Stub {
 }
 
 impl Listener for Stub {
-    fn key(&self) -> &'static str {
-        "stub"
+    fn key(&self) -> Channel {
+        Channel::Email
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {

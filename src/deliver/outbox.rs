@@ -78,27 +78,27 @@ pub fn delivered(conn: &mut DbConn) -> Result<BTreeMap<(String, String), i64>> {
 /// written to its file under the outbox, with a `To:` line (and for XMPP
 /// `Type: chat`) above it. Nothing is sent.
 pub struct OutboxListener {
-    key: &'static str,
+    key: Channel,
     outbox: Outbox,
 }
 
 impl OutboxListener {
     pub fn new(channel: Channel, cfg: &EmailConfig) -> Result<OutboxListener> {
         Ok(OutboxListener {
-            key: channel.as_str(),
+            key: channel,
             outbox: Outbox::new(cfg)?,
         })
     }
 }
 
 impl Listener for OutboxListener {
-    fn key(&self) -> &'static str {
+    fn key(&self) -> Channel {
         self.key
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
         let body = m.body()?;
-        let text = if self.key == "xmpp" {
+        let text = if self.key == Channel::Xmpp {
             format!("To: {}\nType: chat\n\n{body}", m.to)
         } else {
             format!("To: {}\n\n{body}\n", m.to)

@@ -11,6 +11,7 @@ use super::outbox::Outbox;
 use super::smtp::SmtpSink;
 use crate::config::EmailConfig;
 use crate::error::{Error, Result};
+use crate::parties::Channel;
 
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,8 +268,8 @@ impl EmailSink {
 }
 
 impl Listener for EmailSink {
-    fn key(&self) -> &'static str {
-        "email"
+    fn key(&self) -> Channel {
+        Channel::Email
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {

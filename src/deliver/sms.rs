@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::SmsConfig;
 use crate::error::{Error, Result};
+use crate::parties::Channel;
 use crate::text::gsm as segments;
 
 /// Checks `[sms]` without connecting.
@@ -104,8 +105,8 @@ fn remote_id(body: &str) -> Option<String> {
 }
 
 impl Listener for SmsGateway {
-    fn key(&self) -> &'static str {
-        "sms"
+    fn key(&self) -> Channel {
+        Channel::Sms
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {

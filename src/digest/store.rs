@@ -18,6 +18,7 @@ use diesel::prelude::*;
 
 use super::render::Rendered;
 use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
+use crate::db::states::RequestStatus;
 use crate::db::{sqlite_insert_kept, DbConn};
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId, SubscriptionId};
@@ -225,7 +226,7 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
             subject: &p.subject,
             channels: &p.channels,
             request_date: p.request_date,
-            status: "pending",
+            status: RequestStatus::Pending.as_str(),
             max_retries: p.max_retries,
             kind: "digest",
             subscription_id: Some(p.subscription.0),

@@ -53,14 +53,36 @@ pub struct IdemKey {
 }
 
 impl IdemKey {
-    /// The key the request carries, if any: 400 when it is empty, longer
-    /// than [`MAX_KEY`] bytes, not UTF-8, or holds a control character.
+    /// The key the request carries, if any, with the hash of `body`: see
+    /// [`KeyName::from_headers`] for what is refused.
     pub fn from_request(
         headers: &HeaderMap,
         token: &Token,
         route: &'static str,
         body: &[u8],
     ) -> ApiResult<Option<IdemKey>> {
+        let named = KeyName::from_headers(headers, token, route)?;
+        Ok(named.map(|n| n.with_hash(body_hash(body))))
+    }
+}
+
+/// A request's key before its body is read: a streamed body's hash is
+/// known only at its end ([`body_hash`]'s, computed as it arrives).
+#[derive(Debug, Clone)]
+pub struct KeyName {
+    token_id: i64,
+    route: &'static str,
+    key: String,
+}
+
+impl KeyName {
+    /// The key the request carries, if any: 400 when it is empty, longer
+    /// than [`MAX_KEY`] bytes, not UTF-8, or holds a control character.
+    pub fn from_headers(
+        headers: &HeaderMap,
+        token: &Token,
+        route: &'static str,
+    ) -> ApiResult<Option<KeyName>> {
         let Some(v) = headers.get(HEADER) else {
             return Ok(None);
         };
@@ -76,12 +98,21 @@ impl IdemKey {
                 "Idempotency-Key contains a control character",
             ));
         }
-        Ok(Some(IdemKey {
+        Ok(Some(KeyName {
             token_id: token.id,
             route,
             key: key.to_string(),
-            hash: body_hash(body),
         }))
+    }
+
+    /// The key, for the body whose hash (hex SHA-256) is `hash`.
+    pub fn with_hash(self, hash: String) -> IdemKey {
+        IdemKey {
+            token_id: self.token_id,
+            route: self.route,
+            key: self.key,
+            hash,
+        }
     }
 }
 

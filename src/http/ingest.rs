@@ -3,7 +3,7 @@
 //! `POST` and `GET /api/v1/collections` (`digestd collection add|list`).
 //! The same library calls as the CLI, so the same validation and errors.
 
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::routing::{post, put};
 use axum::{Json, Router};
@@ -16,8 +16,9 @@ use crate::items;
 
 use super::body::{JsonBody, Path, RawBody};
 use super::error::{ApiError, ApiResult, BadLines};
-use super::guard::Authed;
-use super::idempotency::{self, IdemKey, Reply};
+use super::guard::{Authed, BodyLimit};
+use super::idempotency::{self, KeyName, Reply};
+use super::stream;
 use super::App;
 
 pub use super::error::MAX_LINES_LISTED;
@@ -75,7 +76,8 @@ pub struct LineErrorDoc {
 
 /// Stores a batch of modifications, all or nothing. The body is a JSON
 /// array of `digestd record` lines, or those lines as NDJSON
-/// (`Content-Type: application/x-ndjson`). Accepts `Idempotency-Key`.
+/// (`Content-Type: application/x-ndjson`), checked line by line as it
+/// arrives. Accepts `Idempotency-Key`.
 #[utoipa::path(post, path = "/api/v1/modifications", tag = "ingest", security(("bearer" = [])),
     params(("Idempotency-Key" = Option<String>, Header, description = "replays the first answer to a retry")),
     request_body(content = Vec<serde_json::Value>, description = "array of modification lines (docs/input.md), or NDJSON"),
@@ -85,34 +87,39 @@ pub struct LineErrorDoc {
         (status = 401, description = "no valid token"), (status = 403, description = "needs ingest"),
         (status = 413, description = "body too large"),
         (status = 422, description = "Idempotency-Key reused with another body")))]
-async fn record(
-    State(app): State<App>,
-    Authed(token): Authed,
-    headers: HeaderMap,
-    body: RawBody,
-) -> ApiResult<Reply> {
-    let key = IdemKey::from_request(&headers, &token, ROUTE_MODIFICATIONS, &body.0)?;
-    let ndjson = is_ndjson(&headers);
+async fn record(State(app): State<App>, Authed(token): Authed, req: Request) -> ApiResult<Reply> {
+    let headers = req.headers();
+    let named = KeyName::from_headers(headers, &token, ROUTE_MODIFICATIONS)?;
     let keep = idempotency::Keep::from_config(&app.cfg.http);
     let (now, hours, batch) = (app.clock.now(), keep.hours, app.cfg.record.batch_size);
     let at = app.cfg.record.at_bounds(now);
+    // NDJSON is checked line by line as it arrives; an array is read whole.
+    let (key, body) = match is_ndjson(headers) {
+        true => {
+            let limit = req
+                .extensions()
+                .get::<BodyLimit>()
+                .map_or(app.cfg.http.max_body_bytes, |l| l.0);
+            let streamed = stream::ndjson(req.into_body(), limit, at).await?;
+            let key = named.map(|n| n.with_hash(streamed.hash));
+            (key, Batch::Lines(streamed.scan))
+        }
+        false => {
+            let body = RawBody::from_request(req, &app).await?;
+            let key = named.map(|n| n.with_hash(idempotency::body_hash(&body.0)));
+            (key, Batch::Array(body))
+        }
+    };
     app.blocking(move |c| {
         if let Some(k) = &key {
             if let Some(answer) = idempotency::prior(c, k, now, hours)? {
                 return Ok(answer);
             }
         }
-        // A well-formed array is parsed straight into lines; any other
-        // body again as values, to name each element that is not a line.
-        let fast = match body.text() {
-            Ok(text) if !ndjson => ingest::check_array(c, text, &at)?,
-            _ => None,
-        };
-        let checked = match fast {
-            Some(checked) => checked,
-            None if ndjson => ingest::check_lines(c, &body.0[..], &at)?,
-            None => match parse_array(&body) {
-                Ok(values) => ingest::check_values(c, values, &at)?,
+        let checked = match body {
+            Batch::Lines(scan) => scan.resolve(c)?,
+            Batch::Array(body) => match check_array(c, &body, &at)? {
+                Ok(checked) => checked,
                 Err(e) => return Ok(Err(e)),
             },
         };
@@ -130,6 +137,33 @@ async fn record(
         })
     })
     .await?
+}
+
+/// A batch as it came: NDJSON lines already checked, or a JSON array.
+enum Batch {
+    Lines(ingest::Scan),
+    Array(RawBody),
+}
+
+/// Checks a JSON array of lines. A well-formed array is parsed straight
+/// into lines; any other body again as values, to name each element that
+/// is not a line. `Ok(Err)`: the body is not an array at all.
+fn check_array(
+    c: &mut crate::db::DbConn,
+    body: &RawBody,
+    at: &ingest::AtBounds,
+) -> crate::error::Result<ApiResult<Checked>> {
+    let fast = match body.text() {
+        Ok(text) => ingest::check_array(c, text, at)?,
+        Err(_) => None,
+    };
+    if let Some(checked) = fast {
+        return Ok(Ok(checked));
+    }
+    match parse_array(body) {
+        Ok(values) => ingest::check_values(c, values, at).map(Ok),
+        Err(e) => Ok(Err(e)),
+    }
 }
 
 fn is_ndjson(headers: &HeaderMap) -> bool {

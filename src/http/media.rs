@@ -68,27 +68,31 @@ pub fn accepts(headers: &HeaderMap, media: Media) -> Result<bool, ApiError> {
 }
 
 /// 400 when an object in `body` has a key twice; `ndjson`: each line is
-/// a value of its own. What is not JSON is left to the handler, which
-/// names the fault in its own words (a line that does not parse is checked
-/// up to its fault).
+/// a value of its own ([`unique_keys_line`]). What is not JSON is left to
+/// the handler, which names the fault in its own words (a line that does
+/// not parse is checked up to its fault).
 pub fn unique_keys(body: &[u8], ndjson: bool) -> Result<(), ApiError> {
-    let one = |text: &[u8]| {
-        let mut de = serde_json::Deserializer::from_slice(text);
-        match Unique::deserialize(&mut de) {
-            Err(e) if e.is_data() => Err(e),
-            _ => Ok(()),
-        }
-    };
-    let found = match ndjson {
-        false => one(body),
+    match ndjson {
+        false => unique(body).map_err(|e| ApiError::bad_request(format!("request body: {e}"))),
         true => body
             .split(|b| *b == b'\n')
             .enumerate()
-            .try_for_each(|(i, line)| {
-                one(line).map_err(|e| de::Error::custom(format!("line {}: {e}", i + 1)))
-            }),
-    };
-    found.map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+            .try_for_each(|(i, line)| unique_keys_line(i + 1, line)),
+    }
+}
+
+/// [`unique_keys`] for line `n` (from 1) of an NDJSON body, read alone.
+pub fn unique_keys_line(n: usize, line: &[u8]) -> Result<(), ApiError> {
+    unique(line).map_err(|e| ApiError::bad_request(format!("request body: line {n}: {e}")))
+}
+
+/// A data error when an object in `text` has a key twice.
+fn unique(text: &[u8]) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match Unique::deserialize(&mut de) {
+        Err(e) if e.is_data() => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Any JSON value, refusing an object with a key twice (a data error,

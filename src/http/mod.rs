@@ -35,6 +35,7 @@ pub mod pages;
 pub mod people;
 pub mod requests;
 pub mod server;
+pub mod stream;
 pub mod subscriptions;
 
 use std::future::Future;

@@ -11,6 +11,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::db::states::RequestStatus;
 use crate::deliver::queue::{self, NewNotification, QueueStatus, RequestView};
 use crate::ids::RequestId;
 
@@ -73,7 +74,9 @@ pub struct Posted {
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Cancelled {
     pub id: i64,
-    pub status: String,
+    /// Always `cancelled`.
+    #[schema(value_type = String)]
+    pub status: RequestStatus,
 }
 
 /// Queues a notification, as `digestd notify`. Accepts `Idempotency-Key`.
@@ -170,7 +173,7 @@ async fn cancel(
         .await?;
     Ok(Json(Cancelled {
         id,
-        status: "cancelled".into(),
+        status: RequestStatus::Cancelled,
     }))
 }
 

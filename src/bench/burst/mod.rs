@@ -244,7 +244,7 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
     let k = d
         .listeners
         .iter()
-        .position(|l| l.key() == "email")
+        .position(|l| l.key() == crate::parties::Channel::Email)
         .expect("Delivery::new gives email a listener");
     let inner = d.listeners.remove(k);
     d.listeners.push(Box::new(Counting {

@@ -26,7 +26,7 @@ pub(super) struct Counting {
 }
 
 impl Listener for Counting {
-    fn key(&self) -> &'static str {
+    fn key(&self) -> crate::parties::Channel {
         self.inner.key()
     }
 

@@ -17,9 +17,11 @@ use diesel::prelude::*;
 
 use crate::config::EmailConfig;
 use crate::db::schema::{nt_messages, nt_queue, nt_requests};
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
+use crate::parties::Channel;
 use crate::parties::SYSTEM_PARTY;
 use crate::validate;
 
@@ -133,9 +135,9 @@ fn post_in(
             nt_requests::expand_group.eq(false),
             nt_requests::party_from.eq(from.0),
             nt_requests::subject.eq(&subject),
-            nt_requests::channels.eq("email"),
+            nt_requests::channels.eq(Channel::Email.as_str()),
             nt_requests::request_date.eq(now),
-            nt_requests::status.eq("sending"),
+            nt_requests::status.eq(RequestStatus::Sending.as_str()),
             nt_requests::max_retries.eq(max_retries),
         ))
         .returning(nt_requests::request_id)
@@ -151,7 +153,7 @@ fn post_in(
         .values((
             nt_queue::request_id.eq(id),
             nt_queue::party_to.eq(to_key),
-            nt_queue::channel.eq("email"),
+            nt_queue::channel.eq(Channel::Email.as_str()),
             nt_queue::address.eq(&address),
             nt_queue::next_attempt_at.eq(now),
         ))

@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 
 use crate::db::schema::{contact_points, nt_queue, nt_requests, parties, subscription_optouts};
+use crate::db::states::RequestStatus;
 use crate::db::{in_ids, DbConn};
 use crate::error::Result;
 use crate::ids::PartyId;
@@ -204,9 +205,9 @@ fn expand_group(
         // otherwise ends `failed`: no one could be reached).
         tracing::info!(request = id, "every member opted out: nothing to send");
         diesel::update(nt_requests::table.find(id))
-            .filter(nt_requests::status.eq("pending"))
+            .filter(nt_requests::status.eq(RequestStatus::Pending.as_str()))
             .set((
-                nt_requests::status.eq("sent"),
+                nt_requests::status.eq(RequestStatus::Sent.as_str()),
                 nt_requests::fulfill_date.eq(now.naive_utc()),
             ))
             .execute(c)?;
@@ -246,8 +247,8 @@ fn expand_group(
         }
     }
     diesel::update(nt_requests::table.find(id))
-        .filter(nt_requests::status.eq("pending"))
-        .set(nt_requests::status.eq("sending"))
+        .filter(nt_requests::status.eq(RequestStatus::Pending.as_str()))
+        .set(nt_requests::status.eq(RequestStatus::Sending.as_str()))
         .execute(c)?;
     Ok(())
 }

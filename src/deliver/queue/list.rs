@@ -10,36 +10,15 @@ use diesel::prelude::*;
 use serde::Serialize;
 
 use crate::db::schema::{delivery_log, nt_requests, parties};
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId};
-use crate::validate;
-
-/// Every status a request can have.
-pub const STATUSES: [&str; 6] = [
-    "pending",
-    "sending",
-    "sent",
-    "partial_failure",
-    "failed",
-    "cancelled",
-];
-
-/// A status named by a person, checked against [`STATUSES`].
-pub fn parse_status(s: &str) -> Result<&'static str> {
-    STATUSES.iter().copied().find(|x| *x == s).ok_or_else(|| {
-        Error::invalid(format!(
-            "status: {} is not one of {}",
-            validate::escape_for_line(s),
-            STATUSES.join(", ")
-        ))
-    })
-}
 
 /// Which requests to list.
 #[derive(Debug, Clone, Default)]
 pub struct RequestFilter {
-    pub status: Option<&'static str>,
+    pub status: Option<RequestStatus>,
     pub sender: Option<PartyId>,
     pub recipient: Option<PartyId>,
     /// Only requests older than this one (the next page).
@@ -52,7 +31,7 @@ pub struct RequestFilter {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestRow {
     pub id: i64,
-    pub status: String,
+    pub status: RequestStatus,
     pub kind: String,
     pub subject: String,
     pub from: String,
@@ -89,7 +68,7 @@ pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
         .limit(f.limit.clamp(1, 500))
         .into_boxed();
     if let Some(s) = f.status {
-        q = q.filter(nt_requests::status.eq(s));
+        q = q.filter(nt_requests::status.eq(s.as_str()));
     }
     if let Some(p) = f.sender {
         q = q.filter(nt_requests::party_from.eq(p.0));
@@ -101,6 +80,13 @@ pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
         q = q.filter(nt_requests::request_id.lt(b.0));
     }
     let rows: Vec<Row> = q.load(conn)?;
+    let statuses = rows
+        .iter()
+        .map(|r| {
+            r.1.parse::<RequestStatus>()
+                .map_err(|e| Error::Storage(e.to_string()))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut ids: Vec<i64> = rows.iter().flat_map(|r| [r.4, r.5]).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -113,9 +99,10 @@ pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
     let name = |id: i64| names.get(&id).cloned().unwrap_or_else(|| format!("#{id}"));
     Ok(rows
         .into_iter()
-        .map(|r| RequestRow {
+        .zip(statuses)
+        .map(|(r, status)| RequestRow {
             id: r.0,
-            status: r.1,
+            status,
             kind: r.2,
             subject: r.3,
             from: name(r.4),
@@ -180,15 +167,15 @@ pub fn attempts(conn: &mut DbConn, id: RequestId) -> Result<Vec<Attempt>> {
 
 /// Requests by status, every status listed (zero when none): one
 /// aggregate over `nt_requests`, finished requests included until purged.
-pub fn count_by_status(conn: &mut DbConn) -> Result<Vec<(&'static str, i64)>> {
+pub fn count_by_status(conn: &mut DbConn) -> Result<Vec<(RequestStatus, i64)>> {
     let by: HashMap<String, i64> = nt_requests::table
         .group_by(nt_requests::status)
         .select((nt_requests::status, diesel::dsl::count_star()))
         .load::<(String, i64)>(conn)?
         .into_iter()
         .collect();
-    Ok(STATUSES
-        .iter()
-        .map(|s| (*s, by.get(*s).copied().unwrap_or(0)))
+    Ok(RequestStatus::ALL
+        .into_iter()
+        .map(|s| (s, by.get(s.as_str()).copied().unwrap_or(0)))
         .collect())
 }

@@ -45,9 +45,7 @@ mod withdraw;
 
 pub use address::{post_system_email_in, post_to_address};
 pub use expand::expand;
-pub use list::{
-    attempts, count_by_status, list, parse_status, Attempt, RequestFilter, RequestRow, STATUSES,
-};
+pub use list::{attempts, count_by_status, list, Attempt, RequestFilter, RequestRow};
 pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
     NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
@@ -69,6 +67,7 @@ use super::sink::EmailSink;
 use super::sms::SmsGateway;
 use super::xmpp::XmppListener;
 use crate::config::{Config, EmailConfig, SmsConfig, XmppConfig};
+use crate::db::states::RowState;
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -97,7 +96,7 @@ pub struct PassReport {
     /// per (channel, outcome): `sent`, `retry` (will be tried again) or
     /// `failed` (given up). Rows, where `written` counts messages: the
     /// metrics count deliveries per person, however they were batched.
-    pub rows: BTreeMap<(&'static str, &'static str), usize>,
+    pub rows: BTreeMap<(Channel, RowState), usize>,
 }
 
 impl std::fmt::Display for PassReport {
@@ -224,10 +223,9 @@ impl Delivery {
 
     /// The listener for `channel`.
     pub fn listener(&mut self, channel: Channel) -> &mut Box<dyn Listener> {
-        let key = channel.as_str();
         self.listeners
             .iter_mut()
-            .find(|l| l.key() == key)
+            .find(|l| l.key() == channel)
             .expect("Delivery::new gives every channel a listener")
     }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::Delivery;
 use crate::config::{EmailConfig, SmsConfig, XmppConfig};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::deliver::listener::{Listener, Outgoing};
 use crate::deliver::message::{self, Email};
@@ -98,7 +99,7 @@ pub fn post_request(
                 nt_requests::subject.eq(&subject),
                 nt_requests::channels.eq(&channel_list),
                 nt_requests::request_date.eq(now.naive_utc()),
-                nt_requests::status.eq("pending"),
+                nt_requests::status.eq(RequestStatus::Pending.as_str()),
                 nt_requests::max_retries.eq(max_retries as i32),
             ))
             .returning(nt_requests::request_id)
@@ -123,12 +124,13 @@ pub fn cancel_request(conn: &mut DbConn, id: RequestId, now: DateTime<Utc>) -> R
             .select(nt_requests::status)
             .first(c)
             .optional()?;
-        match status.as_deref() {
+        let status = status.map(|s| s.parse::<RequestStatus>()).transpose()?;
+        match status {
             None => Err(Error::not_found(format!("no request {id}"))),
-            Some("pending" | "sending") => {
+            Some(s) if s.is_open() => {
                 diesel::update(nt_requests::table.find(id.0))
                     .set((
-                        nt_requests::status.eq("cancelled"),
+                        nt_requests::status.eq(RequestStatus::Cancelled.as_str()),
                         nt_requests::fulfill_date.eq(now.naive_utc()),
                     ))
                     .execute(c)?;
@@ -157,7 +159,7 @@ pub struct RecipientView {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RequestView {
     pub id: i64,
-    pub status: String,
+    pub status: RequestStatus,
     pub kind: String,
     pub subject: String,
     pub recipients: Vec<RecipientView>,
@@ -197,7 +199,9 @@ pub fn show(conn: &mut DbConn, id: RequestId) -> Result<RequestView> {
         .load(conn)?;
     Ok(RequestView {
         id: id.0,
-        status,
+        status: status
+            .parse()
+            .map_err(|e: Error| Error::Storage(e.to_string()))?,
         kind,
         subject,
         recipients: rows
@@ -319,7 +323,7 @@ fn push_alert(
 ) -> Result<String> {
     let body = format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC"));
     let file = std::path::Path::new(&email.dir)
-        .join(l.key())
+        .join(l.key().as_str())
         .join(format!("test-alert-{}.txt", now.timestamp_micros()));
     let outcome = Outcome::from(l.send_raw(&Outgoing::text(to, &body, file)));
     report(to, outcome)

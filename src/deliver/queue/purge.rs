@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 use crate::db::schema::{delivery_log, nt_bodies, nt_messages, nt_queue, nt_requests};
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::error::Result;
 
@@ -33,7 +34,7 @@ pub fn purge(conn: &mut DbConn, cutoff: DateTime<Utc>) -> Result<QueuePurged> {
     let mut done = QueuePurged::default();
     loop {
         let ids: Vec<i64> = nt_requests::table
-            .filter(nt_requests::status.eq_any(["sent", "partial_failure", "failed", "cancelled"]))
+            .filter(nt_requests::status.eq_any(RequestStatus::strs(RequestStatus::FINAL)))
             .filter(nt_requests::fulfill_date.lt(cutoff))
             .select(nt_requests::request_id)
             .order(nt_requests::request_id.asc())

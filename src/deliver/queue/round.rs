@@ -334,7 +334,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     for email in [true, false] {
         let mut ids: Vec<i64> = rows
             .iter()
-            .filter(|r| (r.channel == "email") == email)
+            .filter(|r| (r.channel == Channel::Email.as_str()) == email)
             .map(|r| r.request_id)
             .collect();
         ids.sort_unstable();
@@ -415,7 +415,7 @@ fn load_styles(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Style>> {
     let mut batched: Vec<i64> = rows
         .windows(2)
         .filter(|w| {
-            w[0].channel == "email"
+            w[0].channel == Channel::Email.as_str()
                 && (w[0].party_from, w[0].party_to, &w[0].channel)
                     == (w[1].party_from, w[1].party_to, &w[1].channel)
         })
@@ -454,7 +454,7 @@ pub(super) fn deliver_rounds(
     let k = d
         .listeners
         .iter()
-        .position(|l| l.key() == "email")
+        .position(|l| l.key() == Channel::Email)
         .expect("Delivery::new gives email a listener");
     let key = crate::deliver::msgid::MessageKey::load(conn)?;
     // What this process's last pass had sent and not written goes in first.

@@ -9,6 +9,7 @@ use diesel::prelude::*;
 
 use super::expand::sql_timestamp;
 use super::{backoff, PassReport};
+use crate::db::states::{LogOutcome, RequestStatus, RowState};
 use crate::db::{in_ids, DbConn};
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
@@ -71,7 +72,7 @@ struct RowUpdate {
     text: String,
     /// For `delivery_log`: where it went, what happened, the far end's id.
     address: Option<String>,
-    logged: &'static str,
+    logged: LogOutcome,
     remote_id: Option<String>,
 }
 
@@ -98,7 +99,7 @@ pub(super) fn write_outcomes(
             warn::failed(s, Channel::parse(ch)?.as_str(), retry);
         }
         for (k, (req, party, ch)) in s.keys.iter().enumerate() {
-            let channel = Channel::parse(ch)?.as_str();
+            let channel = Channel::parse(ch)?;
             let attempts = s.retry_counts[k] + 1;
             let mut u = RowUpdate {
                 request_id: *req,
@@ -112,7 +113,7 @@ pub(super) fn write_outcomes(
                 code,
                 text: text.clone(),
                 address: s.address.clone(),
-                logged: "sent",
+                logged: LogOutcome::Sent,
                 remote_id: match &s.outcome {
                     Outcome::Sent { remote_id, .. } => remote_id.clone(),
                     _ => None,
@@ -122,7 +123,7 @@ pub(super) fn write_outcomes(
                 Outcome::Sent { .. } => {
                     u.is_successful = true;
                     u.retry_count = s.retry_counts[k];
-                    *report.rows.entry((channel, "sent")).or_default() += 1;
+                    *report.rows.entry((channel, RowState::Sent)).or_default() += 1;
                 }
                 Outcome::Transient {
                     retry_after_secs, ..
@@ -133,24 +134,24 @@ pub(super) fn write_outcomes(
                         chrono::Duration::seconds(retry_after_secs.unwrap_or(0).min(86_400) as i64);
                     let wait = backoff(retry_base, retry_cap, attempts).max(asked);
                     u.next_attempt_at = (now + wait).naive_utc();
-                    u.logged = "transient";
+                    u.logged = LogOutcome::Transient;
                     if k == 0 {
                         report.retrying += 1;
                     }
-                    *report.rows.entry((channel, "retry")).or_default() += 1;
+                    *report.rows.entry((channel, RowState::Retry)).or_default() += 1;
                 }
                 // Permanent, or out of retries.
                 _ => {
                     u.gave_up = true;
                     u.logged = match s.outcome {
-                        Outcome::Permanent { .. } if s.attempted => "permanent",
-                        _ => "gave_up",
+                        Outcome::Permanent { .. } if s.attempted => LogOutcome::Permanent,
+                        _ => LogOutcome::GaveUp,
                     };
                     if !s.attempted {
                         u.retry_count = s.retry_counts[k];
                     }
                     report.gave_up += 1;
-                    *report.rows.entry((channel, "failed")).or_default() += 1;
+                    *report.rows.entry((channel, RowState::Failed)).or_default() += 1;
                 }
             }
             ups.push(u);
@@ -177,7 +178,7 @@ pub(super) fn write_outcomes(
         e.1 += usize::from(u.is_successful);
         e.2 |= !u.is_successful && !u.gave_up;
     }
-    let mut known: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    let mut known: BTreeMap<RequestStatus, Vec<i64>> = BTreeMap::new();
     let mut count = Vec::new();
     for (id, (n, ok, open, rows)) in here {
         match (open, rows) {
@@ -193,8 +194,9 @@ pub(super) fn write_outcomes(
         for chunk in ids.chunks(5_000) {
             report.finished += diesel::sql_query(format!(
                 "UPDATE nt_requests SET status = '{status}', fulfill_date = {ts} \
-                 WHERE request_id {} AND status = 'sending'",
-                in_ids(c, chunk)
+                 WHERE request_id {} AND status = '{}'",
+                in_ids(c, chunk),
+                RequestStatus::Sending
             ))
             .execute(c)?;
         }
@@ -206,13 +208,13 @@ pub(super) fn write_outcomes(
 }
 
 /// A finished request's status from its rows: `n` rows, `ok` delivered.
-fn final_status(n: usize, ok: usize) -> &'static str {
+fn final_status(n: usize, ok: usize) -> RequestStatus {
     if ok == n {
-        "sent"
+        RequestStatus::Sent
     } else if ok == 0 {
-        "failed"
+        RequestStatus::Failed
     } else {
-        "partial_failure"
+        RequestStatus::PartialFailure
     }
 }
 
@@ -265,7 +267,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
                 .bind::<Array<Nullable<Text>>, _>(
                     chunk.iter().map(|u| u.address.clone()).collect::<Vec<_>>(),
                 )
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.logged).collect::<Vec<_>>())
+                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.logged.as_str()).collect::<Vec<_>>())
                 .bind::<Array<Nullable<Integer>>, _>(
                     chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
                 )

@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 use crate::db::schema::{nt_queue, nt_requests};
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::error::Result;
 use crate::ids::{PartyId, SubscriptionId};
@@ -38,9 +39,9 @@ pub fn withdraw_in_tx(
     subs: &[SubscriptionId],
 ) -> Result<Withdrawn> {
     let now = now.naive_utc();
-    let open = || nt_requests::status.eq_any(["pending", "sending"]);
+    let open = || nt_requests::status.eq_any(RequestStatus::strs(RequestStatus::OPEN));
     let cancel = (
-        nt_requests::status.eq("cancelled"),
+        nt_requests::status.eq(RequestStatus::Cancelled.as_str()),
         nt_requests::fulfill_date.eq(Some(now)),
     );
     let mut out = Withdrawn::default();
@@ -67,7 +68,7 @@ pub fn withdraw_in_tx(
     }
     if let Some(p) = party {
         let sending = nt_requests::table
-            .filter(nt_requests::status.eq("sending"))
+            .filter(nt_requests::status.eq(RequestStatus::Sending.as_str()))
             .select(nt_requests::request_id);
         out.rows = diesel::update(nt_queue::table)
             .filter(nt_queue::party_to.eq(p.0))
@@ -101,7 +102,7 @@ pub fn give_up_member_in_tx(
     let mut n = 0;
     for chunk in subs.chunks(10_000) {
         let sending = nt_requests::table
-            .filter(nt_requests::status.eq("sending"))
+            .filter(nt_requests::status.eq(RequestStatus::Sending.as_str()))
             .filter(nt_requests::subscription_id.eq_any(chunk))
             .select(nt_requests::request_id);
         n += diesel::update(nt_queue::table)

@@ -44,6 +44,7 @@ use tokio_xmpp::{Client, Event};
 use super::listener::{Accepted, Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::XmppConfig;
 use crate::error::{Error, Result};
+use crate::parties::Channel;
 
 mod batch;
 mod config;
@@ -209,8 +210,8 @@ impl XmppListener {
 }
 
 impl Listener for XmppListener {
-    fn key(&self) -> &'static str {
-        "xmpp"
+    fn key(&self) -> Channel {
+        Channel::Xmpp
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {

@@ -76,7 +76,7 @@ pub(super) fn write_rows(
             code: u.code,
             text: u.text.clone(),
             address: u.address.clone(),
-            outcome: u.logged,
+            outcome: u.logged.as_str(),
             remote: u.remote_id.clone(),
         })
         .collect();

@@ -38,7 +38,7 @@ pub struct TickView {
 struct HomePage<'a> {
     a: &'a Admin,
     now: String,
-    statuses: Vec<(&'static str, i64)>,
+    statuses: Vec<(crate::db::states::RequestStatus, i64)>,
     oldest_pending: String,
     ticks: Vec<TickView>,
     leases: Vec<LeaseView>,

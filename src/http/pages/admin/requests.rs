@@ -13,8 +13,9 @@ use askama::Template;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 
+use crate::db::states::RequestStatus;
 use crate::db::DbConn;
-use crate::deliver::queue::{self, Attempt, RequestFilter, RequestRow, RequestView, STATUSES};
+use crate::deliver::queue::{self, Attempt, RequestFilter, RequestRow, RequestView};
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
 use crate::{parties, validate};
@@ -45,7 +46,7 @@ pub struct RowView {
 #[template(path = "pages/admin/requests.html")]
 struct ListPage<'a> {
     a: &'a Admin,
-    statuses: &'static [&'static str],
+    statuses: &'static [RequestStatus],
     filter: FilterView,
     rows: Vec<RowView>,
     /// The query of the next page, when there may be one.
@@ -61,7 +62,7 @@ fn filter(c: &mut DbConn, q: &HashMap<String, String>) -> Result<(RequestFilter,
     };
     let mut v = FilterView::default();
     if let Some(s) = field(q, "status") {
-        f.status = Some(queue::parse_status(s)?);
+        f.status = Some(s.parse::<RequestStatus>()?);
         v.status = s.to_string();
     }
     for (key, slot, shown) in [
@@ -90,7 +91,7 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
     gated(&app, &headers, None, move |c, a| {
         let page = |filter, rows, next, error: Option<String>| ListPage {
             a,
-            statuses: &STATUSES,
+            statuses: &RequestStatus::ALL,
             filter,
             rows,
             next,
@@ -177,7 +178,7 @@ pub async fn show(
             StatusCode::OK,
             &ShowPage {
                 a,
-                cancellable: matches!(r.status.as_str(), "pending" | "sending"),
+                cancellable: r.status.is_open(),
                 r,
                 attempts,
                 notice,
