@@ -45,6 +45,7 @@ mod http_feed_single_flight;
 mod http_input;
 mod http_limits;
 mod http_metrics;
+mod http_ndjson_stream;
 mod http_pages;
 mod http_pages_digest;
 mod http_pages_group_optout;

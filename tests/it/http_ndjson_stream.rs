@@ -5,9 +5,8 @@
 //! a key twice; a chunked body past the limit; and the Idempotency-Key of a
 //! streamed body, which is the same key as the whole body's.
 
-mod common;
-#[path = "http_api/support.rs"]
-mod support;
+use crate::common;
+use crate::http_api::support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
