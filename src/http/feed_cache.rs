@@ -90,8 +90,17 @@ impl FeedCache {
             }
             g.flights.entry(key.to_string()).or_default().clone()
         };
+        // However this call ends (done, failed, or dropped mid-render by a
+        // reader that went away), a flight nobody else waits on leaves the
+        // map: a tag that is never asked again holds nothing.
+        let landing = Landing {
+            cache: self,
+            key,
+            flight,
+        };
         let mut rendered_here = false;
-        let out = flight
+        let out = landing
+            .flight
             .get_or_try_init(|| {
                 rendered_here = true;
                 self.renders.fetch_add(1, Ordering::Relaxed);
@@ -104,7 +113,7 @@ impl FeedCache {
         }
         if let Ok(body) = &out {
             if rendered_here {
-                self.keep(key, body.clone(), &flight);
+                self.keep(key, body.clone(), &landing.flight);
             }
         }
         out
@@ -145,6 +154,27 @@ impl FeedCache {
     }
 }
 
+/// Takes a flight out of the map when its last caller is done with it.
+struct Landing<'a> {
+    cache: &'a FeedCache,
+    key: &'a str,
+    flight: Flight,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        let mut g = self.cache.locked();
+        let ours = g
+            .flights
+            .get(self.key)
+            .is_some_and(|f| Arc::ptr_eq(f, &self.flight));
+        // The map's reference and ours: nobody else is waiting.
+        if ours && (self.flight.initialized() || Arc::strong_count(&self.flight) <= 2) {
+            g.flights.remove(self.key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::FeedCache;
@@ -175,6 +205,26 @@ mod tests {
         let s = c.stats();
         let _ = c.get_or_render("huge", || async { ok("y") }).await;
         assert_eq!(c.stats().renders, s.renders + 1, "too large to keep");
+    }
+
+    #[tokio::test]
+    async fn a_failed_or_abandoned_render_leaves_no_flight() {
+        let c = FeedCache::new(1 << 10);
+        let failed = c
+            .get_or_render("gone|1", || async {
+                Err(crate::http::error::ApiError::internal())
+            })
+            .await;
+        assert!(failed.is_err());
+        assert!(c.locked().flights.is_empty(), "a failed render's flight");
+        let abandoned = c.get_or_render("gone|2", || std::future::pending());
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(10), abandoned).await;
+        assert!(waited.is_err(), "the render never ends");
+        assert!(
+            c.locked().flights.is_empty(),
+            "an abandoned render's flight"
+        );
+        assert_eq!(c.stats().entries, 0);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
