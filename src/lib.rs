@@ -7,7 +7,7 @@
 //! delivers them by email, XMPP and SMS ([`deliver`]).
 //!
 //! Where things live, lowest layer first; a module imports only modules
-//! above it in this list (`tests/layers.rs` checks it):
+//! above it in this list (`tests/it/layers.rs` checks it):
 //! - [`error`], [`clock`], [`ids`]: the error policy, injected time, typed ids.
 //! - [`validate`]: every input validator (text, names, addresses, zones, instants).
 //! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic, URLs with their password hidden.
