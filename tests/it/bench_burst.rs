@@ -12,19 +12,8 @@ use digestd::db::schema::{delivery_log, nt_queue, nt_requests};
 
 const USERS: usize = 2_000;
 
-/// smtp-sink and smtp-source come with Postfix (CI installs it).
-fn have_postfix() -> bool {
-    let present = ["smtp-sink", "smtp-source"]
-        .iter()
-        .all(|b| std::path::Path::new("/usr/sbin").join(b).exists());
-    if !present && std::env::var_os("CI").is_some() {
-        panic!("CI is set but Postfix's smtp-sink / smtp-source are missing");
-    }
-    present
-}
-
 fn every_digest_reaches_the_sink_once(db: &TestDb) {
-    if !have_postfix() {
+    if !common::smtp::have_postfix(&["smtp-sink", "smtp-source"]) {
         eprintln!("skipped: Postfix's smtp-sink and smtp-source are not installed");
         return;
     }

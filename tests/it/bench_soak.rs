@@ -11,16 +11,8 @@ use common::TestDb;
 const USERS: usize = 40;
 const HOURS: usize = 2;
 
-fn have_sink() -> bool {
-    let present = std::path::Path::new("/usr/sbin/smtp-sink").exists();
-    if !present && std::env::var_os("CI").is_some() {
-        panic!("CI is set but Postfix's smtp-sink is missing");
-    }
-    present
-}
-
 fn a_short_soak_delivers_every_digest_once(db: &TestDb) {
-    if !have_sink() {
+    if !common::smtp::have_postfix(&["smtp-sink"]) {
         eprintln!("skipped: Postfix's smtp-sink is not installed");
         return;
     }

@@ -200,3 +200,15 @@ pub fn free_port() -> u16 {
     let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
     l.local_addr().unwrap().port()
 }
+
+/// Whether Postfix's `bins` (`smtp-sink`, `smtp-source`) are installed;
+/// under CI their absence fails the test instead of skipping it.
+pub fn have_postfix(bins: &[&str]) -> bool {
+    let present = bins
+        .iter()
+        .all(|b| std::path::Path::new("/usr/sbin").join(b).exists());
+    if !present && std::env::var_os("CI").is_some() {
+        panic!("CI is set but Postfix's {} are missing", bins.join(", "));
+    }
+    present
+}
