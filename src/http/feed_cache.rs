@@ -217,7 +217,7 @@ mod tests {
             .await;
         assert!(failed.is_err());
         assert!(c.locked().flights.is_empty(), "a failed render's flight");
-        let abandoned = c.get_or_render("gone|2", || std::future::pending());
+        let abandoned = c.get_or_render("gone|2", std::future::pending);
         let waited = tokio::time::timeout(std::time::Duration::from_millis(10), abandoned).await;
         assert!(waited.is_err(), "the render never ends");
         assert!(
