@@ -102,22 +102,29 @@ fn wait_listening(port: u16, what: &str, within: Duration) -> Result<()> {
     Ok(())
 }
 
-/// Peak resident memory of this process (VmHWM), in MiB, where Linux tells.
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// A size field (`VmHWM:`, `VmRSS:`, … in kB) of `/proc/PID/status`, this
+/// process's when `pid` is `None`, in MiB, where Linux tells.
+fn status_mib(pid: Option<u32>, field: &str) -> Option<f64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_string(),
+    };
+    let status = std::fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+/// Peak resident memory of this process (VmHWM), in MiB, where Linux tells.
+fn peak_rss_mib() -> Option<f64> {
+    status_mib(None, "VmHWM:")
 }
 
 /// This process's anonymous resident memory now (RssAnon), in MiB: what it
 /// allocated itself, without the file pages it maps (the program and its
 /// libraries; SQLite no longer maps its database, `db::SQLITE_MMAP_BYTES`).
 fn anon_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    status_mib(None, "RssAnon:")
 }
 
 /// The peak of [`anon_rss_mib`], sampled every 5 ms on a thread until

@@ -152,13 +152,8 @@ fn post(port: u16, token: &str, coll: &str, first: usize, n: usize) -> Result<us
     Ok(len)
 }
 
-/// A size field (kB) of `/proc/PID/status`, in MiB.
+/// A size field (kB) of `/proc/PID/status`, in MiB; an error if absent.
 fn status_mib(pid: u32, field: &str) -> Result<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map(|kb| kb / 1024.0)
+    super::status_mib(Some(pid), field)
         .ok_or_else(|| Error::Storage(format!("bench ndjson: no {field} in /proc/{pid}/status")))
 }

@@ -92,13 +92,7 @@ fn t0() -> DateTime<Utc> {
 
 /// Resident memory (VmRSS) in MiB and open descriptors of this process.
 fn resident() -> (f64, usize) {
-    let rss = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-            l.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0);
+    let rss = super::status_mib(None, "VmRSS:").unwrap_or(0.0);
     let fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
     (rss, fds)
 }
