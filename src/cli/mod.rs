@@ -13,6 +13,7 @@
 mod access;
 mod bench;
 mod content;
+mod logging;
 mod parties;
 mod queue;
 mod schedule;
@@ -141,7 +142,7 @@ pub fn main() -> i32 {
     {
         None => run(cli, &SystemClock),
         Some(Ok(t)) => run(cli, &FixedClock::new(t)),
-        Some(Err(e)) => Err(e),
+        Some(Err(e)) => Err(e.into()),
     };
     match result {
         Ok(()) => 0,
@@ -160,16 +161,6 @@ pub fn main() -> i32 {
 fn usage_error(e: &clap::Error) -> i32 {
     let _ = e.print();
     e.exit_code()
-}
-
-fn init_tracing(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 /// What a command runs with: the settings, the clock, standard output, and
@@ -222,7 +213,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     // `bench http`) only when a setting asks for them.
     let own_summary = matches!(cli.command, Command::Demo | Command::Bench(_))
         && cfg.log.level == crate::config::LogConfig::default().level;
-    init_tracing(if own_summary { "warn" } else { &cfg.log.level });
+    logging::init(if own_summary { "warn" } else { &cfg.log.level });
     // Not locked for the whole command: the stdout email transport writes
     // from the delivery thread.
     let out = &mut std::io::stdout();

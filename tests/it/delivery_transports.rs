@@ -361,7 +361,7 @@ fn the_pipe_transport_reads_exit_codes_like_sendmail(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let (cmd, log, code) = fake_sendmail(dir.path());
     let mut d = Delivery::new(&EmailConfig {
-        transport: "pipe".into(),
+        transport: digestd::config::EmailTransport::Pipe,
         pipe_command: cmd,
         ..EmailConfig::default()
     })
@@ -426,7 +426,7 @@ fn the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("relay/outbox.db");
     let mut d = Delivery::new(&EmailConfig {
-        transport: "db".into(),
+        transport: digestd::config::EmailTransport::Db,
         db_path: path.display().to_string(),
         dir: dir.path().join("files").display().to_string(),
         ..EmailConfig::default()

@@ -101,7 +101,7 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
         let (key, p) = key(dir.path(), alg);
         let server = FaultSmtp::start();
         let mut d = Delivery::new(&EmailConfig {
-            transport: "smtp".into(),
+            transport: digestd::config::EmailTransport::Smtp,
             smtp_url: server.url(),
             dir: dir.path().join("outbox").display().to_string(),
             dkim_domain: "example.org".into(),
@@ -151,7 +151,7 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
         let alert_dir = dir.path().join(format!("alert-{alg}"));
         let line = queue::test_alert(
             &EmailConfig {
-                transport: "dir".into(),
+                transport: digestd::config::EmailTransport::Dir,
                 dir: alert_dir.display().to_string(),
                 dkim_domain: "example.org".into(),
                 dkim_selector: "mail2026".into(),

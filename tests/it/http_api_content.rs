@@ -1,4 +1,4 @@
-//! The JSON API for content (`src/http/ingest.rs`), over real HTTP on both
+//! The JSON API for content (`crates/http/src/http/ingest.rs`), over real HTTP on both
 //! back ends: modifications (array and NDJSON), items, collections; token
 //! scopes on every route of the API; hostile input refused with nothing
 //! written. The nt queue and Idempotency-Key: `http_api_requests.rs`.

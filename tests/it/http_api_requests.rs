@@ -1,7 +1,7 @@
-//! The nt queue over real HTTP on both back ends (`src/http/requests.rs`):
+//! The nt queue over real HTTP on both back ends (`crates/http/src/http/requests.rs`):
 //! requests posted, shown (the CLI's JSON), cancelled; the queue's status;
 //! hostile input refused with nothing written. And Idempotency-Key
-//! (`src/http/idempotency.rs`) on both POSTs that write.
+//! (`crates/http/src/http/idempotency.rs`) on both POSTs that write.
 
 use crate::common;
 use crate::http_api::support;

@@ -1,5 +1,5 @@
 //! `POST /api/v1/modifications` as NDJSON, read and checked line by line as
-//! the body arrives (`src/http/stream.rs`), over real sockets on both back
+//! the body arrives (`crates/http/src/http/stream.rs`), over real sockets on both back
 //! ends: a large batch; bad lines numbered as `digestd record` numbers them;
 //! lines and characters split across the frames a slow client sends;
 //! a key twice; a chunked body past the limit; and the Idempotency-Key of a

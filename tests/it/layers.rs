@@ -1,46 +1,63 @@
-//! The house rule, checked: a top-level module imports only modules below
-//! it in [`LAYERS`], so the data path reads one way (ingest → schedule →
-//! digest → deliver) and no import circle can form. Test modules
-//! (`#[cfg(test)] mod tests` at the end of a file) may import anything.
+//! The house rule, checked: the workspace's crates are layers, and the
+//! compiler keeps them one-way (a crate names only the crates below it in
+//! its `Cargo.toml`). Inside each crate a top-level module imports only
+//! modules below it in [`CRATES`] (its own crate's earlier modules, or a
+//! lower crate's, which every crate re-exports under their own names), so
+//! the data path reads one way (ingest → schedule → digest → deliver) and
+//! no import circle can form. Test modules (`#[cfg(test)] mod tests` at the
+//! end of a file) may import anything.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Every top-level module of `src/`, lowest first.
-const LAYERS: &[&str] = &[
-    "error",
-    "clock",
-    "ids",
-    "validate",
-    "text",
-    "db",
-    "config",
-    "recur",
-    "parties",
-    "modlog",
-    "items",
-    "access",
-    "subscriptions",
-    "ingest",
-    "schedule",
-    "manage",
-    "import",
-    "digest",
-    "feeds",
-    "deliver",
-    "metrics",
-    "report",
-    "remove",
-    "signup",
-    "http",
-    "serve",
-    "demo",
-    "bench",
-    "cli",
+/// Every crate of the workspace, lowest first, with every top-level module
+/// of its `src/`, lowest first.
+const CRATES: &[(&str, &[&str])] = &[
+    (
+        "crates/core",
+        &["error", "clock", "ids", "validate", "text", "recur"],
+    ),
+    (
+        "crates/engine",
+        &[
+            "error",
+            "db",
+            "config",
+            "parties",
+            "modlog",
+            "items",
+            "access",
+            "subscriptions",
+            "ingest",
+            "schedule",
+            "manage",
+            "import",
+            "digest",
+            "feeds",
+            "deliver",
+            "metrics",
+            "report",
+            "remove",
+            "signup",
+        ],
+    ),
+    ("crates/http", &["http", "serve"]),
+    ("crates/bench", &["demo", "bench"]),
+    (".", &["cli"]),
 ];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+fn src(krate: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate)
+        .join("src")
+}
+
+/// Where `name`, seen through `crate::` in crate number `k`, lives: its
+/// own crate's module first, then the nearest lower crate's.
+fn rank(k: usize, name: &str) -> Option<(usize, usize)> {
+    (0..=k)
+        .rev()
+        .find_map(|c| CRATES[c].1.iter().position(|m| *m == name).map(|i| (c, i)))
 }
 
 fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
@@ -89,46 +106,51 @@ fn crate_names(code: &str) -> BTreeSet<String> {
 
 #[test]
 fn every_module_imports_only_modules_below_it() {
-    let mut tops: Vec<String> = std::fs::read_dir(src())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
-        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|n| n != "lib" && n != "main")
-        .collect();
-    tops.sort();
-    // `x.rs` beside its own `x/` of submodules is one module.
-    tops.dedup();
-    let mut listed: Vec<String> = LAYERS.iter().map(|s| s.to_string()).collect();
-    listed.sort();
-    assert_eq!(tops, listed, "LAYERS must name every top-level module once");
-
     let mut upward = Vec::new();
-    for (rank, top) in LAYERS.iter().enumerate() {
-        let mut files = Vec::new();
-        let dir = src().join(top);
-        if dir.is_dir() {
-            rust_files(&dir, &mut files);
-        }
-        // `top.rs`, alone or beside its directory of submodules.
-        let file = src().join(format!("{top}.rs"));
-        if file.is_file() {
-            files.push(file);
-        }
-        // A module's unit tests in a file of their own (`mod tests;`
-        // under `#[cfg(test)]`) are test code too.
-        files.retain(|f| f.file_name().is_none_or(|n| n != "tests.rs"));
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            let code = text
-                .find("#[cfg(test)]\nmod tests")
-                .map_or(text.as_str(), |i| &text[..i]);
-            for name in crate_names(code) {
-                let Some(to) = LAYERS.iter().position(|l| *l == name) else {
-                    continue; // a crate-root item (`crate::Result`)
-                };
-                if to > rank {
-                    upward.push(format!("{} -> {name}", f.display()));
+    for (k, (krate, layers)) in CRATES.iter().enumerate() {
+        let mut tops: Vec<String> = std::fs::read_dir(src(krate))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .filter(|n| n != "lib" && n != "main")
+            .collect();
+        tops.sort();
+        // `x.rs` beside its own `x/` of submodules is one module.
+        tops.dedup();
+        let mut listed: Vec<String> = layers.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(
+            tops, listed,
+            "{krate}: CRATES must name every top-level module once"
+        );
+
+        for (i, top) in layers.iter().enumerate() {
+            let mut files = Vec::new();
+            let dir = src(krate).join(top);
+            if dir.is_dir() {
+                rust_files(&dir, &mut files);
+            }
+            // `top.rs`, alone or beside its directory of submodules.
+            let file = src(krate).join(format!("{top}.rs"));
+            if file.is_file() {
+                files.push(file);
+            }
+            // A module's unit tests in a file of their own (`mod tests;`
+            // under `#[cfg(test)]`) are test code too.
+            files.retain(|f| f.file_name().is_none_or(|n| n != "tests.rs"));
+            for f in files {
+                let text = std::fs::read_to_string(&f).unwrap();
+                let code = text
+                    .find("#[cfg(test)]\nmod tests")
+                    .map_or(text.as_str(), |i| &text[..i]);
+                for name in crate_names(code) {
+                    let Some(to) = rank(k, &name) else {
+                        continue; // a crate-root item (`crate::Result`)
+                    };
+                    if to > (k, i) {
+                        upward.push(format!("{} -> {name}", f.display()));
+                    }
                 }
             }
         }

@@ -64,7 +64,7 @@ fn delivery_to(endpoint: &str, shape: &str) -> Delivery {
     })
     .unwrap()
     .with_sms(&SmsConfig {
-        transport: "http".into(),
+        transport: digestd::config::SmsTransport::Http,
         endpoint: endpoint.into(),
         shape: shape.into(),
         username: "AC123".into(),

@@ -55,7 +55,7 @@ fn notify(c: &mut DbConn, to: &str, subject: &str, message: &str) -> RequestId {
 
 fn xmpp_config(p: &Prosody) -> XmppConfig {
     XmppConfig {
-        transport: "xmpp".into(),
+        transport: digestd::config::XmppTransport::Xmpp,
         jid: "digestd@localhost".into(),
         password: "servicepw".into(),
         server: p.server(),

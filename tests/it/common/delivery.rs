@@ -48,7 +48,7 @@ pub fn smtp(url: &str) -> Delivery {
 pub fn smtp_pool(url: &str, pool_size: u32) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
     Delivery::new(&EmailConfig {
-        transport: "smtp".into(),
+        transport: digestd::config::EmailTransport::Smtp,
         smtp_url: url.into(),
         dir: dir.display().to_string(),
         pool_size,

@@ -1,0 +1,20 @@
+//! digestd-core: what every layer of digestd uses and that needs neither a
+//! database nor a runtime. No diesel, no tokio: unit-tested alone.
+//!
+//! - [`error`]: [`Invalid`], the one error this crate returns: input that
+//!   can never be accepted as it is.
+//! - [`clock`], [`ids`]: injected time, typed ids.
+//! - [`validate`]: every input validator (text, names, addresses, zones, instants).
+//! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic,
+//!   URLs with their password hidden, MACs under the site secret.
+//! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
+#![forbid(unsafe_code)]
+
+pub mod clock;
+pub mod error;
+pub mod ids;
+pub mod recur;
+pub mod text;
+pub mod validate;
+
+pub use error::Invalid;

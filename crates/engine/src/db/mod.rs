@@ -1,0 +1,540 @@
+//! Storage: one connection type that is either SQLite or PostgreSQL, an r2d2
+//! pool over it, and the migrations embedded per back end.
+//!
+//! The back end is chosen from the URL scheme (`sqlite://…` or
+//! `postgres://…`), never by trying each in turn. Every query in the library
+//! goes through [`DbConn`]; the few bulk paths that must be back-end specific
+//! (COPY on PostgreSQL) match on it explicitly.
+
+pub mod checkpoint;
+mod open;
+pub mod schema;
+mod stamp;
+pub mod states;
+pub mod watch;
+
+pub use stamp::sqlite_stamp;
+pub use watch::Watch;
+
+use std::time::Duration;
+
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ManageConnection, Pool, PooledConnection};
+use diesel::sqlite::SqliteConnection;
+use diesel::Connection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::error::{Error, Result};
+
+/// The migrations for each back end, compiled into the binary.
+pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+/// See [`SQLITE_MIGRATIONS`].
+pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// How long SQLite waits for another writer before giving up.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 10_000;
+/// Page cache of a pool's SQLite connections together, split evenly among
+/// them (`cache_size` per connection = this / pool size): 16 MiB each in
+/// the default pool of four (SQLite's default, 2 MiB, sends a tick over a
+/// large subscriptions table back to the kernel for most page reads), and
+/// no more in all however large the pool is set.
+const SQLITE_POOL_CACHE_KIB: u32 = 65_536;
+/// Page cache of a connection outside the pool (the first one, which
+/// migrates; the change watch and the checkpointer, which read a page or
+/// two).
+const SQLITE_SIDE_CACHE_KIB: u32 = 1_024;
+/// The least cache a pooled connection gets, however large the pool.
+const SQLITE_MIN_CACHE_KIB: u32 = 1_024;
+/// No memory map: pages are read into the connection's cache. With a map
+/// of 1 GiB every page of the file a read touched counted in the
+/// process's resident memory (`bench tick` at 1,000,000 subscriptions:
+/// 1.19 GiB against 191 MiB without; `bench burst` at 100,000: 201–558 MiB
+/// from one run to the next against 202 MiB), and neither ran faster
+/// with it (ticks 33.1 and 32.7 s against 32.5 and 33.8 s; bursts within
+/// the noise).
+const SQLITE_MMAP_BYTES: u64 = 0;
+/// Page size of a database created here; an existing one keeps its own
+/// (`docs/operations.md` says how to convert one). With SQLite's default,
+/// 4 KiB, a page held one digest's stored rendering (text and HTML: 3.0 KB
+/// for nine digests in ten in `bench burst`, 6.5 KB for the busiest, which
+/// ran into overflow pages), and the rows a tick's claims update were
+/// spread over four times as many pages. With 16 KiB, `bench burst` took
+/// 8.8–9.5 s against 9.4–10.0 s in alternated runs
+/// (`docs/benchmarks-history.md`, 2026-11-27).
+pub const SQLITE_PAGE_BYTES: u32 = 16_384;
+/// WAL pages past which a commit checkpoints itself: the safety net behind
+/// each [`Db`]'s checkpoint thread ([`checkpoint`]), which keeps the WAL
+/// well below it. 256 MiB of pages, more than one tick chunk writes, so a
+/// chunk's commit does not pay for a checkpoint (SQLite's default, 1,000
+/// pages, made it pay for one nearly every time).
+pub const SQLITE_AUTOCHECKPOINT_PAGES: u32 = (256 << 20) / SQLITE_PAGE_BYTES;
+/// The WAL file is cut back to this size when it starts over, so one big
+/// transaction does not leave a big file behind.
+const SQLITE_WAL_LIMIT_BYTES: u64 = 64 << 20;
+
+/// A connection to either back end; all library queries take `&mut DbConn`.
+#[derive(diesel::MultiConnection)]
+pub enum DbConn {
+    Sqlite(SqliteConnection),
+    Postgres(PgConnection),
+}
+
+/// Which back end a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A parsed database URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbUrl {
+    pub backend: Backend,
+    /// What the driver is given: a file path for SQLite, the URL for PostgreSQL.
+    pub target: String,
+}
+
+impl DbUrl {
+    /// Parses `sqlite://PATH`, `sqlite:PATH`, `postgres://…` or `postgresql://…`.
+    pub fn parse(url: &str) -> Result<Self> {
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            if path.is_empty() {
+                return Err(Error::invalid("database URL: sqlite URL has no path"));
+            }
+            return Ok(DbUrl {
+                backend: Backend::Sqlite,
+                target: path.to_string(),
+            });
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DbUrl {
+                backend: Backend::Postgres,
+                target: url.to_string(),
+            });
+        }
+        Err(Error::invalid(format!(
+            "database URL must start with sqlite:// or postgres://, got {:?}",
+            crate::text::redact_url(url)
+        )))
+    }
+
+    /// For SQLite: deletes the database file and its WAL and shared-memory
+    /// files, so the next open starts empty (demo and bench databases).
+    pub fn remove_sqlite_files(&self) {
+        if self.backend == Backend::Sqlite {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", self.target));
+            }
+        }
+    }
+
+    /// An SQLite database in memory: each connection its own, none seen by
+    /// another.
+    pub fn is_memory(&self) -> bool {
+        self.backend == Backend::Sqlite
+            && (self.target.contains(":memory:") || self.target.contains("mode=memory"))
+    }
+
+    /// Opens one connection outside a pool, with the SQLite pragmas set
+    /// and a small page cache.
+    pub fn connect(&self) -> Result<DbConn> {
+        self.connect_with_cache(SQLITE_SIDE_CACHE_KIB)
+    }
+
+    /// Opens one connection with the SQLite pragmas set and a page cache
+    /// of `cache_kib` KiB.
+    pub fn connect_with_cache(&self, cache_kib: u32) -> Result<DbConn> {
+        match self.backend {
+            Backend::Sqlite => {
+                if self.target != ":memory:" {
+                    if let Some(dir) = std::path::Path::new(&self.target).parent() {
+                        if !dir.as_os_str().is_empty() {
+                            std::fs::create_dir_all(dir).map_err(|e| {
+                                Error::Storage(format!("cannot create {}: {e}", dir.display()))
+                            })?;
+                        }
+                    }
+                }
+                let mut conn = SqliteConnection::establish(&self.target)
+                    .map_err(|e| Error::Storage(format!("sqlite {}: {e}", self.target)))?;
+                conn.batch_execute(&format!(
+                    "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};
+                     PRAGMA page_size = {SQLITE_PAGE_BYTES};
+                     PRAGMA journal_mode = WAL;
+                     PRAGMA synchronous = NORMAL;
+                     PRAGMA foreign_keys = ON;
+                     PRAGMA cache_size = -{cache_kib};
+                     PRAGMA mmap_size = {SQLITE_MMAP_BYTES};
+                     PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES};
+                     PRAGMA journal_size_limit = {SQLITE_WAL_LIMIT_BYTES};"
+                ))?;
+                Ok(DbConn::Sqlite(conn))
+            }
+            Backend::Postgres => {
+                let mut conn = PgConnection::establish(&self.target)
+                    .map_err(|e| Error::Storage(format!("postgres: {e}")))?;
+                conn.set_instrumentation(Severed::default());
+                Ok(DbConn::Postgres(conn))
+            }
+        }
+    }
+}
+
+impl DbConn {
+    pub fn backend(&self) -> Backend {
+        match self {
+            DbConn::Sqlite(_) => Backend::Sqlite,
+            DbConn::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Applies every pending migration of this back end.
+    pub fn migrate(&mut self) -> Result<usize> {
+        let applied = match self {
+            DbConn::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),
+            DbConn::Postgres(c) => c
+                .run_pending_migrations(POSTGRES_MIGRATIONS)
+                .map(|v| v.len()),
+        }
+        .map_err(|e| Error::Storage(format!("migration failed: {e}")))?;
+        Ok(applied)
+    }
+
+    /// Runs `f` in a write transaction. On SQLite this is `BEGIN IMMEDIATE`,
+    /// so two writers queue on the busy timeout instead of failing on the
+    /// read-to-write lock upgrade; on PostgreSQL an ordinary transaction.
+    /// Inside another transaction it is a savepoint.
+    pub fn write_tx<T, F>(&mut self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T>,
+    {
+        self.begin()?;
+        let out = f(self);
+        let end = if out.is_ok() {
+            self.commit()
+        } else {
+            self.rollback()
+        };
+        match (out, end) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(e),
+        }
+    }
+
+    /// Serialises the transactions that take the same `key` until the end
+    /// of this one: a check-then-write (a name not yet taken) that two
+    /// PostgreSQL writers could otherwise both pass. On SQLite the write
+    /// transaction's lock does that already.
+    pub fn lock_in_tx(&mut self, key: &str) -> Result<()> {
+        if let DbConn::Postgres(c) = self {
+            use diesel::RunQueryDsl;
+            use sha2::Digest;
+            let h = sha2::Sha256::digest(format!("digestd.tx.{key}").as_bytes());
+            diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                .bind::<diesel::sql_types::BigInt, _>(i64::from_be_bytes(
+                    h[..8].try_into().expect("8 bytes"),
+                ))
+                .execute(c)
+                .map_err(Error::from)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` in a transaction that is always rolled back: a what-if
+    /// (`digestd simulate`) that leaves the database as it was.
+    pub fn rolled_back<T, F>(&mut self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T>,
+    {
+        self.begin()?;
+        let out = f(self);
+        self.rollback()?;
+        out
+    }
+
+    fn depth(&mut self) -> Result<u32> {
+        let status = match self {
+            DbConn::Sqlite(c) => {
+                AnsiTransactionManager::transaction_manager_status_mut(c).transaction_depth()
+            }
+            DbConn::Postgres(c) => {
+                AnsiTransactionManager::transaction_manager_status_mut(c).transaction_depth()
+            }
+        };
+        Ok(status?.map_or(0, |d| d.get()))
+    }
+
+    fn begin(&mut self) -> Result<()> {
+        let outer = self.depth()? == 0;
+        match self {
+            DbConn::Sqlite(c) if outer => {
+                AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?
+            }
+            DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::begin_transaction(c)?,
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        match self {
+            DbConn::Sqlite(c) => AnsiTransactionManager::commit_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::commit_transaction(c)?,
+        }
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        match self {
+            DbConn::Sqlite(c) => AnsiTransactionManager::rollback_transaction(c)?,
+            DbConn::Postgres(c) => AnsiTransactionManager::rollback_transaction(c)?,
+        }
+        Ok(())
+    }
+}
+
+/// Inserts the slice `$rows` of owned `Insertable` rows of `$table` on a
+/// `SqliteConnection`: multi-row statements of `$n` rows (a constant), the
+/// rest one row at a time, both kept prepared by diesel (a fixed-size
+/// array's batch insert has a static query id; a slice's is parsed anew
+/// each time). Owned rows, because that id is a type and cannot borrow.
+/// Expands to statements that `?` their errors in the caller.
+macro_rules! sqlite_insert_kept {
+    ($conn:expr, $table:expr, $rows:expr, $n:expr) => {{
+        let mut blocks = $rows.chunks_exact($n);
+        for block in &mut blocks {
+            let block: &[_; $n] = block.try_into().expect("chunks_exact yields whole blocks");
+            diesel::insert_into($table).values(block).execute($conn)?;
+        }
+        for row in blocks.remainder() {
+            diesel::insert_into($table)
+                .values(std::array::from_ref(row))
+                .execute($conn)?;
+        }
+    }};
+}
+pub(crate) use sqlite_insert_kept;
+
+/// Takes `n` fresh ids of `table`'s AUTOINCREMENT / identity `column`, for
+/// rows a caller inserts with explicit ids in set statements. Must run
+/// inside the write transaction: on SQLite its write lock makes `max + 1..`
+/// safe (past both the largest id and the AUTOINCREMENT sequence, which an
+/// explicit id then moves past itself); on PostgreSQL the identity's
+/// sequence hands them out, so concurrent writers never collide. `table`
+/// and `column` are the caller's constants, never input.
+pub fn reserve_ids(
+    conn: &mut DbConn,
+    table: &'static str,
+    column: &'static str,
+    n: usize,
+) -> Result<Vec<i64>> {
+    use diesel::sql_types::BigInt;
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct IdRow {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    match conn {
+        DbConn::Sqlite(c) => {
+            let top: IdRow = diesel::sql_query(format!(
+                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0), \
+                        COALESCE((SELECT MAX({column}) FROM {table}), 0)) AS id"
+            ))
+            .get_result(c)?;
+            Ok((top.id + 1..=top.id + n as i64).collect())
+        }
+        DbConn::Postgres(c) => {
+            let rows: Vec<IdRow> = diesel::sql_query(format!(
+                "SELECT nextval(pg_get_serial_sequence('{table}', '{column}')) AS id \
+                 FROM generate_series(1, $1)"
+            ))
+            .bind::<BigInt, _>(n as i64)
+            .load(c)?;
+            Ok(rows.into_iter().map(|r| r.id).collect())
+        }
+    }
+}
+
+/// `IN` the ids, as SQL for `WHERE column …`: on PostgreSQL one array
+/// constant (`= ANY('{1,2,3}')`), because a list of thousands of literals
+/// cost it more to parse and plan than to run the statement; on SQLite,
+/// which has no arrays, the list.
+pub fn in_ids(conn: &DbConn, ids: &[i64]) -> String {
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    match conn {
+        DbConn::Postgres(_) => format!("= ANY('{{{list}}}'::bigint[])"),
+        DbConn::Sqlite(_) => format!("IN ({list})"),
+    }
+}
+
+/// For the rest of the transaction, tells PostgreSQL's planner that a
+/// random page read costs little more than a sequential one (the default
+/// assumes spinning disks). Without it, an `UPDATE … FROM unnest(…)` of a
+/// 20,000-row chunk against a table of a million rows hashed the whole
+/// table instead of looking 20,000 rows up by key: a tick's claims were
+/// 25% slower with a tenth of the table's rows (EXPLAIN in
+/// `docs/benchmarks.md`).
+pub fn prefer_index_lookups(pg: &mut PgConnection) -> Result<()> {
+    pg.batch_execute("SET LOCAL random_page_cost = 1.1")?;
+    Ok(())
+}
+
+/// A connection taken from a [`Db`]'s pool; back to the pool when dropped.
+pub type PooledConn = PooledConnection<Manager>;
+
+/// r2d2 manager that connects by URL scheme and sets the SQLite pragmas.
+#[derive(Debug, Clone)]
+pub struct Manager {
+    url: DbUrl,
+    /// This pool's share of [`SQLITE_POOL_CACHE_KIB`] per connection.
+    cache_kib: u32,
+}
+
+impl ManageConnection for Manager {
+    type Connection = DbConn;
+    type Error = Error;
+
+    fn connect(&self) -> std::result::Result<DbConn, Error> {
+        self.url.connect_with_cache(self.cache_kib)
+    }
+
+    fn is_valid(&self, conn: &mut DbConn) -> std::result::Result<(), Error> {
+        conn.batch_execute("SELECT 1").map_err(Error::from)
+    }
+
+    /// Checked as a connection goes back to the pool, instead of a
+    /// `SELECT 1` round trip each time one is taken out: a connection left
+    /// in a transaction, or whose server went away (its last statement
+    /// failed with the connection closed: [`Severed`]), is dropped, and the
+    /// pool opens a new one.
+    fn has_broken(&self, conn: &mut DbConn) -> bool {
+        use diesel::r2d2::R2D2Connection;
+        match conn {
+            DbConn::Sqlite(c) => c.is_broken(),
+            DbConn::Postgres(c) => {
+                c.is_broken()
+                    || c.instrumentation()
+                        .downcast_ref::<Severed>()
+                        .is_some_and(|s| s.0)
+            }
+        }
+    }
+}
+
+/// Remembers that a statement on this PostgreSQL connection failed because
+/// the connection is gone (the server closed it, or a command could not be
+/// sent): libpq does not reconnect, so such a connection only ever fails
+/// again, and [`Manager::has_broken`] drops it.
+#[derive(Debug, Default)]
+struct Severed(bool);
+
+impl diesel::connection::Instrumentation for Severed {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        use diesel::result::{DatabaseErrorKind as K, Error as E};
+        if let diesel::connection::InstrumentationEvent::FinishQuery {
+            error: Some(E::DatabaseError(K::ClosedConnection | K::UnableToSendCommand, _)),
+            ..
+        } = event
+        {
+            self.0 = true;
+        }
+    }
+}
+
+/// The shared handle: a pool of connections to one database, and on an
+/// SQLite file its checkpoint thread (stopped with the last clone).
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<Manager>,
+    url: DbUrl,
+    checkpoints: Option<std::sync::Arc<checkpoint::Checkpoints>>,
+    /// Rung when a message that should not wait for the next queue pass
+    /// was posted (a sign-up's verification); `serve`'s loop listens.
+    /// Within this process: another process finds the row on its next pass.
+    queue_bell: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("url", &self.url.backend)
+            .finish()
+    }
+}
+
+impl Db {
+    /// A pool (`max_size` connections) over a database already opened and
+    /// migrated ([`Db::open`], [`Db::open_existing`]).
+    fn pool(url: DbUrl, max_size: u32) -> Result<Self> {
+        let pool = Pool::builder()
+            .max_size(max_size.max(1))
+            // No `SELECT 1` per checkout (a round trip on PostgreSQL, a
+            // third of a conditional feed GET's): a dead connection shows
+            // as an error on use and is dropped on return (`has_broken`).
+            .test_on_check_out(false)
+            .connection_timeout(Duration::from_secs(30))
+            .build(Manager {
+                url: url.clone(),
+                cache_kib: (SQLITE_POOL_CACHE_KIB / max_size.max(1)).max(SQLITE_MIN_CACHE_KIB),
+            })
+            .map_err(|e| Error::Storage(format!("connection pool: {e}")))?;
+        let checkpoints = match url.backend {
+            Backend::Sqlite if !url.is_memory() => {
+                Some(std::sync::Arc::new(checkpoint::Checkpoints::start(&url)?))
+            }
+            _ => None,
+        };
+        Ok(Db {
+            pool,
+            url,
+            checkpoints,
+            queue_bell: Default::default(),
+        })
+    }
+
+    /// The checkpoint thread (SQLite files only).
+    pub fn checkpoints(&self) -> Option<&checkpoint::Checkpoints> {
+        self.checkpoints.as_deref()
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.url.backend
+    }
+
+    /// The URL the pool connects to.
+    pub fn url(&self) -> &DbUrl {
+        &self.url
+    }
+
+    /// Takes a connection from the pool.
+    pub fn conn(&self) -> Result<PooledConn> {
+        self.pool
+            .get()
+            .map_err(|e| Error::Storage(format!("connection pool: {e}")))
+    }
+
+    /// Asks for a queue pass now rather than at the next scheduled one.
+    /// Asked while no one listens, the next listen returns at once.
+    pub fn wake_queue(&self) {
+        self.queue_bell.notify_one();
+    }
+
+    /// Returns when [`Db::wake_queue`] was called (since the last return).
+    pub async fn queue_woken(&self) {
+        self.queue_bell.notified().await;
+    }
+
+    /// A connection the pool has idle, or `None` (never waits).
+    pub fn try_conn(&self) -> Option<PooledConn> {
+        self.pool.try_get()
+    }
+}

@@ -1,0 +1,79 @@
+//! Delivery: nt requests become messages.
+//!
+//! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
+//!   per sender and recipient, retries with backoff), update, show, status;
+//! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
+//! - [`encode`]: 7bit or quoted-printable bodies, in one pass;
+//! - [`sink`]: the email transports as the `email` listener, and delivery
+//!   outcomes;
+//! - [`smtp`]: the `smtp` transport (lettre, async, pooled);
+//! - [`dbout`]: the `db` transport (an SQLite file a relay drains);
+//! - [`outbox`]: the `dir` transport, and where XMPP and SMS bodies go when
+//!   their listener is not configured;
+//! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
+//! - [`listener`]: the `Listener` trait every channel is delivered through;
+//! - [`sms`]: the SMS listener (an HTTP gateway);
+//! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session).
+//!
+//! [`check_settings`] checks the channels' settings, which `config` parses
+//! but only delivery understands.
+
+pub mod bounce;
+pub mod dbout;
+pub mod dkim;
+pub mod encode;
+pub mod listener;
+pub mod message;
+pub mod msgid;
+pub mod outbox;
+pub mod queue;
+pub mod sink;
+pub mod sms;
+pub mod smtp;
+pub mod xmpp;
+
+use crate::config::{Config, EmailConfig, EmailTransport};
+use crate::error::{Error, Result};
+
+/// Checks the `[email]`, `[sms]` and `[xmpp]` settings. Every command runs
+/// it after [`Config::load`], so a bad transport setting is refused before
+/// anything is read or written.
+pub fn check_settings(cfg: &Config) -> Result<()> {
+    check_email(&cfg.email)?;
+    sms::check(&cfg.sms)?;
+    xmpp::check(&cfg.xmpp)
+}
+
+fn check_email(e: &EmailConfig) -> Result<()> {
+    dkim::load(e)?;
+    match e.transport {
+        EmailTransport::Dir | EmailTransport::Stdout => {}
+        EmailTransport::Smtp => smtp::check(e)?,
+        EmailTransport::Pipe => sink::check_pipe(&e.pipe_command)?,
+        EmailTransport::Db => dbout::check_path(&e.db_path)?,
+    }
+    if !(1..=64).contains(&e.pool_size) {
+        return Err(Error::invalid("config: email.pool_size must be 1-64"));
+    }
+    if !(1..=600).contains(&e.timeout_seconds) {
+        return Err(Error::invalid(
+            "config: email.timeout_seconds must be 1-600",
+        ));
+    }
+    if e.retry_base_seconds == 0 || e.retry_cap_seconds < e.retry_base_seconds {
+        return Err(Error::invalid(
+            "config: email.retry_base_seconds must be at least 1 and at most retry_cap_seconds",
+        ));
+    }
+    if !(1..=100).contains(&e.max_retries) {
+        return Err(Error::invalid("config: email.max_retries must be 1-100"));
+    }
+    if !(1..=1000).contains(&e.bounce_limit) {
+        return Err(Error::invalid("config: email.bounce_limit must be 1-1000"));
+    }
+    if e.dir.is_empty() || e.dir.chars().any(char::is_control) {
+        return Err(Error::invalid("config: email.dir must be a path"));
+    }
+    crate::config::parse_from(&e.from)?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! The SMS listener: an HTTP gateway, by default Twilio-compatible (a form
+//! post of To, From, Body), or any gateway taking a JSON body built from
+//! `[sms] json_template`. Bodies are cut to `[sms] max_segments` GSM-7 /
+//! UCS-2 segments. 2xx is delivered (the gateway's message id kept); 408,
+//! 429 and 5xx other than 501 are transient, honouring Retry-After; other
+//! statuses are permanent; no answer at all is transient.
+
+use std::time::Duration;
+
+use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
+use crate::config::{SmsConfig, SmsTransport};
+use crate::error::{Error, Result};
+use crate::parties::Channel;
+use crate::text::gsm as segments;
+
+/// Checks `[sms]` without connecting.
+pub fn check(c: &SmsConfig) -> Result<()> {
+    let bad = |why: String| Error::invalid(format!("config: sms.{why}"));
+    if !(1..=10).contains(&c.max_segments) {
+        return Err(bad("max_segments must be 1-10".into()));
+    }
+    if !(1..=600).contains(&c.timeout_seconds) {
+        return Err(bad("timeout_seconds must be 1-600".into()));
+    }
+    for (name, v) in [
+        ("endpoint", &c.endpoint),
+        ("auth_header", &c.auth_header),
+        ("username", &c.username),
+        ("password", &c.password),
+        ("from", &c.from),
+    ] {
+        if v.chars().any(char::is_control) {
+            return Err(bad(format!("{name}: no control characters")));
+        }
+    }
+    if c.transport == SmsTransport::Dir {
+        return Ok(());
+    }
+    let shown = crate::text::redact_url(&c.endpoint);
+    if c.endpoint.is_empty() {
+        return Err(bad(
+            "endpoint: required with transport \"http\": the gateway's http:// or https:// URL"
+                .into(),
+        ));
+    }
+    let url = url::Url::parse(&c.endpoint).map_err(|e| {
+        bad(format!(
+            "endpoint {shown:?}: {e}: use the gateway's http:// or https:// URL"
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad(format!("endpoint {shown:?}: use http:// or https://")));
+    }
+    match c.shape.as_str() {
+        "twilio" => {}
+        "json" => {
+            let probe = fill(&c.json_template, "+15550100", "x", "y");
+            serde_json::from_str::<serde_json::Value>(&probe)
+                .map_err(|e| bad(format!("json_template is not JSON once filled: {e}")))?;
+        }
+        other => return Err(bad(format!("shape {other:?}: use \"twilio\" or \"json\""))),
+    }
+    Ok(())
+}
+
+fn fill(template: &str, to: &str, from: &str, body: &str) -> String {
+    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    template
+        .replace("{to}", &q(to))
+        .replace("{from}", &q(from))
+        .replace("{body}", &q(body))
+}
+
+pub struct SmsGateway {
+    cfg: SmsConfig,
+    client: reqwest::blocking::Client,
+}
+
+impl SmsGateway {
+    pub fn new(cfg: &SmsConfig) -> Result<SmsGateway> {
+        check(cfg)?;
+        let client = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(cfg.timeout_seconds))
+            .build()
+            .map_err(|e| Error::Storage(format!("sms client: {e}")))?;
+        Ok(SmsGateway {
+            cfg: cfg.clone(),
+            client,
+        })
+    }
+}
+
+/// The gateway's id for the message, from a JSON answer.
+fn remote_id(body: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    ["sid", "id", "message_id", "messageId"]
+        .iter()
+        .find_map(|k| v.get(k))
+        .map(|id| match id {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+}
+
+impl Listener for SmsGateway {
+    fn key(&self) -> Channel {
+        Channel::Sms
+    }
+
+    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
+        let to = m.to.as_str();
+        let body = segments::fit(m.body()?, self.cfg.max_segments, "");
+        let c = &self.cfg;
+        let mut req = self.client.post(&c.endpoint);
+        req = match c.shape.as_str() {
+            "json" => req.header("Content-Type", "application/json").body(fill(
+                &c.json_template,
+                to,
+                &c.from,
+                &body,
+            )),
+            _ => req.form(&[
+                ("To", to),
+                ("From", c.from.as_str()),
+                ("Body", body.as_str()),
+            ]),
+        };
+        if !c.username.is_empty() {
+            req = req.basic_auth(&c.username, Some(&c.password));
+        } else if !c.auth_header.is_empty() {
+            req = req.header("Authorization", &c.auth_header);
+        }
+        let resp = req.send().map_err(|e| DeliveryError::Transient {
+            code: None,
+            text: format!("gateway: {e}"),
+            retry_after_secs: None,
+        })?;
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("Retry-After")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let text: String = resp.text().unwrap_or_default().chars().take(500).collect();
+        match status {
+            200..=299 => Ok(Delivered {
+                code: Some(status),
+                remote_id: remote_id(&text),
+                text: "accepted".into(),
+            }),
+            408 | 429 | 500 | 502..=599 => Err(DeliveryError::Transient {
+                code: Some(status),
+                text: format!("gateway: {status} {text}"),
+                retry_after_secs: retry_after,
+            }),
+            _ => Err(DeliveryError::Permanent {
+                code: Some(status),
+                text: format!("gateway: {status} {text}"),
+            }),
+        }
+    }
+}

@@ -1,0 +1,603 @@
+//! Collections and the items in them. [`put_item`] upserts an item, diffs
+//! it against the stored version and records the difference in the
+//! modification log in the same transaction.
+//!
+//! Owns `collections`, `items` and `collection_items`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+use diesel::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::db::schema::{collection_items, collections, items};
+use crate::db::DbConn;
+use crate::error::{Error, Result};
+use crate::ids::{CollectionId, ItemId, PartyId};
+use crate::modlog::{self, Action, Change, NewModification};
+use crate::parties;
+use crate::validate::{self, AtBounds};
+
+/// A collection as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Collection {
+    pub id: CollectionId,
+    pub uuid: String,
+    pub name: String,
+}
+
+/// Creates a collection with a fresh UUID.
+pub fn create_collection(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    name: &str,
+    owner: Option<PartyId>,
+) -> Result<Collection> {
+    let name = validate::text("collection name", name)?;
+    let uuid = uuid::Uuid::new_v4().hyphenated().to_string();
+    let id = conn.write_tx(|c| {
+        refuse_taken_name(c, &name, None)?;
+        Ok(diesel::insert_into(collections::table)
+            .values((
+                collections::uuid.eq(&uuid),
+                collections::name.eq(&name),
+                collections::owner_id.eq(owner.map(|p| p.0)),
+                collections::created_at.eq(now.naive_utc()),
+            ))
+            .returning(collections::id)
+            .get_result::<i64>(c)?)
+    })?;
+    Ok(Collection {
+        id: CollectionId(id),
+        uuid,
+        name,
+    })
+}
+
+/// Refuses `name` when another collection (not `except`) has it, in any
+/// case: digests, feeds and pages name a collection by its name, and two
+/// "Team calendar"s could not be told apart there.
+fn refuse_taken_name(c: &mut DbConn, name: &str, except: Option<CollectionId>) -> Result<()> {
+    c.lock_in_tx("collections.name")?;
+    let taken: Vec<(i64, String, String)> = collections::table
+        .select((collections::id, collections::uuid, collections::name))
+        .load(c)?;
+    let lower = name.to_lowercase();
+    match taken
+        .into_iter()
+        .find(|(id, _, n)| Some(CollectionId(*id)) != except && n.to_lowercase() == lower)
+    {
+        Some((_, uuid, n)) => Err(Error::conflict(format!(
+            "a collection named {n:?} already exists ({uuid}); choose another name"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Collection ids by UUID; UUIDs not found are simply absent from the map.
+pub fn collection_ids(conn: &mut DbConn, uuids: &[&str]) -> Result<BTreeMap<String, CollectionId>> {
+    let mut out = BTreeMap::new();
+    for chunk in uuids.chunks(10_000) {
+        let rows: Vec<(i64, String)> = collections::table
+            .filter(collections::uuid.eq_any(chunk))
+            .select((collections::id, collections::uuid))
+            .load(conn)?;
+        out.extend(rows.into_iter().map(|(id, u)| (u, CollectionId(id))));
+    }
+    Ok(out)
+}
+
+/// One collection by UUID.
+pub fn find_collection(conn: &mut DbConn, uuid: &str) -> Result<Collection> {
+    let uuid = validate::uuid("collection", uuid)?;
+    collections::table
+        .filter(collections::uuid.eq(&uuid))
+        .select((collections::id, collections::uuid, collections::name))
+        .first::<(i64, String, String)>(conn)
+        .optional()?
+        .map(|(id, uuid, name)| Collection {
+            id: CollectionId(id),
+            uuid,
+            name,
+        })
+        .ok_or_else(|| Error::not_found(format!("no collection {uuid}")))
+}
+
+/// Renames a collection (its UUID, items, log and subscriptions stay).
+pub fn rename_collection(conn: &mut DbConn, uuid: &str, name: &str) -> Result<Collection> {
+    let name = validate::text("collection name", name)?;
+    let coll = find_collection(conn, uuid)?;
+    conn.write_tx(|c| {
+        refuse_taken_name(c, &name, Some(coll.id))?;
+        diesel::update(collections::table.find(coll.id.0))
+            .set(collections::name.eq(&name))
+            .execute(c)?;
+        Ok(())
+    })?;
+    Ok(Collection { name, ..coll })
+}
+
+/// What deleting a collection removed besides its subscriptions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CollectionForgotten {
+    /// Items in no other collection, deleted.
+    pub items_deleted: usize,
+    /// Items also in another collection: they stay there.
+    pub items_kept: usize,
+    pub modifications: usize,
+}
+
+/// Deletes a collection in the caller's transaction: items in no other
+/// collection go, items in another stay there, its modification log goes
+/// (`modlog::forget_collection_in_tx`), and its read tickets with it
+/// (`ON DELETE CASCADE`). Its subscriptions must have been ended first.
+pub fn delete_collection_in_tx(c: &mut DbConn, id: CollectionId) -> Result<CollectionForgotten> {
+    let mine: Vec<i64> = collection_items::table
+        .filter(collection_items::collection_id.eq(id.0))
+        .select(collection_items::item_id)
+        .load(c)?;
+    let mut shared = BTreeSet::new();
+    for chunk in mine.chunks(10_000) {
+        let rows: Vec<i64> = collection_items::table
+            .filter(collection_items::item_id.eq_any(chunk))
+            .filter(collection_items::collection_id.ne(id.0))
+            .select(collection_items::item_id)
+            .load(c)?;
+        shared.extend(rows);
+    }
+    diesel::delete(collection_items::table.filter(collection_items::collection_id.eq(id.0)))
+        .execute(c)?;
+    let orphans: Vec<i64> = mine.into_iter().filter(|i| !shared.contains(i)).collect();
+    let mut items_deleted = 0;
+    for chunk in orphans.chunks(10_000) {
+        items_deleted += diesel::delete(items::table.filter(items::id.eq_any(chunk))).execute(c)?;
+    }
+    let log = modlog::forget_collection_in_tx(c, id)?;
+    diesel::delete(collections::table.find(id.0)).execute(c)?;
+    Ok(CollectionForgotten {
+        items_deleted,
+        items_kept: shared.len(),
+        modifications: log.modifications,
+    })
+}
+
+/// All collections, by name.
+pub fn list_collections(conn: &mut DbConn) -> Result<Vec<Collection>> {
+    let rows: Vec<(i64, String, String)> = collections::table
+        .select((collections::id, collections::uuid, collections::name))
+        .order(collections::name.asc())
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, uuid, name)| Collection {
+            id: CollectionId(id),
+            uuid,
+            name,
+        })
+        .collect())
+}
+
+/// Offers collection `uuid` on the public sign-up page, or stops offering
+/// it (`digestd collection set UUID --public | --no-public`). Who signed
+/// up keeps their subscription either way.
+pub fn set_public(conn: &mut DbConn, uuid: &str, public: bool) -> Result<Collection> {
+    let coll = find_collection(conn, uuid)?;
+    conn.write_tx(|c| {
+        diesel::update(collections::table.find(coll.id.0))
+            .set(collections::public.eq(public))
+            .execute(c)?;
+        Ok(())
+    })?;
+    Ok(coll)
+}
+
+/// The ids of the collections offered on the sign-up page.
+pub fn public_ids(conn: &mut DbConn) -> Result<BTreeSet<CollectionId>> {
+    let ids: Vec<i64> = collections::table
+        .filter(collections::public.eq(true))
+        .select(collections::id)
+        .load(conn)?;
+    Ok(ids.into_iter().map(CollectionId).collect())
+}
+
+/// The collections offered on the sign-up page, by name.
+pub fn public_collections(conn: &mut DbConn) -> Result<Vec<Collection>> {
+    let public = public_ids(conn)?;
+    Ok(list_collections(conn)?
+        .into_iter()
+        .filter(|k| public.contains(&k.id))
+        .collect())
+}
+
+/// The JSON document `digestd item put` reads: the item's full new state.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ItemInput {
+    pub uuid: String,
+    /// One collection …
+    #[serde(default)]
+    pub collection: Option<String>,
+    /// … or several.
+    #[serde(default)]
+    pub collections: Option<Vec<String>>,
+    pub kind: String,
+    pub title: String,
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub reminder: Option<String>,
+    #[serde(default)]
+    pub rrule: Option<String>,
+    #[serde(default)]
+    pub tz: Option<String>,
+    /// Where the item lives in its source system (http or https): the
+    /// link feeds and digests give it. None: no link.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Who made the change (a username).
+    pub actor: String,
+    /// When it happened (RFC 3339); defaults to now.
+    #[serde(default)]
+    pub at: Option<String>,
+    #[serde(default)]
+    pub deleted: bool,
+}
+
+/// What [`put_item`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PutOutcome {
+    pub item: ItemId,
+    pub uuid: String,
+    /// The actions recorded, one per (collection, action); empty when the
+    /// stored item already had this state.
+    pub actions: Vec<String>,
+    pub changes: Vec<Change>,
+}
+
+/// The comparable state of an item: attribute name → value.
+type State = BTreeMap<&'static str, Option<String>>;
+
+fn rfc3339(t: NaiveDateTime) -> String {
+    t.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// A recurrence rule is checked against the item's own start and zone, the
+/// way the forward digest will expand it.
+fn validate_rrule(r: &str, start: Option<NaiveDateTime>, tz: Option<&str>) -> Result<String> {
+    let r = validate::text("rrule", r)?;
+    let start = start.ok_or_else(|| Error::invalid("an item with an rrule needs a start"))?;
+    let tz = tz
+        .map(validate::timezone)
+        .transpose()?
+        .unwrap_or(chrono_tz::Tz::UTC);
+    crate::recur::validate(&r, start.and_utc(), tz)
+        .map_err(|e| Error::invalid(format!("invalid rrule {r:?}: {e}")))
+}
+
+/// Validated item state and its collections.
+struct Valid {
+    uuid: String,
+    collections: BTreeSet<String>,
+    kind: String,
+    title: String,
+    start: Option<NaiveDateTime>,
+    reminder: Option<NaiveDateTime>,
+    rrule: Option<String>,
+    tz: Option<String>,
+    url: Option<String>,
+    at: DateTime<Utc>,
+}
+
+impl Valid {
+    fn state(&self) -> State {
+        BTreeMap::from([
+            ("kind", Some(self.kind.clone())),
+            ("title", Some(self.title.clone())),
+            ("start", self.start.map(rfc3339)),
+            ("reminder", self.reminder.map(rfc3339)),
+            ("rrule", self.rrule.clone()),
+            ("timezone", self.tz.clone()),
+            ("url", self.url.clone()),
+        ])
+    }
+}
+
+fn validate_input(input: &ItemInput, now: DateTime<Utc>, bounds: &AtBounds) -> Result<Valid> {
+    let uuid = validate::uuid("item", &input.uuid)?;
+    let mut colls: Vec<&String> = input.collections.iter().flatten().collect();
+    colls.extend(input.collection.iter());
+    if colls.is_empty() && !input.deleted {
+        return Err(Error::invalid(
+            "item needs \"collection\" or \"collections\"",
+        ));
+    }
+    let collections = colls
+        .into_iter()
+        .map(|c| validate::uuid("collection", c))
+        .collect::<Result<BTreeSet<_>, _>>()?;
+    let time = |what: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| validate::instant(what, s).map(|t| t.naive_utc()))
+            .transpose()
+    };
+    let start = time("start", &input.start)?;
+    Ok(Valid {
+        uuid,
+        collections,
+        kind: validate::text("kind", &input.kind)?,
+        title: validate::text("title", &input.title)?,
+        start,
+        reminder: time("reminder", &input.reminder)?,
+        rrule: input
+            .rrule
+            .as_deref()
+            .map(|r| validate_rrule(r, start, input.tz.as_deref()))
+            .transpose()?,
+        tz: input
+            .tz
+            .as_deref()
+            .map(|t| validate::timezone(t).map(|z| z.name().to_string()))
+            .transpose()?,
+        url: input.url.as_deref().map(validate::item_url).transpose()?,
+        at: match &input.at {
+            Some(a) => bounds.check(validate::instant("at", a)?)?,
+            None => now,
+        },
+    })
+}
+
+type StoredItem = (
+    i64,
+    String,
+    String,
+    Option<NaiveDateTime>,
+    Option<NaiveDateTime>,
+    Option<String>,
+    Option<String>,
+    bool,
+    Option<String>,
+);
+
+/// Upserts an item and records what changed. Everything is validated and
+/// resolved before the write transaction opens; the item row, its
+/// collection links and the modifications are written together.
+pub fn put_item(conn: &mut DbConn, now: DateTime<Utc>, input: &ItemInput) -> Result<PutOutcome> {
+    put_item_within(conn, now, input, &AtBounds::ANY)
+}
+
+/// [`put_item`] with its `at` held to `bounds` (`[record] max_ahead_seconds`
+/// and `max_age_days`, as `digestd item put` and the API do).
+pub fn put_item_within(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    input: &ItemInput,
+    bounds: &AtBounds,
+) -> Result<PutOutcome> {
+    let v = validate_input(input, now, bounds)?;
+    let (actor, _) = parties::find(conn, &input.actor)?;
+    let wanted_uuids: Vec<&str> = v.collections.iter().map(String::as_str).collect();
+    let wanted = collection_ids(conn, &wanted_uuids)?;
+    if let Some(missing) = v.collections.iter().find(|u| !wanted.contains_key(*u)) {
+        return Err(Error::not_found(format!("no collection {missing}")));
+    }
+    let new_state = v.state();
+    let tx_id = uuid::Uuid::new_v4().hyphenated().to_string();
+    let at = v.at.naive_utc();
+    conn.write_tx(|c| {
+        let stored: Option<StoredItem> = items::table
+            .filter(items::uuid.eq(&v.uuid))
+            .select((
+                items::id,
+                items::kind,
+                items::title,
+                items::start_at,
+                items::reminder_at,
+                items::rrule,
+                items::timezone,
+                items::deleted,
+                items::url,
+            ))
+            .first(c)
+            .optional()?;
+        // A delete need not repeat the address: the stored one stays.
+        let url = v
+            .url
+            .clone()
+            .or_else(|| stored.as_ref().and_then(|s| s.8.clone()));
+        let modification =
+            |coll: CollectionId, action: Action, changes: Vec<Change>, title: &str, kind: &str| {
+                NewModification {
+                    tx_id: tx_id.clone(),
+                    occurred_at: v.at,
+                    collection: coll,
+                    item_uuid: v.uuid.clone(),
+                    actor: Some(actor),
+                    action,
+                    item_kind: kind.to_string(),
+                    item_title: title.to_string(),
+                    item_url: url.clone(),
+                    changes,
+                }
+            };
+        // An item (new, or back after a delete) recorded as created in a collection.
+        let created = |coll: CollectionId, changes: &[Change]| {
+            modification(coll, Action::Created, changes.to_vec(), &v.title, &v.kind)
+        };
+        let mut mods = Vec::new();
+        let mut all_changes = Vec::new();
+        let item_id = match stored {
+            None => {
+                if input.deleted {
+                    return Err(Error::not_found(format!(
+                        "cannot delete unknown item {}",
+                        v.uuid
+                    )));
+                }
+                let id: i64 = diesel::insert_into(items::table)
+                    .values((
+                        items::uuid.eq(&v.uuid),
+                        items::kind.eq(&v.kind),
+                        items::title.eq(&v.title),
+                        items::start_at.eq(v.start),
+                        items::reminder_at.eq(v.reminder),
+                        items::rrule.eq(&v.rrule),
+                        items::timezone.eq(&v.tz),
+                        items::url.eq(&v.url),
+                        items::created_at.eq(at),
+                        items::updated_at.eq(at),
+                    ))
+                    .returning(items::id)
+                    .get_result(c)?;
+                all_changes = creation_changes(&new_state);
+                for coll in wanted.values() {
+                    link(c, *coll, id)?;
+                    mods.push(created(*coll, &all_changes));
+                }
+                id
+            }
+            Some((id, kind, title, start, reminder, rrule, tz, deleted, old_url)) => {
+                let old_state: State = BTreeMap::from([
+                    ("kind", Some(kind)),
+                    ("title", Some(title)),
+                    ("start", start.map(rfc3339)),
+                    ("reminder", reminder.map(rfc3339)),
+                    ("rrule", rrule),
+                    ("timezone", tz),
+                    ("url", old_url),
+                ]);
+                let current: BTreeSet<i64> = collection_items::table
+                    .filter(collection_items::item_id.eq(id))
+                    .select(collection_items::collection_id)
+                    .load::<i64>(c)?
+                    .into_iter()
+                    .collect();
+                if input.deleted {
+                    if !deleted {
+                        diesel::update(items::table.find(id))
+                            .set((items::deleted.eq(true), items::updated_at.eq(at)))
+                            .execute(c)?;
+                        for coll in &current {
+                            mods.push(modification(
+                                CollectionId(*coll),
+                                Action::Deleted,
+                                vec![],
+                                &v.title,
+                                &v.kind,
+                            ));
+                        }
+                    }
+                } else if deleted {
+                    // Put after delete: the item comes back, recorded as created
+                    // again in the collections it now belongs to.
+                    write_state(c, id, &v, at)?;
+                    diesel::delete(
+                        collection_items::table.filter(collection_items::item_id.eq(id)),
+                    )
+                    .execute(c)?;
+                    all_changes = creation_changes(&new_state);
+                    for coll in wanted.values() {
+                        link(c, *coll, id)?;
+                        mods.push(created(*coll, &all_changes));
+                    }
+                } else {
+                    all_changes = old_state
+                        .iter()
+                        .filter(|(k, old)| new_state.get(*k) != Some(old))
+                        .map(|(k, old)| Change {
+                            attribute: k.to_string(),
+                            old: old.clone(),
+                            new: new_state.get(k).cloned().flatten(),
+                        })
+                        .collect();
+                    write_state(c, id, &v, at)?;
+                    let target: BTreeSet<i64> = wanted.values().map(|c| c.0).collect();
+                    for coll in target.difference(&current) {
+                        link(c, CollectionId(*coll), id)?;
+                        mods.push(modification(
+                            CollectionId(*coll),
+                            Action::Added,
+                            vec![],
+                            &v.title,
+                            &v.kind,
+                        ));
+                    }
+                    for coll in current.difference(&target) {
+                        diesel::delete(
+                            collection_items::table
+                                .filter(collection_items::collection_id.eq(coll))
+                                .filter(collection_items::item_id.eq(id)),
+                        )
+                        .execute(c)?;
+                        mods.push(modification(
+                            CollectionId(*coll),
+                            Action::Removed,
+                            vec![],
+                            &v.title,
+                            &v.kind,
+                        ));
+                    }
+                    if !all_changes.is_empty() {
+                        for coll in target.intersection(&current) {
+                            mods.push(modification(
+                                CollectionId(*coll),
+                                Action::Edited,
+                                all_changes.clone(),
+                                &v.title,
+                                &v.kind,
+                            ));
+                        }
+                    }
+                }
+                id
+            }
+        };
+        modlog::record_in_tx(c, &mods)?;
+        Ok(PutOutcome {
+            item: ItemId(item_id),
+            uuid: v.uuid.clone(),
+            actions: mods.iter().map(|m| m.action.as_str().to_string()).collect(),
+            changes: all_changes,
+        })
+    })
+}
+
+/// Overwrites a stored item with the validated new state (not deleted).
+fn write_state(c: &mut DbConn, id: i64, v: &Valid, at: NaiveDateTime) -> Result<()> {
+    diesel::update(items::table.find(id))
+        .set((
+            items::kind.eq(&v.kind),
+            items::title.eq(&v.title),
+            items::start_at.eq(v.start),
+            items::reminder_at.eq(v.reminder),
+            items::rrule.eq(&v.rrule),
+            items::timezone.eq(&v.tz),
+            items::url.eq(&v.url),
+            items::deleted.eq(false),
+            items::updated_at.eq(at),
+        ))
+        .execute(c)?;
+    Ok(())
+}
+
+/// The values of a newly created item: every attribute that has a value.
+fn creation_changes(state: &State) -> Vec<Change> {
+    state
+        .iter()
+        .filter(|(_, val)| val.is_some())
+        .map(|(k, val)| Change {
+            attribute: k.to_string(),
+            old: None,
+            new: val.clone(),
+        })
+        .collect()
+}
+
+fn link(c: &mut DbConn, coll: CollectionId, item: i64) -> Result<()> {
+    diesel::insert_into(collection_items::table)
+        .values((
+            collection_items::collection_id.eq(coll.0),
+            collection_items::item_id.eq(item),
+        ))
+        .execute(c)?;
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! digestd-engine: storage, the data path and delivery — everything
+//! between the core's values and the HTTP face.
+//!
+//! Other systems tell digestd what changed ([`ingest`], [`items`] →
+//! [`modlog`]); people subscribe to collections ([`parties`],
+//! [`subscriptions`]); every hour one job picks the digests that are due in
+//! each user's own timezone ([`schedule`]), composes them ([`digest`]) and
+//! delivers them by email, XMPP and SMS ([`deliver`]).
+//!
+//! Where things live, lowest layer first; a module imports only modules
+//! above it in this list (`tests/it/layers.rs` checks it), and the core's
+//! modules ([`clock`], [`ids`], [`validate`], [`text`], [`recur`]) are
+//! re-exported here under their own names:
+//! - [`error`]: the error policy.
+//! - [`db`]: the connection type (SQLite | PostgreSQL), the pool, migrations, the schema.
+//! - [`config`]: typed settings (file, `DIGESTD_*` environment, flags).
+//! - [`parties`]: users, groups, membership, expansion, contact points, the system party.
+//! - [`modlog`]: the modification log and its values; bulk writes; purge.
+//! - [`items`]: collections and items; item upserts record their diff.
+//! - [`access`]: API tokens and collection read tickets (secrets kept as hashes).
+//! - [`subscriptions`]: the subscription table and its validation.
+//! - [`ingest`]: JSON-lines input for `digestd record`.
+//! - [`schedule`]: local periods, the week grid, the tick, the lease.
+//! - [`manage`]: operations that span layers: subscribe, resume, a user's new preferences.
+//! - [`import`]: bulk import of users and subscriptions.
+//! - [`digest`]: composing and rendering a due run, posted as an nt request.
+//! - [`feeds`]: the Atom feeds of a collection (Cosmo's `changed` and
+//!   `range` projections) and their validators, from the digest's queries.
+//! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
+//!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
+//!   the check of the channels' settings.
+//! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
+//! - [`report`]: the operator's daily report (`digestd report`, posted once a local day).
+//! - [`remove`]: deleting users, groups, collections and subscriptions with
+//!   their unsent requests, in one transaction.
+//! - [`signup`]: public sign-up with double opt-in: pending sign-ups, the
+//!   verification message, confirmation, the limits.
+#![forbid(unsafe_code)]
+
+pub use digestd_core::{clock, ids, recur, text, validate};
+
+pub mod access;
+pub mod config;
+pub mod db;
+pub mod deliver;
+pub mod digest;
+pub mod error;
+pub mod feeds;
+pub mod import;
+pub mod ingest;
+pub mod items;
+pub mod manage;
+pub mod metrics;
+pub mod modlog;
+pub mod parties;
+pub mod remove;
+pub mod report;
+pub mod schedule;
+pub mod signup;
+pub mod subscriptions;
+
+pub use error::{Error, Result};
