@@ -102,8 +102,14 @@ pub fn move_on(c: &mut SqliteConnection, rows: &[Next]) -> Result<()> {
          DELETE FROM temp.claim_next;",
     )?;
     sqlite_insert_kept!(c, claim_next::table, rows, ROWS);
+    // `OR IGNORE`: no row is ever ignored (no column set here is in a
+    // unique index or a CHECK, and `last_log_cut`, the one NOT NULL, gets
+    // itself when the chunk has no new cut), but without it SQLite must be
+    // ready to abort the statement on a NOT NULL violation, and keeps a
+    // statement journal (a temporary file) of every page the update
+    // changes: 15% of the whole claim's time in `bench tick`.
     c.batch_execute(
-        "UPDATE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
+        "UPDATE OR IGNORE subscriptions SET (next_due_at, last_scheduled_at, last_period, \
              last_window_end, last_log_cut) = (SELECT v.next, \
                  COALESCE(v.sched, subscriptions.last_scheduled_at), \
                  COALESCE(v.key, subscriptions.last_period), \
