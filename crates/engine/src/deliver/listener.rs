@@ -113,6 +113,11 @@ pub trait Listener: Send {
             .collect()
     }
 
+    /// The instant of the queue pass about to send (the injected clock):
+    /// a listener that waits between attempts of its own (XMPP's
+    /// reconnect backoff) measures the wait against it, not the wall clock.
+    fn pass_at(&mut self, _now: chrono::DateTime<chrono::Utc>) {}
+
     /// Releases what the listener holds (sessions, connections).
     fn shutdown(&mut self) {}
 }

@@ -305,6 +305,9 @@ fn pass(
     leader: bool,
 ) -> Result<PassReport> {
     let mut report = PassReport::default();
+    for l in d.listeners.iter_mut() {
+        l.pass_at(now);
+    }
     // Rounds until nothing is left that is due now; a round settles every
     // row it claimed (delivered, retried later, or given up). The leader
     // expands pending requests a round at a time before claiming.

@@ -33,7 +33,9 @@
 //! `stanza` holds what a stanza carries (its id, the capped body) and what
 //! a stanza error means.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use futures_util::StreamExt;
 use tokio_xmpp::connect::DnsConfig;
@@ -99,9 +101,11 @@ impl Session {
 pub struct XmppListener {
     cfg: XmppConfig,
     session: Option<Session>,
-    /// Failed connection attempts in a row, and when the next may start.
+    /// Failed connection attempts in a row, and when the next may start,
+    /// on the queue's clock ([`Listener::pass_at`]).
     failures: u32,
-    next_try: Option<Instant>,
+    next_try: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
     batch: u64,
 }
 
@@ -124,6 +128,7 @@ impl XmppListener {
             session: None,
             failures: 0,
             next_try: None,
+            now: DateTime::<Utc>::UNIX_EPOCH,
             batch: 0,
         })
     }
@@ -161,12 +166,11 @@ impl XmppListener {
             return Ok(());
         }
         if let Some(at) = self.next_try {
-            let now = Instant::now();
-            if now < at {
+            if self.now < at {
                 return Err(transient(format!(
                     "xmpp: not connected after {} attempt(s); next try in {}s",
                     self.failures,
-                    (at - now).as_secs() + 1
+                    (at - self.now).num_seconds() + 1
                 )));
             }
         }
@@ -193,7 +197,7 @@ impl XmppListener {
                 rt.shutdown_background();
                 self.failures += 1;
                 let wait = (1u64 << self.failures.min(16)).min(self.cfg.reconnect_cap_seconds);
-                self.next_try = Some(Instant::now() + Duration::from_secs(wait));
+                self.next_try = Some(self.now + chrono::Duration::seconds(wait as i64));
                 tracing::warn!(error = %e, retry_in = wait, "xmpp: cannot log in");
                 Err(transient(format!("xmpp: {e}")))
             }
@@ -212,6 +216,10 @@ impl XmppListener {
 impl Listener for XmppListener {
     fn key(&self) -> Channel {
         Channel::Xmpp
+    }
+
+    fn pass_at(&mut self, now: DateTime<Utc>) {
+        self.now = now;
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
@@ -318,6 +326,16 @@ mod tests {
         match &r[0] {
             Err(DeliveryError::Transient { text, .. }) => {
                 assert!(text.contains("next try in"), "{text}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // Once the queue's clock is past the backoff (2 s after one
+        // failure), it tries again: refused by the server, not by itself.
+        l.pass_at(DateTime::<Utc>::UNIX_EPOCH + chrono::Duration::seconds(3));
+        let r = l.send(&[Outgoing::text("alice@localhost", "hi", Default::default())]);
+        match &r[0] {
+            Err(DeliveryError::Transient { text, .. }) => {
+                assert!(!text.contains("next try in"), "{text}")
             }
             other => panic!("{other:?}"),
         }
