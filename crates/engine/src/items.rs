@@ -380,9 +380,8 @@ pub fn put_item_within(
     if let Some(missing) = v.collections.iter().find(|u| !wanted.contains_key(*u)) {
         return Err(Error::not_found(format!("no collection {missing}")));
     }
-    let new_state = v.state();
     let tx_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let at = v.at.naive_utc();
+    let wanted: BTreeSet<i64> = wanted.values().map(|c| c.0).collect();
     conn.write_tx(|c| {
         let stored: Option<StoredItem> = items::table
             .filter(items::uuid.eq(&v.uuid))
@@ -399,166 +398,173 @@ pub fn put_item_within(
             ))
             .first(c)
             .optional()?;
-        // A delete need not repeat the address: the stored one stays.
-        let url = v
-            .url
-            .clone()
-            .or_else(|| stored.as_ref().and_then(|s| s.8.clone()));
-        let modification =
-            |coll: CollectionId, action: Action, changes: Vec<Change>, title: &str, kind: &str| {
-                NewModification {
-                    tx_id: tx_id.clone(),
-                    occurred_at: v.at,
-                    collection: coll,
-                    item_uuid: v.uuid.clone(),
-                    actor: Some(actor),
-                    action,
-                    item_kind: kind.to_string(),
-                    item_title: title.to_string(),
-                    item_url: url.clone(),
-                    changes,
-                }
-            };
-        // An item (new, or back after a delete) recorded as created in a collection.
-        let created = |coll: CollectionId, changes: &[Change]| {
-            modification(coll, Action::Created, changes.to_vec(), &v.title, &v.kind)
+        let put = Put {
+            v: &v,
+            deleting: input.deleted,
+            wanted: &wanted,
+            at: v.at.naive_utc(),
+            tx_id: &tx_id,
+            actor,
+            // A delete need not repeat the address: the stored one stays.
+            url: v
+                .url
+                .clone()
+                .or_else(|| stored.as_ref().and_then(|s| s.8.clone())),
         };
-        let mut mods = Vec::new();
-        let mut all_changes = Vec::new();
-        let item_id = match stored {
-            None => {
-                if input.deleted {
-                    return Err(Error::not_found(format!(
-                        "cannot delete unknown item {}",
-                        v.uuid
-                    )));
-                }
-                let id: i64 = diesel::insert_into(items::table)
-                    .values((
-                        items::uuid.eq(&v.uuid),
-                        items::kind.eq(&v.kind),
-                        items::title.eq(&v.title),
-                        items::start_at.eq(v.start),
-                        items::reminder_at.eq(v.reminder),
-                        items::rrule.eq(&v.rrule),
-                        items::timezone.eq(&v.tz),
-                        items::url.eq(&v.url),
-                        items::created_at.eq(at),
-                        items::updated_at.eq(at),
-                    ))
-                    .returning(items::id)
-                    .get_result(c)?;
-                all_changes = creation_changes(&new_state);
-                for coll in wanted.values() {
-                    link(c, *coll, id)?;
-                    mods.push(created(*coll, &all_changes));
-                }
-                id
-            }
-            Some((id, kind, title, start, reminder, rrule, tz, deleted, old_url)) => {
-                let old_state: State = BTreeMap::from([
-                    ("kind", Some(kind)),
-                    ("title", Some(title)),
-                    ("start", start.map(rfc3339)),
-                    ("reminder", reminder.map(rfc3339)),
-                    ("rrule", rrule),
-                    ("timezone", tz),
-                    ("url", old_url),
-                ]);
-                let current: BTreeSet<i64> = collection_items::table
-                    .filter(collection_items::item_id.eq(id))
-                    .select(collection_items::collection_id)
-                    .load::<i64>(c)?
-                    .into_iter()
-                    .collect();
-                if input.deleted {
-                    if !deleted {
-                        diesel::update(items::table.find(id))
-                            .set((items::deleted.eq(true), items::updated_at.eq(at)))
-                            .execute(c)?;
-                        for coll in &current {
-                            mods.push(modification(
-                                CollectionId(*coll),
-                                Action::Deleted,
-                                vec![],
-                                &v.title,
-                                &v.kind,
-                            ));
-                        }
-                    }
-                } else if deleted {
-                    // Put after delete: the item comes back, recorded as created
-                    // again in the collections it now belongs to.
-                    write_state(c, id, &v, at)?;
-                    diesel::delete(
-                        collection_items::table.filter(collection_items::item_id.eq(id)),
-                    )
-                    .execute(c)?;
-                    all_changes = creation_changes(&new_state);
-                    for coll in wanted.values() {
-                        link(c, *coll, id)?;
-                        mods.push(created(*coll, &all_changes));
-                    }
-                } else {
-                    all_changes = old_state
-                        .iter()
-                        .filter(|(k, old)| new_state.get(*k) != Some(old))
-                        .map(|(k, old)| Change {
-                            attribute: k.to_string(),
-                            old: old.clone(),
-                            new: new_state.get(k).cloned().flatten(),
-                        })
-                        .collect();
-                    write_state(c, id, &v, at)?;
-                    let target: BTreeSet<i64> = wanted.values().map(|c| c.0).collect();
-                    for coll in target.difference(&current) {
-                        link(c, CollectionId(*coll), id)?;
-                        mods.push(modification(
-                            CollectionId(*coll),
-                            Action::Added,
-                            vec![],
-                            &v.title,
-                            &v.kind,
-                        ));
-                    }
-                    for coll in current.difference(&target) {
-                        diesel::delete(
-                            collection_items::table
-                                .filter(collection_items::collection_id.eq(coll))
-                                .filter(collection_items::item_id.eq(id)),
-                        )
-                        .execute(c)?;
-                        mods.push(modification(
-                            CollectionId(*coll),
-                            Action::Removed,
-                            vec![],
-                            &v.title,
-                            &v.kind,
-                        ));
-                    }
-                    if !all_changes.is_empty() {
-                        for coll in target.intersection(&current) {
-                            mods.push(modification(
-                                CollectionId(*coll),
-                                Action::Edited,
-                                all_changes.clone(),
-                                &v.title,
-                                &v.kind,
-                            ));
-                        }
-                    }
-                }
-                id
-            }
+        let (item_id, mods, changes) = match stored {
+            None => put.insert(c)?,
+            Some(s) => put.update(c, s)?,
         };
         modlog::record_in_tx(c, &mods)?;
         Ok(PutOutcome {
             item: ItemId(item_id),
             uuid: v.uuid.clone(),
             actions: mods.iter().map(|m| m.action.as_str().to_string()).collect(),
-            changes: all_changes,
+            changes,
         })
     })
+}
+
+/// One validated put inside its write transaction: what it writes, and
+/// the modifications it records.
+struct Put<'a> {
+    v: &'a Valid,
+    deleting: bool,
+    /// The collections the item is to belong to.
+    wanted: &'a BTreeSet<i64>,
+    at: NaiveDateTime,
+    tx_id: &'a str,
+    actor: PartyId,
+    url: Option<String>,
+}
+
+/// The item's id, the modifications to record and the item's changes.
+type Written = (i64, Vec<NewModification>, Vec<Change>);
+
+impl Put<'_> {
+    fn modification(&self, coll: i64, action: Action, changes: Vec<Change>) -> NewModification {
+        NewModification {
+            tx_id: self.tx_id.to_string(),
+            occurred_at: self.v.at,
+            collection: CollectionId(coll),
+            item_uuid: self.v.uuid.clone(),
+            actor: Some(self.actor),
+            action,
+            item_kind: self.v.kind.clone(),
+            item_title: self.v.title.clone(),
+            item_url: self.url.clone(),
+            changes,
+        }
+    }
+
+    /// Links the item into every wanted collection, recorded as created
+    /// there with every value it has.
+    fn create_in_wanted(&self, c: &mut DbConn, id: i64) -> Result<Written> {
+        let changes = creation_changes(&self.v.state());
+        let mut mods = Vec::new();
+        for coll in self.wanted {
+            link(c, CollectionId(*coll), id)?;
+            mods.push(self.modification(*coll, Action::Created, changes.clone()));
+        }
+        Ok((id, mods, changes))
+    }
+
+    /// A new item.
+    fn insert(&self, c: &mut DbConn) -> Result<Written> {
+        let v = self.v;
+        if self.deleting {
+            return Err(Error::not_found(format!(
+                "cannot delete unknown item {}",
+                v.uuid
+            )));
+        }
+        let id: i64 = diesel::insert_into(items::table)
+            .values((
+                items::uuid.eq(&v.uuid),
+                items::kind.eq(&v.kind),
+                items::title.eq(&v.title),
+                items::start_at.eq(v.start),
+                items::reminder_at.eq(v.reminder),
+                items::rrule.eq(&v.rrule),
+                items::timezone.eq(&v.tz),
+                items::url.eq(&v.url),
+                items::created_at.eq(self.at),
+                items::updated_at.eq(self.at),
+            ))
+            .returning(items::id)
+            .get_result(c)?;
+        self.create_in_wanted(c, id)
+    }
+
+    /// A stored item: deleted, back after a delete, or edited.
+    fn update(&self, c: &mut DbConn, stored: StoredItem) -> Result<Written> {
+        let (id, kind, title, start, reminder, rrule, tz, deleted, old_url) = stored;
+        let current: BTreeSet<i64> = collection_items::table
+            .filter(collection_items::item_id.eq(id))
+            .select(collection_items::collection_id)
+            .load::<i64>(c)?
+            .into_iter()
+            .collect();
+        if self.deleting {
+            let mut mods = Vec::new();
+            if !deleted {
+                diesel::update(items::table.find(id))
+                    .set((items::deleted.eq(true), items::updated_at.eq(self.at)))
+                    .execute(c)?;
+                for coll in &current {
+                    mods.push(self.modification(*coll, Action::Deleted, vec![]));
+                }
+            }
+            return Ok((id, mods, Vec::new()));
+        }
+        write_state(c, id, self.v, self.at)?;
+        if deleted {
+            // Put after delete: the item comes back, recorded as created
+            // again in the collections it now belongs to.
+            diesel::delete(collection_items::table.filter(collection_items::item_id.eq(id)))
+                .execute(c)?;
+            return self.create_in_wanted(c, id);
+        }
+        let old_state: State = BTreeMap::from([
+            ("kind", Some(kind)),
+            ("title", Some(title)),
+            ("start", start.map(rfc3339)),
+            ("reminder", reminder.map(rfc3339)),
+            ("rrule", rrule),
+            ("timezone", tz),
+            ("url", old_url),
+        ]);
+        let new_state = self.v.state();
+        let changes: Vec<Change> = old_state
+            .iter()
+            .filter(|(k, old)| new_state.get(*k) != Some(old))
+            .map(|(k, old)| Change {
+                attribute: k.to_string(),
+                old: old.clone(),
+                new: new_state.get(k).cloned().flatten(),
+            })
+            .collect();
+        let mut mods = Vec::new();
+        for coll in self.wanted.difference(&current) {
+            link(c, CollectionId(*coll), id)?;
+            mods.push(self.modification(*coll, Action::Added, vec![]));
+        }
+        for coll in current.difference(self.wanted) {
+            diesel::delete(
+                collection_items::table
+                    .filter(collection_items::collection_id.eq(coll))
+                    .filter(collection_items::item_id.eq(id)),
+            )
+            .execute(c)?;
+            mods.push(self.modification(*coll, Action::Removed, vec![]));
+        }
+        if !changes.is_empty() {
+            for coll in self.wanted.intersection(&current) {
+                mods.push(self.modification(*coll, Action::Edited, changes.clone()));
+            }
+        }
+        Ok((id, mods, changes))
+    }
 }
 
 /// Overwrites a stored item with the validated new state (not deleted).
