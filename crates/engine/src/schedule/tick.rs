@@ -27,15 +27,14 @@ use std::collections::HashMap;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use diesel::prelude::*;
-use serde::Serialize;
 
 use super::claim::RunRow;
 use super::period::{Period, Rule};
 use crate::db::schema::{group_prefs, parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
-use crate::ids::{CollectionId, PartyId, RequestId, SubscriptionId};
-use crate::modlog::{Cut, Span};
+use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::modlog::Cut;
 use crate::subscriptions::{Frequency, Kind};
 
 /// Subscriptions claimed per transaction: about a third of a second of
@@ -43,126 +42,10 @@ use crate::subscriptions::{Frequency, Kind};
 /// (more commits, and on PostgreSQL more statements).
 pub const CHUNK: i64 = 20_000;
 
-/// A run the tick found due and recorded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DueRun {
-    pub subscription: SubscriptionId,
-    pub party: PartyId,
-    pub party_name: String,
-    pub tz: Tz,
-    pub frequency: Frequency,
-    pub kind: Kind,
-    pub collection: Option<CollectionId>,
-    pub channels: String,
-    pub include_own: bool,
-    pub send_empty: bool,
-    pub period: Period,
-    pub tick: DateTime<Utc>,
-    pub window_start: DateTime<Utc>,
-    pub window_end: DateTime<Utc>,
-    /// The log positions a modification window reads between
-    /// ([`crate::modlog::Span`]): from where the last one was cut to the
-    /// tick's cut. A forward run has both at the cut.
-    pub log_from: Cut,
-    pub log_to: Cut,
-}
-
-/// One JSON line of `digestd tick` / `digestd simulate`.
-#[derive(Debug, Serialize)]
-pub struct RunLine<'a> {
-    pub subscription: SubscriptionId,
-    pub party: &'a str,
-    pub tz: &'a str,
-    pub frequency: Frequency,
-    pub kind: Kind,
-    pub period: &'a str,
-    pub scheduled_local: String,
-    pub scheduled_utc: String,
-    pub tick_utc: String,
-    pub window_start: String,
-    pub window_end: String,
-}
-
-fn rfc3339<T: chrono::TimeZone>(t: &DateTime<T>) -> String
-where
-    T::Offset: std::fmt::Display,
-{
-    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
-}
-
-impl DueRun {
-    /// The modification window of the log this run reads.
-    pub fn span(&self) -> Span {
-        Span {
-            start: self.window_start,
-            end: self.window_end,
-            log: Some((self.log_from.clone(), self.log_to.clone())),
-        }
-    }
-
-    /// Writes [`DueRun::line`] as one JSON line (`tick`, `simulate`).
-    pub fn write_line(&self, w: &mut dyn std::io::Write) -> Result<()> {
-        serde_json::to_writer(&mut *w, &self.line()).map_err(std::io::Error::from)?;
-        writeln!(w)?;
-        Ok(())
-    }
-
-    pub fn line(&self) -> RunLine<'_> {
-        RunLine {
-            subscription: self.subscription,
-            party: &self.party_name,
-            tz: self.tz.name(),
-            frequency: self.frequency,
-            kind: self.kind,
-            period: &self.period.key,
-            scheduled_local: rfc3339(&self.period.scheduled_local(self.tz)),
-            scheduled_utc: rfc3339(&self.period.scheduled),
-            tick_utc: rfc3339(&self.tick),
-            window_start: rfc3339(&self.window_start),
-            window_end: rfc3339(&self.window_end),
-        }
-    }
-}
-
-/// Where a due run goes, inside the tick's transaction: digest composition
-/// (the next layer) implements it; an error rolls the chunk back, so a run
-/// is never recorded without its hand-off nor handed off without its run.
-pub trait HandOff {
-    /// Called once per chunk with every run about to be handed on, so an
-    /// implementation can load what they share in one query.
-    fn prepare(&mut self, _conn: &mut DbConn, _runs: &[DueRun]) -> Result<()> {
-        Ok(())
-    }
-
-    fn hand_off(&mut self, conn: &mut DbConn, run: &DueRun) -> Result<Option<RequestId>>;
-
-    /// Hands on every run of a chunk, in order, returning each one's
-    /// request: one call per chunk, so an implementation can write its
-    /// posts in a few statements instead of some per run. By default, one
-    /// [`HandOff::hand_off`] per run.
-    fn hand_off_all(
-        &mut self,
-        conn: &mut DbConn,
-        runs: &[DueRun],
-    ) -> Result<Vec<Option<RequestId>>> {
-        runs.iter().map(|r| self.hand_off(conn, r)).collect()
-    }
-
-    /// Called after a chunk's transaction has committed: what the hand-off
-    /// wrote in it is there for the next chunk to refer to. Not called for
-    /// a chunk that failed (its writes are gone).
-    fn committed(&mut self) {}
-}
-
-/// Hands nothing on (simulation, `digestd tick` before delivery exists).
-#[derive(Debug, Default)]
-pub struct Discard;
-
-impl HandOff for Discard {
-    fn hand_off(&mut self, _: &mut DbConn, _: &DueRun) -> Result<Option<RequestId>> {
-        Ok(None)
-    }
-}
+mod due;
+mod reschedule;
+pub use due::{Discard, DueRun, HandOff, RunLine};
+pub use reschedule::{reschedule, reschedule_party};
 
 type Candidate = (
     (
@@ -329,6 +212,40 @@ fn claim_chunk(
 ) -> Result<usize> {
     let at_n = at.naive_utc();
     let t0 = std::time::Instant::now();
+    let Some(rows) = load_candidates(c, at_n, chunk, lock)? else {
+        return Ok(0);
+    };
+    let n = rows.len();
+    let loaded = t0.elapsed();
+    let mut due = Vec::with_capacity(n);
+    let mut nexts = Vec::with_capacity(n);
+    for row in rows {
+        nexts.push(plan_candidate(row, (at, cut), plans, &mut due)?);
+    }
+    let computed = t0.elapsed();
+    let runs = hand_off(c, sink, due, at_n, out)?;
+    let handed = t0.elapsed();
+    super::claim::write(c, &runs, &nexts)?;
+    tracing::debug!(
+        candidates = n,
+        runs = runs.len(),
+        ?loaded,
+        ?computed,
+        ?handed,
+        written = ?t0.elapsed(),
+        "tick chunk"
+    );
+    Ok(n)
+}
+
+/// The chunk's due subscriptions, with what a run needs of their party;
+/// `None` when the rows to lock were all taken by another process.
+fn load_candidates(
+    c: &mut DbConn,
+    at_n: NaiveDateTime,
+    chunk: i64,
+    lock: Lock,
+) -> Result<Option<Vec<Candidate>>> {
     let locked = match lock {
         Lock::None => None,
         _ => Some(lock_chunk(c, at_n, chunk, lock)?),
@@ -344,11 +261,11 @@ fn claim_chunk(
         .into_boxed();
     if let Some(ids) = &locked {
         if ids.is_empty() {
-            return Ok(0);
+            return Ok(None);
         }
         q = q.filter(subscriptions::id.eq_any(ids));
     }
-    let rows: Vec<Candidate> = q
+    let rows = q
         .select((
             (
                 subscriptions::id,
@@ -374,78 +291,92 @@ fn claim_chunk(
             (group_prefs::timezone, group_prefs::week_start).nullable(),
         ))
         .load(c)?;
-    let n = rows.len();
-    let loaded = t0.elapsed();
-    let mut due = Vec::with_capacity(n);
-    let mut runs = Vec::with_capacity(n);
-    let mut nexts = Vec::with_capacity(n);
-    for (
+    Ok(Some(rows))
+}
+
+/// One candidate's runs at `at` (every period due since its last, each
+/// window chained to the one before), pushed onto `due`; its new
+/// `next_due_at`.
+fn plan_candidate(
+    row: Candidate,
+    (at, cut): (DateTime<Utc>, &Cut),
+    plans: &mut HashMap<Rule, Plan>,
+    due: &mut Vec<DueRun>,
+) -> Result<(i64, NaiveDateTime)> {
+    let (
         (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
         (active, last_sched, last_key, last_end, last_pos),
         name,
         user,
         group,
-    ) in rows
-    {
-        let zone = user.or(group);
-        let frequency = Frequency::parse(&freq)?;
-        let kind = Kind::parse(&kind)?;
-        let rule = rule_for(
-            frequency,
-            hour,
-            day,
-            zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
-        )?;
-        let plan = plans.entry(rule).or_insert_with(|| Plan::new(&rule, at));
-        let next = plan.next;
-        let active = active.and_utc();
-        let (mut last_sched, mut last_key) = (last_sched, last_key);
-        let mut chained = last_end.map(|e| e.and_utc());
-        let mut log_from = Cut::from_stored(last_pos);
-        for (p, following) in plan.periods.iter().cloned() {
-            if p.scheduled < active || !is_after_last(&rule, &p, last_sched, last_key.as_deref()) {
-                continue;
-            }
-            let window_start = chained.unwrap_or(match kind {
-                Kind::Modification => active,
-                Kind::Forward => p.scheduled,
-            });
-            let window_end = match kind {
-                Kind::Modification => at,
-                Kind::Forward => following,
-            };
-            let window_start = window_start.max(active).min(window_end);
-            // Never backwards, whatever the back end's cut did meanwhile.
-            let log_to = cut.clone().later(&log_from);
-            let run = DueRun {
-                subscription: SubscriptionId(id),
-                party: PartyId(party),
-                party_name: name.clone(),
-                tz: rule.tz,
-                frequency,
-                kind,
-                collection: coll.map(CollectionId),
-                channels: channels.clone(),
-                include_own,
-                send_empty,
-                period: p,
-                tick: at,
-                window_start,
-                window_end,
-                log_from: match kind {
-                    Kind::Modification => std::mem::replace(&mut log_from, log_to.clone()),
-                    Kind::Forward => log_to.clone(),
-                },
-                log_to,
-            };
-            last_sched = Some(run.period.scheduled.naive_utc());
-            last_key = Some(run.period.key.clone());
-            chained = Some(run.window_end);
-            due.push(run);
+    ) = row;
+    let zone = user.or(group);
+    let frequency = Frequency::parse(&freq)?;
+    let kind = Kind::parse(&kind)?;
+    let rule = rule_for(
+        frequency,
+        hour,
+        day,
+        zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
+    )?;
+    let plan = plans.entry(rule).or_insert_with(|| Plan::new(&rule, at));
+    let active = active.and_utc();
+    let (mut last_sched, mut last_key) = (last_sched, last_key);
+    let mut chained = last_end.map(|e| e.and_utc());
+    let mut log_from = Cut::from_stored(last_pos);
+    for (p, following) in plan.periods.iter().cloned() {
+        if p.scheduled < active || !is_after_last(&rule, &p, last_sched, last_key.as_deref()) {
+            continue;
         }
-        nexts.push((id, next.naive_utc()));
+        let window_start = chained.unwrap_or(match kind {
+            Kind::Modification => active,
+            Kind::Forward => p.scheduled,
+        });
+        let window_end = match kind {
+            Kind::Modification => at,
+            Kind::Forward => following,
+        };
+        let window_start = window_start.max(active).min(window_end);
+        // Never backwards, whatever the back end's cut did meanwhile.
+        let log_to = cut.clone().later(&log_from);
+        let run = DueRun {
+            subscription: SubscriptionId(id),
+            party: PartyId(party),
+            party_name: name.clone(),
+            tz: rule.tz,
+            frequency,
+            kind,
+            collection: coll.map(CollectionId),
+            channels: channels.clone(),
+            include_own,
+            send_empty,
+            period: p,
+            tick: at,
+            window_start,
+            window_end,
+            log_from: match kind {
+                Kind::Modification => std::mem::replace(&mut log_from, log_to.clone()),
+                Kind::Forward => log_to.clone(),
+            },
+            log_to,
+        };
+        last_sched = Some(run.period.scheduled.naive_utc());
+        last_key = Some(run.period.key.clone());
+        chained = Some(run.window_end);
+        due.push(run);
     }
-    let computed = t0.elapsed();
+    Ok((id, plan.next.naive_utc()))
+}
+
+/// Hands `due` to `sink` (composed and posted in this transaction), moves
+/// the runs onto `out`, and returns their rows, each with its request.
+fn hand_off(
+    c: &mut DbConn,
+    sink: &mut dyn HandOff,
+    due: Vec<DueRun>,
+    at_n: NaiveDateTime,
+    out: &mut Vec<DueRun>,
+) -> Result<Vec<RunRow>> {
     sink.prepare(c, &due)?;
     let requests = sink.hand_off_all(c, &due)?;
     if requests.len() != due.len() {
@@ -455,6 +386,7 @@ fn claim_chunk(
             due.len()
         )));
     }
+    let mut runs = Vec::with_capacity(due.len());
     for (run, request) in due.into_iter().zip(requests) {
         runs.push(RunRow {
             subscription_id: run.subscription.0,
@@ -469,18 +401,7 @@ fn claim_chunk(
         });
         out.push(run);
     }
-    let handed = t0.elapsed();
-    super::claim::write(c, &runs, &nexts)?;
-    tracing::debug!(
-        candidates = n,
-        runs = runs.len(),
-        ?loaded,
-        ?computed,
-        ?handed,
-        written = ?t0.elapsed(),
-        "tick chunk"
-    );
-    Ok(n)
+    Ok(runs)
 }
 
 /// What a tick at one instant does for every subscription of one rule.
@@ -553,80 +474,4 @@ fn is_after_last(
 pub fn first_due(rule: &Rule, since: DateTime<Utc>) -> DateTime<Utc> {
     rule.first_after(since - chrono::Duration::microseconds(1))
         .scheduled
-}
-
-/// Recomputes `next_due_at` for the subscriptions of `party`, a user or a
-/// group (after its timezone or week changed): the first period of the new rule after the
-/// last one run, or at or after `active_since` when none ran. Call it in
-/// the transaction that changed the preferences.
-pub fn reschedule_party(c: &mut DbConn, party: PartyId) -> Result<usize> {
-    let ids: Vec<i64> = subscriptions::table
-        .filter(subscriptions::party_id.eq(party.0))
-        .select(subscriptions::id)
-        .load(c)?;
-    for id in &ids {
-        reschedule(c, SubscriptionId(*id), None)?;
-    }
-    Ok(ids.len())
-}
-
-/// Recomputes `next_due_at` of one subscription; with `resume_at`, it also
-/// becomes active from that instant (no burst for the paused time: periods
-/// and changes before it are not delivered).
-pub fn reschedule(
-    c: &mut DbConn,
-    id: SubscriptionId,
-    resume_at: Option<DateTime<Utc>>,
-) -> Result<()> {
-    type Row = (
-        String,
-        Option<i32>,
-        Option<i32>,
-        NaiveDateTime,
-        Option<NaiveDateTime>,
-        Option<String>,
-        Option<(String, i32)>,
-        Option<(String, i32)>,
-    );
-    let (freq, hour, day, active, last, last_key, user, group): Row = subscriptions::table
-        .left_join(users::table.on(users::party_id.eq(subscriptions::party_id)))
-        .left_join(group_prefs::table.on(group_prefs::party_id.eq(subscriptions::party_id)))
-        .filter(subscriptions::id.eq(id.0))
-        .select((
-            subscriptions::frequency,
-            subscriptions::hour_of_day,
-            subscriptions::day_of_week,
-            subscriptions::active_since,
-            subscriptions::last_scheduled_at,
-            subscriptions::last_period,
-            (users::timezone, users::week_start).nullable(),
-            (group_prefs::timezone, group_prefs::week_start).nullable(),
-        ))
-        .first(c)
-        .optional()?
-        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
-    let rule = rule_for(
-        Frequency::parse(&freq)?,
-        hour,
-        day,
-        user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
-    )?;
-    let active = resume_at.unwrap_or(active.and_utc());
-    let next = match last.map(|l| l.and_utc()) {
-        Some(l) if l >= active => {
-            let mut p = rule.first_after(l);
-            while !is_after_last(&rule, &p, last, last_key.as_deref()) {
-                p = rule.first_after(p.scheduled);
-            }
-            p.scheduled
-        }
-        _ => first_due(&rule, active),
-    };
-    diesel::update(subscriptions::table.find(id.0))
-        .set((
-            subscriptions::active_since.eq(active.naive_utc()),
-            subscriptions::next_due_at.eq(Some(next.naive_utc())),
-        ))
-        .execute(c)?;
-    Ok(())
 }
