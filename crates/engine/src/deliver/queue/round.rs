@@ -7,11 +7,8 @@
 //! it on other threads while this one expands and claims the next round
 //! and writes outcomes. A pass's first round is small so that sending
 //! starts early; each next one is twice as large, up to [`ROUND`].
-//!
-//! Longer than 500 lines on purpose: a round's steps share one claimed
-//! set and one connection, and its statements are tuned together on both
-//! back ends (`docs/benchmarks.md`); split, the order they must run in
-//! would no longer read top to bottom.
+//! Claiming ([`claim`]) and reading a claimed round ([`read`]) are
+//! modules of their own.
 
 use std::collections::HashMap;
 use std::sync::Arc;
