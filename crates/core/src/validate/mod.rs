@@ -1,9 +1,7 @@
 //! Validators for everything a person or another system hands us. Each
 //! returns the normalised value or an [`Invalid`] with a one-line
 //! message naming the field; none of them touches storage.
-//!
-//! Longer than 500 lines on purpose: about 340 lines of validators, the
-//! rest their hostile-input tests, which belong beside the rules they hold.
+//! Their hostile-input tests are in `validate/tests.rs`.
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
