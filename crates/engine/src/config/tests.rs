@@ -319,10 +319,6 @@ fn errors_name_the_file_line_setting_and_an_example() {
             "digestd.toml:2:13: [xmpp] transport \"Xmpp\\\\r\\\\nX\" is not one of dir, xmpp",
         ),
         (
-            "[email]\ntransport = 25\n",
-            "digestd.toml:2:13: [email] transport must be text in double quotes, e.g. transport = \"dir\"",
-        ),
-        (
             "[http]\nlisten = 8080\n",
             "digestd.toml:2:10: [http] listen must be text in double quotes, e.g. listen = \"127.0.0.1:8080\"",
         ),
