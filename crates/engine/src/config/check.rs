@@ -23,6 +23,22 @@ impl Config {
         if let Err(e) = self.schedule.cron() {
             return Err(Error::invalid(format!("config: {e}")));
         }
+        self.check_http()?;
+        if !(1..=8760).contains(&self.signup.expiry_hours) {
+            return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
+        }
+        self.check_schedule()?;
+        self.check_digest()?;
+        self.ops.check()?;
+        if self.queue.journal_dir.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "config: queue.journal_dir must be a path (or empty for the default)",
+            ));
+        }
+        self.check_record()
+    }
+
+    fn check_http(&self) -> Result<()> {
         if self.http.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(Error::invalid(format!(
                 "config: http.listen {:?} is not host:port (e.g. 127.0.0.1:8080)",
@@ -31,9 +47,6 @@ impl Config {
         }
         if let Err(e) = crate::validate::ip_nets(&self.http.trusted_proxies) {
             return Err(Error::invalid(format!("config: http.trusted_proxies: {e}")));
-        }
-        if !(1..=8760).contains(&self.signup.expiry_hours) {
-            return Err(Error::invalid("config: signup.expiry_hours must be 1-8760"));
         }
         if self.http.max_body_bytes < 1024 {
             return Err(Error::invalid(
@@ -61,6 +74,10 @@ impl Config {
             ));
         }
         self.http.check_limits()?;
+        Ok(())
+    }
+
+    fn check_schedule(&self) -> Result<()> {
         if self.schedule.lease_seconds < 10 {
             return Err(Error::invalid(
                 "config: schedule.lease_seconds must be at least 10",
@@ -85,13 +102,10 @@ impl Config {
                 TICK_CHUNKS.end()
             )));
         }
-        self.check_digest()?;
-        self.ops.check()?;
-        if self.queue.journal_dir.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "config: queue.journal_dir must be a path (or empty for the default)",
-            ));
-        }
+        Ok(())
+    }
+
+    fn check_record(&self) -> Result<()> {
         if self.record.batch_size == 0 {
             return Err(Error::invalid(
                 "config: record.batch_size must be at least 1",
