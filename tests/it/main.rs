@@ -70,6 +70,7 @@ mod serve_shared;
 mod sms;
 mod smtp_tls;
 mod startup;
+mod status_words;
 mod storage_checkpoint;
 mod storage_modlog;
 mod storage_parties_items;
