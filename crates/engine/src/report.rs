@@ -105,6 +105,70 @@ fn utc(t: NaiveDateTime) -> DateTime<Utc> {
 pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
     let since = now - Duration::hours(24);
     let (since_n, now_n) = (since.naive_utc(), now.naive_utc());
+    let digests = digest_counts(conn, since_n, now_n)?;
+    let bounces: Vec<(bool, i64)> = email_bounces::table
+        .filter(email_bounces::received_at.gt(since_n))
+        .group_by(email_bounces::hard)
+        .select((email_bounces::hard, count_star()))
+        .load(conn)?;
+    let bounced = |hard: bool| bounces.iter().filter(|b| b.0 == hard).map(|b| b.1).sum();
+    let addresses_disabled: i64 = contact_points::table
+        .filter(contact_points::disabled.eq(true))
+        .filter(
+            contact_points::id.eq_any(
+                email_bounces::table
+                    .filter(email_bounces::received_at.gt(since_n))
+                    .select(email_bounces::contact_point_id),
+            ),
+        )
+        .count()
+        .get_result(conn)?;
+    let retries_pending: i64 = nt_queue::table
+        .inner_join(nt_requests::table)
+        .filter(nt_requests::status.eq(RequestStatus::Sending.as_str()))
+        .filter(nt_queue::is_successful.eq(false))
+        .filter(nt_queue::gave_up.eq(false))
+        .filter(nt_queue::retry_count.gt(0))
+        .count()
+        .get_result(conn)?;
+    let leases: Vec<LeaseRow> = nt_job::table
+        .select((nt_job::job_name, nt_job::owner, nt_job::last_run_date))
+        .order(nt_job::job_name)
+        .load::<(String, Option<String>, Option<NaiveDateTime>)>(conn)?
+        .into_iter()
+        .map(|(job, holder, last)| LeaseRow {
+            job,
+            holder,
+            last_run: last.map(utc),
+        })
+        .collect();
+    let latest_tick = leases
+        .iter()
+        .find(|l| l.job == TICK_JOB)
+        .and_then(|l| l.last_run);
+    Ok(Report {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        at: now,
+        since,
+        digests,
+        bounces_hard: bounced(true),
+        bounces_soft: bounced(false),
+        addresses_disabled,
+        retries_pending,
+        oldest_unfinished: oldest_unfinished(conn)?,
+        latest_tick,
+        latest_run: latest_run(conn, since_n)?,
+        leases,
+    })
+}
+
+/// Per channel and frequency, the digests due, posted, empty, sent and
+/// failed in `(since, now]`.
+fn digest_counts(
+    conn: &mut DbConn,
+    since_n: NaiveDateTime,
+    now_n: NaiveDateTime,
+) -> Result<BTreeMap<String, BTreeMap<String, DigestCounts>>> {
     let mut digests: BTreeMap<String, BTreeMap<String, DigestCounts>> = BTreeMap::new();
     let runs: Vec<(String, String, Option<i64>)> = subscription_runs::table
         .inner_join(subscriptions::table)
@@ -159,32 +223,12 @@ pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
             false => d.failed += 1,
         }
     }
-    let bounces: Vec<(bool, i64)> = email_bounces::table
-        .filter(email_bounces::received_at.gt(since_n))
-        .group_by(email_bounces::hard)
-        .select((email_bounces::hard, count_star()))
-        .load(conn)?;
-    let bounced = |hard: bool| bounces.iter().filter(|b| b.0 == hard).map(|b| b.1).sum();
-    let addresses_disabled: i64 = contact_points::table
-        .filter(contact_points::disabled.eq(true))
-        .filter(
-            contact_points::id.eq_any(
-                email_bounces::table
-                    .filter(email_bounces::received_at.gt(since_n))
-                    .select(email_bounces::contact_point_id),
-            ),
-        )
-        .count()
-        .get_result(conn)?;
-    let retries_pending: i64 = nt_queue::table
-        .inner_join(nt_requests::table)
-        .filter(nt_requests::status.eq(RequestStatus::Sending.as_str()))
-        .filter(nt_queue::is_successful.eq(false))
-        .filter(nt_queue::gave_up.eq(false))
-        .filter(nt_queue::retry_count.gt(0))
-        .count()
-        .get_result(conn)?;
-    let oldest = nt_requests::table
+    Ok(digests)
+}
+
+/// The oldest request not yet finished.
+fn oldest_unfinished(conn: &mut DbConn) -> Result<Option<Oldest>> {
+    Ok(nt_requests::table
         .filter(nt_requests::status.eq_any(RequestStatus::strs(RequestStatus::OPEN)))
         .filter(nt_requests::fulfill_date.is_null())
         .order((
@@ -202,36 +246,7 @@ pub fn read(conn: &mut DbConn, now: DateTime<Utc>) -> Result<Report> {
             request_id: id,
             status,
             requested_at: utc(t),
-        });
-    let leases: Vec<LeaseRow> = nt_job::table
-        .select((nt_job::job_name, nt_job::owner, nt_job::last_run_date))
-        .order(nt_job::job_name)
-        .load::<(String, Option<String>, Option<NaiveDateTime>)>(conn)?
-        .into_iter()
-        .map(|(job, holder, last)| LeaseRow {
-            job,
-            holder,
-            last_run: last.map(utc),
-        })
-        .collect();
-    let latest_tick = leases
-        .iter()
-        .find(|l| l.job == TICK_JOB)
-        .and_then(|l| l.last_run);
-    Ok(Report {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        at: now,
-        since,
-        digests,
-        bounces_hard: bounced(true),
-        bounces_soft: bounced(false),
-        addresses_disabled,
-        retries_pending,
-        oldest_unfinished: oldest,
-        latest_tick,
-        latest_run: latest_run(conn, since_n)?,
-        leases,
-    })
+        }))
 }
 
 /// Of the digests delivered in the 24 hours since `since`, the latest due
