@@ -5,8 +5,8 @@
 //!   can never be accepted as it is.
 //! - [`clock`], [`ids`]: injected time, typed ids.
 //! - [`validate`]: every input validator (text, names, addresses, zones, instants).
-//! - [`text`]: one-line folding, the sender mailbox, SMS segment arithmetic,
-//!   URLs with their password hidden, MACs under the site secret.
+//! - [`text`]: one-line folding, hex, SMS segment arithmetic, URLs with
+//!   their password hidden, HMAC-SHA256 for the MACs under the site secret.
 //! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
 #![forbid(unsafe_code)]
 
