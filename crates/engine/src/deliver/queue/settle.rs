@@ -78,11 +78,33 @@ struct RowUpdate {
 
 pub(super) fn write_outcomes(
     c: &mut DbConn,
-    (retry_base, retry_cap): (chrono::Duration, chrono::Duration),
+    retry: (chrono::Duration, chrono::Duration),
     settles: &[Settle],
     now: DateTime<Utc>,
     report: &mut PassReport,
 ) -> Result<()> {
+    let now_n = now.naive_utc();
+    let ups = row_updates(retry, settles, now, report)?;
+    write_rows(c, &ups, now_n)?;
+    // A message to an address (a sign-up's confirm link) is kept no
+    // longer than it is needed.
+    let to_address: Vec<i64> = ups
+        .iter()
+        .filter(|u| u.party_to < 0 && (u.is_successful || u.gave_up))
+        .map(|u| u.request_id)
+        .collect();
+    super::address::scrub_in(c, &to_address)?;
+    finish_requests(c, &ups, now, report)
+}
+
+/// Each settled row's update: delivered, retried after its backoff, or
+/// given up; counted in `report`, and each failure logged once.
+fn row_updates(
+    (retry_base, retry_cap): (chrono::Duration, chrono::Duration),
+    settles: &[Settle],
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<Vec<RowUpdate>> {
     let now_n = now.naive_utc();
     let mut ups = Vec::new();
     for s in settles {
@@ -157,20 +179,21 @@ pub(super) fn write_outcomes(
             ups.push(u);
         }
     }
-    write_rows(c, &ups, now_n)?;
-    // A message to an address (a sign-up's confirm link) is kept no
-    // longer than it is needed.
-    let to_address: Vec<i64> = ups
-        .iter()
-        .filter(|u| u.party_to < 0 && (u.is_successful || u.gave_up))
-        .map(|u| u.request_id)
-        .collect();
-    super::address::scrub_in(c, &to_address)?;
+    Ok(ups)
+}
+
+/// Moves on the requests whose last open rows `ups` settled.
+fn finish_requests(
+    c: &mut DbConn,
+    ups: &[RowUpdate],
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<()> {
     // The requests whose last row this was are final now. A request whose
     // rows are all here gets its status from them; one with a row still
     // open is not final; the others are counted in the database.
     let mut here: BTreeMap<i64, (usize, usize, bool, Option<usize>)> = BTreeMap::new();
-    for u in &ups {
+    for u in ups {
         let e = here
             .entry(u.request_id)
             .or_insert((0, 0, false, u.rows_of_request));
