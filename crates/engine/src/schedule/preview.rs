@@ -17,7 +17,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
-use super::period::Period;
+use super::period::{Period, Rule};
 use super::tick::{rule_for, DueRun};
 use crate::db::schema::{group_prefs, parties, subscription_runs, subscriptions, users};
 use crate::db::DbConn;
@@ -103,29 +103,15 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
     )?;
     let active = active.and_utc();
-    let last_end = last_end.map(|e| e.and_utc());
     let period = rule.latest_at_or_before(at);
-    let following = rule.first_after(period.scheduled).scheduled;
-    let (start, end) = match kind {
-        Kind::Modification => {
-            let start = match last_end {
-                Some(e) if e <= at => e,
-                Some(_) => {
-                    rule.latest_at_or_before(period.scheduled - chrono::Duration::microseconds(1))
-                        .scheduled
-                }
-                None => active,
-            };
-            (start, at)
-        }
-        Kind::Forward => {
-            let start = match last_end {
-                Some(e) if e < following && e < period.scheduled => e,
-                _ => period.scheduled,
-            };
-            (start, following)
-        }
-    };
+    let (start, end) = window(
+        &rule,
+        kind,
+        &period,
+        at,
+        last_end.map(|e| e.and_utc()),
+        active,
+    );
     let window_start = start.max(active).min(end);
     // What a tick now would read: from the last cut to where the log can
     // be cut now.
@@ -155,6 +141,41 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         },
         paused,
     })
+}
+
+/// The bounds of the window a tick at `at` would give `period`: a
+/// modification window from the last one's end (or the period before, or
+/// `active`) to `at`; a forward one from the period (or the last end) to
+/// the next period.
+fn window(
+    rule: &Rule,
+    kind: Kind,
+    period: &Period,
+    at: DateTime<Utc>,
+    last_end: Option<DateTime<Utc>>,
+    active: DateTime<Utc>,
+) -> (DateTime<Utc>, DateTime<Utc>) {
+    let following = rule.first_after(period.scheduled).scheduled;
+    match kind {
+        Kind::Modification => {
+            let start = match last_end {
+                Some(e) if e <= at => e,
+                Some(_) => {
+                    rule.latest_at_or_before(period.scheduled - chrono::Duration::microseconds(1))
+                        .scheduled
+                }
+                None => active,
+            };
+            (start, at)
+        }
+        Kind::Forward => {
+            let start = match last_end {
+                Some(e) if e < following && e < period.scheduled => e,
+                _ => period.scheduled,
+            };
+            (start, following)
+        }
+    }
 }
 
 /// The run subscription `id` had for period `period`: the one a tick
