@@ -113,19 +113,16 @@ impl FeedCache {
         }
         if let Ok(body) = &out {
             if rendered_here {
-                self.keep(key, body.clone(), &landing.flight);
+                self.keep(key, body.clone());
             }
         }
         out
     }
 
-    /// Keeps `body` under `key` and lands its flight: readers from now on
-    /// hit the map, the ones already waiting read the flight.
-    fn keep(&self, key: &str, body: Bytes, flight: &Flight) {
+    /// Keeps `body` under `key`: readers from now on hit the map, the ones
+    /// already waiting read the flight, which its [`Landing`] takes out.
+    fn keep(&self, key: &str, body: Bytes) {
         let mut g = self.locked();
-        if g.flights.get(key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
-            g.flights.remove(key);
-        }
         if body.len() > self.max_bytes / 8 {
             return;
         }
@@ -210,6 +207,16 @@ mod tests {
     #[tokio::test]
     async fn a_failed_or_abandoned_render_leaves_no_flight() {
         let c = FeedCache::new(1 << 10);
+        // Kept, or too large to keep: either way its flight lands.
+        for (key, body) in [("kept", "x".to_string()), ("big", "x".repeat(1 << 10))] {
+            let got = c.get_or_render(key, || async { Ok(body.clone()) }).await;
+            assert_eq!(got.ok().as_deref(), Some(body.as_bytes()));
+            assert!(
+                c.locked().flights.is_empty(),
+                "{key}: a landed render's flight"
+            );
+        }
+        assert_eq!(c.stats().entries, 1, "only the small one is kept");
         let failed = c
             .get_or_render("gone|1", || async {
                 Err(crate::http::error::ApiError::internal())
@@ -224,7 +231,7 @@ mod tests {
             c.locked().flights.is_empty(),
             "an abandoned render's flight"
         );
-        assert_eq!(c.stats().entries, 0);
+        assert_eq!(c.stats().entries, 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
