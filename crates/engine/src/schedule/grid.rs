@@ -283,8 +283,13 @@ impl WeekGrid {
             r#"<text x="6" y="{}" fill="rgb(80,80,80)">day</text>"#,
             top - 8
         );
-        // Legend: the scale, then the empty-run dot.
-        let ly = grid_bottom + 34;
+        self.legend(&mut s, left, grid_bottom + 34, max, label);
+        s
+    }
+
+    /// The legend below the grid, from `ly` down: the colour scale up to
+    /// `max`, the empty-run dot, the peak.
+    fn legend(&self, s: &mut String, left: usize, ly: usize, max: usize, label: &str) {
         let _ = write!(
             s,
             r#"<g class="legend"><text x="{left}" y="{}">digests per hour:</text>"#,
@@ -316,7 +321,6 @@ impl WeekGrid {
             ly + 62,
             xml_escape(&self.peak_line()),
         );
-        s
     }
 }
 
