@@ -10,6 +10,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::common::source::rust_files;
+
 /// Every crate of the workspace, lowest first, with every top-level module
 /// of its `src/`, lowest first.
 const CRATES: &[(&str, &[&str])] = &[
@@ -58,16 +60,6 @@ fn rank(k: usize, name: &str) -> Option<(usize, usize)> {
     (0..=k)
         .rev()
         .find_map(|c| CRATES[c].1.iter().position(|m| *m == name).map(|i| (c, i)))
-}
-
-fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        for e in std::fs::read_dir(p).unwrap() {
-            rust_files(&e.unwrap().path(), out);
-        }
-    } else if p.extension().is_some_and(|x| x == "rs") {
-        out.push(p.to_path_buf());
-    }
 }
 
 /// The top-level modules a piece of source names through `crate::`, as
@@ -126,11 +118,12 @@ fn every_module_imports_only_modules_below_it() {
         );
 
         for (i, top) in layers.iter().enumerate() {
-            let mut files = Vec::new();
             let dir = src(krate).join(top);
-            if dir.is_dir() {
-                rust_files(&dir, &mut files);
-            }
+            let mut files = if dir.is_dir() {
+                rust_files(&dir)
+            } else {
+                Vec::new()
+            };
             // `top.rs`, alone or beside its directory of submodules.
             let file = src(krate).join(format!("{top}.rs"));
             if file.is_file() {

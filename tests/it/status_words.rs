@@ -5,19 +5,11 @@
 //! no compiler would say so.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use digestd::db::states::RequestStatus;
 
-fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        for e in std::fs::read_dir(p).unwrap() {
-            rust_files(&e.unwrap().path(), out);
-        }
-    } else if p.extension().is_some_and(|x| x == "rs") {
-        out.push(p.to_path_buf());
-    }
-}
+use crate::common::source::rust_files;
 
 /// The quoted words `code` compares a status with or sets it to
 /// (`status = 'x'`, `status <> 'x'`, `status IN ('x', 'y')`, and the
@@ -86,8 +78,7 @@ fn the_status_reader_sees_every_form() {
 #[test]
 fn every_status_the_queues_sql_names_is_a_request_status() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/src/deliver");
-    let mut files = Vec::new();
-    rust_files(&dir, &mut files);
+    let files = rust_files(&dir);
     let known: BTreeSet<&str> = RequestStatus::ALL.iter().map(|s| s.as_str()).collect();
     let (mut seen, mut unknown) = (0, Vec::new());
     for f in files {

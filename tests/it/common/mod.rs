@@ -21,6 +21,7 @@ pub mod prosody;
 pub mod signup;
 pub mod smtp;
 pub mod smtp_tls;
+pub mod source;
 pub mod storage;
 pub mod web;
 
