@@ -55,6 +55,7 @@ mod http_pages_signup_limits;
 mod http_pages_unsubscribe;
 mod http_server;
 mod import;
+mod large_windows;
 mod late_changes;
 mod layers;
 mod lease;

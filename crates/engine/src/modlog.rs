@@ -53,12 +53,14 @@ mod cut;
 mod page;
 mod purge;
 mod read;
+mod stream;
 use cut::write_position;
 pub use cut::{cut, start_cut, Cut, LogPos, Span};
 pub use page::{changed_items, find_items_in_window};
 pub use purge::{forget_collection_in_tx, purge, Purged};
-pub use read::{find_in_span, find_in_window};
+pub use read::{find_in_span, find_in_span_upto, find_in_window};
 use read::{with_values, Row};
+pub use stream::stream_span;
 
 /// What happened to an item, as the Cosmo proposal lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -92,42 +92,8 @@ fn sort_changes(v: &mut [Arc<ItemChange>]) {
     v.sort_by_key(|c| (c.first_at, c.first_id));
 }
 
-/// [`collapse`] of `mods` without `me`'s modifications, given `all`, their
-/// collapse with everyone's: only the items `me` changed are collapsed
-/// again; every other item's net change is `all`'s, as its modifications
-/// are the same either way. The same list as `collapse(mods, Some(me))`,
-/// for a fraction of its work when `me` touched a few of many items: the
-/// other items' changes are shared with `all`, not copied.
-pub fn collapse_without(
-    mods: &[Modification],
-    all: &[Arc<ItemChange>],
-    me: PartyId,
-) -> Result<Changes> {
-    // Sorted, to be searched: a recipient touches a few items of a window.
-    let mut touched: Vec<&str> = mods
-        .iter()
-        .filter(|m| m.actor == Some(me))
-        .map(|m| m.item_uuid.as_str())
-        .collect();
-    touched.sort_unstable();
-    touched.dedup();
-    let is_touched = |uuid: &str| touched.binary_search(&uuid).is_ok();
-    let mut out: Vec<Arc<ItemChange>> = all
-        .iter()
-        .filter(|c| !is_touched(&c.item_uuid))
-        .cloned()
-        .collect();
-    for item in by_item(mods).filter(|m| is_touched(&m[0].item_uuid)) {
-        let own: Vec<&Modification> = item.iter().filter(|m| m.actor != Some(me)).collect();
-        if let Some(c) = collapse_item(&own)? {
-            out.push(Arc::new(c));
-        }
-    }
-    sort_changes(&mut out);
-    Ok(out)
-}
-
-fn collapse_item(mods: &[&Modification]) -> Result<Option<ItemChange>> {
+/// One item's net change over a window: its modifications in order.
+pub(super) fn collapse_item(mods: &[&Modification]) -> Result<Option<ItemChange>> {
     let (Some(first), Some(last)) = (mods.first(), mods.last()) else {
         return Ok(None);
     };

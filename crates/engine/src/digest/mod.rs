@@ -27,6 +27,7 @@
 pub mod compose;
 mod handoff;
 pub mod link;
+pub mod listed;
 mod names;
 pub mod post;
 pub mod preview;

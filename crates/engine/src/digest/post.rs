@@ -30,7 +30,9 @@ use super::names::Names;
 use super::readers::read_parts;
 use super::render::{self, Content, Parts, Rendered};
 use super::store::BodyRef;
-use super::window::{read_windows, Excluders, Window, WindowChanges};
+use super::window::{
+    read_window, read_windows, Excluders, Reading, Window, WindowChanges, READ_WHOLE,
+};
 use super::words::Style;
 use super::workers::{Planned, Source};
 use crate::config::{DigestConfig, EmailConfig};
@@ -47,15 +49,14 @@ use crate::parties::SYSTEM_PARTY;
 /// Shared bodies and upcoming lists kept in their caches before they are
 /// emptied.
 const CACHE_WINDOWS: usize = 4_096;
-/// Windows of the log kept before the cache is emptied, and the
-/// modifications they may hold in all (a few hundred bytes each, read and
-/// collapsed). Sized for every window of one tick: a tick's runs come in
+/// Windows of the log kept before the cache is emptied, and the changes
+/// they may keep in all (a few hundred bytes each). Sized for every window of one tick: a tick's runs come in
 /// subscription order, not by collection, so a cache smaller than the
 /// tick's windows is emptied and its windows read again several times
 /// over (`bench burst`: 5,000 collections, about five reads each with
 /// room for 4,096 windows).
 const CACHE_LOG_WINDOWS: usize = 65_536;
-const CACHE_LOG_MODS: usize = 250_000;
+const CACHE_LOG_CHANGES: usize = 250_000;
 /// Recipients read in one query at most; when a chunk's are spread over
 /// connections, each query reads at least a quarter as many.
 const RECIPIENTS_READ: usize = 10_000;
@@ -94,7 +95,7 @@ pub struct Composer {
     pub(super) collections: Arc<IdMap<CollectionId, String>>,
     changes: HashMap<Window, Arc<WindowChanges>>,
     /// Modifications read for the windows in `changes`.
-    changes_mods: usize,
+    changes_kept: usize,
     /// Who leaves their own changes out, per window of the chunk being
     /// handed off: what a window read for it keeps of its log.
     pub(super) excluders: Option<Excluders>,
@@ -120,6 +121,12 @@ pub struct Composer {
     /// (in [`Composer::draft_all`], which writes nothing, the tick's
     /// thread is one of them: 1 is this one alone).
     pub workers: usize,
+    /// Modifications a window of the log may hold to be read whole; one
+    /// with more is streamed, one item at a time ([`READ_WHOLE`]; tests
+    /// set fewer).
+    pub read_whole: usize,
+    /// Windows streamed so far.
+    pub streamed: usize,
     /// Attempts before a digest is given up, from `[email] max_retries`.
     pub(super) max_retries: i32,
     /// A pool to read a batch's windows through on more than one
@@ -145,7 +152,7 @@ impl Composer {
             names_loaded: HashSet::new(),
             collections: Arc::default(),
             changes: HashMap::new(),
-            changes_mods: 0,
+            changes_kept: 0,
             excluders: None,
             bodies: HashMap::new(),
             stored: HashMap::new(),
@@ -153,6 +160,8 @@ impl Composer {
             share_bodies: true,
             workers: 1,
             readers: None,
+            read_whole: READ_WHOLE,
+            streamed: 0,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
             link: None,
@@ -286,7 +295,7 @@ impl Composer {
     fn trim_caches(&mut self) {
         // Twice the budget: `preload_windows` keeps to it before reading a
         // batch's windows, which must not be dropped while it is planned.
-        if self.changes.len() > CACHE_LOG_WINDOWS || self.changes_mods > 2 * CACHE_LOG_MODS {
+        if self.changes.len() > CACHE_LOG_WINDOWS || self.changes_kept > 2 * CACHE_LOG_CHANGES {
             self.clear_windows();
         }
         if self.upcoming.len() > CACHE_WINDOWS {
@@ -315,13 +324,19 @@ impl Composer {
         let colls = colls.as_ref().map(|a| &a[..]);
         Ok(match run.kind {
             Kind::Modification => {
-                let read_log = |c: &mut DbConn| modlog::find_in_span(c, colls, &run.span());
+                let how = self.reading();
+                // Read for the chunk's excluders, or (a run on its own) for
+                // this recipient when they leave their own changes out.
+                let me = (!run.include_own).then_some(run.party);
+                let alone = me.map(|p| HashSet::from([p]));
                 let w = match self.changes.get(&key) {
                     Some(w) => w.clone(),
                     None => {
-                        let mods = read_log(c)?;
-                        let ex = self.excluders.as_ref().and_then(|e| e.get(&key));
-                        let w = WindowChanges::of(mods, ex)?;
+                        let ex = match &self.excluders {
+                            Some(e) => e.get(&key),
+                            None => alone.as_ref(),
+                        };
+                        let w = read_window(c, run.collection, &run.span(), how, ex)?;
                         self.keep_window(key.clone(), w.clone());
                         w
                     }
@@ -329,17 +344,19 @@ impl Composer {
                 // Most subscribers made none of the window's changes: they
                 // share the one collapse; the others get their own, whose
                 // names (a subset of the window's actors) are loaded here.
-                match (!run.include_own).then_some(run.party) {
+                match me {
                     Some(me) if w.actors.contains(&me) => {
                         // Read for another chunk, without what `me` needs.
                         let w = if w.covers(me) {
                             w
                         } else {
-                            let mods = read_log(c)?;
+                            let mut ex = w.read_for().clone();
+                            ex.insert(me);
                             tracing::debug!(party = %me, "a window read again for its own collapse");
-                            let whole = w.with_every_mod(mods);
-                            self.keep_window(key.clone(), whole.clone());
-                            whole
+                            let again =
+                                read_window(c, run.collection, &run.span(), how, Some(&ex))?;
+                            self.keep_window(key.clone(), again.clone());
+                            again
                         };
                         if !self.names_loaded.contains(&key) {
                             let actors: Vec<PartyId> = w.actors.iter().copied().collect();
@@ -464,15 +481,26 @@ impl Composer {
     }
 
     fn keep_window(&mut self, key: Window, w: Arc<WindowChanges>) {
-        self.changes_mods += w.read;
+        self.changes_kept += w.kept;
+        self.streamed += usize::from(w.streamed);
         if let Some(old) = self.changes.insert(key, w) {
-            self.changes_mods -= old.read;
+            self.changes_kept -= old.kept;
+        }
+    }
+
+    /// How windows are read: enough of their changes kept for every line
+    /// a digest shows, and for the lines of a recipient whose own changes,
+    /// left out, take some of them away.
+    pub(super) fn reading(&self) -> Reading {
+        Reading {
+            cap: self.cfg.max_items.saturating_mul(2).max(100),
+            read_whole: self.read_whole,
         }
     }
 
     fn clear_windows(&mut self) {
         self.changes.clear();
-        self.changes_mods = 0;
+        self.changes_kept = 0;
     }
 
     /// Reads the log's windows of `batch`'s modification digests of one
@@ -496,7 +524,7 @@ impl Composer {
             return Ok(());
         }
         // Room for them all, so none is emptied out before it is used.
-        if self.changes.len() + n > CACHE_LOG_WINDOWS || self.changes_mods > CACHE_LOG_MODS {
+        if self.changes.len() + n > CACHE_LOG_WINDOWS || self.changes_kept > CACHE_LOG_CHANGES {
             self.clear_windows();
         }
         // Parts small enough to spread over the readers, each one query
@@ -506,8 +534,8 @@ impl Composer {
         for (bounds, colls) in &want {
             parts.extend(colls.chunks(per).map(|p| (bounds.clone(), p)));
         }
-        let ex = self.excluders.as_ref();
-        for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts, ex)? {
+        let (ex, how) = (self.excluders.as_ref(), self.reading());
+        for (key, w) in read_windows(c, self.readers.as_ref(), self.workers, &parts, how, ex)? {
             self.keep_window(key, w);
         }
         Ok(())
@@ -525,7 +553,7 @@ impl Composer {
         for run in batch {
             if let (Source::Ready(Content::Changes(v)), _) = self.source(c, run)? {
                 if seen.insert(Arc::as_ptr(&v)) {
-                    for ch in v.iter().take(self.cfg.max_items) {
+                    for ch in v.items.iter().take(self.cfg.max_items) {
                         actors.extend(ch.actors.iter().copied());
                     }
                     kept.push(v);
@@ -541,7 +569,7 @@ impl Composer {
         let mut actors = Vec::new();
         if let Content::Changes(v) = content {
             // Names only for the lines shown.
-            for ch in v.iter().take(self.cfg.max_items) {
+            for ch in v.items.iter().take(self.cfg.max_items) {
                 actors.extend(ch.actors.iter().copied());
             }
         }
@@ -566,7 +594,10 @@ impl Composer {
         };
         let any_missing = run.collection.into_iter().any(&mut missing)
             || match content {
-                Content::Changes(v) => v.iter().any(|ch| missing(ch.collection)),
+                Content::Changes(v) => {
+                    v.items.iter().any(|ch| missing(ch.collection))
+                        || v.rest_collections.iter().any(|c| missing(*c))
+                }
                 Content::Upcoming(v) => v.iter().any(|u| missing(u.collection)),
             };
         if any_missing {

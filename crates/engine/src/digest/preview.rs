@@ -4,8 +4,9 @@
 //! [`crate::schedule::preview_run`]; this only reads.
 //!
 //! [`whole`]: the digest a subscription got (or is getting) for a period,
-//! with every item, not capped at `digest.max_items`: what the "and N
-//! more" link opens. The window is the one the tick recorded.
+//! with up to [`WHOLE_MAX_ITEMS`] items, not capped at `digest.max_items`:
+//! what the "and N more" link opens. The window is the one the tick
+//! recorded.
 
 use chrono::{DateTime, Utc};
 
@@ -58,7 +59,11 @@ pub fn preview(
     })
 }
 
-/// A period's whole digest, every item, in its recipient's style.
+/// Items the whole digest's page lists at most; the rest it counts.
+pub const WHOLE_MAX_ITEMS: usize = 10_000;
+
+/// A period's whole digest in its recipient's style: every item, or the
+/// first [`WHOLE_MAX_ITEMS`].
 pub struct Whole {
     pub subject: String,
     pub sections: Vec<Section>,
@@ -66,11 +71,13 @@ pub struct Whole {
     pub tz: String,
     /// Items in it.
     pub items: usize,
+    /// Items in it not listed.
+    pub more: usize,
 }
 
-/// Subscription `id`'s digest of `period`, every item; `None` when the
-/// subscription is unknown or has no such period (see
-/// [`schedule::past_run`]). Reads only.
+/// Subscription `id`'s digest of `period`, up to [`WHOLE_MAX_ITEMS`]
+/// items; `None` when the subscription is unknown or has no such period
+/// (see [`schedule::past_run`]). Reads only.
 pub fn whole(
     c: &mut DbConn,
     digest: &DigestConfig,
@@ -83,7 +90,7 @@ pub fn whole(
         return Ok(None);
     };
     let uncapped = DigestConfig {
-        max_items: usize::MAX,
+        max_items: WHOLE_MAX_ITEMS,
         ..digest.clone()
     };
     let mut composer = Composer::new(&uncapped, email)?;
@@ -96,5 +103,6 @@ pub fn whole(
         sections: body.sections,
         tz: r.tz.name().to_string(),
         items: content.len(),
+        more: body.more,
     }))
 }

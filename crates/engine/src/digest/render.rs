@@ -11,7 +11,8 @@ use askama::filters::{Escaper, Html};
 use askama::Template;
 use chrono::{DateTime, Utc};
 
-use super::compose::{Changes, Upcoming};
+use super::compose::Upcoming;
+use super::listed::Listed;
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId};
@@ -25,11 +26,13 @@ use crate::text::one_line;
 /// so their digests hold the same list.
 #[derive(Debug, Clone)]
 pub enum Content {
-    Changes(Arc<Changes>),
+    /// Net changes: the first ones, and how many more.
+    Changes(Arc<Listed>),
     Upcoming(Arc<Vec<Upcoming>>),
 }
 
 impl Content {
+    /// Items in all, shown or not.
     pub fn len(&self) -> usize {
         match self {
             Content::Changes(v) => v.len(),
@@ -49,10 +52,26 @@ impl Content {
         }
     }
 
+    /// Items held, the first of [`Content::len`].
+    fn held(&self) -> usize {
+        match self {
+            Content::Changes(v) => v.items.len(),
+            Content::Upcoming(v) => v.len(),
+        }
+    }
+
     fn collection_of(&self, i: usize) -> CollectionId {
         match self {
-            Content::Changes(v) => v[i].collection,
+            Content::Changes(v) => v.items[i].collection,
             Content::Upcoming(v) => v[i].collection,
+        }
+    }
+
+    /// The collections of the items not held, in order.
+    fn rest_collections(&self) -> &[CollectionId] {
+        match self {
+            Content::Changes(v) => &v.rest_collections,
+            Content::Upcoming(_) => &[],
         }
     }
 }
@@ -182,12 +201,12 @@ struct Chat<'a> {
 /// Builds the body: sections per collection in order of first appearance,
 /// capped at `max_items` lines in all, and the subject.
 pub fn body(content: &Content, f: &Frame) -> Body {
-    let shown = content.len().min(f.max_items.max(1));
+    let shown = content.held().min(f.max_items.max(1));
     let mut sections: Vec<(CollectionId, Section)> = Vec::new();
     let mut colls_in_content: Vec<CollectionId> = Vec::new();
     // The names of a line's actors, written afresh for each line.
     let mut who = String::new();
-    for i in 0..content.len() {
+    for i in 0..content.held() {
         let coll = content.collection_of(i);
         if !colls_in_content.contains(&coll) {
             colls_in_content.push(coll);
@@ -198,13 +217,13 @@ pub fn body(content: &Content, f: &Frame) -> Body {
         let name = (f.collection_name)(coll);
         let line = match content {
             Content::Changes(v) => {
-                let actors = &v[i].actors;
+                let ch = &v.items[i];
                 who.clear();
-                words::push_people(&mut who, actors.len(), |k| (f.party_name)(actors[k]));
-                let line = words::change_line(&f.style, &v[i], &who, &name);
+                words::push_people(&mut who, ch.actors.len(), |k| (f.party_name)(ch.actors[k]));
+                let line = words::change_line(&f.style, ch, &who, &name);
                 // Recorded late: the digest says when it happened.
-                if v[i].first_at < f.window_start {
-                    words::earlier(&f.style, line, v[i].first_at)
+                if ch.first_at < f.window_start {
+                    words::earlier(&f.style, line, ch.first_at)
                 } else {
                     line
                 }
@@ -220,6 +239,11 @@ pub fn body(content: &Content, f: &Frame) -> Body {
                     lines: vec![line],
                 },
             )),
+        }
+    }
+    for c in content.rest_collections() {
+        if !colls_in_content.contains(c) {
+            colls_in_content.push(*c);
         }
     }
     let colls: Vec<Cow<str>> = match f.collection {

@@ -1,22 +1,28 @@
 //! A window of the log as the composer keeps it: read once for every
-//! subscriber of its collection and window, collapsed once for those who
-//! made none of its changes, and with the raw modifications kept only for
-//! the items a subscriber who made changes touched.
+//! subscriber of its collection and window, collapsed once, and held to its
+//! first changes ([`super::listed`]) for everyone and for each subscriber
+//! who made some of its changes and whose subscription leaves their own
+//! out.
 //!
-//! A subscriber who made some of a window's changes, and whose
-//! subscription leaves their own out, gets a collapse of their own
-//! (`compose::collapse_without`), which needs every modification of the
-//! items they touched, and no others. So a window read for a chunk keeps
-//! the modifications of the items touched by the chunk's runs that leave
-//! their own changes out ([`excluders`]), and notes whose they are; a
-//! later run whose recipient is not among them reads the window again
-//! ([`WindowChanges::covers`]). Kept whole, the modifications were most
-//! of the composer's memory: about 100 MiB of `bench compose`'s 300.
+//! Such a subscriber's own collapse differs from everyone's only in the
+//! items they touched: those are collapsed again without their
+//! modifications as the window is read ([`Builder::item`]), and the
+//! subscriber's list is made from the two when their digest is composed
+//! ([`WindowChanges::content_for`]). So the window is read for the
+//! excluders known when it is read (a chunk's: [`excluders`]); a later run
+//! whose recipient is not among them reads it again
+//! ([`WindowChanges::covers`]).
+//!
+//! A window is read whole when it holds at most `read_whole`
+//! modifications ([`READ_WHOLE`] unless a test says otherwise; one query,
+//! and one for their values), else streamed one item at a time
+//! ([`modlog::stream_span`]): either way, item by item into a [`Builder`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::compose::{self, Changes};
+use super::compose;
+use super::listed::{self, Listed, Lister, Own};
 use super::readers::read_parts;
 use crate::db::{Db, DbConn};
 use crate::error::Result;
@@ -24,6 +30,10 @@ use crate::ids::{CollectionId, PartyId};
 use crate::modlog::{self, Modification, Span};
 use crate::schedule::DueRun;
 use crate::subscriptions::Kind;
+
+/// Modifications a window's read holds at once at most: a window with more
+/// is streamed. A few hundred bytes each.
+pub const READ_WHOLE: usize = 50_000;
 
 /// A collection (or all of them) and a window's bounds in time and in the
 /// log.
@@ -45,90 +55,232 @@ pub(super) fn excluders(runs: &[DueRun]) -> Excluders {
     out
 }
 
-/// One window of the log, read once: its collapse for someone who made
-/// none of its changes, who made them, and the modifications some of them
-/// need for their own collapse.
+/// One window of the log, read once: everyone's collapse, the actors, and
+/// the own collapses of the excluders it was read for.
 pub(super) struct WindowChanges {
-    /// Every modification of the items touched by the parties in
-    /// `kept_for`; every modification when that is `None`.
-    pub mods: Vec<Modification>,
-    kept_for: Option<HashSet<PartyId>>,
-    pub all: Arc<Changes>,
+    pub all: Arc<Listed>,
+    own: HashMap<PartyId, Own>,
+    /// Whose own collapse this holds (each of them who made a change).
+    read_for: HashSet<PartyId>,
     pub actors: HashSet<PartyId>,
-    /// Modifications read (the cache's measure of its size).
-    pub read: usize,
+    cap: usize,
+    /// Changes kept (the cache's measure of its size).
+    pub kept: usize,
+    /// It was streamed, too large to read whole.
+    pub streamed: bool,
 }
 
 impl WindowChanges {
-    /// The window of `mods`, keeping those `excluders` (when known) need.
-    pub fn of(
-        mut mods: Vec<Modification>,
-        excluders: Option<&HashSet<PartyId>>,
-    ) -> Result<Arc<WindowChanges>> {
-        let all = Arc::new(compose::collapse(&mods, None)?);
-        let actors: HashSet<PartyId> = mods.iter().filter_map(|m| m.actor).collect();
-        let read = mods.len();
-        let kept_for = excluders.map(|ex| {
-            let kept: HashSet<PartyId> = actors.intersection(ex).copied().collect();
-            let touched: HashSet<String> = mods
-                .iter()
-                .filter(|m| m.actor.is_some_and(|a| kept.contains(&a)))
-                .map(|m| m.item_uuid.clone())
-                .collect();
-            mods.retain(|m| touched.contains(&m.item_uuid));
-            mods.shrink_to_fit();
-            kept
-        });
-        Ok(Arc::new(WindowChanges {
-            mods,
-            kept_for,
-            all,
-            actors,
-            read,
-        }))
-    }
-
     /// Whether `me`'s own collapse can be made from what is kept.
     pub fn covers(&self, me: PartyId) -> bool {
-        self.kept_for.as_ref().is_none_or(|k| k.contains(&me))
+        self.read_for.contains(&me)
     }
 
-    /// This window with every one of its modifications, `mods` (read
-    /// again), its collapse and actors the same.
-    pub fn with_every_mod(&self, mods: Vec<Modification>) -> Arc<WindowChanges> {
+    /// Who this window holds own collapses for.
+    pub fn read_for(&self) -> &HashSet<PartyId> {
+        &self.read_for
+    }
+
+    /// The window as `me` gets it, their own changes left out (`me` among
+    /// those it was read for).
+    pub fn content_for(&self, me: PartyId) -> Listed {
+        match self.own.get(&me) {
+            Some(own) => listed::without(&self.all, own, self.cap),
+            None => (*self.all).clone(),
+        }
+    }
+}
+
+/// A window read item by item.
+pub(super) struct Builder<'a> {
+    excluders: Option<&'a HashSet<PartyId>>,
+    cap: usize,
+    all: Lister,
+    own: HashMap<PartyId, (Lister, usize)>,
+    actors: HashSet<PartyId>,
+}
+
+impl<'a> Builder<'a> {
+    /// A window of whose changes the first `cap` are kept, with the own
+    /// collapses of `excluders`.
+    pub fn new(cap: usize, excluders: Option<&'a HashSet<PartyId>>) -> Builder<'a> {
+        Builder {
+            excluders,
+            cap,
+            all: Lister::new(cap),
+            own: HashMap::new(),
+            actors: HashSet::new(),
+        }
+    }
+
+    /// Adds one item's modifications, in the log's order.
+    pub fn item(&mut self, mods: &[Modification]) -> Result<()> {
+        let refs: Vec<&Modification> = mods.iter().collect();
+        let all = compose::collapse_item(&refs)?;
+        let mut touched = Vec::new();
+        for a in mods.iter().filter_map(|m| m.actor) {
+            self.actors.insert(a);
+            if self.excluders.is_some_and(|e| e.contains(&a)) && !touched.contains(&a) {
+                touched.push(a);
+            }
+        }
+        for me in &touched {
+            let others: Vec<&Modification> = refs
+                .iter()
+                .copied()
+                .filter(|m| m.actor != Some(*me))
+                .collect();
+            let cap = self.cap;
+            let (mine, in_all) = self.own.entry(*me).or_insert_with(|| (Lister::new(cap), 0));
+            *in_all += usize::from(all.is_some());
+            if let Some(c) = compose::collapse_item(&others)? {
+                mine.push(Arc::new(c), Vec::new());
+            }
+        }
+        if let Some(c) = all {
+            self.all.push(Arc::new(c), touched);
+        }
+        Ok(())
+    }
+
+    /// `mods` in the log's order, item by item.
+    pub fn items(&mut self, mods: &[Modification]) -> Result<()> {
+        for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
+            self.item(item)?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, streamed: bool) -> Arc<WindowChanges> {
+        let all = self.all.finish();
+        let mut touched = all.touched;
+        let own: HashMap<PartyId, Own> = self
+            .own
+            .into_iter()
+            .map(|(p, (mine, touched_in_all))| {
+                let own = Own {
+                    mine: mine.finish().listed,
+                    touched: touched.remove(&p).unwrap_or_default(),
+                    touched_in_all,
+                };
+                (p, own)
+            })
+            .collect();
+        let kept = all.listed.items.len()
+            + own
+                .values()
+                .map(|o| o.mine.items.len() + o.touched.len())
+                .sum::<usize>();
         Arc::new(WindowChanges {
-            read: mods.len(),
-            mods,
-            kept_for: None,
-            all: self.all.clone(),
-            actors: self.actors.clone(),
+            all: Arc::new(all.listed),
+            own,
+            read_for: self.excluders.cloned().unwrap_or_default(),
+            actors: self.actors,
+            cap: self.cap,
+            kept,
+            streamed,
         })
     }
+}
+
+/// How a window is read: its first `cap` changes kept, streamed when it
+/// holds more than `read_whole` modifications.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reading {
+    pub cap: usize,
+    pub read_whole: usize,
+}
+
+/// Window `coll`/`span` (`coll` `None`: every collection) read as `how`
+/// says, with the own collapses of `excluders`.
+pub(super) fn read_window(
+    c: &mut DbConn,
+    coll: Option<CollectionId>,
+    span: &Span,
+    how: Reading,
+    excluders: Option<&HashSet<PartyId>>,
+) -> Result<Arc<WindowChanges>> {
+    let colls = coll.map(|c| [c]);
+    let colls = colls.as_ref().map(|a| &a[..]);
+    let mut b = Builder::new(how.cap, excluders);
+    let streamed = match modlog::find_in_span_upto(c, colls, span, Some(how.read_whole))? {
+        Some(mods) => {
+            b.items(&mods)?;
+            false
+        }
+        None => {
+            tracing::debug!(?coll, "a window too large to read whole, streamed");
+            modlog::stream_span(c, colls, span, &mut |item| b.item(&item))?;
+            true
+        }
+    };
+    Ok(b.finish(streamed))
 }
 
 pub(super) type Part<'a> = (Span, &'a [CollectionId]);
 
 /// The windows of `parts` read and collapsed ([`read_parts`]): a chunk's
-/// first batch reads most of its windows.
+/// first batch reads most of its windows. A part whose windows hold more
+/// than `how.read_whole` modifications in all is streamed, each
+/// collection's items to its own window.
 pub(super) fn read_windows(
     c: &mut DbConn,
     readers: Option<&Db>,
     workers: usize,
     parts: &[Part],
+    how: Reading,
     excluders: Option<&Excluders>,
 ) -> Result<Vec<(Window, Arc<WindowChanges>)>> {
     read_parts(c, readers, workers, parts, |c, (span, part)| {
-        let mut by: HashMap<CollectionId, Vec<Modification>> = HashMap::new();
-        for m in modlog::find_in_span(c, Some(part), span)? {
-            by.entry(m.collection).or_default().push(m);
-        }
-        part.iter()
+        let ex = |coll: &CollectionId| excluders.and_then(|e| e.get(&(Some(*coll), span.clone())));
+        let mut builders: HashMap<CollectionId, Builder> = part
+            .iter()
+            .map(|coll| (*coll, Builder::new(how.cap, ex(coll))))
+            .collect();
+        let mut to_window = |mods: &[Modification]| -> Result<()> {
+            let first = mods[0].collection;
+            if mods.iter().all(|m| m.collection == first) {
+                if let Some(b) = builders.get_mut(&first) {
+                    b.item(mods)?;
+                }
+                return Ok(());
+            }
+            // An item in several of the part's collections: in each, its
+            // modifications there.
+            let mut mods: Vec<Modification> = mods.to_vec();
+            mods.sort_by_key(|m| m.collection);
+            for one in mods.chunk_by(|a, b| a.collection == b.collection) {
+                if let Some(b) = builders.get_mut(&one[0].collection) {
+                    b.item(one)?;
+                }
+            }
+            Ok(())
+        };
+        let streamed = match modlog::find_in_span_upto(c, Some(part), span, Some(how.read_whole))? {
+            Some(mods) => {
+                for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
+                    to_window(item)?;
+                }
+                false
+            }
+            None => {
+                tracing::debug!(
+                    collections = part.len(),
+                    "windows too large to read whole, streamed"
+                );
+                modlog::stream_span(c, Some(part), span, &mut |item| to_window(&item))?;
+                true
+            }
+        };
+        Ok(part
+            .iter()
             .map(|coll| {
-                let key = (Some(*coll), span.clone());
-                let ex = excluders.and_then(|e| e.get(&key));
-                let w = WindowChanges::of(by.remove(coll).unwrap_or_default(), ex)?;
-                Ok((key, w))
+                let w = builders
+                    .remove(coll)
+                    .expect("a builder per collection")
+                    .finish(streamed);
+                ((Some(*coll), span.clone()), w)
             })
-            .collect()
+            .collect())
     })
 }

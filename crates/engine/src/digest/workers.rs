@@ -26,8 +26,8 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::compose;
 use super::link::LinkKey;
+use super::listed::Actors;
 use super::names::NameMap;
 use super::post::{BodyKey, Composer, Recipient};
 use super::render::{self, Content, Frame, Parts};
@@ -53,9 +53,7 @@ impl Source {
     pub fn content(&self) -> Result<Content> {
         Ok(match self {
             Source::Ready(c) => c.clone(),
-            Source::Collapse(w, me) => {
-                Content::Changes(Arc::new(compose::collapse_without(&w.mods, &w.all, *me)?))
-            }
+            Source::Collapse(w, me) => Content::Changes(Arc::new(w.content_for(*me))),
         })
     }
 }
@@ -291,11 +289,8 @@ impl Env {
     /// The sender: the one actor behind every change, else the system.
     fn sender(&self, content: &Content) -> Result<PartyId> {
         if let Content::Changes(v) = content {
-            let mut it = v.iter().flat_map(|ch| ch.actors.iter());
-            if let Some(first) = it.next() {
-                if it.all(|a| a == first) && v.iter().all(|ch| !ch.actors.is_empty()) {
-                    return Ok(*first);
-                }
+            if let Actors::One(a) = v.actors() {
+                return Ok(a);
             }
         }
         self.system

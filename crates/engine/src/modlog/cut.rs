@@ -157,7 +157,7 @@ pub fn start_cut(conn: &mut DbConn, collection: Option<CollectionId>) -> Result<
     let recorded_since = modifications::table
         .filter(modifications::collection_id.eq(coll.0))
         .filter(modifications::log_pos.ge(latest.floor()))
-        .filter(diesel::dsl::not(seen_at(&latest)))
+        .filter(diesel::dsl::not(seen_at!(latest)))
         .select(modifications::id)
         .first::<i64>(conn)
         .optional()?

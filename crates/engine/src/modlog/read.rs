@@ -23,28 +23,71 @@ pub fn find_in_span(
     collections: Option<&[CollectionId]>,
     span: &Span,
 ) -> Result<Vec<Modification>> {
-    let Some((from, to)) = &span.log else {
-        return find_in_window(conn, collections, span.start, span.end);
-    };
-    let recorded = Read::Recorded {
-        from: from.clone(),
-        to: to.clone(),
-        end: span.end,
-    };
-    let mut rows = load_rows(conn, collections, recorded)?;
-    if span.start < span.end && !from.as_str().is_empty() {
-        let ahead = Read::Time {
-            start: span.start,
-            end: span.end,
-            seen_at: Some(from.clone()),
-        };
-        let ahead = load_rows(conn, collections, ahead)?;
+    Ok(find_in_span_upto(conn, collections, span, None)?.unwrap_or_default())
+}
+
+/// [`find_in_span`], or `None` when what was recorded in the span holds
+/// more than `limit` modifications (then nothing else is read: such a
+/// window is streamed, [`super::stream_span`]).
+pub fn find_in_span_upto(
+    conn: &mut DbConn,
+    collections: Option<&[CollectionId]>,
+    span: &Span,
+    limit: Option<usize>,
+) -> Result<Option<Vec<Modification>>> {
+    let (main, ahead) = reads_of(span);
+    let mut rows = load_rows(conn, collections, main, limit.map(|n| n + 1))?;
+    if limit.is_some_and(|n| rows.len() > n) {
+        return Ok(None);
+    }
+    if let Some(ahead) = ahead {
+        let ahead = load_rows(conn, collections, ahead, None)?;
         if !ahead.is_empty() {
             rows.extend(ahead);
             rows.sort_by(|a, b| (&a.4, a.2, a.0).cmp(&(&b.4, b.2, b.0)));
         }
     }
-    with_values(conn, rows)
+    Ok(Some(with_values(conn, rows)?))
+}
+
+/// The reads of `span`: the main one (by position when the span has cuts,
+/// else by time), and for a span with cuts, what was recorded before
+/// `from` but dated in `[start, end)`, which is almost always nothing.
+pub(super) fn reads_of(span: &Span) -> (Read, Option<Read>) {
+    let Some((from, to)) = &span.log else {
+        let main = Read::Time {
+            start: span.start,
+            end: span.end,
+            seen_at: None,
+        };
+        return (main, None);
+    };
+    let main = Read::Recorded {
+        from: from.clone(),
+        to: to.clone(),
+        end: span.end,
+    };
+    let ahead = (span.start < span.end && !from.as_str().is_empty()).then(|| Read::Time {
+        start: span.start,
+        end: span.end,
+        seen_at: Some(from.clone()),
+    });
+    (main, ahead)
+}
+
+/// `ahead` (from [`reads_of`]) with its values, in the log's order.
+pub(super) fn load_ahead(
+    conn: &mut DbConn,
+    collections: Option<&[CollectionId]>,
+    ahead: Option<Read>,
+) -> Result<Vec<Modification>> {
+    match ahead {
+        Some(a) => {
+            let rows = load_rows(conn, collections, a, None)?;
+            with_values(conn, rows)
+        }
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Modifications of the given collections (all collections when `None`)
@@ -56,15 +99,12 @@ pub fn find_in_window(
     start: DateTime<Utc>,
     end: DateTime<Utc>,
 ) -> Result<Vec<Modification>> {
-    let rows = load_rows(
-        conn,
-        collections,
-        Read::Time {
-            start,
-            end,
-            seen_at: None,
-        },
-    )?;
+    let read = Read::Time {
+        start,
+        end,
+        seen_at: None,
+    };
+    let rows = load_rows(conn, collections, read, None)?;
     with_values(conn, rows)
 }
 
@@ -82,7 +122,7 @@ pub(super) type Row = (
 );
 
 /// Which rows [`load_rows`] reads.
-enum Read {
+pub(super) enum Read {
     /// `start <= occurred_at < end`, and seen at the cut when one is set.
     Time {
         start: DateTime<Utc>,
@@ -97,34 +137,105 @@ enum Read {
     },
 }
 
-/// `log_pos` seen at `cut`, as SQL (PostgreSQL; the cut is bound, not
-/// spliced into the statement).
-pub(super) fn seen_at(
-    cut: &Cut,
-) -> Box<
-    dyn diesel::BoxableExpression<
-        modifications::table,
-        crate::db::MultiBackend,
-        SqlType = diesel::sql_types::Bool,
-    >,
-> {
-    Box::new(
+/// `log_pos` seen at `cut`, as SQL for any back end's query (PostgreSQL
+/// only: the cut is bound, not spliced into the statement).
+macro_rules! seen_at {
+    ($cut:expr) => {
         diesel::dsl::sql::<diesel::sql_types::Bool>(
             "pg_visible_in_snapshot(modifications.log_pos::text::xid8, ",
         )
-        .bind::<diesel::sql_types::Text, _>(cut.as_str().to_string())
-        .sql("::pg_snapshot)"),
-    )
+        .bind::<diesel::sql_types::Text, _>($cut.as_str().to_string())
+        .sql("::pg_snapshot)")
+    };
+}
+pub(super) use seen_at;
+
+/// `$q` (a boxed query of `modifications`) narrowed to what `$read`
+/// selects among `$colls` (`$pg`: PostgreSQL). A macro, not a function, so
+/// the multi-back-end read ([`load_rows`]) and the streamed one
+/// (`stream`), whose query is typed for one back end, filter alike.
+macro_rules! filter_read {
+    ($q:expr, $read:expr, $pg:expr, $colls:expr) => {{
+        let mut q = $q;
+        match $read {
+            Read::Time {
+                start,
+                end,
+                seen_at: seen,
+            } => {
+                q = q
+                    .filter(modifications::occurred_at.ge(start.naive_utc()))
+                    .filter(modifications::occurred_at.lt(end.naive_utc()));
+                if let Some(cut) = seen {
+                    q = q.filter(modifications::log_pos.lt(cut.ceiling()));
+                    if $pg {
+                        q = q.filter(seen_at!(cut));
+                    }
+                }
+            }
+            Read::Recorded { from, to, end } => {
+                q = q
+                    .filter(modifications::log_pos.ge(from.floor()))
+                    .filter(modifications::log_pos.lt(to.ceiling()))
+                    .filter(modifications::occurred_at.lt(end.naive_utc()));
+                if $pg {
+                    q = q.filter(seen_at!(to));
+                    if !from.as_str().is_empty() {
+                        q = q.filter(diesel::dsl::not(seen_at!(from)));
+                    }
+                }
+            }
+        }
+        // One collection as `collection_id = $1`: a statement diesel keeps
+        // prepared may get PostgreSQL's generic plan, which for `= ANY($1)`
+        // took the time index and filtered every collection's rows in the
+        // window (34 ms against 0.07 ms per read among 50,000 changes in
+        // `bench burst`); with `=` it keeps to the (collection_id, …)
+        // index. Several (the composer reads a batch's windows at once) as
+        // an array constant, which is planned for its values each time.
+        match $colls {
+            Some(ColumnIds::One(one)) => q = q.filter(modifications::collection_id.eq(one)),
+            Some(ColumnIds::Many(cond)) => {
+                q = q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>(cond))
+            }
+            None => {}
+        }
+        q
+    }};
+}
+pub(super) use filter_read;
+
+/// The collections a read is narrowed to, as [`filter_read`] filters them.
+pub(super) enum ColumnIds {
+    One(i64),
+    /// `collection_id IN (…)`, the ids written out (integers only).
+    Many(String),
+}
+
+impl ColumnIds {
+    pub(super) fn of(conn: &DbConn, collections: Option<&[CollectionId]>) -> Option<ColumnIds> {
+        Some(match collections? {
+            [one] => ColumnIds::One(one.0),
+            cs => {
+                let ids: Vec<i64> = cs.iter().map(|c| c.0).collect();
+                ColumnIds::Many(format!(
+                    "modifications.collection_id {}",
+                    crate::db::in_ids(conn, &ids)
+                ))
+            }
+        })
+    }
 }
 
 /// The rows `read` selects among `collections`, by item, then time, then
-/// the order recorded.
+/// the order recorded; at most `limit` when one is given.
 fn load_rows(
     conn: &mut DbConn,
     collections: Option<&[CollectionId]>,
     read: Read,
+    limit: Option<usize>,
 ) -> Result<Vec<Row>> {
-    let mut q = modifications::table
+    let q = modifications::table
         .select(row_columns!())
         .order((
             modifications::item_uuid.asc(),
@@ -133,53 +244,10 @@ fn load_rows(
         ))
         .into_boxed();
     let pg = matches!(conn, DbConn::Postgres(_));
-    match read {
-        Read::Time {
-            start,
-            end,
-            seen_at: seen,
-        } => {
-            q = q
-                .filter(modifications::occurred_at.ge(start.naive_utc()))
-                .filter(modifications::occurred_at.lt(end.naive_utc()));
-            if let Some(cut) = seen {
-                q = q.filter(modifications::log_pos.lt(cut.ceiling()));
-                if pg {
-                    q = q.filter(seen_at(&cut));
-                }
-            }
-        }
-        Read::Recorded { from, to, end } => {
-            q = q
-                .filter(modifications::log_pos.ge(from.floor()))
-                .filter(modifications::log_pos.lt(to.ceiling()))
-                .filter(modifications::occurred_at.lt(end.naive_utc()));
-            if pg {
-                q = q.filter(seen_at(&to));
-                if !from.as_str().is_empty() {
-                    q = q.filter(diesel::dsl::not(seen_at(&from)));
-                }
-            }
-        }
-    }
-    // One collection as `collection_id = $1`: a statement diesel keeps
-    // prepared may get PostgreSQL's generic plan, which for `= ANY($1)`
-    // took the time index and filtered every collection's rows in the
-    // window (34 ms against 0.07 ms per read among 50,000 changes in
-    // `bench burst`); with `=` it keeps to the (collection_id, …) index.
-    // Several (the composer reads a batch's windows at once) as an array
-    // constant, which is planned for its values each time.
-    match collections {
-        Some([one]) => q = q.filter(modifications::collection_id.eq(one.0)),
-        Some(cs) => {
-            let ids: Vec<i64> = cs.iter().map(|c| c.0).collect();
-            let cond = format!(
-                "modifications.collection_id {}",
-                crate::db::in_ids(conn, &ids)
-            );
-            q = q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>(&cond));
-        }
-        None => {}
+    let colls = ColumnIds::of(conn, collections);
+    let mut q = filter_read!(q, read, pg, colls.as_ref());
+    if let Some(n) = limit {
+        q = q.limit(i64::try_from(n).unwrap_or(i64::MAX));
     }
     Ok(q.load(conn)?)
 }
@@ -212,22 +280,29 @@ pub(super) fn with_values(conn: &mut DbConn, rows: Vec<Row>) -> Result<Vec<Modif
     }
     Ok(rows
         .into_iter()
-        .map(
-            |(id, tx_id, at, coll, item_uuid, actor, action, item_kind, item_title, item_url)| {
-                Modification {
-                    id: ModificationId(id),
-                    tx_id,
-                    occurred_at: at.and_utc(),
-                    collection: CollectionId(coll),
-                    item_uuid,
-                    actor: actor.map(PartyId),
-                    action,
-                    item_kind,
-                    item_title,
-                    item_url,
-                    changes: changes.remove(&id).unwrap_or_default(),
-                }
-            },
-        )
+        .map(|r| {
+            let id = r.0;
+            let mut m = modification(r);
+            m.changes = changes.remove(&id).unwrap_or_default();
+            m
+        })
         .collect())
+}
+
+/// A row as a modification, without its values.
+pub(super) fn modification(r: Row) -> Modification {
+    let (id, tx_id, at, coll, item_uuid, actor, action, item_kind, item_title, item_url) = r;
+    Modification {
+        id: ModificationId(id),
+        tx_id,
+        occurred_at: at.and_utc(),
+        collection: CollectionId(coll),
+        item_uuid,
+        actor: actor.map(PartyId),
+        action,
+        item_kind,
+        item_title,
+        item_url,
+        changes: Vec::new(),
+    }
 }

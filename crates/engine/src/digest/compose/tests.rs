@@ -34,12 +34,10 @@ fn m(
     }
 }
 
-/// `collapse_without` gives what the plain collapse gives, for every
-/// recipient of a window that has untouched items, items touched by
-/// one or several people, an item made and removed, one left with no
-/// change, and modifications by nobody.
-#[test]
-fn collapse_without_is_the_collapse_without_me() {
+/// A window that has untouched items, items touched by one or several
+/// people, an item made and removed, one left with no change, and
+/// modifications by nobody.
+fn mixed_window() -> Vec<Modification> {
     let mut mods = vec![
         m("a", 1, 7, "edited", &[("title", Some("x"), Some("y"))]),
         m("a", 2, 8, "edited", &[("body", None, Some("b"))]),
@@ -60,18 +58,89 @@ fn collapse_without_is_the_collapse_without_me() {
     let mut nobody = m("f", 0, 0, "edited", &[("status", Some("5"), Some("6"))]);
     nobody.actor = None;
     mods.push(nobody);
-    let all = collapse(&mods, None).unwrap();
-    for me in [7, 8, 9, 10, 11, 0] {
-        let me = PartyId(me);
+    // Forty more items, each touched by one to three of 7, 8 and 9, some
+    // of them undone by another, in the log's order (by item).
+    for i in 0..40u32 {
+        let item = format!("g{i:02}");
+        let at = 10 + (i * 7) % 40;
+        let who = [7, 8, 9][i as usize % 3];
+        let v = |k: u32| format!("v{k}");
+        mods.push(m(
+            &item,
+            at,
+            who,
+            "edited",
+            &[("status", Some(&v(0)), Some(&v(1)))],
+        ));
+        if i % 4 == 0 {
+            let other = [8, 9, 7][i as usize % 3];
+            mods.push(m(
+                &item,
+                at + 1,
+                other,
+                "edited",
+                &[("status", Some(&v(1)), Some(&v(0)))],
+            ));
+        }
+        if i % 5 == 0 {
+            mods.push(m(
+                &item,
+                at + 2,
+                10,
+                "edited",
+                &[("place", None, Some("here"))],
+            ));
+        }
+    }
+    for (i, m) in mods.iter_mut().enumerate() {
+        m.id = ModificationId(100 + i as i64);
+    }
+    mods.sort_by(|a, b| {
+        (&a.item_uuid, a.occurred_at, a.id).cmp(&(&b.item_uuid, b.occurred_at, b.id))
+    });
+    mods
+}
+
+/// A window read into a [`Builder`] gives, for everyone and for each
+/// recipient who leaves their own changes out, what the plain collapse
+/// gives: every change counted, and its first ones in order, however few
+/// the window keeps.
+#[test]
+fn a_window_kept_short_is_the_collapse_counted_and_begun() {
+    use super::super::window::Builder;
+    use std::collections::HashSet;
+    let mods = mixed_window();
+    let everyone = collapse(&mods, None).unwrap();
+    assert!(everyone.len() > 30, "{}", everyone.len());
+    let excluders: HashSet<PartyId> = [7, 8, 9, 10, 11, 0].map(PartyId).into();
+    for cap in [1, 3, 7, 20, 1_000] {
+        let mut b = Builder::new(cap, Some(&excluders));
+        b.items(&mods).unwrap();
+        let w = b.finish(false);
+        assert_eq!(w.all.len(), everyone.len(), "cap {cap}");
         assert_eq!(
-            collapse_without(&mods, &all, me).unwrap(),
-            collapse(&mods, Some(me)).unwrap(),
-            "recipient {me:?}"
+            w.all.items[..],
+            everyone[..cap.min(everyone.len())],
+            "cap {cap}"
         );
+        for me in &excluders {
+            let want = collapse(&mods, Some(*me)).unwrap();
+            let got = w.content_for(*me);
+            assert_eq!(got.len(), want.len(), "cap {cap}, recipient {me:?}");
+            assert!(got.items.len() <= cap, "cap {cap}, recipient {me:?}");
+            assert_eq!(
+                got.items[..],
+                want[..got.items.len()],
+                "cap {cap}, recipient {me:?}"
+            );
+            if cap >= want.len() {
+                assert_eq!(got.items, want, "cap {cap}, recipient {me:?}");
+            }
+        }
     }
     assert_ne!(
         collapse(&mods, Some(PartyId(7))).unwrap(),
-        all,
+        everyone,
         "the window has changes of its own to leave out"
     );
 }

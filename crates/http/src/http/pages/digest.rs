@@ -32,6 +32,8 @@ pub struct DigestPage {
     pub sections: Vec<Section>,
     pub tz: String,
     pub items: usize,
+    /// Items not listed (past the page's limit).
+    pub more: usize,
 }
 
 /// The link's parts, when each is well formed.
@@ -73,6 +75,7 @@ pub async fn show(
         sections: w.sections,
         tz: w.tz,
         items: w.items,
+        more: w.more,
     }
     .render()
     .map_err(render_failed)?;
