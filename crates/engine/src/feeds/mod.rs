@@ -224,8 +224,23 @@ impl Query {
 /// request, the base URL, this build) plus the log's version, which moves
 /// whenever the content would. Equal tags, equal bytes.
 pub fn etag(head: &Head, q: &Query, base_url: &str) -> String {
+    tag(head, q, base_url, true)
+}
+
+/// The feed `q` names, whatever its version: its [`etag`] without the
+/// collection's version and time of change (what a feed cache keys the
+/// feed's newest version by).
+pub fn feed_key(head: &Head, q: &Query, base_url: &str) -> String {
+    tag(head, q, base_url, false)
+}
+
+fn tag(head: &Head, q: &Query, base_url: &str, versioned: bool) -> String {
     let mut h = Sha256::new();
     let t = |d: DateTime<Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    let (version, changed) = match versioned {
+        true => (head.version.to_string(), t(head.changed_at)),
+        false => (String::new(), String::new()),
+    };
     for part in [
         env!("CARGO_PKG_VERSION"),
         q.projection.as_str(),
@@ -238,8 +253,8 @@ pub fn etag(head: &Head, q: &Query, base_url: &str) -> String {
         &head.uuid,
         &head.name,
         head.owner.as_deref().unwrap_or(""),
-        &head.version.to_string(),
-        &t(head.changed_at),
+        &version,
+        &changed,
         &q.limit.to_string(),
         q.after.as_ref().map_or("", |(_, raw)| raw.as_str()),
     ] {

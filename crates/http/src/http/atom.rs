@@ -28,6 +28,7 @@ use crate::access::{self, Scope};
 use crate::feeds::{self, atom::Data, Head, Projection, Query};
 
 use super::error::ApiResult;
+use super::feed_cache::{Served, Version};
 use super::{auth, ApiError, App};
 
 #[derive(utoipa::OpenApi)]
@@ -228,13 +229,17 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
 }
 
 fn validators(etag: &str, head: &Head) -> ApiResult<[(header::HeaderName, HeaderValue); 3]> {
+    validators_of(etag, head.changed_at)
+}
+
+fn validators_of(
+    etag: &str,
+    changed_at: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<[(header::HeaderName, HeaderValue); 3]> {
     let v = |s: &str| HeaderValue::from_str(s).map_err(|_| ApiError::internal());
     Ok([
         (header::ETAG, v(etag)?),
-        (
-            header::LAST_MODIFIED,
-            v(&feeds::http_date(head.changed_at))?,
-        ),
+        (header::LAST_MODIFIED, v(&feeds::http_date(changed_at))?),
         // Revalidate every time; a ticket's feed is nobody else's to cache.
         (header::CACHE_CONTROL, v("private, no-cache")?),
     ])
@@ -278,6 +283,7 @@ async fn answer(
     // The same representation under the same strong tag: polls of one feed
     // are served from memory until its version moves.
     let key = format!("{}|{etag}", head.uuid);
+    let feed = feeds::feed_key(&head, &q, &base);
     let ctype = (
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/atom+xml; charset=utf-8"),
@@ -285,11 +291,34 @@ async fn answer(
     // A write between the head and this read makes the body newer than its
     // tag: the next poll fetches once more, never a stale body as current
     // (the version has moved, so the tag it is cached under is not asked
-    // for again). Readers of one tag share one render (`feed_cache`).
-    let xml = app
+    // for again). Readers of one tag share one render, and while it is in
+    // flight later readers get the previous version under its own tag
+    // (`feed_cache`).
+    let want = Version {
+        version: head.version,
+        etag,
+        changed_at: head.changed_at,
+        body: Default::default(),
+    };
+    let served = app
         .feed_cache
-        .get_or_render(&key, || render(app.clone(), head, q, base))
+        .serve(&feed, &key, want, || render(app.clone(), head, q, base))
         .await?;
+    let (validators, xml) = match served {
+        Served::Fresh(xml) => (validators, xml),
+        Served::Stale(old) => {
+            let validators = validators_of(&old.etag, old.changed_at)?;
+            if feeds::not_modified(
+                &old.etag,
+                old.changed_at,
+                header_str(&headers, header::IF_NONE_MATCH),
+                header_str(&headers, header::IF_MODIFIED_SINCE),
+            ) {
+                return Ok((StatusCode::NOT_MODIFIED, validators).into_response());
+            }
+            (validators, old.body)
+        }
+    };
     Ok((StatusCode::OK, validators, [ctype], xml).into_response())
 }
 

@@ -9,6 +9,13 @@
 //! waits on a reader: it touches nothing here (the version it moves is a
 //! column of its own transaction).
 //!
+//! While a render is in flight, a reader who finds it so is served the
+//! feed's previous version, with that version's own ETag and
+//! Last-Modified ([`Served::Stale`]), instead of waiting: a feed whose
+//! log holds millions of changes takes seconds to render, and its version
+//! moves with every write. The reader who starts a render waits for it, so
+//! one who reads after writing sees the write.
+//!
 //! Past the byte bound the map starts again empty: a tag names one
 //! representation for good, so a hit is exactly what a render would give,
 //! and the next poll of a dropped entry renders it once more.
@@ -20,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
+use chrono::{DateTime, Utc};
 use tokio::sync::OnceCell;
 
 use super::ApiResult;
@@ -32,6 +40,28 @@ struct Inner {
     done: HashMap<String, Bytes>,
     bytes: usize,
     flights: HashMap<String, Flight>,
+    /// Each feed's newest version rendered, by the feed's tag without its
+    /// version (its bytes counted in `bytes`).
+    latest: HashMap<String, Version>,
+}
+
+/// A version of a feed as it was rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// The collection's feed version it was rendered at.
+    pub version: i64,
+    pub etag: String,
+    pub changed_at: DateTime<Utc>,
+    pub body: Bytes,
+}
+
+/// A feed's body as [`FeedCache::serve`] answers it.
+#[derive(Debug)]
+pub enum Served {
+    /// The version asked for.
+    Fresh(Bytes),
+    /// An older version, served while the one asked for renders.
+    Stale(Version),
 }
 
 /// What `/metrics` shows of a cache: hits, misses, size now.
@@ -45,6 +75,8 @@ pub struct CacheStats {
     pub renders: u64,
     /// Misses that waited for another reader's render of the same tag.
     pub waits: u64,
+    /// Reads served an older version while a render was in flight.
+    pub stale: u64,
 }
 
 /// See the module documentation.
@@ -54,6 +86,7 @@ pub struct FeedCache {
     hits: AtomicU64,
     renders: AtomicU64,
     waits: AtomicU64,
+    stale: AtomicU64,
 }
 
 impl FeedCache {
@@ -66,11 +99,73 @@ impl FeedCache {
             hits: AtomicU64::new(0),
             renders: AtomicU64::new(0),
             waits: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
         }
     }
 
     fn locked(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Feed `feed`'s version `want` (its body kept under `key`): kept,
+    /// or rendered by `render` as [`FeedCache::get_or_render`] renders it;
+    /// or, when another reader is rendering it already, the newest older
+    /// version of the feed kept.
+    pub async fn serve<F, Fut>(
+        &self,
+        feed: &str,
+        key: &str,
+        want: Version,
+        render: F,
+    ) -> ApiResult<Served>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = ApiResult<String>>,
+    {
+        {
+            let g = self.locked();
+            if let Some(b) = g.done.get(key) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(Served::Fresh(b.clone()));
+            }
+            if g.flights.contains_key(key) {
+                if let Some(old) = g.latest.get(feed).filter(|v| v.version < want.version) {
+                    self.stale.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Served::Stale(old.clone()));
+                }
+            }
+        }
+        let body = self.get_or_render(key, render).await?;
+        self.remember(
+            feed,
+            Version {
+                body: body.clone(),
+                ..want
+            },
+        );
+        Ok(Served::Fresh(body))
+    }
+
+    /// Notes `v` as `feed`'s newest version rendered, unless a newer one
+    /// is noted.
+    fn remember(&self, feed: &str, v: Version) {
+        let mut g = self.locked();
+        if v.body.len() > self.max_bytes / 8
+            || g.latest
+                .get(feed)
+                .is_some_and(|old| old.version >= v.version)
+        {
+            return;
+        }
+        if g.bytes + v.body.len() > self.max_bytes {
+            g.done.clear();
+            g.latest.clear();
+            g.bytes = 0;
+        }
+        g.bytes += v.body.len();
+        if let Some(old) = g.latest.insert(feed.to_string(), v) {
+            g.bytes -= old.body.len();
+        }
     }
 
     /// The body kept under `key`, or the one rendered by `render` — by
@@ -128,6 +223,7 @@ impl FeedCache {
         }
         if g.bytes + body.len() > self.max_bytes {
             g.done.clear();
+            g.latest.clear();
             g.bytes = 0;
         }
         g.bytes += body.len();
@@ -147,6 +243,7 @@ impl FeedCache {
             bytes: g.bytes as u64,
             renders,
             waits,
+            stale: self.stale.load(Ordering::Relaxed),
         }
     }
 }
@@ -264,5 +361,69 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         let s = c.stats();
         assert_eq!((s.renders, s.waits + s.hits), (1, 7), "{s:?}");
+    }
+
+    fn version(v: i64, body: &str) -> super::Version {
+        super::Version {
+            version: v,
+            etag: format!("\"e{v}\""),
+            changed_at: chrono::DateTime::from_timestamp(v * 60, 0).unwrap(),
+            body: body.to_string().into(),
+        }
+    }
+
+    /// While one reader renders a feed's new version, the others get the
+    /// previous one with its own tag at once; once it lands, the new one.
+    /// A render of an older version that lands late does not replace it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn readers_get_the_previous_version_while_the_next_renders() {
+        use super::Served;
+        let c = Arc::new(FeedCache::new(1 << 20));
+        let first = c
+            .serve("f", "f|1", version(1, ""), || async { ok("one") })
+            .await;
+        assert!(matches!(first, Ok(Served::Fresh(b)) if b.as_ref() == b"one"));
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let started = Arc::new(AtomicUsize::new(0));
+        let renderer = {
+            let (c, gate, started) = (c.clone(), gate.clone(), started.clone());
+            tokio::spawn(async move {
+                c.serve("f", "f|2", version(2, ""), || async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    gate.notified().await;
+                    ok("two")
+                })
+                .await
+            })
+        };
+        while started.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..3 {
+            let got = c
+                .serve("f", "f|2", version(2, ""), || async {
+                    panic!("a second render of one version")
+                })
+                .await;
+            match got {
+                Ok(Served::Stale(v)) => assert_eq!(v, version(1, "one")),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Another feed has no previous version to serve: it renders.
+        let other = c
+            .serve("g", "g|2", version(2, ""), || async { ok("g") })
+            .await;
+        assert!(matches!(other, Ok(Served::Fresh(_))));
+        gate.notify_one();
+        assert!(matches!(renderer.await.unwrap(), Ok(Served::Fresh(b)) if b.as_ref() == b"two"));
+        let now = c
+            .serve("f", "f|2", version(2, ""), || async { ok("x") })
+            .await;
+        assert!(matches!(now, Ok(Served::Fresh(b)) if b.as_ref() == b"two"));
+        c.remember("f", version(1, "one"));
+        assert_eq!(c.locked().latest["f"], version(2, "two"));
+        let s = c.stats();
+        assert_eq!((s.renders, s.stale), (3, 3), "{s:?}");
     }
 }

@@ -93,5 +93,12 @@ fn caches(app: &App) -> prometheus::Result<String> {
     )?;
     waits.inc_by(feeds.waits);
     r.register(Box::new(waits))?;
+    let stale = prometheus::IntCounter::new(
+        "digestd_feed_stale_total",
+        "Feed reads served the previous version while another reader's render of the newest \
+         was in flight.",
+    )?;
+    stale.inc_by(feeds.stale);
+    r.register(Box::new(stale))?;
     prometheus::TextEncoder::new().encode_to_string(&r.gather())
 }
