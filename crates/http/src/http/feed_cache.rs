@@ -9,9 +9,9 @@
 //! waits on a reader: it touches nothing here (the version it moves is a
 //! column of its own transaction).
 //!
-//! While a render is in flight, a reader who finds it so is served the
-//! feed's previous version, with that version's own ETag and
-//! Last-Modified ([`Served::Stale`]), instead of waiting: a feed whose
+//! While a render is in flight, a reader who finds it so waits for it at
+//! most 50 ms, then is served the feed's previous version, with that
+//! version's own ETag and Last-Modified ([`Served::Stale`]): a feed whose
 //! log holds millions of changes takes seconds to render, and its version
 //! moves with every write. The reader who starts a render waits for it, so
 //! one who reads after writing sees the write.
@@ -31,6 +31,12 @@ use chrono::{DateTime, Utc};
 use tokio::sync::OnceCell;
 
 use super::ApiResult;
+
+/// How long a reader waits for another reader's render of the newest
+/// version before it is served the previous one: most renders land within
+/// it, and a client that polls in a loop is paced by it, so readers of a
+/// feed that renders for seconds do not take the cores from the writers.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A render in flight: its first reader fills it, the others wait on it.
 type Flight = Arc<OnceCell<Bytes>>;
@@ -109,8 +115,9 @@ impl FeedCache {
 
     /// Feed `feed`'s version `want` (its body kept under `key`): kept,
     /// or rendered by `render` as [`FeedCache::get_or_render`] renders it;
-    /// or, when another reader is rendering it already, the newest older
-    /// version of the feed kept.
+    /// or, when another reader is rendering it already and it does not
+    /// land within [`STALE_AFTER`], the newest older version of the feed
+    /// kept.
     pub async fn serve<F, Fut>(
         &self,
         feed: &str,
@@ -122,20 +129,34 @@ impl FeedCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = ApiResult<String>>,
     {
-        {
+        let stale = {
             let g = self.locked();
             if let Some(b) = g.done.get(key) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(Served::Fresh(b.clone()));
             }
-            if g.flights.contains_key(key) {
-                if let Some(old) = g.latest.get(feed).filter(|v| v.version < want.version) {
-                    self.stale.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Served::Stale(old.clone()));
+            g.flights
+                .contains_key(key)
+                .then(|| {
+                    g.latest
+                        .get(feed)
+                        .filter(|v| v.version < want.version)
+                        .cloned()
+                })
+                .flatten()
+        };
+        let body = match stale {
+            Some(old) => {
+                match tokio::time::timeout(STALE_AFTER, self.get_or_render(key, render)).await {
+                    Ok(body) => body?,
+                    Err(_) => {
+                        self.stale.fetch_add(1, Ordering::Relaxed);
+                        return Ok(Served::Stale(old));
+                    }
                 }
             }
-        }
-        let body = self.get_or_render(key, render).await?;
+            None => self.get_or_render(key, render).await?,
+        };
         self.remember(
             feed,
             Version {
