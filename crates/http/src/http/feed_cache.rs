@@ -30,7 +30,7 @@ use axum::body::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::OnceCell;
 
-use super::ApiResult;
+use super::{ApiError, ApiResult};
 
 /// How long a reader waits for another reader's render of the newest
 /// version before it is served the previous one: most renders land within
@@ -49,6 +49,19 @@ struct Inner {
     /// Each feed's newest version rendered, by the feed's tag without its
     /// version (its bytes counted in `bytes`).
     latest: HashMap<String, Version>,
+    /// The render in flight of each feed that [`FeedCache::serve`]
+    /// started: its key and flight.
+    rendering: HashMap<String, (String, Flight)>,
+}
+
+/// What [`FeedCache::serve`] does for a reader.
+enum Plan {
+    /// Serve this older version unless the render in flight (its key and
+    /// flight) lands within [`STALE_AFTER`].
+    Stale(Version, String, Flight),
+    /// Render this version (or wait for its render); `first`: as the
+    /// feed's one render in flight.
+    Render { first: bool },
 }
 
 /// A version of a feed as it was rendered.
@@ -115,9 +128,11 @@ impl FeedCache {
 
     /// Feed `feed`'s version `want` (its body kept under `key`): kept,
     /// or rendered by `render` as [`FeedCache::get_or_render`] renders it;
-    /// or, when another reader is rendering it already and it does not
-    /// land within [`STALE_AFTER`], the newest older version of the feed
-    /// kept.
+    /// or, when a render of the feed (of this version or an older one) is
+    /// in flight already and does not land within [`STALE_AFTER`], the
+    /// newest older version of the feed kept. So a feed has one render in
+    /// flight at a time once it has a version to serve meanwhile, however
+    /// often writes move its version.
     pub async fn serve<F, Fut>(
         &self,
         feed: &str,
@@ -129,33 +144,58 @@ impl FeedCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = ApiResult<String>>,
     {
-        let stale = {
-            let g = self.locked();
+        let plan = {
+            let mut g = self.locked();
             if let Some(b) = g.done.get(key) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(Served::Fresh(b.clone()));
             }
-            g.flights
-                .contains_key(key)
-                .then(|| {
-                    g.latest
-                        .get(feed)
-                        .filter(|v| v.version < want.version)
-                        .cloned()
-                })
-                .flatten()
-        };
-        let body = match stale {
-            Some(old) => {
-                match tokio::time::timeout(STALE_AFTER, self.get_or_render(key, render)).await {
-                    Ok(body) => body?,
-                    Err(_) => {
-                        self.stale.fetch_add(1, Ordering::Relaxed);
-                        return Ok(Served::Stale(old));
-                    }
+            let old = g
+                .latest
+                .get(feed)
+                .filter(|v| v.version < want.version)
+                .cloned();
+            match (old, g.rendering.get(feed).cloned()) {
+                (Some(old), Some((k, flight))) => Plan::Stale(old, k, flight),
+                (_, Some(_)) => Plan::Render { first: false },
+                (_, None) => {
+                    let flight = g.flights.entry(key.to_string()).or_default().clone();
+                    g.rendering
+                        .insert(feed.to_string(), (key.to_string(), flight));
+                    Plan::Render { first: true }
                 }
             }
-            None => self.get_or_render(key, render).await?,
+        };
+        let body = match plan {
+            // Another reader renders this version: wait for it a little.
+            Plan::Stale(old, k, _) if k == key => {
+                match tokio::time::timeout(STALE_AFTER, self.get_or_render(key, render)).await {
+                    Ok(body) => body?,
+                    Err(_) => return Ok(self.served_stale(old)),
+                }
+            }
+            // It renders an older one: the newest kept, when it lands.
+            Plan::Stale(old, _, flight) => {
+                let landed = flight.get_or_try_init(|| async { Err(ApiError::internal()) });
+                let newest = match tokio::time::timeout(STALE_AFTER, landed).await {
+                    Ok(Ok(_)) => self
+                        .locked()
+                        .latest
+                        .get(feed)
+                        .filter(|v| v.version < want.version && v.version > old.version)
+                        .cloned(),
+                    _ => None,
+                };
+                return Ok(self.served_stale(newest.unwrap_or(old)));
+            }
+            Plan::Render { first } => {
+                let _rendering = first.then_some(Rendering {
+                    cache: self,
+                    feed,
+                    key,
+                });
+                self.get_or_render(key, render).await?
+            }
         };
         self.remember(
             feed,
@@ -165,6 +205,11 @@ impl FeedCache {
             },
         );
         Ok(Served::Fresh(body))
+    }
+
+    fn served_stale(&self, old: Version) -> Served {
+        self.stale.fetch_add(1, Ordering::Relaxed);
+        Served::Stale(old)
     }
 
     /// Notes `v` as `feed`'s newest version rendered, unless a newer one
@@ -265,6 +310,32 @@ impl FeedCache {
             renders,
             waits,
             stale: self.stale.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Takes a feed's render out of `rendering` when its renderer is done
+/// with it, landed, failed or dropped.
+struct Rendering<'a> {
+    cache: &'a FeedCache,
+    feed: &'a str,
+    key: &'a str,
+}
+
+impl Drop for Rendering<'_> {
+    fn drop(&mut self) {
+        let mut g = self.cache.locked();
+        if g.rendering
+            .get(self.feed)
+            .is_some_and(|(k, _)| k == self.key)
+        {
+            g.rendering.remove(self.feed);
+            // A render abandoned before it landed left its flight for
+            // `rendering` to hold: nobody else holds it now.
+            let left = g.flights.get(self.key);
+            if left.is_some_and(|f| !f.initialized() && Arc::strong_count(f) == 1) {
+                g.flights.remove(self.key);
+            }
         }
     }
 }
@@ -431,6 +502,14 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+        // A newer version while an older one renders: the previous version,
+        // and no second render of the feed.
+        let newer = c
+            .serve("f", "f|3", version(3, ""), || async {
+                panic!("a second render of one feed")
+            })
+            .await;
+        assert!(matches!(newer, Ok(Served::Stale(v)) if v == version(1, "one")));
         // Another feed has no previous version to serve: it renders.
         let other = c
             .serve("g", "g|2", version(2, ""), || async { ok("g") })
@@ -445,6 +524,7 @@ mod tests {
         c.remember("f", version(1, "one"));
         assert_eq!(c.locked().latest["f"], version(2, "two"));
         let s = c.stats();
-        assert_eq!((s.renders, s.stale), (3, 3), "{s:?}");
+        assert_eq!((s.renders, s.stale), (3, 4), "{s:?}");
+        assert!(c.locked().rendering.is_empty() && c.locked().flights.is_empty());
     }
 }
