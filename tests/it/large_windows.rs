@@ -231,7 +231,49 @@ fn a_digest_of_a_streamed_window_is_the_digest_of_a_whole_one(db: &TestDb) {
     }
 }
 
+/// A window shared by chunks is read at most once per chunk, however many
+/// of the chunk's recipients leave their own changes out of it: each
+/// chunk's are read for together.
+fn a_window_is_read_once_a_chunk_for_its_editors(db: &TestDb) {
+    let mut c = db.conn();
+    let (docs, _) = world(&mut c);
+    let names: Vec<String> = (0..12).map(|i| format!("ed{i}")).collect();
+    for n in &names {
+        user(&mut c, n, "UTC", "en-GB", None);
+        let s = sub(n, Some(&docs), false);
+        manage::subscribe(&mut c, at("2026-11-23T08:30:00Z"), &s).unwrap();
+    }
+    let start = at("2026-11-23T09:00:00Z");
+    tick(&mut c, start, &mut common::digest::composer()).unwrap();
+    let lines: Vec<serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            serde_json::json!({
+                "collection": docs, "item": uuid(i as u128 + 1), "actor": n, "action": "edited",
+                "at": (start + Duration::minutes(i as i64)).to_rfc3339(), "title": format!("Item {i}"),
+                "kind": "note", "changes": [{"attribute": "status", "old": "a", "new": "b"}],
+            })
+        })
+        .collect();
+    record(&mut c, start + Duration::minutes(59), &lines);
+    let mut composer = common::digest::composer();
+    let chunk = 4;
+    digestd::schedule::tick::tick_in_chunks(&mut c, start + Duration::hours(1), &mut composer, chunk)
+        .unwrap();
+    let chunks = names.len().div_ceil(chunk as usize);
+    assert!(
+        composer.window_reads <= chunks,
+        "{} reads of one window in {chunks} chunks",
+        composer.window_reads
+    );
+    let texts: Vec<String> = bodies(&mut c).into_iter().map(|b| b.text).collect();
+    assert_eq!(texts.len(), names.len(), "one digest each");
+    assert!(texts.iter().all(|t| t.contains("11 changes")), "{texts:#?}");
+}
+
 backend_tests!(
     a_streamed_window_reads_what_a_whole_read_reads,
     a_digest_of_a_streamed_window_is_the_digest_of_a_whole_one,
+    a_window_is_read_once_a_chunk_for_its_editors,
 );

@@ -125,7 +125,8 @@ pub struct Composer {
     /// with more is streamed, one item at a time ([`READ_WHOLE`]; tests
     /// set fewer).
     pub read_whole: usize,
-    /// Windows streamed so far.
+    /// Windows read so far, and of them streamed.
+    pub window_reads: usize,
     pub streamed: usize,
     /// Attempts before a digest is given up, from `[email] max_retries`.
     pub(super) max_retries: i32,
@@ -161,6 +162,7 @@ impl Composer {
             workers: 1,
             readers: None,
             read_whole: READ_WHOLE,
+            window_reads: 0,
             streamed: 0,
             max_retries: email.max_retries as i32,
             upcoming: HashMap::new(),
@@ -350,7 +352,12 @@ impl Composer {
                         let w = if w.covers(me) {
                             w
                         } else {
+                            // For this chunk's other excluders too: each
+                            // would read it again otherwise.
                             let mut ex = w.read_for().clone();
+                            if let Some(chunk) = self.excluders.as_ref().and_then(|e| e.get(&key)) {
+                                ex.extend(chunk.iter().copied());
+                            }
                             ex.insert(me);
                             tracing::debug!(party = %me, "a window read again for its own collapse");
                             let again =
@@ -482,6 +489,7 @@ impl Composer {
 
     fn keep_window(&mut self, key: Window, w: Arc<WindowChanges>) {
         self.changes_kept += w.kept;
+        self.window_reads += 1;
         self.streamed += usize::from(w.streamed);
         if let Some(old) = self.changes.insert(key, w) {
             self.changes_kept -= old.kept;
