@@ -259,8 +259,13 @@ fn a_window_is_read_once_a_chunk_for_its_editors(db: &TestDb) {
     record(&mut c, start + Duration::minutes(59), &lines);
     let mut composer = common::digest::composer();
     let chunk = 4;
-    digestd::schedule::tick::tick_in_chunks(&mut c, start + Duration::hours(1), &mut composer, chunk)
-        .unwrap();
+    digestd::schedule::tick::tick_in_chunks(
+        &mut c,
+        start + Duration::hours(1),
+        &mut composer,
+        chunk,
+    )
+    .unwrap();
     let chunks = names.len().div_ceil(chunk as usize);
     assert!(
         composer.window_reads <= chunks,
