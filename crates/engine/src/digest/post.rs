@@ -50,10 +50,10 @@ use crate::parties::SYSTEM_PARTY;
 /// emptied.
 const CACHE_WINDOWS: usize = 4_096;
 /// Windows of the log kept before the cache is emptied, and the changes
-/// they may keep in all (a few hundred bytes each). Sized for every window of one tick: a tick's runs come in
-/// subscription order, not by collection, so a cache smaller than the
-/// tick's windows is emptied and its windows read again several times
-/// over (`bench burst`: 5,000 collections, about five reads each with
+/// they may keep in all (a few hundred bytes each). Sized for every window
+/// of one tick: a tick's runs come in subscription order, not by
+/// collection, so a cache smaller than the tick's windows is emptied and
+/// its windows read again several times over (`bench burst`: 5,000 collections, about five reads each with
 /// room for 4,096 windows).
 const CACHE_LOG_WINDOWS: usize = 65_536;
 const CACHE_LOG_CHANGES: usize = 250_000;
@@ -94,7 +94,7 @@ pub struct Composer {
     names_loaded: HashSet<Window>,
     pub(super) collections: Arc<IdMap<CollectionId, String>>,
     changes: HashMap<Window, Arc<WindowChanges>>,
-    /// Modifications read for the windows in `changes`.
+    /// Changes kept by the windows in `changes`.
     changes_kept: usize,
     /// Who leaves their own changes out, per window of the chunk being
     /// handed off: what a window read for it keeps of its log.
