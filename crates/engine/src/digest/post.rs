@@ -90,7 +90,7 @@ pub struct Composer {
     recipients: IdMap<PartyId, Arc<Recipient>>,
     pub(super) names: Names,
     /// Windows whose every actor is in `names` (their recipients' own
-    /// collapses are made by the workers, who read names, never load them).
+    /// lists are made by the workers, who read names, never load them).
     names_loaded: HashSet<Window>,
     pub(super) collections: Arc<IdMap<CollectionId, String>>,
     changes: HashMap<Window, Arc<WindowChanges>>,
@@ -313,12 +313,12 @@ impl Composer {
     /// it is the shared list (not one collapsed for this recipient alone).
     pub fn content(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Content, bool)> {
         let (source, shared) = self.source(c, run)?;
-        Ok((source.content()?, shared))
+        Ok((source.content(), shared))
     }
 
     /// What `run`'s content is made of: the shared list, read through the
-    /// caches, or a window's log to collapse without its recipient's own
-    /// changes (the collapse is left to [`Source::content`], on a worker).
+    /// caches, or a window read with its recipient's own collapse (their
+    /// list is left to [`Source::content`], on a worker).
     pub(super) fn source(&mut self, c: &mut DbConn, run: &DueRun) -> Result<(Source, bool)> {
         self.trim_caches();
         let key = (run.collection, run.span());
@@ -404,7 +404,7 @@ impl Composer {
         parts: Parts,
     ) -> Result<(Content, Rendered)> {
         let p = self.plan_run(c, run)?;
-        let content = p.source.content()?;
+        let content = p.source.content();
         let body = match &p.body {
             Some(b) => b.clone(),
             None => Arc::new(self.body(run, &content, p.style)),

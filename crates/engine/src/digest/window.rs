@@ -143,14 +143,6 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    /// `mods` in the log's order, item by item.
-    pub fn items(&mut self, mods: &[Modification]) -> Result<()> {
-        for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
-            self.item(item)?;
-        }
-        Ok(())
-    }
-
     pub fn finish(self, streamed: bool) -> Arc<WindowChanges> {
         let all = self.all.finish();
         let mut touched = all.touched;
@@ -203,18 +195,37 @@ pub(super) fn read_window(
     let colls = coll.map(|c| [c]);
     let colls = colls.as_ref().map(|a| &a[..]);
     let mut b = Builder::new(how.cap, excluders);
-    let streamed = match modlog::find_in_span_upto(c, colls, span, Some(how.read_whole))? {
+    let streamed = each_item(c, colls, span, how, &mut |item| b.item(item))?;
+    Ok(b.finish(streamed))
+}
+
+/// Hands `each` the modifications of `span` among `colls` one item at a
+/// time, in the log's order: read whole when they are at most
+/// `how.read_whole`, else streamed. Returns whether they were streamed.
+fn each_item(
+    c: &mut DbConn,
+    colls: Option<&[CollectionId]>,
+    span: &Span,
+    how: Reading,
+    each: &mut dyn FnMut(&[Modification]) -> Result<()>,
+) -> Result<bool> {
+    match modlog::find_in_span_upto(c, colls, span, Some(how.read_whole))? {
         Some(mods) => {
-            b.items(&mods)?;
-            false
+            for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
+                each(item)?;
+            }
+            Ok(false)
         }
         None => {
-            tracing::debug!(?coll, "a window too large to read whole, streamed");
-            modlog::stream_span(c, colls, span, &mut |item| b.item(&item))?;
-            true
+            let n = colls.map_or(0, <[CollectionId]>::len);
+            tracing::debug!(
+                collections = n,
+                "a window too large to read whole, streamed"
+            );
+            modlog::stream_span(c, colls, span, &mut |item| each(&item))?;
+            Ok(true)
         }
-    };
-    Ok(b.finish(streamed))
+    }
 }
 
 pub(super) type Part<'a> = (Span, &'a [CollectionId]);
@@ -256,22 +267,7 @@ pub(super) fn read_windows(
             }
             Ok(())
         };
-        let streamed = match modlog::find_in_span_upto(c, Some(part), span, Some(how.read_whole))? {
-            Some(mods) => {
-                for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
-                    to_window(item)?;
-                }
-                false
-            }
-            None => {
-                tracing::debug!(
-                    collections = part.len(),
-                    "windows too large to read whole, streamed"
-                );
-                modlog::stream_span(c, Some(part), span, &mut |item| to_window(&item))?;
-                true
-            }
-        };
+        let streamed = each_item(c, Some(part), span, how, &mut to_window)?;
         Ok(part
             .iter()
             .map(|coll| {

@@ -10,7 +10,7 @@
 //! batch's runs share and renders the shared renderings, in the batch's order,
 //! so the cache of shared renderings (`handoff`) is kept by one thread.
 //! What is left is each run's own work, which reads nothing but the plan:
-//! the collapse of a window without its recipient's own changes, the body
+//! the list of a window without its recipient's own changes, the body
 //! of content no one else reads, its rendering, the SMS text. That is
 //! done by `compose_workers` threads ([`finish_beside`]), taking a few
 //! runs at a time, while the tick's thread writes the posts of the batch
@@ -44,17 +44,18 @@ use crate::schedule::DueRun;
 pub(super) enum Source {
     /// The content itself (shared, or upcoming items).
     Ready(Content),
-    /// A window's log, to collapse without this party's own changes.
+    /// A window read with this party's own collapse, to list without
+    /// their own changes.
     Collapse(Arc<WindowChanges>, PartyId),
 }
 
 impl Source {
-    /// The content (collapsing it, for [`Source::Collapse`]).
-    pub fn content(&self) -> Result<Content> {
-        Ok(match self {
+    /// The content (its recipient's own list, for [`Source::Collapse`]).
+    pub fn content(&self) -> Content {
+        match self {
             Source::Ready(c) => c.clone(),
             Source::Collapse(w, me) => Content::Changes(Arc::new(w.content_for(*me))),
-        })
+        }
     }
 }
 
@@ -301,7 +302,7 @@ impl Env {
     /// subscription does not ask for empty ones.
     fn finish(&self, job: &Job) -> Result<Option<Post>> {
         let (run, p) = (job.run, &job.planned);
-        let content = p.source.content()?;
+        let content = p.source.content();
         if content.is_empty() && !run.send_empty {
             return Ok(None);
         }

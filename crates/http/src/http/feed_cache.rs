@@ -54,6 +54,24 @@ struct Inner {
     rendering: HashMap<String, (String, Flight)>,
 }
 
+impl Inner {
+    /// Counts `len` more bytes, emptying both maps first when they would
+    /// pass `max`; false, counting nothing, for a body larger than an
+    /// eighth of `max` (served, not kept).
+    fn make_room(&mut self, len: usize, max: usize) -> bool {
+        if len > max / 8 {
+            return false;
+        }
+        if self.bytes + len > max {
+            self.done.clear();
+            self.latest.clear();
+            self.bytes = 0;
+        }
+        self.bytes += len;
+        true
+    }
+}
+
 /// What [`FeedCache::serve`] does for a reader.
 enum Plan {
     /// Serve this older version unless the render in flight (its key and
@@ -216,19 +234,13 @@ impl FeedCache {
     /// is noted.
     fn remember(&self, feed: &str, v: Version) {
         let mut g = self.locked();
-        if v.body.len() > self.max_bytes / 8
-            || g.latest
-                .get(feed)
-                .is_some_and(|old| old.version >= v.version)
+        if g.latest
+            .get(feed)
+            .is_some_and(|old| old.version >= v.version)
+            || !g.make_room(v.body.len(), self.max_bytes)
         {
             return;
         }
-        if g.bytes + v.body.len() > self.max_bytes {
-            g.done.clear();
-            g.latest.clear();
-            g.bytes = 0;
-        }
-        g.bytes += v.body.len();
         if let Some(old) = g.latest.insert(feed.to_string(), v) {
             g.bytes -= old.body.len();
         }
@@ -284,15 +296,9 @@ impl FeedCache {
     /// already waiting read the flight, which its [`Landing`] takes out.
     fn keep(&self, key: &str, body: Bytes) {
         let mut g = self.locked();
-        if body.len() > self.max_bytes / 8 {
+        if !g.make_room(body.len(), self.max_bytes) {
             return;
         }
-        if g.bytes + body.len() > self.max_bytes {
-            g.done.clear();
-            g.latest.clear();
-            g.bytes = 0;
-        }
-        g.bytes += body.len();
         if let Some(old) = g.done.insert(key.to_string(), body) {
             g.bytes -= old.len();
         }

@@ -115,7 +115,9 @@ fn a_window_kept_short_is_the_collapse_counted_and_begun() {
     let excluders: HashSet<PartyId> = [7, 8, 9, 10, 11, 0].map(PartyId).into();
     for cap in [1, 3, 7, 20, 1_000] {
         let mut b = Builder::new(cap, Some(&excluders));
-        b.items(&mods).unwrap();
+        for item in mods.chunk_by(|a, b| a.item_uuid == b.item_uuid) {
+            b.item(item).unwrap();
+        }
         let w = b.finish(false);
         assert_eq!(w.all.len(), everyone.len(), "cap {cap}");
         assert_eq!(
