@@ -32,6 +32,9 @@ pub enum BenchCmd {
     Burst(bench::BurstArgs),
     /// Sustained mixed load: ingest, feed readers, API reads, hourly ticks into smtp-sink; memory per hour.
     Soak(bench::SoakArgs),
+    /// One server of `bench soak` (started by it): `serve` with the bench's clock.
+    #[command(hide = true)]
+    SoakServer(bench::SoakServerArgs),
 }
 
 /// A bench opens the database it is given (`--db`) itself, or its own
@@ -51,5 +54,6 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Import(a) => bench::import(&a, db, out),
         BenchCmd::Burst(a) => bench::burst(&a, db, out),
         BenchCmd::Soak(a) => bench::soak(&a, db, out),
+        BenchCmd::SoakServer(a) => bench::soak_server(&a, db, out),
     }
 }

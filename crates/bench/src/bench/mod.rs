@@ -25,7 +25,7 @@ pub use ndjson::{ndjson, NdjsonArgs};
 pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};
 pub use smtp::{smtp, SmtpArgs};
-pub use soak::{soak, SoakArgs};
+pub use soak::{soak, soak_server, SoakArgs, SoakServerArgs};
 pub use tick::{tick, TickArgs};
 pub use xmpp::{xmpp, XmppArgs};
 

@@ -57,7 +57,7 @@ impl Shared {
         std::mem::take(&mut *self.routes.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    fn stopped(&self) -> bool {
+    pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 }

@@ -18,16 +18,21 @@
 //!    hour prints resident memory, open descriptors, requests/s and
 //!    p50/p99 per route (outside the tick, and during it), the digests
 //!    delivered and the real seconds the tick and pass took.
-//! 3. An idle `--idle-seconds` with the server up, then resident memory
+//! 3. An idle `--idle-seconds` with the servers up, then resident memory
 //!    again; and the check that every due digest went out exactly once
 //!    (one run per subscription and period, every digest request sent,
 //!    the sink's count equal to the messages sent).
 //!
-//! Memory and descriptors are this process's: the server and the bench's
-//! clients together.
+//! The server is `--servers` processes of this binary on one address
+//! ([`server`]): `serve`'s HTTP server, tick and queue pass, with the
+//! bench's clock. Memory and descriptors are theirs, read from `/proc`;
+//! the bench's clients are counted apart.
 
 mod load;
+mod server;
 mod world;
+
+pub use server::{soak_server, SoakServerArgs};
 
 use std::io::Write;
 use std::process::Stdio;
@@ -41,14 +46,12 @@ use clap::Args;
 use super::burst::sink::SinkCount;
 use super::smtp::{find, start_sink_with};
 use super::{free_port, open_empty};
-use crate::clock::{Clock, FixedClock};
-use crate::config::{Config, DigestConfig, EmailConfig, ScheduleConfig};
+use crate::clock::FixedClock;
+use crate::config::Config;
 use crate::db::Db;
-use crate::deliver::queue::{self, Delivery};
-use crate::digest::Composer;
 use crate::error::{Error, Result};
-use crate::{http, schedule};
 use load::{quantile_ms, Shared, Target};
+use server::{Servers, Usage};
 
 #[derive(Args, Debug, Clone)]
 pub struct SoakArgs {
@@ -77,10 +80,12 @@ pub struct SoakArgs {
     /// Real seconds idle after the load, before memory is read again.
     #[arg(long, default_value_t = 60)]
     pub idle_seconds: u64,
+    /// Server processes sharing the address and the database.
+    #[arg(long, default_value_t = 1)]
+    pub servers: usize,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-soak.db";
-const OWNER: &str = "bench-soak";
 const FEED_ROUTE: &str = "GET changed feed";
 const POLL_ROUTE: &str = "GET changed feed, If-None-Match";
 const API_ROUTE: &str = "GET /api/v1/queue";
@@ -90,11 +95,28 @@ fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 23, 0, 0, 30).unwrap()
 }
 
-/// Resident memory (VmRSS) in MiB and open descriptors of this process.
-fn resident() -> (f64, usize) {
-    let rss = super::status_mib(None, "VmRSS:").unwrap_or(0.0);
-    let fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
-    (rss, fds)
+/// The servers' memory and descriptors, summed, and as a line: the sum,
+/// each server's when there are several, and the bench's own.
+fn resident(servers: &Servers) -> (Usage, String) {
+    let each = servers.usage();
+    let sum = Usage {
+        rss_mib: each.iter().map(|u| u.rss_mib).sum(),
+        fds: each.iter().map(|u| u.fds).sum(),
+        cpu_secs: each.iter().map(|u| u.cpu_secs).sum(),
+    };
+    let mut line = format!("resident {:.0} MiB, {} descriptors", sum.rss_mib, sum.fds);
+    if each.len() > 1 {
+        let rss: Vec<String> = each.iter().map(|u| format!("{:.0}", u.rss_mib)).collect();
+        let cpu: Vec<String> = each.iter().map(|u| format!("{:.0}", u.cpu_secs)).collect();
+        line += &format!(
+            " ({} MiB each; CPU so far {} s each)",
+            rss.join(" + "),
+            cpu.join(" + ")
+        );
+    }
+    let me = Usage::of(None);
+    line += &format!("; the bench's clients {:.0} MiB", me.rss_mib);
+    (sum, line)
 }
 
 fn check(a: &SoakArgs) -> Result<()> {
@@ -102,6 +124,9 @@ fn check(a: &SoakArgs) -> Result<()> {
         return Err(Error::invalid(
             "bench soak: --users, --collections, --readers and --batch must be at least 1",
         ));
+    }
+    if !(1..=8).contains(&a.servers) {
+        return Err(Error::invalid("bench soak: --servers must be from 1 to 8"));
     }
     if a.hour_seconds == 0 || a.seconds < a.hour_seconds {
         return Err(Error::invalid(
@@ -122,60 +147,43 @@ pub fn soak(args: &SoakArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let scratch = std::env::temp_dir().join(format!("digestd-bench-soak-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     let count = SinkCount(scratch.join("sink-count"));
-    let port = free_port()?;
-    let _sink = start_sink_with(port, &["-c"], Stdio::from(std::fs::File::create(&count.0)?))?;
+    let sink_port = free_port()?;
+    let _sink = start_sink_with(
+        sink_port,
+        &["-c"],
+        Stdio::from(std::fs::File::create(&count.0)?),
+    )?;
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let w = world::build(&mut *db.conn()?, t0(), args.users, args.collections)?;
-    let cfg = {
-        let mut cfg = Config::default();
-        cfg.http.listen = "127.0.0.1:0".into();
-        cfg
-    };
-    writeln!(
-        out,
-        "bench soak on {:?}: {} users in 5 zones, hourly digests of {} collections; {} feed readers; \
-         batches of {}; an hour every {} s; pool of {}",
-        db.backend(),
-        w.users,
-        args.collections,
-        args.readers,
-        args.batch,
-        args.hour_seconds,
-        cfg.database.pool_size
-    )?;
-    let (rss0, fds0) = resident();
-    writeln!(out, "start: resident {rss0:.0} MiB, {fds0} descriptors")?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let clock = Arc::new(FixedClock::new(t0()));
-    let email = EmailConfig {
-        transport: crate::config::EmailTransport::Smtp,
-        smtp_url: format!("smtp://127.0.0.1:{port}"),
-        dir: scratch.join("outbox").to_string_lossy().into_owned(),
-        ..EmailConfig::default()
-    };
-    let result = rt.block_on(async {
-        let listener = http::bind(&cfg.http.listen).await?;
-        let base = format!("http://{}", listener.local_addr()?);
-        let served = Db::open(url.unwrap_or(DEFAULT_BENCH_DB), cfg.database.pool_size)?;
-        let shared_clock: Arc<dyn Clock> = clock.clone();
-        let app = http::App::new(served, cfg.clone(), shared_clock);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(http::serve_on(listener, app, async {
-            let _ = stopped.await;
-        }));
+    let port = free_port()?;
+    let url = url.unwrap_or(DEFAULT_BENCH_DB);
+    let smtp_url = format!("smtp://127.0.0.1:{sink_port}");
+    let result = Servers::start(args.servers, url, port, &smtp_url, &scratch).and_then(|mut servers| {
+        writeln!(
+            out,
+            "bench soak on {:?}: {} users in 5 zones, hourly digests of {} collections; {} feed readers; \
+             batches of {}; an hour every {} s; {} server process(es) on one address, each with a pool of {}",
+            db.backend(),
+            w.users,
+            args.collections,
+            args.readers,
+            args.batch,
+            args.hour_seconds,
+            args.servers,
+            Config::default().database.pool_size
+        )?;
+        writeln!(out, "start: {}", resident(&servers).1)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
         let target = Target {
-            base,
+            base: format!("http://127.0.0.1:{port}"),
             auth: format!("Bearer {}", w.token),
             collections: Arc::new(w.collections.clone()),
-            clock: clock.clone(),
+            clock: Arc::new(FixedClock::new(t0())),
             batch: args.batch,
         };
-        let r = run(args, &target, &db, &email, &count, out).await;
-        let _ = stop.send(());
-        let _ = server.await;
-        r
+        rt.block_on(run(args, &target, &db, &mut servers, &count, out))
     });
     let _ = std::fs::remove_dir_all(&scratch);
     result
@@ -247,7 +255,7 @@ async fn run(
     a: &SoakArgs,
     t: &Target,
     db: &Db,
-    email: &EmailConfig,
+    servers: &mut Servers,
     count: &SinkCount,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -269,52 +277,81 @@ async fn run(
              {ratio:.2}x (goal >= 0.5)"
         )?;
     }
-    soak_hours(a, t, db, email, count, out).await
+    soak_hours(a, t, db, servers, count, out).await
 }
 
-/// What one accelerated hour's tick and queue pass did.
-struct Hour {
-    at: DateTime<Utc>,
-    runs: usize,
-    sent: usize,
-    took: Duration,
+/// The servers' resident memory together, read every second from
+/// `started` until the clients stop: (seconds since `started`, MiB).
+async fn sample_rss(pids: Vec<u32>, s: Arc<Shared>, started: Instant) -> Vec<(f64, f64)> {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    let mut samples = Vec::new();
+    while !s.stopped() {
+        every.tick().await;
+        let rss: f64 = pids.iter().map(|p| Usage::of(Some(*p)).rss_mib).sum();
+        samples.push((started.elapsed().as_secs_f64(), rss));
+    }
+    samples
 }
 
-/// The tick and a queue pass at `at`, as `serve` runs them.
-fn tick_and_pass(db: &Db, email: &EmailConfig, at: DateTime<Utc>) -> Result<Hour> {
-    let started = Instant::now();
-    let mut c = db.conn()?;
-    let sched = ScheduleConfig::default();
-    let lease_for = sched.lease_for();
-    let mut composer = Composer::new(&DigestConfig::default(), email)?;
-    composer.read_through(db);
-    let runs = match schedule::share_tick(
-        &mut c,
-        at,
-        OWNER,
-        lease_for,
-        &mut composer,
-        sched.tick_chunk.into(),
-    )? {
-        schedule::Shared::Led(runs) => runs.len(),
-        _ => return Err(Error::Storage("the tick's lease is held elsewhere".into())),
-    };
-    let mut d = Delivery::new(email)?;
-    let report = queue::run_queue(&mut c, &mut d, at, OWNER, lease_for)?;
-    d.shutdown();
-    Ok(Hour {
-        at,
-        runs,
-        sent: report.written.values().sum(),
-        took: started.elapsed(),
-    })
+/// Each whole minute's peak of `samples` (a minute cut short by the end
+/// is not a minute's peak).
+fn minute_peaks(samples: &[(f64, f64)]) -> Vec<f64> {
+    let mut minutes: Vec<(f64, u32)> = Vec::new();
+    for (t, rss) in samples {
+        let m = (*t / 60.0) as usize;
+        if minutes.len() <= m {
+            minutes.resize(m + 1, (0.0, 0));
+        }
+        minutes[m] = (minutes[m].0.max(*rss), minutes[m].1 + 1);
+    }
+    if minutes.last().is_some_and(|(_, n)| *n < 55) {
+        minutes.pop();
+    }
+    minutes.into_iter().map(|(peak, _)| peak).collect()
+}
+
+/// The peak of `samples` taken while a tick ran (`ticks`: from, to) and
+/// the peak of the others.
+fn peaks_by_tick(samples: &[(f64, f64)], ticks: &[(f64, f64)]) -> (f64, f64) {
+    let during = |t: f64| ticks.iter().any(|(a, b)| t >= *a && t <= *b + 1.0);
+    samples
+        .iter()
+        .fold((0.0, 0.0), |(tick, calm), (t, rss)| match during(*t) {
+            true => (tick.max(*rss), calm),
+            false => (tick, calm.max(*rss)),
+        })
+}
+
+/// The line on each minute's peak and the plateau goal: the last whole
+/// minute's peak within 10% of the third's.
+fn plateau_line(peaks: &[f64]) -> String {
+    if peaks.is_empty() {
+        return "resident, each minute's peak: the soak was shorter than a minute".into();
+    }
+    let each: Vec<String> = peaks.iter().map(|p| format!("{p:.0}")).collect();
+    let mut line = format!("resident, each minute's peak: {} MiB", each.join(", "));
+    if let (Some(third), Some(last)) = (peaks.get(2), peaks.last()) {
+        if peaks.len() > 3 {
+            line += &format!(
+                "; the last minute's {:+.0}% against the third's (goal within 10%)",
+                (last / third - 1.0) * 100.0
+            );
+        }
+    }
+    line
+}
+
+/// Runs `f` on the database from the runtime's thread (the bench's
+/// clients go on meanwhile on the others).
+fn blocking<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    tokio::task::block_in_place(f)
 }
 
 async fn soak_hours(
     a: &SoakArgs,
     t: &Target,
     db: &Db,
-    email: &EmailConfig,
+    servers: &mut Servers,
     count: &SinkCount,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -341,19 +378,22 @@ async fn soak_hours(
         false,
         API_ROUTE,
     )));
+    let started = Instant::now();
+    let sampler = tokio::spawn(sample_rss(servers.pids(), s.clone(), started));
+    let mut ticks = Vec::new();
     let hours = a.seconds / a.hour_seconds;
     let sink_before = count.read()?;
-    let (mut sent, mut peak) = (0usize, 0f64);
+    let before = blocking(|| world::counts(&mut *db.conn()?))?;
+    let (mut last, mut peak) = (before, 0f64);
     let mut third = None;
-    let started = Instant::now();
     for h in 1..=hours {
         let due = started + Duration::from_secs(h * a.hour_seconds);
         tokio::time::sleep_until(due.into()).await;
-        let interval = s.take();
-        let (rss, fds) = resident();
-        peak = peak.max(rss);
+        let mut interval = s.take();
+        let (usage, line) = resident(servers);
+        peak = peak.max(usage.rss_mib);
         if h == 3 {
-            third = Some(rss);
+            third = Some(usage.rss_mib);
         }
         let at = (t0() + chrono::Duration::hours(h as i64))
             .with_minute(0)
@@ -361,43 +401,53 @@ async fn soak_hours(
             .expect("a top of the hour");
         t.clock.set(at);
         s.bursting.store(true, Ordering::Relaxed);
-        let (db2, email2) = (db.clone(), email.clone());
-        let hour = tokio::task::spawn_blocking(move || tick_and_pass(&db2, &email2, at))
-            .await
-            .map_err(|e| Error::Storage(format!("bench soak: {e}")))??;
+        let from = started.elapsed().as_secs_f64();
+        let (took, sqlite) = blocking(|| servers.tick(at))?;
+        ticks.push((from, started.elapsed().as_secs_f64()));
         s.bursting.store(false, Ordering::Relaxed);
-        sent += hour.sent;
-        let mut interval = interval;
+        let now = blocking(|| world::counts(&mut *db.conn()?))?;
         writeln!(
             out,
-            "hour to {}: resident {rss:.0} MiB, {fds} descriptors; tick + queue pass: {} runs, \
-             {} messages sent, {:.2} s after the top of the hour",
-            hour.at.format("%H:%MZ"),
-            hour.runs,
-            hour.sent,
-            hour.took.as_secs_f64()
+            "hour to {}: {line}; tick + queue pass: {} runs, {} messages sent, \
+             {:.2} s after the top of the hour; SQLite then held {:.0} MiB",
+            at.format("%H:%MZ"),
+            now.runs - last.runs,
+            now.sent - last.sent,
+            took.as_secs_f64(),
+            sqlite as f64 / 1_048_576.0
         )?;
+        last = now;
         route_lines(out, &mut interval, a.hour_seconds as f64)?;
     }
     s.stop.store(true, Ordering::Relaxed);
     for task in tasks {
         let _ = task.await;
     }
-    let (rss_end, fds_end) = resident();
-    tokio::time::sleep(Duration::from_secs(a.idle_seconds)).await;
-    let (rss_idle, fds_idle) = resident();
+    let samples = sampler.await.unwrap_or_default();
+    writeln!(out, "{}", plateau_line(&minute_peaks(&samples)))?;
+    let (in_ticks, outside) = peaks_by_tick(&samples, &ticks);
     writeln!(
         out,
-        "resident: peak {peak:.0} MiB (third hour {:.0}), at the end {rss_end:.0} MiB, \
-         after {} s idle {rss_idle:.0} MiB; descriptors {fds_end} at the end, {fds_idle} idle",
-        third.unwrap_or(0.0),
-        a.idle_seconds
+        "resident, peak while a tick ran (and a second after) {in_ticks:.0} MiB, \
+         at other times {outside:.0} MiB"
     )?;
-    let db2 = db.clone();
-    let once = tokio::task::spawn_blocking(move || world::exactly_once(&mut *db2.conn()?))
-        .await
-        .map_err(|e| Error::Storage(format!("bench soak: {e}")))??;
-    let got = count.settle(sink_before + sent as u64)? - sink_before;
+    let (end, _) = resident(servers);
+    tokio::time::sleep(Duration::from_secs(a.idle_seconds)).await;
+    let (idle, _) = resident(servers);
+    writeln!(
+        out,
+        "resident before each tick: at most {peak:.0} MiB (third hour {:.0}); at the end {:.0} MiB, \
+         after {} s idle {:.0} MiB; descriptors {} at the end, {} idle",
+        third.unwrap_or(0.0),
+        end.rss_mib,
+        a.idle_seconds,
+        idle.rss_mib,
+        end.fds,
+        idle.fds
+    )?;
+    let once = blocking(|| world::exactly_once(&mut *db.conn()?))?;
+    let sent = (last.sent - before.sent) as u64;
+    let got = count.settle(sink_before + sent)? - sink_before;
     writeln!(
         out,
         "exactly once: {} runs over {} (subscription, period) pairs, latest {} s after its instant \
@@ -413,7 +463,7 @@ async fn soak_hours(
             "bench soak: no digest was posted (did the posts fail?)".into(),
         ));
     }
-    if once.runs != once.periods || once.digests != once.sent || got != sent as u64 {
+    if once.runs != once.periods || once.digests != once.sent || got != sent {
         return Err(Error::Storage(
             "bench soak: a digest went out other than exactly once".into(),
         ));
@@ -425,4 +475,25 @@ async fn soak_hours(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_whole_minute_has_its_peak_and_ticks_their_own() {
+        // Two whole minutes, then ten seconds of a third.
+        let samples: Vec<(f64, f64)> = (0..130)
+            .map(|t| (f64::from(t), f64::from(100 + t % 61)))
+            .collect();
+        assert_eq!(minute_peaks(&samples), vec![160.0, 160.0]);
+        // A tick from 5 to 8 s: its samples (and one a second after) apart.
+        assert_eq!(peaks_by_tick(&samples[..20], &[(5.0, 8.0)]), (109.0, 119.0));
+        assert_eq!(
+            plateau_line(&[100.0, 100.0, 200.0, 216.0]),
+            "resident, each minute's peak: 100, 100, 200, 216 MiB; \
+             the last minute's +8% against the third's (goal within 10%)"
+        );
+    }
 }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 use crate::access::{self, Scope};
-use crate::db::schema::{nt_requests, subscription_runs};
+use crate::db::schema::{nt_queue, nt_requests, subscription_runs};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::{import, items};
@@ -120,4 +120,20 @@ pub fn exactly_once(c: &mut DbConn) -> Result<Once> {
         digests,
         sent,
     })
+}
+
+/// Runs taken and messages sent so far.
+#[derive(Clone, Copy)]
+pub struct Counts {
+    pub runs: i64,
+    pub sent: i64,
+}
+
+pub fn counts(c: &mut DbConn) -> Result<Counts> {
+    let runs = subscription_runs::table.count().get_result(c)?;
+    let sent = nt_queue::table
+        .filter(nt_queue::is_successful.eq(true))
+        .count()
+        .get_result(c)?;
+    Ok(Counts { runs, sent })
 }
