@@ -1,5 +1,5 @@
-//! `digestd bench soak`: sustained mixed load on the HTTP server in this
-//! process, with the clock driven by the bench.
+//! `digestd bench soak`: sustained mixed load on server processes of
+//! this binary, with the clock driven by the bench.
 //!
 //! A world of `--users` people in five zones (whole-hour offsets), each
 //! with an hourly modification digest of one of `--collections`. Then:
@@ -14,10 +14,12 @@
 //!    half the readers polling with `If-None-Match`, half without, one
 //!    client reading `/api/v1/queue`; every `--hour-seconds` the clock
 //!    moves to the next top of the hour, and the tick and a queue pass
-//!    into a local `smtp-sink` run as `serve` runs them. Each accelerated
-//!    hour prints resident memory, open descriptors, requests/s and
-//!    p50/p99 per route (outside the tick, and during it), the digests
-//!    delivered and the real seconds the tick and pass took.
+//!    into a local `smtp-sink` run in the servers. Each accelerated hour
+//!    prints the servers' resident memory and open descriptors,
+//!    requests/s and p50/p99 per route (outside the tick, and during it),
+//!    the digests delivered, the real seconds the tick and pass took and
+//!    what SQLite then held. The servers' memory is read every second:
+//!    each whole minute's peak, and the peak while a tick ran.
 //! 3. An idle `--idle-seconds` with the servers up, then resident memory
 //!    again; and the check that every due digest went out exactly once
 //!    (one run per subscription and period, every digest request sent,
