@@ -485,11 +485,12 @@ mod tests {
 
     #[test]
     fn each_whole_minute_has_its_peak_and_ticks_their_own() {
-        // Two whole minutes, then ten seconds of a third.
+        // Two whole minutes, each climbing to its own peak, then ten
+        // seconds of a third.
         let samples: Vec<(f64, f64)> = (0..130)
-            .map(|t| (f64::from(t), f64::from(100 + t % 61)))
+            .map(|t| (f64::from(t), f64::from(100 + t % 60 + t / 60 * 10)))
             .collect();
-        assert_eq!(minute_peaks(&samples), vec![160.0, 160.0]);
+        assert_eq!(minute_peaks(&samples), vec![159.0, 169.0]);
         // A tick from 5 to 8 s: its samples (and one a second after) apart.
         assert_eq!(peaks_by_tick(&samples[..20], &[(5.0, 8.0)]), (109.0, 119.0));
         assert_eq!(
