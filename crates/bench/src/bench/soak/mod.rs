@@ -116,8 +116,8 @@ fn resident(servers: &Servers) -> (Usage, String) {
             cpu.join(" + ")
         );
     }
-    let me = Usage::of(None);
-    line += &format!("; the bench's clients {:.0} MiB", me.rss_mib);
+    let me = super::status_mib(None, "VmRSS:").unwrap_or(0.0);
+    line += &format!("; the bench's clients {me:.0} MiB");
     (sum, line)
 }
 
@@ -289,7 +289,10 @@ async fn sample_rss(pids: Vec<u32>, s: Arc<Shared>, started: Instant) -> Vec<(f6
     let mut samples = Vec::new();
     while !s.stopped() {
         every.tick().await;
-        let rss: f64 = pids.iter().map(|p| Usage::of(Some(*p)).rss_mib).sum();
+        let rss: f64 = pids
+            .iter()
+            .map(|p| super::status_mib(Some(*p), "VmRSS:").unwrap_or(0.0))
+            .sum();
         samples.push((started.elapsed().as_secs_f64(), rss));
     }
     samples

@@ -174,11 +174,11 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// This process's usage, or another's by pid.
-    pub fn of(pid: Option<u32>) -> Usage {
-        let dir = pid.map_or("/proc/self".to_string(), |p| format!("/proc/{p}"));
+    /// The usage of process `pid`.
+    pub fn of(pid: u32) -> Usage {
+        let dir = format!("/proc/{pid}");
         Usage {
-            rss_mib: super::super::status_mib(pid, "VmRSS:").unwrap_or(0.0),
+            rss_mib: super::super::status_mib(Some(pid), "VmRSS:").unwrap_or(0.0),
             fds: std::fs::read_dir(format!("{dir}/fd")).map_or(0, |d| d.count()),
             cpu_secs: cpu_secs(&dir).unwrap_or(0.0),
         }
@@ -259,10 +259,7 @@ impl Servers {
 
     /// Each server's memory and descriptors.
     pub fn usage(&self) -> Vec<Usage> {
-        self.pids()
-            .into_iter()
-            .map(|p| Usage::of(Some(p)))
-            .collect()
+        self.pids().into_iter().map(Usage::of).collect()
     }
 
     pub fn pids(&self) -> Vec<u32> {
