@@ -190,10 +190,14 @@ fn feed(
     }
 }
 
+/// The feed's XML. Written into a buffer that doubles as it grows, so up
+/// to half of it may be spare: given back, since a feed is kept in the
+/// feed cache, which counts its length (`[http] feed_cache_bytes`).
 fn write(feed: &Feed) -> Result<String> {
-    let out = feed
+    let mut out = feed
         .write_to(Vec::new())
         .map_err(|e| Error::Storage(format!("atom: {e}")))?;
+    out.shrink_to_fit();
     String::from_utf8(out).map_err(|e| Error::Storage(format!("atom: {e}")))
 }
 

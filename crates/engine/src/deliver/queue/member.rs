@@ -1,4 +1,7 @@
-//! A group's digest for each member: one request serves every member of
+//! A request as its recipient reads it: a digest's shared rendering with
+//! the request's own links in its holes, as each message is built.
+//!
+//! And a group's digest for each member: one request serves every member of
 //! the group, and its links (so its bodies and its `unsubscribe_url`) hold
 //! a hole where the member's subscriber code goes
 //! ([`crate::digest::render::HOLE_CODE`]). A round reads the codes of the
@@ -9,13 +12,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use diesel::prelude::*;
 
 use super::round::{Req, Round, Row};
 use crate::db::schema::users;
 use crate::db::DbConn;
-use crate::digest::render::{fill_code, has_code_hole};
+use crate::digest::render::{fill, fill_code, has_code_hole, Links};
 use crate::error::Result;
 
 impl Req {
@@ -25,36 +29,59 @@ impl Req {
         self.unsubscribe_url.as_deref().is_some_and(has_code_hole)
     }
 
-    /// This request as member `code` reads it: the code hole in its links
-    /// (and so in its bodies) filled with theirs.
-    fn for_member(&self, code: &str) -> Req {
-        let f = |s: &Option<String>| s.as_deref().map(|t| fill_code(t, code));
+    /// This request as its recipient reads it: a shared rendering's holes
+    /// filled with the request's links ([`fill`]), then, for a group's
+    /// digest, the code hole in its links and bodies with member `code`'s.
+    fn as_read(&self, code: Option<&str>) -> Req {
+        let links = Links {
+            manage_url: self.manage_url.as_deref().unwrap_or(""),
+            unsubscribe_url: self.unsubscribe_url.as_deref(),
+            full_url: self.full_url.as_deref().unwrap_or(""),
+        };
+        let coded = |s: &str| code.map_or_else(|| s.to_string(), |c| fill_code(s, c));
+        let body = |s: &str, html: bool| -> Arc<str> {
+            if self.shared {
+                let filled = fill(s, &links, html);
+                match code {
+                    Some(c) => fill_code(&filled, c).into(),
+                    None => filled.into(),
+                }
+            } else {
+                coded(s).into()
+            }
+        };
+        let url = |s: &Option<String>| s.as_deref().map(coded);
         Req {
-            message: fill_code(&self.message, code),
-            message_html: f(&self.message_html),
-            message_chat: f(&self.message_chat),
-            message_sms: f(&self.message_sms),
-            unsubscribe_url: f(&self.unsubscribe_url),
-            manage_url: f(&self.manage_url),
+            id: self.id,
             subject: self.subject.clone(),
+            message: body(&self.message, false),
+            message_html: self.message_html.as_deref().map(|t| body(t, true)),
+            message_chat: self.message_chat.as_deref().map(|t| body(t, false)),
+            message_sms: url(&self.message_sms),
+            request_date: self.request_date,
+            unsubscribe_url: url(&self.unsubscribe_url),
+            shared: false,
+            manage_url: url(&self.manage_url),
             full_url: self.full_url.clone(),
-            ..*self
         }
     }
 }
 
 impl Round {
-    /// Row `r`'s request as its recipient reads it: a group's digest with
-    /// the member's own links ([`Req::for_member`]), any other as stored.
+    /// Row `r`'s request as its recipient reads it ([`Req::as_read`]): its
+    /// links filled in, with the member's own for a group's digest; a
+    /// request with no holes as stored.
     pub fn req_for(&self, r: &Row) -> Cow<'_, Req> {
         let q = &self.reqs[&r.request_id];
-        if !q.per_member() {
-            return Cow::Borrowed(q);
-        }
         // A member with no code (deleted by hand since the expansion) gets
         // links that name no one, which the pages answer as a bad link.
-        let code = self.codes.get(&r.party_to).map_or("", String::as_str);
-        Cow::Owned(q.for_member(code))
+        let code = q
+            .per_member()
+            .then(|| self.codes.get(&r.party_to).map_or("", String::as_str));
+        if !q.shared && code.is_none() {
+            return Cow::Borrowed(q);
+        }
+        Cow::Owned(q.as_read(code))
     }
 }
 

@@ -29,7 +29,6 @@ use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, 
 use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
 use crate::deliver::listener::Outgoing;
 use crate::deliver::sink::Outcome;
-use crate::digest::render::{fill, Links};
 use crate::digest::words::Style;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -68,40 +67,29 @@ impl Row {
 }
 
 /// A request's content, as messages need it.
-#[derive(Clone, Queryable)]
+///
+/// A digest's bodies are a shared rendering (`nt_bodies`) with holes for
+/// the recipient's links: a round reads each shared rendering once and
+/// every request of it holds the same text ([`Arc`]), filled only as each
+/// message is built ([`Round::req_for`]). Filled when the round was read,
+/// a round of 2,000 hourly digests held its own copy of each body, and
+/// with one round building while the next is read, the bodies were the
+/// largest part of a server's memory under the soak's load
+/// (`docs/benchmarks.md`, Soak).
+#[derive(Clone)]
 pub(super) struct Req {
     pub id: i64,
     pub subject: String,
-    pub message: String,
-    pub message_html: Option<String>,
-    pub message_chat: Option<String>,
+    pub message: Arc<str>,
+    pub message_html: Option<Arc<str>>,
+    pub message_chat: Option<Arc<str>>,
     pub message_sms: Option<String>,
     pub request_date: NaiveDateTime,
     pub unsubscribe_url: Option<String>,
-    /// A digest's bodies are a shared rendering (`nt_bodies`) with holes
-    /// for the recipient's links, which follow.
+    /// Whether the bodies are a shared rendering, with holes.
     pub shared: bool,
     pub manage_url: Option<String>,
     pub full_url: Option<String>,
-}
-
-impl Req {
-    /// A shared rendering's holes filled with this request's links: the
-    /// bodies its recipient reads ([`crate::digest::render::fill`]).
-    fn fill_holes(&mut self) {
-        if !self.shared {
-            return;
-        }
-        let links = Links {
-            manage_url: self.manage_url.as_deref().unwrap_or(""),
-            unsubscribe_url: self.unsubscribe_url.as_deref(),
-            full_url: self.full_url.as_deref().unwrap_or(""),
-        };
-        let f = |s: &Option<String>, html: bool| s.as_deref().map(|t| fill(t, &links, html));
-        let (html, chat) = (f(&self.message_html, true), f(&self.message_chat, false));
-        self.message = fill(&self.message, &links, false);
-        (self.message_html, self.message_chat) = (html, chat);
-    }
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another
@@ -338,7 +326,7 @@ impl Rounds<'_> {
                 .iter()
                 .map(|r| round.req_for(r))
                 .map(|q| match (ch, &q.message_chat, &q.message_sms) {
-                    (Channel::Xmpp, Some(chat), _) => chat.clone(),
+                    (Channel::Xmpp, Some(chat), _) => chat.to_string(),
                     (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),
                     (_, _, Some(sms)) => sms.clone(),
                     (_, _, None) => q.subject.clone(),

@@ -67,7 +67,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
     // (and the text as a fallback): each query reads only what its channels
     // need, so an email round does not carry a chat body it never sends.
     // A digest's text, HTML and chat text may be a shared rendering
-    // (`nt_bodies`), filled here with the request's own links.
+    // (`nt_bodies`), read once however many requests share it.
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for email in [true, false] {
         let mut ids: Vec<i64> = rows
@@ -81,37 +81,28 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             continue;
         }
         let these = format!("nt_requests.request_id {}", in_ids(conn, &ids));
-        // A body column this read needs, or NULL in its place.
-        let body = |column: &'static str, needed: bool| {
-            diesel::dsl::sql::<Nullable<Text>>(if needed { column } else { "NULL" })
-        };
-        let loaded: Vec<Req> = nt_requests::table
-            .inner_join(nt_messages::table.left_join(nt_bodies::table))
+        let loaded: Vec<ReqRow> = nt_requests::table
+            .inner_join(nt_messages::table)
             .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(&these))
             .select((
                 nt_requests::request_id,
                 nt_requests::subject,
-                diesel::dsl::sql::<Text>("COALESCE(nt_bodies.message, nt_messages.message)"),
-                body(
-                    "COALESCE(nt_bodies.message_html, nt_messages.message_html)",
-                    email,
-                ),
-                body(
-                    "COALESCE(nt_bodies.message_chat, nt_messages.message_chat)",
-                    !email,
-                ),
+                nt_messages::message,
+                body("nt_messages.message_html", email),
+                body("nt_messages.message_chat", !email),
                 body("nt_messages.message_sms", !email),
                 nt_requests::request_date,
                 nt_requests::unsubscribe_url,
-                nt_messages::body_id.is_not_null(),
+                nt_messages::body_id,
                 nt_messages::manage_url,
                 nt_messages::full_url,
             ))
             .load(conn)?;
+        let shared = shared_bodies(conn, &loaded, email)?;
         // A request on email and another channel is in both: the second
         // read adds its chat and SMS texts.
-        for mut r in loaded {
-            r.fill_holes();
+        for r in loaded {
+            let r = r.into_req(&shared);
             match reqs.get_mut(&r.id) {
                 Some(q) => (q.message_chat, q.message_sms) = (r.message_chat, r.message_sms),
                 None => {
@@ -138,6 +129,88 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         styles,
         codes,
     })
+}
+
+/// A body column a read needs, or NULL in its place.
+fn body(column: &'static str, needed: bool) -> diesel::expression::SqlLiteral<Nullable<Text>> {
+    diesel::dsl::sql::<Nullable<Text>>(if needed { column } else { "NULL" })
+}
+
+/// A request as read, its bodies its own or, with a `body_id`, a shared
+/// rendering's ([`shared_bodies`]).
+#[derive(Queryable)]
+struct ReqRow {
+    id: i64,
+    subject: String,
+    message: String,
+    message_html: Option<String>,
+    message_chat: Option<String>,
+    message_sms: Option<String>,
+    request_date: NaiveDateTime,
+    unsubscribe_url: Option<String>,
+    body_id: Option<i64>,
+    manage_url: Option<String>,
+    full_url: Option<String>,
+}
+
+/// A shared rendering's text, HTML and chat text.
+type Shared = (Arc<str>, Option<Arc<str>>, Option<Arc<str>>);
+
+impl ReqRow {
+    fn into_req(self, shared: &HashMap<i64, Shared>) -> Req {
+        let own = |s: Option<String>| s.map(Arc::<str>::from);
+        let (message, message_html, message_chat) = match self.body_id.and_then(|b| shared.get(&b))
+        {
+            Some((text, html, chat)) => (text.clone(), html.clone(), chat.clone()),
+            None => (
+                self.message.into(),
+                own(self.message_html),
+                own(self.message_chat),
+            ),
+        };
+        Req {
+            id: self.id,
+            subject: self.subject,
+            message,
+            message_html,
+            message_chat,
+            message_sms: self.message_sms,
+            request_date: self.request_date,
+            unsubscribe_url: self.unsubscribe_url,
+            shared: self.body_id.is_some(),
+            manage_url: self.manage_url,
+            full_url: self.full_url,
+        }
+    }
+}
+
+/// The shared renderings `loaded` names, each read once, with the HTML
+/// (`email`) or the chat text (not).
+fn shared_bodies(
+    conn: &mut DbConn,
+    loaded: &[ReqRow],
+    email: bool,
+) -> Result<HashMap<i64, Shared>> {
+    let mut ids: Vec<i64> = loaded.iter().filter_map(|r| r.body_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut shared = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(10_000) {
+        let found: Vec<(i64, String, Option<String>, Option<String>)> = nt_bodies::table
+            .filter(nt_bodies::body_id.eq_any(chunk))
+            .select((
+                nt_bodies::body_id,
+                nt_bodies::message,
+                body("nt_bodies.message_html", email),
+                body("nt_bodies.message_chat", !email),
+            ))
+            .load(conn)?;
+        for (id, text, html, chat) in found {
+            let arc = |s: Option<String>| s.map(Arc::<str>::from);
+            shared.insert(id, (text.into(), arc(html), arc(chat)));
+        }
+    }
+    Ok(shared)
 }
 
 /// The zone and 12/24-hour style ([`Style`], as digests show times) of
