@@ -1,7 +1,8 @@
 //! digestd's allocator: mimalloc, for Rust's allocations ([`MiMalloc`],
 //! the binary's `#[global_allocator]`) and for SQLite's ([`route_sqlite`]),
-//! returning freed memory to the system soon ([`purge_soon`]); [`init`]
-//! does both, first thing in `main`.
+//! returning freed memory to the system soon ([`purge_soon`]) and in
+//! pages of 4 KiB, not transparent huge pages ([`no_huge_pages`]);
+//! [`init`] does all three, first thing in `main`.
 //!
 //! Without the second, SQLite's page caches and sorters allocate with
 //! glibc's malloc, from whichever thread runs the query: the tokio blocking
@@ -22,8 +23,8 @@
 //! every page freed goes back with a system call.
 //!
 //! The unsafe code of digestd is here and nowhere else: each unsafe block
-//! is one call into mimalloc's or SQLite's C API, under the contract
-//! SQLite states for `sqlite3_mem_methods`.
+//! is one call into mimalloc's or SQLite's C API (under the contract SQLite
+//! states for `sqlite3_mem_methods`), or one `prctl`.
 
 use std::ffi::{c_int, c_void};
 
@@ -78,11 +79,41 @@ extern "C" fn x_shutdown(_: *mut c_void) {}
 /// mimalloc 2 and 3, `mimalloc.h`); the Rust bindings do not name it.
 const MI_OPTION_PURGE_DELAY: mi::mi_option_t = 15;
 
-/// What `main` calls before anything else: SQLite on mimalloc, and freed
-/// memory returned soon.
+/// What `main` calls before anything else: SQLite on mimalloc, freed
+/// memory returned soon, and no transparent huge pages.
 pub fn init() {
     purge_soon();
+    no_huge_pages();
     route_sqlite();
+}
+
+/// Keeps the process off transparent huge pages (`PR_SET_THP_DISABLE`,
+/// which its children inherit), unless the environment sets
+/// `MIMALLOC_ALLOW_THP` (which mimalloc reads itself); returns whether
+/// the kernel took it.
+///
+/// A huge page is resident whole as soon as one of its bytes is touched,
+/// and stays so while any of them is in use: the 4 KiB pages mimalloc
+/// purges inside it go back to no one. In the soak the server had 38–63
+/// MiB of anonymous huge pages and minute peaks of 167–208 MiB; without
+/// them, 112–142 MiB (`docs/benchmarks.md`, Soak).
+pub fn no_huge_pages() -> bool {
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+        return false;
+    }
+    // SAFETY: PR_SET_THP_DISABLE takes an integer flag and touches no
+    // memory of ours.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    rc == 0
+}
+
+/// Whether the process is kept off transparent huge pages.
+pub fn huge_pages_disabled() -> bool {
+    // SAFETY: PR_GET_THP_DISABLE only reads the process's flag.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+    rc == 1
 }
 
 /// How long mimalloc keeps a freed page before it returns it to the

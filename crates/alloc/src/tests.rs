@@ -37,6 +37,10 @@ fn sqlite_allocates_from_mimalloc_and_refuses_it_once_started() {
     );
     init();
     assert_eq!(delay(), PURGE_DELAY_MS as std::ffi::c_long);
+    assert!(
+        super::huge_pages_disabled(),
+        "init left transparent huge pages on"
+    );
     // `init` routed SQLite; it accepts the methods again until it starts.
     assert!(
         route_sqlite(),
