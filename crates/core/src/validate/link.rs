@@ -19,11 +19,8 @@ pub fn item_url(s: &str) -> Result<String> {
             "url is longer than {MAX_ITEM_URL} bytes"
         )));
     }
-    if let Some(c) = s
-        .chars()
-        .find(|&c| super::is_hostile_char(c) || c.is_whitespace())
-    {
-        return Err(bad(&format!("it contains {}", describe(c))));
+    if let Some(what) = bad_char(s) {
+        return Err(bad(&format!("it contains {what}")));
     }
     let u = url::Url::parse(s).map_err(|e| bad(&e.to_string()))?;
     if !matches!(u.scheme(), "http" | "https") {
@@ -42,6 +39,14 @@ pub fn item_url(s: &str) -> Result<String> {
         )));
     }
     Ok(out)
+}
+
+/// The first character no URL of ours may hold (hostile or white space),
+/// described for an error message.
+pub(super) fn bad_char(s: &str) -> Option<String> {
+    s.chars()
+        .find(|&c| super::is_hostile_char(c) || c.is_whitespace())
+        .map(describe)
 }
 
 fn describe(c: char) -> String {

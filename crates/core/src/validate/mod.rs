@@ -11,8 +11,10 @@ use crate::error::Result;
 
 mod link;
 mod net;
+mod webhook;
 pub use link::{item_url, MAX_ITEM_URL};
 pub use net::{client_block, ip_net, ip_nets, IpNet};
+pub use webhook::{webhook_url, why_not_public, UrlPolicy, MAX_WEBHOOK_URL};
 
 /// Longest name (user, group) we accept.
 const MAX_NAME: usize = 64;
