@@ -97,7 +97,7 @@ pub enum Command {
     /// Send one test message now through the channel's configured transport (not the queue).
     TestAlert(queue::TestAlertArgs),
     /// The digest one subscription would get from a tick at an instant (default now),
-    /// composed and rendered but not posted: email text, or --html, --chat, --sms.
+    /// composed and rendered but not posted: email text, or --html, --chat, --sms, --webhook.
     Preview(schedule::PreviewArgs),
     /// Run the real tick at each instant of a range, delivering nothing; one JSON line per run.
     Simulate(schedule::SimulateArgs),

@@ -150,12 +150,21 @@ pub enum GroupCmd {
 pub struct ContactArgs {
     /// The user or group.
     name: String,
-    /// email, xmpp or sms (needed with an action; without one, shows only that channel).
+    /// email, xmpp, sms or webhook (needed with an action; without one, shows only that channel).
     #[arg(long)]
     channel: Option<String>,
     /// A new address (checked for the channel): enabled, not verified, bounces reset.
+    /// For webhook, an https URL; its signing secret is made (or taken from
+    /// --secret) and shown once.
     #[arg(long, value_name = "ADDRESS")]
     set: Option<String>,
+    /// With --channel webhook: the signing secret (whsec_ and the base64 of
+    /// 24-32 random bytes) instead of a new one.
+    #[arg(long, value_name = "WHSEC")]
+    secret: Option<String>,
+    /// With --channel webhook: a new signing secret (or --secret's), shown once.
+    #[arg(long)]
+    rotate_secret: bool,
     /// Its owner confirmed it.
     #[arg(long)]
     verify: bool,
@@ -166,7 +175,7 @@ pub struct ContactArgs {
     #[arg(long)]
     enable: bool,
     /// With no action: the addresses as a JSON array.
-    #[arg(long, conflicts_with_all = ["set", "verify", "disable", "enable"])]
+    #[arg(long, conflicts_with_all = ["set", "verify", "disable", "enable", "rotate_secret"])]
     json: bool,
 }
 
@@ -348,6 +357,14 @@ pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
         .as_deref()
         .map(parties::Channel::parse)
         .transpose()?;
+    if channel == Some(parties::Channel::Webhook) && (a.set.is_some() || a.rotate_secret) {
+        return webhook(a, ctx);
+    }
+    if a.secret.is_some() || a.rotate_secret {
+        return Err(Error::invalid(
+            "contact: --secret and --rotate-secret are for --channel webhook with --set or --rotate-secret",
+        ));
+    }
     let change = match (a.set, a.verify, a.disable, a.enable) {
         (None, false, false, false) => None,
         (Some(a), false, false, false) => Some(parties::ContactChange::Set(a)),
@@ -379,6 +396,33 @@ pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
     };
     let p = parties::change_contact(&mut conn, ctx.now(), &a.name, channel, &change)?;
     writeln!(ctx.out, "{} {p}", a.name)?;
+    Ok(())
+}
+
+/// `contact NAME --channel webhook --set URL [--secret S]` or
+/// `--rotate-secret [--secret S]`: the secret is printed once, here.
+fn webhook(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
+    if a.verify || a.disable || a.enable || (a.set.is_some() && a.rotate_secret) {
+        return Err(Error::invalid(
+            "contact: give at most one of --set ADDRESS, --verify, --disable, --enable, --rotate-secret",
+        ));
+    }
+    let policy = ctx.cfg.webhook.policy();
+    let now = ctx.now();
+    let mut conn = ctx.conn()?;
+    let secret = match &a.set {
+        Some(url) => {
+            let (p, secret) =
+                parties::set_webhook(&mut conn, now, &a.name, url, a.secret.as_deref(), policy)?;
+            writeln!(ctx.out, "{} {p}", a.name)?;
+            secret
+        }
+        None => parties::rotate_webhook_secret(&mut conn, &a.name, a.secret.as_deref())?,
+    };
+    writeln!(
+        ctx.out,
+        "secret {secret} (shown once: give it to the receiver, which verifies each message's webhook-signature with it)"
+    )?;
     Ok(())
 }
 

@@ -73,10 +73,11 @@ pub struct NotifyArgs {
 
 #[derive(Args, Debug)]
 pub struct TestAlertArgs {
-    /// The address: an email address, a JID for xmpp, an E.164 number for sms.
+    /// The address: an email address, a JID for xmpp, an E.164 number for
+    /// sms; for webhook, the user or group whose webhook (and secret) to use.
     #[arg(long)]
     to: String,
-    /// email, xmpp or sms.
+    /// email, xmpp, sms or webhook.
     #[arg(long, default_value = "email")]
     channel: String,
 }
@@ -240,7 +241,8 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// One message now, through the channel's transport: no queue, no database.
+/// One message now, through the channel's transport: no queue, and no
+/// database but a webhook's contact point (its URL and secret).
 pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     let cfg = ctx.cfg;
     let now = ctx.now();
@@ -248,6 +250,10 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
         parties::Channel::Email => queue::test_alert(&cfg.email, &a.to, now)?,
         parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
         parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &a.to, now)?,
+        parties::Channel::Webhook => {
+            let mut conn = ctx.conn()?;
+            queue::test_alert_webhook(&mut conn, &cfg.webhook, &cfg.email, &a.to, now)?
+        }
     };
     writeln!(ctx.out, "{report}")?;
     Ok(())

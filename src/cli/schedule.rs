@@ -98,7 +98,7 @@ pub struct TickArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms"]))]
+#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook"]))]
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
@@ -114,6 +114,9 @@ pub struct PreviewArgs {
     /// The SMS body.
     #[arg(long)]
     sms: bool,
+    /// The webhook's JSON document (as posted, less the request's id).
+    #[arg(long)]
+    webhook: bool,
 }
 
 #[derive(Args, Debug)]
@@ -312,6 +315,8 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         r.chat.unwrap_or_default()
     } else if a.sms {
         r.sms.unwrap_or_default()
+    } else if a.webhook {
+        r.webhook.unwrap_or_default()
     } else {
         format!("{}\n\n{}", r.subject, r.text.unwrap_or_default())
     };

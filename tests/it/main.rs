@@ -77,5 +77,6 @@ mod storage_modlog;
 mod storage_parties_items;
 mod storage_watch;
 mod subscriptions;
+mod webhook;
 mod xmpp;
 mod year;

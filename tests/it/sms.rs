@@ -9,9 +9,9 @@ use common::http::Gateway;
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{EmailConfig, SmsConfig};
-use digestd::db::schema::{delivery_log, nt_queue};
+use digestd::db::schema::delivery_log;
 use digestd::db::DbConn;
-use digestd::deliver::queue::{self, Delivery, NewNotification};
+use digestd::deliver::queue::{self, Delivery};
 use digestd::ids::RequestId;
 use digestd::parties::{self, NewUser};
 use digestd::text::gsm::segments;
@@ -36,20 +36,7 @@ fn world(c: &mut DbConn) {
 }
 
 fn text(c: &mut DbConn, subject: &str) -> RequestId {
-    queue::post_request(
-        c,
-        &EmailConfig::default(),
-        &NewNotification {
-            from: "ops".into(),
-            to: "ana".into(),
-            subject: subject.into(),
-            message: "unused by SMS".into(),
-            channels: vec!["sms".into()],
-            ..Default::default()
-        },
-        at(T0),
-    )
-    .unwrap()
+    common::delivery::notify_on(c, "ops", "ana", subject, &["sms"])
 }
 
 fn delivery(gw: &Gateway, shape: &str) -> Delivery {
@@ -74,15 +61,6 @@ fn delivery_to(endpoint: &str, shape: &str) -> Delivery {
         ..SmsConfig::default()
     })
     .unwrap()
-}
-
-fn next_attempt(c: &mut DbConn, r: RequestId) -> chrono::DateTime<chrono::Utc> {
-    nt_queue::table
-        .filter(nt_queue::request_id.eq(r.0))
-        .select(nt_queue::next_attempt_at)
-        .first::<chrono::NaiveDateTime>(c)
-        .unwrap()
-        .and_utc()
 }
 
 fn accepted_message_keeps_the_gateway_id(db: &TestDb) {
@@ -131,37 +109,9 @@ fn rate_limits_honour_retry_after_and_server_errors_back_off(db: &TestDb) {
     let mut c = db.conn();
     world(&mut c);
     let r = text(&mut c, "Queue depth high");
-    let gw = Gateway::start(vec![
-        (
-            429,
-            vec![("Retry-After".into(), "900".into())],
-            "{\"error\": \"slow down\"}".into(),
-        ),
-        (500, vec![], "oops".into()),
-    ]);
+    let gw = Gateway::start(common::http::slow_then_failing());
     let mut d = delivery(&gw, "twilio");
-    queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
-    let v = queue::show(&mut c, r).unwrap();
-    assert_eq!(
-        (v.status.as_str(), v.recipients[0].retry_count),
-        ("sending", 1)
-    );
-    assert_eq!(v.recipients[0].reply_code, Some(429));
-    // Retry-After 900 s beats the 5-minute backoff.
-    assert_eq!(next_attempt(&mut c, r), at(T0) + Duration::seconds(900));
-    queue::run_pass(&mut c, &mut d, at(T0) + Duration::seconds(900)).unwrap();
-    let v = queue::show(&mut c, r).unwrap();
-    assert_eq!(
-        (v.recipients[0].retry_count, v.recipients[0].reply_code),
-        (2, Some(500))
-    );
-    // No Retry-After: the backoff, 10 minutes after the second failure.
-    assert_eq!(
-        next_attempt(&mut c, r),
-        at(T0) + Duration::seconds(900) + Duration::minutes(10)
-    );
-    queue::run_pass(&mut c, &mut d, at(T0) + Duration::minutes(30)).unwrap();
-    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    common::delivery::retry_after_then_backoff(&mut c, &mut d, r);
     assert_eq!(gw.requests().len(), 3);
 }
 
@@ -172,17 +122,7 @@ fn a_refused_number_is_given_up_at_once(db: &TestDb) {
     let gw = Gateway::start(vec![(400, vec![], "{\"message\": \"invalid To\"}".into())]);
     let mut d = delivery(&gw, "twilio");
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
-    let v = queue::show(&mut c, r).unwrap();
-    assert_eq!(v.status, "failed");
-    assert_eq!(
-        (v.recipients[0].gave_up, v.recipients[0].reply_code),
-        (true, Some(400))
-    );
-    assert!(v.recipients[0]
-        .reply_message
-        .as_deref()
-        .unwrap()
-        .contains("invalid To"));
+    common::delivery::given_up_at_once(&queue::show(&mut c, r).unwrap(), 400, "invalid To");
 }
 
 fn json_shape_and_long_bodies_fit_their_segments(db: &TestDb) {

@@ -26,6 +26,17 @@ pub fn user(c: &mut DbConn, name: &str, email: &str) {
 }
 
 pub fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
+    notify_on(c, from, to, subject, &[])
+}
+
+/// [`notify`] on `channels` (none: email).
+pub fn notify_on(
+    c: &mut DbConn,
+    from: &str,
+    to: &str,
+    subject: &str,
+    channels: &[&str],
+) -> RequestId {
     queue::post_request(
         c,
         &EmailConfig::default(),
@@ -34,11 +45,65 @@ pub fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId 
             to: to.into(),
             subject: subject.into(),
             message: format!("Body of {subject}.\nSecond line."),
+            channels: channels.iter().map(|c| c.to_string()).collect(),
             ..Default::default()
         },
         at(T0),
     )
     .unwrap()
+}
+
+/// Passes delivering request `r` through a receiver scripted with
+/// [`super::http::slow_then_failing`]: the 429's Retry-After of 900 s beats
+/// the 5-minute backoff, the 500 backs off 10 minutes, the third attempt
+/// is delivered.
+pub fn retry_after_then_backoff(c: &mut DbConn, d: &mut Delivery, r: RequestId) {
+    use chrono::Duration;
+    queue::run_pass(c, d, at(T0)).unwrap();
+    let v = queue::show(c, r).unwrap();
+    assert_eq!(
+        (v.status.as_str(), v.recipients[0].retry_count),
+        ("sending", 1)
+    );
+    assert_eq!(v.recipients[0].reply_code, Some(429));
+    assert_eq!(next_attempt(c, r), at(T0) + Duration::seconds(900));
+    queue::run_pass(c, d, at(T0) + Duration::seconds(900)).unwrap();
+    let v = queue::show(c, r).unwrap();
+    assert_eq!(
+        (v.recipients[0].retry_count, v.recipients[0].reply_code),
+        (2, Some(500))
+    );
+    // No Retry-After: the backoff, 10 minutes after the second failure.
+    assert_eq!(
+        next_attempt(c, r),
+        at(T0) + Duration::seconds(900) + Duration::minutes(10)
+    );
+    queue::run_pass(c, d, at(T0) + Duration::minutes(30)).unwrap();
+    assert_eq!(queue::show(c, r).unwrap().status, "sent");
+}
+
+/// `v` failed at its first attempt with `code`, the reply saying `says`.
+pub fn given_up_at_once(v: &queue::RequestView, code: i32, says: &str) {
+    assert_eq!(v.status, "failed");
+    let r = &v.recipients[0];
+    assert_eq!(
+        (r.gave_up, r.retry_count, r.reply_code),
+        (true, 1, Some(code))
+    );
+    let text = r.reply_message.as_deref().unwrap();
+    assert!(text.contains(says), "{text}");
+}
+
+/// When request `r`'s (first) queue row is next due.
+pub fn next_attempt(c: &mut DbConn, r: RequestId) -> chrono::DateTime<chrono::Utc> {
+    use diesel::prelude::*;
+    use digestd::db::schema::nt_queue;
+    nt_queue::table
+        .filter(nt_queue::request_id.eq(r.0))
+        .select(nt_queue::next_attempt_at)
+        .first::<chrono::NaiveDateTime>(c)
+        .unwrap()
+        .and_utc()
 }
 
 pub fn smtp(url: &str) -> Delivery {

@@ -44,6 +44,19 @@ impl Request {
 
 pub type Reply = (u16, Vec<(String, String)>, String);
 
+/// A rate limit (429 with `Retry-After: 900`), then a server error (500):
+/// what [`super::delivery::retry_after_then_backoff`] expects.
+pub fn slow_then_failing() -> Vec<Reply> {
+    vec![
+        (
+            429,
+            vec![("Retry-After".into(), "900".into())],
+            "{\"error\": \"slow down\"}".into(),
+        ),
+        (500, vec![], "oops".into()),
+    ]
+}
+
 #[derive(Default)]
 struct State {
     requests: Mutex<Vec<Request>>,

@@ -186,7 +186,8 @@ pub fn digestd_with_config(config: &std::path::Path, args: &[&str]) -> std::proc
 /// follows a new collection on `channel` at `hour` local, someone else adds
 /// an event titled `title` the day before, and the tick at `tick_at` (the
 /// subscription's hour) posts one digest. Returns the digest's text for
-/// the channel (`message_chat` for xmpp, `message_sms` for sms).
+/// the channel (`message_chat` for xmpp, `message_sms` for sms; nothing
+/// for webhook, whose document `tests/it/webhook.rs` reads as posted).
 pub fn one_change_digest(
     c: &mut DbConn,
     party: &str,
@@ -235,6 +236,9 @@ pub fn one_change_digest(
     .unwrap();
     let runs = digestd::schedule::tick::tick(c, at(tick_at), &mut comp).unwrap();
     assert_eq!(runs.len(), 1);
+    if channel == "webhook" {
+        return String::new();
+    }
     let b = digest::bodies(c).remove(0);
     let text = match channel {
         "xmpp" => b.chat,

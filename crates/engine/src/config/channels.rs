@@ -1,4 +1,5 @@
-//! The delivery channels' sections: `[email]`, `[sms]` and `[xmpp]`, with
+//! The delivery channels' sections: `[email]`, `[sms]`, `[xmpp]` and
+//! `[webhook]`, with
 //! their defaults (`deliver::check_settings` checks them).
 
 use std::str::FromStr;
@@ -71,6 +72,53 @@ transport_enum!(
         Http = "http",
     }
 );
+
+transport_enum!(
+    /// How webhook messages leave (`[webhook] transport`).
+    WebhookTransport {
+        /// Written under `[email] dir`/webhook: the headers and the body.
+        Dir = "dir",
+        /// Posted, signed, to each contact point's URL.
+        Http = "http",
+    }
+);
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhookConfig {
+    /// `dir` writes what would be posted under `[email] dir`/webhook;
+    /// `http` posts it.
+    pub transport: WebhookTransport,
+    /// Plain `http://` URLs besides `https://`.
+    pub allow_http: bool,
+    /// Loopback, private, link-local and other non-public targets (a test
+    /// server, a receiver inside the network); off, digestd refuses them
+    /// when a URL is set and when it resolves a name to post.
+    pub allow_private: bool,
+    /// Connecting, posting and reading the answer, at most (1-600).
+    pub timeout_seconds: u64,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        WebhookConfig {
+            transport: WebhookTransport::Dir,
+            allow_http: false,
+            allow_private: false,
+            timeout_seconds: 10,
+        }
+    }
+}
+
+impl WebhookConfig {
+    /// What a webhook URL may be under these settings.
+    pub fn policy(&self) -> validate::UrlPolicy {
+        validate::UrlPolicy {
+            allow_http: self.allow_http,
+            allow_private: self.allow_private,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]

@@ -50,6 +50,7 @@ diesel::table! {
         disabled -> Bool,
         bounce_count -> Integer,
         created_at -> Timestamp,
+        secret -> Nullable<Text>,
     }
 }
 
@@ -182,6 +183,7 @@ diesel::table! {
         body_id -> Nullable<BigInt>,
         manage_url -> Nullable<Text>,
         full_url -> Nullable<Text>,
+        message_webhook -> Nullable<Text>,
     }
 }
 

@@ -118,6 +118,7 @@ mod tests {
             to: to.into(),
             bytes: body.as_bytes().to_vec(),
             file: std::path::PathBuf::from("outbox").join(key),
+            signing: None,
         }
     }
 

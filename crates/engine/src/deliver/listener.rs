@@ -1,9 +1,10 @@
 //! The Cosmo proposal's listeners behind one trait (lettre's transport
 //! shape): one required low-level send of a prepared message to one
 //! address, a provided send of a batch, a no-op `shutdown` by default.
-//! Every channel has one, chosen by key (`email`, `xmpp`, `sms`): email's
-//! transports (`dir`, `smtp`, `pipe`, `stdout`), the XMPP session, the SMS
-//! gateway, and the outbox for a push channel with no server configured.
+//! Every channel has one, chosen by key (`email`, `xmpp`, `sms`,
+//! `webhook`): email's transports (`dir`, `smtp`, `pipe`, `stdout`), the
+//! XMPP session, the SMS gateway, the signed webhook poster, and the
+//! outbox for a push channel with no server configured.
 //! Errors say whether to retry; the queue decides from that, never from
 //! the text.
 
@@ -24,6 +25,24 @@ pub struct Outgoing {
     /// Where an outbox (`dir`) writes it: one name per (first request,
     /// recipient), so a retry rewrites the same file.
     pub file: PathBuf,
+    /// A webhook message's id and its endpoint's secret (`None` on the
+    /// other channels).
+    pub signing: Option<Signing>,
+}
+
+/// What signs a webhook message (Standard Webhooks): its `webhook-id`,
+/// the same on every attempt so the receiver can tell a retry, and the
+/// endpoint's `whsec_` secret. Never printed.
+#[derive(Clone, Default)]
+pub struct Signing {
+    pub id: String,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Signing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signing {{ id: {:?}, secret: \"…\" }}", self.id)
+    }
 }
 
 impl Outgoing {
@@ -34,6 +53,7 @@ impl Outgoing {
             to: to.to_string(),
             bytes: body.as_bytes().to_vec(),
             file,
+            signing: None,
         }
     }
 

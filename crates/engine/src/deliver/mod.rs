@@ -30,17 +30,19 @@ pub mod queue;
 pub mod sink;
 pub mod sms;
 pub mod smtp;
+pub mod webhook;
 pub mod xmpp;
 
 use crate::config::{Config, EmailConfig, EmailTransport};
 use crate::error::{Error, Result};
 
-/// Checks the `[email]`, `[sms]` and `[xmpp]` settings. Every command runs
+/// Checks the `[email]`, `[sms]`, `[xmpp]` and `[webhook]` settings. Every command runs
 /// it after [`Config::load`], so a bad transport setting is refused before
 /// anything is read or written.
 pub fn check_settings(cfg: &Config) -> Result<()> {
     check_email(&cfg.email)?;
     sms::check(&cfg.sms)?;
+    webhook::check(&cfg.webhook)?;
     xmpp::check(&cfg.xmpp)
 }
 

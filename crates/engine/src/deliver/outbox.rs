@@ -1,6 +1,6 @@
 //! The `dir` outbox, the embedded default: each email an `.eml` file (RFC
 //! 5322, CRLF, valid MIME), XMPP and SMS bodies as text files in `xmpp/`
-//! and `sms/` (the [`OutboxListener`] of a push channel whose transport is
+//! and `sms/` (webhook messages, signed, in `webhook/`: `deliver::webhook`) (the [`OutboxListener`] of a push channel whose transport is
 //! `dir`).
 //!
 //! Files are named after (first request, recipient) and written to a
@@ -45,6 +45,28 @@ impl Outbox {
             Channel::Email => self.root.join(format!("{name}.eml")),
             Channel::Xmpp => self.root.join("xmpp").join(format!("{name}.txt")),
             Channel::Sms => self.root.join("sms").join(format!("{name}.txt")),
+            Channel::Webhook => self.root.join("webhook").join(format!("{name}.http")),
+        }
+    }
+
+    /// [`Outbox::write`] as a listener's result: a write that failed is
+    /// transient (a full disk may clear; the message is kept for a retry).
+    pub fn deliver(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+    ) -> std::result::Result<Delivered, DeliveryError> {
+        match self.write(path, bytes) {
+            Ok(()) => Ok(Delivered {
+                code: None,
+                text: format!("written to {}", path.display()),
+                remote_id: None,
+            }),
+            Err(e) => Err(DeliveryError::Transient {
+                code: None,
+                text: e.to_string(),
+                retry_after_secs: None,
+            }),
         }
     }
 
@@ -103,18 +125,6 @@ impl Listener for OutboxListener {
         } else {
             format!("To: {}\n\n{body}\n", m.to)
         };
-        match self.outbox.write(&m.file, text.as_bytes()) {
-            Ok(()) => Ok(Delivered {
-                code: None,
-                text: format!("written to {}", m.file.display()),
-                remote_id: None,
-            }),
-            // A full disk may clear; keep the message for a retry.
-            Err(e) => Err(DeliveryError::Transient {
-                code: None,
-                text: e.to_string(),
-                retry_after_secs: None,
-            }),
-        }
+        self.outbox.deliver(&m.file, text.as_bytes())
     }
 }

@@ -355,10 +355,11 @@ impl Post {
                 Bodies::Own(r) => r.bytes(),
                 Bodies::Shared {
                     sms,
+                    webhook,
                     manage_url,
                     full_url,
                     ..
-                } => opt(sms) + manage_url.len() + full_url.len(),
+                } => opt(sms) + opt(webhook) + manage_url.len() + full_url.len(),
             }
     }
 }

@@ -51,6 +51,9 @@ pub fn preview(
     {
         member(s);
     }
+    if let Some(doc) = &mut rendered.webhook {
+        *doc = render::webhook::fill_code_json(doc, "{member-code}");
+    }
     Ok(Preview {
         run: p.run,
         paused: p.paused,

@@ -1,7 +1,7 @@
 //! Rendering a composed digest for each channel with askama templates from
 //! `templates/`: email text and HTML (the HTML template escapes every
-//! value), compact XMPP text, and an SMS summary fitted to a number of
-//! segments. A subject never holds a control character, so it cannot carry
+//! value), compact XMPP text, an SMS summary fitted to a number of
+//! segments, and the webhook's JSON document ([`webhook`]). A subject never holds a control character, so it cannot carry
 //! a header of its own.
 
 use std::borrow::Cow;
@@ -15,7 +15,7 @@ use super::compose::Upcoming;
 use super::listed::Listed;
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
-use crate::ids::{CollectionId, PartyId};
+use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::subscriptions::{Frequency, Kind};
 use crate::text::gsm as sms;
 use crate::text::one_line;
@@ -83,6 +83,8 @@ pub struct Frame<'a> {
     pub frequency: Frequency,
     pub window_start: DateTime<Utc>,
     pub window_end: DateTime<Utc>,
+    /// The digest's subscription (`None` in a preview of no stored one).
+    pub subscription: Option<SubscriptionId>,
     /// The subscription's own collection, or `None` for all of them.
     pub collection: Option<CollectionId>,
     pub collection_name: &'a dyn Fn(CollectionId) -> Cow<'a, str>,
@@ -108,6 +110,8 @@ pub struct Parts {
     pub chat: bool,
     /// The SMS text.
     pub sms: bool,
+    /// The webhook's JSON document.
+    pub webhook: bool,
 }
 
 impl Parts {
@@ -116,6 +120,7 @@ impl Parts {
         email: true,
         chat: true,
         sms: true,
+        webhook: true,
     };
 
     /// What a request on `channels` (comma-separated, as subscriptions and
@@ -126,6 +131,7 @@ impl Parts {
             email: has("email"),
             chat: has("xmpp"),
             sms: has("sms"),
+            webhook: has("webhook"),
         }
     }
 }
@@ -141,12 +147,14 @@ pub struct Rendered {
     pub html: Option<String>,
     pub chat: Option<String>,
     pub sms: Option<String>,
+    /// The webhook's JSON document.
+    pub webhook: Option<String>,
 }
 
 impl Rendered {
     /// Bytes of text rendered.
     pub fn bytes(&self) -> usize {
-        [&self.text, &self.html, &self.chat, &self.sms]
+        [&self.text, &self.html, &self.chat, &self.sms, &self.webhook]
             .iter()
             .map(|r| r.as_ref().map_or(0, String::len))
             .sum()
@@ -359,7 +367,9 @@ pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
 /// Renders a body built by [`body`] for the recipient framed by `f`: the
 /// renderings `parts` asks for, no others.
 pub fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
-    render_view(&view(b, f), parts, f.sms_segments)
+    let mut r = render_view(&view(b, f), parts, f.sms_segments)?;
+    r.webhook = parts.webhook.then(|| webhook::document(b, f));
+    Ok(r)
 }
 
 /// The renderings of `v` that `parts` asks for; SMS fitted to `segments`.
@@ -372,6 +382,7 @@ fn render_view(v: &View, parts: Parts, segments: usize) -> Result<Rendered> {
         html: run(parts.email, &|| EmailHtml { d: v }.render())?,
         chat: run(parts.chat, &|| Chat { d: v }.render())?,
         sms: parts.sms.then(|| sms_body(v, segments)),
+        webhook: None,
         subject: v.subject.to_string(),
     })
 }
@@ -437,8 +448,9 @@ pub struct Links<'a> {
 /// every recipient in `f`'s style, with a hole where each recipient's
 /// own link goes: rendered once, stored once, and filled by [`fill`] for
 /// each recipient when the digest is sent. `unsubscribe` says whether its
-/// recipients have an unsubscribe link (users do, groups do not). No SMS:
-/// its fitting depends on the length of the recipient's link.
+/// recipients have an unsubscribe link (users do, groups do not). No SMS
+/// (its fitting depends on the length of the recipient's link) and no
+/// webhook document (its links are its own values, not holes in text).
 pub fn render_shared(b: &Body, f: &Frame, parts: Parts, unsubscribe: bool) -> Result<Rendered> {
     let hole = |c: char| format!("{HOLE}{c}");
     let (manage, unsub, full) = (hole(HOLE_MANAGE), hole(HOLE_UNSUBSCRIBE), hole(HOLE_FULL));
@@ -493,3 +505,4 @@ pub fn fill(shared: &str, links: &Links, html: bool) -> String {
 
 #[cfg(test)]
 mod tests;
+pub mod webhook;

@@ -39,10 +39,11 @@ pub(super) enum Bodies {
     /// Rendered for its recipient alone (only what its channels read).
     Own(Rendered),
     /// A shared rendering with holes, the recipient's links that fill
-    /// them, and the recipient's own SMS text.
+    /// them, and the recipient's own SMS text and webhook document.
     Shared {
         body: BodyRef,
         sms: Option<String>,
+        webhook: Option<String>,
         manage_url: String,
         full_url: String,
     },
@@ -163,6 +164,7 @@ struct NewMessage<'a> {
     body_id: Option<i64>,
     manage_url: Option<&'a str>,
     full_url: Option<&'a str>,
+    message_webhook: Option<&'a str>,
 }
 
 #[derive(Insertable)]
@@ -248,10 +250,12 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
                     body_id: None,
                     manage_url: None,
                     full_url: None,
+                    message_webhook: r.webhook.as_deref(),
                 },
                 Bodies::Shared {
                     body,
                     sms,
+                    webhook,
                     manage_url,
                     full_url,
                 } => NewMessage {
@@ -270,6 +274,7 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
                     }),
                     manage_url: Some(manage_url),
                     full_url: Some(full_url),
+                    message_webhook: webhook.as_deref(),
                 },
             })
         })

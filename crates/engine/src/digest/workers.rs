@@ -94,6 +94,7 @@ impl Planned {
             frequency: run.frequency,
             window_start: run.window_start,
             window_end: run.window_end,
+            subscription: Some(run.subscription),
             collection: run.collection,
             collection_name: &|_| Cow::Borrowed(""),
             party_name: &|_| Cow::Borrowed(""),
@@ -240,6 +241,7 @@ pub(super) fn body_of<'n>(
         frequency: run.frequency,
         window_start: run.window_start,
         window_end: run.window_end,
+        subscription: Some(run.subscription),
         collection: run.collection,
         collection_name: &coll_name,
         party_name: &party_name,
@@ -314,14 +316,17 @@ impl Env {
         let frame = p.frame(run, &self.cfg, self.links(run, &p.recipient));
         let bodies = match job.shared {
             Some(shared) => {
-                let sms_only = Parts {
+                let own = Parts {
                     email: false,
                     chat: false,
                     sms: job.parts.sms,
+                    webhook: job.parts.webhook,
                 };
+                let mine = render::render_body(&body, &frame, own)?;
                 Bodies::Shared {
                     body: shared,
-                    sms: render::render_body(&body, &frame, sms_only)?.sms,
+                    sms: mine.sms,
+                    webhook: mine.webhook,
                     manage_url: frame.manage_url.clone(),
                     full_url: frame.full_url.clone(),
                 }

@@ -103,6 +103,11 @@ pub fn change_contact(
     change: &ContactChange,
 ) -> Result<ContactPoint> {
     let change = match change {
+        ContactChange::Set(_) if channel == Channel::Webhook => {
+            return Err(Error::invalid(
+                "a webhook URL is set with its secret: digestd contact NAME --channel webhook --set URL",
+            ))
+        }
         ContactChange::Set(a) => ContactChange::Set(channel.validate_address(a)?),
         other => other.clone(),
     };

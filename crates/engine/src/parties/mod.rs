@@ -6,7 +6,8 @@
 //! changes, [`prefs`] a user's preference changes, [`groups`] groups with
 //! their preferences, [`code`] finding a user by subscriber code,
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
-//! leaving a group and retiring a party, [`page`] users a page at a time.
+//! leaving a group and retiring a party, [`page`] users a page at a time,
+//! [`webhook`] a webhook contact point's URL and signing secret.
 
 mod code;
 mod contacts;
@@ -15,6 +16,7 @@ mod page;
 mod prefs;
 mod remove;
 mod upsert;
+mod webhook;
 
 pub use code::{
     code_of, find_by_code, find_by_retired_code, is_code_shaped, manage_url, rotate_code,
@@ -29,6 +31,10 @@ pub use page::{page_users, UserFilter};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
 pub use upsert::{check_put, insert_users_in_tx, put_user_in_tx, UserPut, ValidPut};
+pub use webhook::{
+    disable_gone_webhook_in_tx, new_webhook_secret, rotate_webhook_secret, set_webhook,
+    webhook_secret_bytes, webhook_secrets,
+};
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -50,16 +56,24 @@ pub enum Channel {
     Email,
     Xmpp,
     Sms,
+    /// An https URL posted a signed JSON document (Standard Webhooks).
+    Webhook,
 }
 
 impl Channel {
-    pub const ALL: [Channel; 3] = [Channel::Email, Channel::Xmpp, Channel::Sms];
+    pub const ALL: [Channel; 4] = [
+        Channel::Email,
+        Channel::Xmpp,
+        Channel::Sms,
+        Channel::Webhook,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Channel::Email => "email",
             Channel::Xmpp => "xmpp",
             Channel::Sms => "sms",
+            Channel::Webhook => "webhook",
         }
     }
 
@@ -68,18 +82,23 @@ impl Channel {
             "email" => Ok(Channel::Email),
             "xmpp" => Ok(Channel::Xmpp),
             "sms" => Ok(Channel::Sms),
+            "webhook" => Ok(Channel::Webhook),
             other => Err(Error::invalid(format!(
-                "unknown channel {other:?}: use email, xmpp or sms"
+                "unknown channel {other:?}: use email, xmpp, sms or webhook"
             ))),
         }
     }
 
-    /// Validates and normalises an address for this channel.
+    /// Validates and normalises an address for this channel. A webhook
+    /// URL is checked here for its form alone (any scheme and target the
+    /// settings could allow); [`set_webhook`] checks it against
+    /// `[webhook]`'s policy, and the listener again before each post.
     pub fn validate_address(self, address: &str) -> Result<String> {
         Ok(match self {
             Channel::Email => validate::email(address),
             Channel::Xmpp => validate::jid(address),
             Channel::Sms => validate::phone(address),
+            Channel::Webhook => validate::webhook_url(address, validate::UrlPolicy::ANY),
         }?)
     }
 }

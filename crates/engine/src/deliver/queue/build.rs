@@ -115,6 +115,7 @@ impl BuildCtx {
             to: job.address.clone(),
             bytes,
             file: self.outbox.path(first, &r0.to_name, Channel::Email),
+            signing: None,
         };
         Ok(Some((settle, msg)))
     }

@@ -264,7 +264,8 @@ fn queue_rows(from: &str, ts: &str, claimed_by: &str, claimed_until: &str) -> St
          SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
              {claimed_by}, {claimed_until} \
          FROM {from} \
-         CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms') ch \
+         CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms' \
+             UNION ALL SELECT 'webhook') ch \
          LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
              AND cp.channel = ch.name AND NOT cp.disabled \
          WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"

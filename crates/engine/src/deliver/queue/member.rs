@@ -19,6 +19,7 @@ use diesel::prelude::*;
 use super::round::{Req, Round, Row};
 use crate::db::schema::users;
 use crate::db::DbConn;
+use crate::digest::render::webhook::fill_code_json;
 use crate::digest::render::{fill, fill_code, has_code_hole, Links};
 use crate::error::Result;
 
@@ -63,6 +64,10 @@ impl Req {
             shared: false,
             manage_url: url(&self.manage_url),
             full_url: self.full_url.clone(),
+            message_webhook: self
+                .message_webhook
+                .as_deref()
+                .map(|t| code.map_or_else(|| t.to_string(), |c| fill_code_json(t, c))),
         }
     }
 }

@@ -47,8 +47,8 @@ pub use address::{post_system_email_in, post_to_address};
 pub use expand::expand;
 pub use list::{attempts, count_by_status, list, Attempt, RequestFilter, RequestRow};
 pub use post::{
-    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_xmpp,
-    NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_webhook,
+    test_alert_xmpp, NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;
@@ -65,8 +65,11 @@ use super::msgid::MessageKey;
 use super::outbox::{Outbox, OutboxListener};
 use super::sink::EmailSink;
 use super::sms::SmsGateway;
+use super::webhook::WebhookListener;
 use super::xmpp::XmppListener;
-use crate::config::{Config, EmailConfig, SmsConfig, SmsTransport, XmppConfig, XmppTransport};
+use crate::config::{
+    Config, EmailConfig, SmsConfig, SmsTransport, WebhookConfig, XmppConfig, XmppTransport,
+};
 use crate::db::states::RowState;
 use crate::db::DbConn;
 use crate::error::Result;
@@ -123,7 +126,7 @@ impl std::fmt::Display for PassReport {
 }
 
 /// How the queue reaches people: a listener per channel (`email`, `xmpp`,
-/// `sms`), the outbox paths, and the retry policy.
+/// `sms`, `webhook`), the outbox paths, and the retry policy.
 pub struct Delivery {
     pub outbox: Outbox,
     from: lettre::message::Mailbox,
@@ -134,8 +137,10 @@ pub struct Delivery {
     pub claim_for: chrono::Duration,
     /// DKIM signing of every email, when `[email]` configures it.
     pub(crate) dkim: Option<crate::deliver::dkim::Signer>,
-    /// One listener per channel, by key: email's transport, and for XMPP
-    /// and SMS the outbox until `with_xmpp` / `with_sms` put a server there.
+    /// One listener per channel, by key: email's transport, for XMPP and
+    /// SMS the outbox until `with_xmpp` / `with_sms` put a server there,
+    /// and the webhook listener (writing to the outbox until
+    /// `with_webhook` says `http`).
     pub listeners: Vec<Box<dyn Listener>>,
     /// Where the sent journals are (`[queue] journal_dir`; `None`: the
     /// default for the database the first pass runs on), and this
@@ -179,6 +184,7 @@ impl Delivery {
                 Box::new(EmailSink::new(cfg)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
+                Box::new(WebhookListener::new(&WebhookConfig::default(), cfg)?),
             ],
         })
     }
@@ -216,9 +222,17 @@ impl Delivery {
         })
     }
 
-    /// The listeners of `[sms]` and `[xmpp]`, as configured.
+    /// The webhook listener of `[webhook]` (its `dir` transport writes
+    /// under `[email] dir`).
+    pub fn with_webhook(self, cfg: &WebhookConfig, email: &EmailConfig) -> Result<Delivery> {
+        Ok(self.with_listener(Box::new(WebhookListener::new(cfg, email)?)))
+    }
+
+    /// The listeners of `[sms]`, `[xmpp]` and `[webhook]`, as configured.
     pub fn with_listeners(self, cfg: &Config) -> Result<Delivery> {
-        self.with_sms(&cfg.sms)?.with_xmpp(&cfg.xmpp)
+        self.with_sms(&cfg.sms)?
+            .with_xmpp(&cfg.xmpp)?
+            .with_webhook(&cfg.webhook, &cfg.email)
     }
 
     /// The listener for `channel`.

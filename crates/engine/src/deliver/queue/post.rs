@@ -7,7 +7,9 @@ use diesel::prelude::*;
 use serde::Serialize;
 
 use super::Delivery;
-use crate::config::{EmailConfig, SmsConfig, SmsTransport, XmppConfig, XmppTransport};
+use crate::config::{
+    EmailConfig, SmsConfig, SmsTransport, WebhookConfig, XmppConfig, XmppTransport,
+};
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::states::RequestStatus;
 use crate::db::DbConn;
@@ -307,6 +309,41 @@ pub fn test_alert_xmpp(
     }
 }
 
+/// `digestd test-alert --channel webhook --to NAME`: one signed
+/// notification, now, to the webhook contact point of the user or group
+/// `NAME` (whose secret signs it), posted with `[webhook] transport =
+/// "http"` or written under the outbox's `webhook/` (the default).
+pub fn test_alert_webhook(
+    conn: &mut DbConn,
+    cfg: &WebhookConfig,
+    email: &EmailConfig,
+    party: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let (id, _) = crate::parties::find(conn, party)?;
+    let secrets = crate::parties::webhook_secrets(conn, &[id.0])?;
+    let Some(((_, url), secret)) = secrets.into_iter().next() else {
+        return Err(Error::not_found(format!("{party} has no webhook address")));
+    };
+    let mut l = crate::deliver::webhook::WebhookListener::new(cfg, email)?;
+    l.pass_at(now);
+    let doc = crate::deliver::webhook::body::notification(
+        0,
+        "digestd test alert",
+        &format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC")),
+        now.naive_utc(),
+    );
+    let file = std::path::Path::new(&email.dir)
+        .join("webhook")
+        .join(format!("test-alert-{}.http", now.timestamp_micros()));
+    let mut m = Outgoing::text(&url, &doc.to_string(), file);
+    m.signing = Some(crate::deliver::listener::Signing {
+        id: format!("msg_test_{}", now.timestamp_micros()),
+        secret,
+    });
+    report(&url, Outcome::from(l.send_raw(&m)))
+}
+
 /// Sends the alert's text; a `dir` listener writes it to
 /// `<[email] dir>/<channel>/test-alert-<µs>.txt`.
 fn push_alert(
@@ -376,6 +413,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
             .outbox
             .root()
             .join(format!("test-alert-{}.eml", now.timestamp_micros())),
+        signing: None,
     };
     let outcome = Outcome::from(d.listener(Channel::Email).send_raw(&out));
     report(&to, outcome)

@@ -27,8 +27,9 @@ use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, users};
 use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
-use crate::deliver::listener::Outgoing;
+use crate::deliver::listener::{Outgoing, Signing};
 use crate::deliver::sink::Outcome;
+use crate::deliver::webhook::{self, body as hook};
 use crate::digest::words::Style;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -90,6 +91,9 @@ pub(super) struct Req {
     pub shared: bool,
     pub manage_url: Option<String>,
     pub full_url: Option<String>,
+    /// A digest's webhook document (`None` for a notification, or when
+    /// no channel of its request reads it).
+    pub message_webhook: Option<String>,
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another
@@ -268,10 +272,12 @@ impl email::Source for Rounds<'_> {
 
 impl Rounds<'_> {
     /// Groups the round per (sender, recipient, channel); gives up the
-    /// groups with no address, sends the XMPP and SMS ones and writes
-    /// their outcomes; returns the email ones.
+    /// groups with no address, sends the XMPP, SMS and webhook ones and
+    /// writes their outcomes (a webhook that answered 410 Gone is
+    /// disabled); returns the email ones.
     fn settle_all_but_email(&mut self, round: &Round) -> Result<Vec<EmailJob>> {
         let rows = &round.rows;
+        let secrets = self.webhook_secrets(rows)?;
         let mut jobs: Vec<EmailJob> = Vec::new();
         let mut others: Vec<Settle> = Vec::new();
         // (channel, index in `others`, message) for the push listeners.
@@ -320,6 +326,36 @@ impl Rounds<'_> {
                 });
                 continue;
             }
+            if ch == Channel::Webhook {
+                let Some(secret) = secrets.get(&(r0.party_to, address.clone())) else {
+                    others.push(Settle {
+                        attempted: false,
+                        ..settle(Outcome::permanent(
+                            None,
+                            "no webhook secret: the URL changed since the message was queued",
+                        ))
+                    });
+                    continue;
+                };
+                let docs = batch
+                    .iter()
+                    .map(|r| round.req_for(r))
+                    .map(|q| match &q.message_webhook {
+                        Some(doc) => hook::digest(q.id, doc),
+                        None => hook::notification(q.id, &q.subject, &q.message, q.request_date),
+                    })
+                    .collect();
+                let ids: Vec<i64> = batch.iter().map(|r| r.request_id).collect();
+                let file = self.d.outbox.path(batch[0].request_id, &r0.to_name, ch);
+                let mut m = Outgoing::text(&address, &hook::message(docs), file);
+                m.signing = Some(Signing {
+                    id: hook::message_id(&ids, r0.party_to),
+                    secret: secret.clone(),
+                });
+                pushes.push((ch, others.len(), m));
+                others.push(settle(Outcome::transient(None, "not sent")));
+                continue;
+            }
             // A digest has its own chat and SMS texts; a plain notification
             // is its subject (SMS) or subject and message.
             let body: Vec<String> = batch
@@ -343,7 +379,7 @@ impl Rounds<'_> {
         }
         // The push listeners, a batch per channel (one XMPP session, one
         // ping for all of them).
-        for ch in [Channel::Xmpp, Channel::Sms] {
+        for ch in [Channel::Xmpp, Channel::Sms, Channel::Webhook] {
             let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
                 .into_iter()
                 .partition(|p| p.0 == ch);
@@ -365,9 +401,55 @@ impl Rounds<'_> {
                 others[k].outcome = Outcome::from(r);
             }
         }
+        let gone: Vec<(i64, String)> = others
+            .iter()
+            .filter(|s| {
+                s.keys
+                    .first()
+                    .is_some_and(|k| k.2 == Channel::Webhook.as_str())
+            })
+            .filter(|s| {
+                matches!(
+                    s.outcome,
+                    Outcome::Permanent {
+                        code: Some(webhook::GONE),
+                        ..
+                    }
+                )
+            })
+            .filter_map(|s| Some((s.keys[0].1, s.address.clone()?)))
+            .collect();
+        if !gone.is_empty() {
+            self.conn.write_tx(|c| {
+                for (party, url) in &gone {
+                    crate::parties::disable_gone_webhook_in_tx(c, *party, url)?;
+                }
+                Ok(())
+            })?;
+            tracing::warn!(
+                endpoints = gone.len(),
+                "webhook contact points disabled: 410 Gone"
+            );
+        }
         if !others.is_empty() {
             email::Source::write(self, &others)?;
         }
         Ok(jobs)
+    }
+
+    /// The secrets of the webhook contact points the round's webhook rows
+    /// go to, by (party, URL).
+    fn webhook_secrets(&mut self, rows: &[Row]) -> Result<HashMap<(i64, String), String>> {
+        let mut parties: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.channel == Channel::Webhook.as_str())
+            .map(|r| r.party_to)
+            .collect();
+        if parties.is_empty() {
+            return Ok(HashMap::new());
+        }
+        parties.sort_unstable();
+        parties.dedup();
+        crate::parties::webhook_secrets(self.conn, &parties)
     }
 }

@@ -323,6 +323,7 @@ mod tests {
             to: to.into(),
             bytes: body.to_vec(),
             file: Default::default(),
+            signing: None,
         };
         assert!(plain(&m("b@example.com", b"Subject: x\r\n\r\nhi\r\n")).is_some());
         assert!(plain(&m("b@example.com", "caf\u{e9}\r\n".as_bytes())).is_none());

@@ -32,6 +32,7 @@ fn frame<'a>(
         kind: Kind::Modification,
         frequency: Frequency::Daily,
         window_start: chrono::DateTime::UNIX_EPOCH,
+        subscription: None,
         window_end: chrono::DateTime::UNIX_EPOCH,
         collection: None,
         collection_name: names,

@@ -137,8 +137,18 @@ pub fn describe_group(
 }
 
 /// An address shown without giving it away: `a***@example.com`,
-/// `+34 *** ** 22`.
+/// `+34 *** ** 22`, `https://hooks.example.com/***` (a webhook's path may
+/// carry a token of the receiver's).
 pub fn mask(channel: &str, address: &str) -> String {
+    if channel == "webhook" {
+        return match address.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.split(['/', '?']).next().unwrap_or("");
+                format!("{scheme}://{host}/***")
+            }
+            None => "***".into(),
+        };
+    }
     let first: String = address.chars().take(1).collect();
     if channel == "sms" {
         let chars: Vec<char> = address.chars().filter(|c| !c.is_whitespace()).collect();
@@ -215,6 +225,10 @@ mod tests {
         assert_eq!(mask("xmpp", "bo@chat.example"), "b***@chat.example");
         assert_eq!(mask("sms", "+34600111222"), "+34 *** ** 22");
         assert_eq!(mask("sms", "+341"), "***");
+        assert_eq!(
+            mask("webhook", "https://hooks.example.com/t/abc?k=1"),
+            "https://hooks.example.com/***"
+        );
         assert_eq!(mask("email", "é@x"), "é***@x");
     }
 

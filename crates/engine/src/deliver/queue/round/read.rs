@@ -96,6 +96,7 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
                 nt_messages::body_id,
                 nt_messages::manage_url,
                 nt_messages::full_url,
+                body("nt_messages.message_webhook", !email),
             ))
             .load(conn)?;
         let shared = shared_bodies(conn, &loaded, email)?;
@@ -104,7 +105,10 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
         for r in loaded {
             let r = r.into_req(&shared);
             match reqs.get_mut(&r.id) {
-                Some(q) => (q.message_chat, q.message_sms) = (r.message_chat, r.message_sms),
+                Some(q) => {
+                    (q.message_chat, q.message_sms, q.message_webhook) =
+                        (r.message_chat, r.message_sms, r.message_webhook)
+                }
                 None => {
                     reqs.insert(r.id, r);
                 }
@@ -151,6 +155,7 @@ struct ReqRow {
     body_id: Option<i64>,
     manage_url: Option<String>,
     full_url: Option<String>,
+    message_webhook: Option<String>,
 }
 
 /// A shared rendering's text, HTML and chat text.
@@ -180,6 +185,7 @@ impl ReqRow {
             shared: self.body_id.is_some(),
             manage_url: self.manage_url,
             full_url: self.full_url,
+            message_webhook: self.message_webhook,
         }
     }
 }

@@ -1,0 +1,200 @@
+//! The webhook listener: each message is a JSON document posted to the
+//! contact point's https URL, signed as Standard Webhooks says
+//! ([`sign`]), from an address checked against `[webhook]`'s policy
+//! ([`guard`]). 2xx is delivered; 408, 429 and 5xx other than 501 (and no
+//! answer) are transient, honouring `Retry-After`; a redirect is not
+//! followed and is permanent, as is any other status; 410 Gone is
+//! permanent and the queue disables the contact point. At most 64 KiB of
+//! an answer is read. With `[webhook] transport = "dir"` what would be
+//! posted (the request line, headers and body) is written under the
+//! outbox's `webhook/` instead.
+
+pub mod body;
+mod guard;
+pub mod sign;
+
+use std::io::Read;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
+use super::outbox::Outbox;
+use crate::config::{EmailConfig, WebhookConfig, WebhookTransport};
+use crate::error::{Error, Result};
+use crate::parties::Channel;
+
+/// The most of an answer read; the rest is left unread.
+pub const MAX_ANSWER: usize = 64 * 1024;
+
+/// The reply code a contact point that is gone answers with: the queue
+/// disables the contact point when a message gets it.
+pub const GONE: u16 = 410;
+
+/// Checks `[webhook]` without connecting.
+pub fn check(c: &WebhookConfig) -> Result<()> {
+    if !(1..=600).contains(&c.timeout_seconds) {
+        return Err(Error::invalid(
+            "config: webhook.timeout_seconds must be 1-600",
+        ));
+    }
+    Ok(())
+}
+
+pub struct WebhookListener {
+    cfg: WebhookConfig,
+    /// `None` with the `http` transport.
+    outbox: Option<Outbox>,
+    /// The queue pass's instant (the injected clock): the messages'
+    /// `webhook-timestamp`.
+    now: Option<DateTime<Utc>>,
+}
+
+impl WebhookListener {
+    /// The listener `[webhook] transport` names; `email` gives the outbox
+    /// for `dir`.
+    pub fn new(cfg: &WebhookConfig, email: &EmailConfig) -> Result<WebhookListener> {
+        check(cfg)?;
+        Ok(WebhookListener {
+            cfg: cfg.clone(),
+            outbox: match cfg.transport {
+                WebhookTransport::Dir => Some(Outbox::new(email)?),
+                WebhookTransport::Http => None,
+            },
+            now: None,
+        })
+    }
+
+    fn post(&self, m: &Outgoing, headers: &[(&str, String)]) -> Result<Delivered, DeliveryError> {
+        let target = guard::target(&m.to, self.cfg.policy())?;
+        let timeout = Duration::from_secs(self.cfg.timeout_seconds);
+        let mut client = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(timeout)
+            .connect_timeout(timeout);
+        if let Some(name) = &target.name {
+            client = client.resolve_to_addrs(name, &target.addrs);
+        }
+        let client = client.build().map_err(|e| DeliveryError::Transient {
+            code: None,
+            text: format!("webhook client: {e}"),
+            retry_after_secs: None,
+        })?;
+        let mut req = client.post(target.url.as_str()).body(m.bytes.clone());
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let resp = req.send().map_err(|e| DeliveryError::Transient {
+            code: None,
+            text: format!("webhook: {}", crate::text::one_line(&e.to_string())),
+            retry_after_secs: None,
+        })?;
+        let status = resp.status().as_u16();
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let retry_after = header("retry-after").and_then(|v| self.retry_after(&v));
+        let location = header("location");
+        let (answer, cut) = read_answer(resp);
+        let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
+        let cut = if cut { " (answer cut at 64 KiB)" } else { "" };
+        let text = format!("webhook: {status} {shown}{cut}");
+        match status {
+            200..=299 => Ok(Delivered {
+                code: Some(status),
+                text: format!("accepted{cut}"),
+                remote_id: None,
+            }),
+            300..=399 => Err(DeliveryError::Permanent {
+                code: Some(status),
+                text: format!(
+                    "webhook: {status} redirect to {} not followed (digestd follows no redirects: set the final URL){cut}",
+                    crate::text::one_line(location.as_deref().unwrap_or("nowhere"))
+                ),
+            }),
+            GONE => Err(DeliveryError::Permanent {
+                code: Some(status),
+                text: format!("{text}: the endpoint is gone; contact point disabled"),
+            }),
+            408 | 429 | 500 | 502..=599 => Err(DeliveryError::Transient {
+                code: Some(status),
+                text,
+                retry_after_secs: retry_after,
+            }),
+            _ => Err(DeliveryError::Permanent {
+                code: Some(status),
+                text,
+            }),
+        }
+    }
+
+    /// `Retry-After` as seconds from now: delta-seconds or an HTTP date.
+    fn retry_after(&self, v: &str) -> Option<u64> {
+        let v = v.trim();
+        if let Ok(secs) = v.parse::<u64>() {
+            return Some(secs);
+        }
+        let at = DateTime::parse_from_rfc2822(v).ok()?;
+        let now = self.now?;
+        Some((at.with_timezone(&Utc) - now).num_seconds().max(0) as u64)
+    }
+
+    fn write(
+        &self,
+        outbox: &Outbox,
+        m: &Outgoing,
+        headers: &[(&str, String)],
+    ) -> Result<Delivered, DeliveryError> {
+        let mut text = format!("POST {}\n", m.to);
+        for (k, v) in headers {
+            text.push_str(&format!("{k}: {v}\n"));
+        }
+        text.push('\n');
+        text.push_str(m.body()?);
+        text.push('\n');
+        outbox.deliver(&m.file, text.as_bytes())
+    }
+}
+
+/// At most [`MAX_ANSWER`] bytes of the answer, as text, and whether there
+/// was more.
+fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
+    let mut buf = Vec::new();
+    let mut limited = resp.take(MAX_ANSWER as u64 + 1);
+    // An answer that breaks off is what it is so far.
+    let _ = limited.read_to_end(&mut buf);
+    let cut = buf.len() > MAX_ANSWER;
+    buf.truncate(MAX_ANSWER);
+    (String::from_utf8_lossy(&buf).into_owned(), cut)
+}
+
+impl Listener for WebhookListener {
+    fn key(&self) -> Channel {
+        Channel::Webhook
+    }
+
+    fn pass_at(&mut self, now: DateTime<Utc>) {
+        self.now = Some(now);
+    }
+
+    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
+        let permanent = |text: String| DeliveryError::Permanent { code: None, text };
+        let signing = m
+            .signing
+            .as_ref()
+            .ok_or_else(|| permanent("webhook: no secret to sign with".into()))?;
+        let now = self
+            .now
+            .ok_or_else(|| permanent("webhook: no pass instant".into()))?;
+        let headers = sign::headers(&signing.id, now.timestamp(), &signing.secret, &m.bytes)
+            .map_err(|e| permanent(e.to_string()))?;
+        match &self.outbox {
+            Some(outbox) => self.write(outbox, m, &headers),
+            None => self.post(m, &headers),
+        }
+    }
+}

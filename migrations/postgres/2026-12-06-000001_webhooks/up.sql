@@ -1,0 +1,13 @@
+-- The webhook channel: a contact point on it is an https URL, and its
+-- secret (Standard Webhooks, `whsec_` and base64) signs every message
+-- posted to it; NULL on every other channel. A digest's webhook body is
+-- its own JSON document, kept beside its SMS text (NULL when no channel
+-- of the request reads it).
+ALTER TABLE contact_points DROP CONSTRAINT contact_points_channel_check;
+ALTER TABLE contact_points ADD CONSTRAINT contact_points_channel_check
+    CHECK (channel IN ('email', 'xmpp', 'sms', 'webhook'));
+ALTER TABLE contact_points ADD COLUMN secret TEXT;
+ALTER TABLE nt_queue DROP CONSTRAINT nt_queue_channel_check;
+ALTER TABLE nt_queue ADD CONSTRAINT nt_queue_channel_check
+    CHECK (channel IN ('email', 'xmpp', 'sms', 'webhook'));
+ALTER TABLE nt_messages ADD COLUMN message_webhook TEXT;
