@@ -29,7 +29,7 @@ pub struct SubscribeArgs {
     /// Every collection.
     #[arg(long)]
     pub all: bool,
-    /// Comma-separated: email, xmpp, sms (default email).
+    /// Comma-separated: email, xmpp, sms, webhook (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
     /// Local hour 0-23 (default: the user's daily hour).

@@ -11,3 +11,10 @@ ALTER TABLE nt_queue DROP CONSTRAINT nt_queue_channel_check;
 ALTER TABLE nt_queue ADD CONSTRAINT nt_queue_channel_check
     CHECK (channel IN ('email', 'xmpp', 'sms', 'webhook'));
 ALTER TABLE nt_messages ADD COLUMN message_webhook TEXT;
+-- Compressed with lz4 like the other bodies (migration lz4_bodies).
+DO $$
+BEGIN
+    EXECUTE 'ALTER TABLE nt_messages ALTER COLUMN message_webhook SET COMPRESSION lz4';
+EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+    RAISE NOTICE 'lz4 compression is not available here: webhook bodies stay with pglz (%)', SQLERRM;
+END $$;
