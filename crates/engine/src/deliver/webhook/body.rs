@@ -1,7 +1,7 @@
 //! What a webhook message holds: a digest's own document (rendered with
 //! the digest, `digest::render::webhook`), or a notification's, each with
 //! its request's id; several requests to one recipient in one message are
-//! a `batch`. `docs/schema/webhook-digest.json` describes all three.
+//! a `batch`. `docs/schema/webhook-digest.schema.json` describes all three.
 
 use chrono::NaiveDateTime;
 use serde_json::{json, Value};

@@ -1,5 +1,5 @@
 //! A digest as the webhook channel posts it: one JSON document
-//! (`docs/schema/webhook-digest.json`) built with serde_json from the
+//! (`docs/schema/webhook-digest.schema.json`) built with serde_json from the
 //! digest's structure, not from its text: the subscription, the period,
 //! each collection's items with their title, link and what changed, and
 //! the recipient's links. The queue adds the request's id as it sends it
