@@ -150,7 +150,7 @@ pub enum GroupCmd {
 pub struct ContactArgs {
     /// The user or group.
     name: String,
-    /// email, xmpp, sms or webhook (needed with an action; without one, shows only that channel).
+    /// email, xmpp, sms, webhook, slack, discord, teams or ntfy (needed with an action; without one, shows only that channel).
     #[arg(long)]
     channel: Option<String>,
     /// A new address (checked for the channel): enabled, not verified, bounces reset.
@@ -360,6 +360,9 @@ pub fn contact(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
     if channel == Some(parties::Channel::Webhook) && (a.set.is_some() || a.rotate_secret) {
         return webhook(a, ctx);
     }
+    if let (Some(ch), Some(url)) = (channel.filter(|c| c.is_preset()), &a.set) {
+        return preset(ch, url, &a, ctx);
+    }
     if a.secret.is_some() || a.rotate_secret {
         return Err(Error::invalid(
             "contact: --secret and --rotate-secret are for --channel webhook with --set or --rotate-secret",
@@ -423,6 +426,23 @@ fn webhook(a: ContactArgs, ctx: &mut Ctx) -> Result<()> {
         ctx.out,
         "secret {secret} (shown once: give it to the receiver, which verifies each message's webhook-signature with it)"
     )?;
+    Ok(())
+}
+
+/// `contact NAME --channel slack|discord|teams|ntfy --set URL`: the URL
+/// checked against `[webhook]`'s policy, as a webhook's is; no secret.
+fn preset(channel: parties::Channel, url: &str, a: &ContactArgs, ctx: &mut Ctx) -> Result<()> {
+    if a.verify || a.disable || a.enable || a.rotate_secret || a.secret.is_some() {
+        return Err(Error::invalid(format!(
+            "contact: --channel {} takes --set URL alone (no secret: the URL is the credential)",
+            channel.as_str()
+        )));
+    }
+    let policy = ctx.cfg.webhook.policy();
+    let now = ctx.now();
+    let mut conn = ctx.conn()?;
+    let p = parties::set_preset(&mut conn, now, &a.name, channel, url, policy)?;
+    writeln!(ctx.out, "{} {p}", a.name)?;
     Ok(())
 }
 

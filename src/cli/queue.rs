@@ -66,7 +66,7 @@ pub struct NotifyArgs {
     /// Attempts before giving up (default: [email] max_retries).
     #[arg(long, allow_negative_numbers = true)]
     pub max_retries: Option<i64>,
-    /// Comma-separated: email, xmpp, sms, webhook (default email).
+    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
 }
@@ -77,7 +77,7 @@ pub struct TestAlertArgs {
     /// sms; for webhook, the user or group whose webhook (and secret) to use.
     #[arg(long)]
     to: String,
-    /// email, xmpp, sms or webhook.
+    /// email, xmpp, sms, webhook, slack, discord, teams or ntfy.
     #[arg(long, default_value = "email")]
     channel: String,
 }
@@ -250,9 +250,9 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
         parties::Channel::Email => queue::test_alert(&cfg.email, &a.to, now)?,
         parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
         parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &a.to, now)?,
-        parties::Channel::Webhook => {
+        url => {
             let mut conn = ctx.conn()?;
-            queue::test_alert_webhook(&mut conn, &cfg.webhook, &cfg.email, &a.to, now)?
+            queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &a.to, now)?
         }
     };
     writeln!(ctx.out, "{report}")?;

@@ -29,7 +29,7 @@ pub struct SubscribeArgs {
     /// Every collection.
     #[arg(long)]
     pub all: bool,
-    /// Comma-separated: email, xmpp, sms, webhook (default email).
+    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
     /// Local hour 0-23 (default: the user's daily hour).
@@ -98,7 +98,7 @@ pub struct TickArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook"]))]
+#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook", "preset"]))]
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
@@ -117,6 +117,10 @@ pub struct PreviewArgs {
     /// The webhook's JSON document (as posted, less the request's id).
     #[arg(long)]
     webhook: bool,
+    /// What a preset posts (slack, discord, teams or ntfy): its headers, a
+    /// blank line, its body.
+    #[arg(long, value_name = "CHANNEL")]
+    preset: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -308,8 +312,27 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         SubscriptionId(a.id),
         at,
     )?;
+    let preset = match a.preset.as_deref().map(crate::parties::Channel::parse) {
+        Some(Ok(ch)) if ch.is_preset() => Some(ch),
+        Some(Ok(_)) | Some(Err(_)) => {
+            return Err(Error::invalid(
+                "preview: --preset takes slack, discord, teams or ntfy",
+            ))
+        }
+        None => None,
+    };
     let r = p.rendered;
-    let body = if a.html {
+    let body = if let Some(ch) = preset {
+        let doc = r.webhook.unwrap_or_default();
+        let q = crate::deliver::webhook::presets::request(ch, doc.as_bytes())
+            .map_err(Error::invalid)?;
+        let head: String = q
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\n"))
+            .collect();
+        format!("{head}\n{}", String::from_utf8_lossy(&q.body))
+    } else if a.html {
         r.html.unwrap_or_default()
     } else if a.chat {
         r.chat.unwrap_or_default()

@@ -78,5 +78,6 @@ mod storage_parties_items;
 mod storage_watch;
 mod subscriptions;
 mod webhook;
+mod webhook_presets;
 mod xmpp;
 mod year;

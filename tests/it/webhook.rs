@@ -11,10 +11,10 @@ use common::delivery::T0;
 use common::http::{Gateway, Request};
 use common::{at, TestDb};
 use diesel::prelude::*;
-use digestd::config::{EmailConfig, WebhookConfig, WebhookTransport};
+use digestd::config::{WebhookConfig, WebhookTransport};
 use digestd::db::schema::contact_points;
 use digestd::db::DbConn;
-use digestd::deliver::queue::{self, Delivery};
+use digestd::deliver::queue;
 use digestd::ids::RequestId;
 use digestd::parties;
 use digestd::validate::UrlPolicy;
@@ -38,26 +38,7 @@ fn notify(c: &mut DbConn, subject: &str) -> RequestId {
     common::delivery::notify_on(c, "ops", "ana", subject, &["webhook"])
 }
 
-fn delivery_with(cfg: WebhookConfig) -> Delivery {
-    let dir = tempfile::tempdir().unwrap().keep();
-    let email = EmailConfig {
-        dir: dir.display().to_string(),
-        ..EmailConfig::default()
-    };
-    Delivery::new(&email)
-        .unwrap()
-        .with_webhook(&cfg, &email)
-        .unwrap()
-}
-
-fn delivery() -> Delivery {
-    delivery_with(WebhookConfig {
-        transport: WebhookTransport::Http,
-        allow_http: true,
-        allow_private: true,
-        ..WebhookConfig::default()
-    })
-}
+use common::delivery::{webhook_loopback as delivery, webhook_with as delivery_with};
 
 /// Each request's verdict from the reference library: "ok" or why not.
 fn verify(secret: &str, reqs: &[Request]) -> Vec<String> {
@@ -374,18 +355,8 @@ fn the_dir_transport_writes_what_would_be_posted(db: &TestDb) {
 #[test]
 fn the_cli_sets_a_webhook_shows_its_secret_once_and_test_alerts_it() {
     let gw = Gateway::start(vec![]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.toml");
-    std::fs::write(
-        &cfg,
-        "[database]\nurl = \"sqlite://w.db\"\n[webhook]\ntransport = \"http\"\nallow_http = true\nallow_private = true\n",
-    )
-    .unwrap();
+    let (_dir, cfg) = common::delivery::webhook_cli();
     let run = |args: &[&str]| common::digestd_with_config(&cfg, args);
-    assert!(run(&["init"]).status.success());
-    assert!(run(&["user", "add", "ana", "--tz", "Europe/Madrid"])
-        .status
-        .success());
     let out = run(&["contact", "ana", "--channel", "webhook", "--set", &gw.url()]);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();

@@ -106,6 +106,51 @@ pub fn next_attempt(c: &mut DbConn, r: RequestId) -> chrono::DateTime<chrono::Ut
         .and_utc()
 }
 
+/// A delivery whose webhook listeners (the webhook's and its presets')
+/// follow `cfg`, writing under a fresh outbox.
+pub fn webhook_with(cfg: digestd::config::WebhookConfig) -> Delivery {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let email = EmailConfig {
+        dir: dir.display().to_string(),
+        ..EmailConfig::default()
+    };
+    Delivery::new(&email)
+        .unwrap()
+        .with_webhook(&cfg, &email)
+        .unwrap()
+}
+
+/// [`webhook_with`] posting over plain http to loopback: the tests'
+/// receivers.
+pub fn webhook_loopback() -> Delivery {
+    webhook_with(digestd::config::WebhookConfig {
+        transport: digestd::config::WebhookTransport::Http,
+        allow_http: true,
+        allow_private: true,
+        ..Default::default()
+    })
+}
+
+/// A fresh directory with a config (SQLite `w.db`, `[webhook]` posting
+/// over http to loopback), `init` run and the user `ana` added: the
+/// webhook CLI tests' start. Returns the directory (kept while it lives)
+/// and the config's path.
+pub fn webhook_cli() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[database]\nurl = \"sqlite://w.db\"\n[webhook]\ntransport = \"http\"\nallow_http = true\nallow_private = true\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| super::digestd_with_config(&cfg, args);
+    assert!(run(&["init"]).status.success());
+    assert!(run(&["user", "add", "ana", "--tz", "Europe/Madrid"])
+        .status
+        .success());
+    (dir, cfg)
+}
+
 pub fn smtp(url: &str) -> Delivery {
     smtp_pool(url, EmailConfig::default().pool_size)
 }

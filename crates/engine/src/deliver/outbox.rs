@@ -45,7 +45,8 @@ impl Outbox {
             Channel::Email => self.root.join(format!("{name}.eml")),
             Channel::Xmpp => self.root.join("xmpp").join(format!("{name}.txt")),
             Channel::Sms => self.root.join("sms").join(format!("{name}.txt")),
-            Channel::Webhook => self.root.join("webhook").join(format!("{name}.http")),
+            // The webhook and its presets: what would be posted.
+            url => self.root.join(url.as_str()).join(format!("{name}.http")),
         }
     }
 

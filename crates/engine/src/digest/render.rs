@@ -16,6 +16,7 @@ use super::listed::Listed;
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
+use crate::parties::Channel;
 use crate::subscriptions::{Frequency, Kind};
 use crate::text::gsm as sms;
 use crate::text::one_line;
@@ -110,7 +111,7 @@ pub struct Parts {
     pub chat: bool,
     /// The SMS text.
     pub sms: bool,
-    /// The webhook's JSON document.
+    /// The webhook's JSON document (the presets' bodies are built from it).
     pub webhook: bool,
 }
 
@@ -131,7 +132,10 @@ impl Parts {
             email: has("email"),
             chat: has("xmpp"),
             sms: has("sms"),
-            webhook: has("webhook"),
+            // The presets build their bodies from the same document.
+            webhook: Channel::ALL
+                .into_iter()
+                .any(|c| c.is_url() && has(c.as_str())),
         }
     }
 }

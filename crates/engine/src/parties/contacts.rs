@@ -68,7 +68,9 @@ impl std::fmt::Display for ContactPoint {
             f,
             "{} {} ({}, {}, {} bounces)",
             self.channel,
-            self.address,
+            Channel::parse(&self.channel)
+                .map(|c| c.shown(&self.address))
+                .unwrap_or_else(|_| self.address.clone()),
             if self.verified {
                 "verified"
             } else {
@@ -107,6 +109,12 @@ pub fn change_contact(
             return Err(Error::invalid(
                 "a webhook URL is set with its secret: digestd contact NAME --channel webhook --set URL",
             ))
+        }
+        ContactChange::Set(_) if channel.is_preset() => {
+            return Err(Error::invalid(format!(
+                "a {0} URL is checked against [webhook]'s policy: digestd contact NAME --channel {0} --set URL",
+                channel.as_str()
+            )))
         }
         ContactChange::Set(a) => ContactChange::Set(channel.validate_address(a)?),
         other => other.clone(),

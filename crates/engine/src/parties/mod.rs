@@ -32,7 +32,7 @@ pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};
 pub use upsert::{check_put, insert_users_in_tx, put_user_in_tx, UserPut, ValidPut};
 pub use webhook::{
-    disable_gone_webhook_in_tx, new_webhook_secret, rotate_webhook_secret, set_webhook,
+    disable_gone_webhook_in_tx, new_webhook_secret, rotate_webhook_secret, set_preset, set_webhook,
     webhook_secret_bytes, webhook_secrets,
 };
 
@@ -58,15 +58,48 @@ pub enum Channel {
     Sms,
     /// An https URL posted a signed JSON document (Standard Webhooks).
     Webhook,
+    /// A Slack incoming webhook URL, posted Block Kit.
+    Slack,
+    /// A Discord webhook URL, posted content and embeds.
+    Discord,
+    /// A Microsoft Teams Workflows webhook URL, posted an Adaptive Card.
+    Teams,
+    /// An ntfy topic URL, posted Markdown text.
+    Ntfy,
 }
 
 impl Channel {
-    pub const ALL: [Channel; 4] = [
+    pub const ALL: [Channel; 8] = [
         Channel::Email,
         Channel::Xmpp,
         Channel::Sms,
         Channel::Webhook,
+        Channel::Slack,
+        Channel::Discord,
+        Channel::Teams,
+        Channel::Ntfy,
     ];
+
+    /// The chat and push services whose webhook URL is the address: posted
+    /// by the webhook listener in the service's own format, unsigned.
+    pub const PRESETS: [Channel; 4] = [
+        Channel::Slack,
+        Channel::Discord,
+        Channel::Teams,
+        Channel::Ntfy,
+    ];
+
+    /// Whether the address is a URL the webhook listener posts to (the
+    /// webhook channel and its presets): checked against `[webhook]`'s
+    /// policy, and never shown whole.
+    pub fn is_url(self) -> bool {
+        self == Channel::Webhook || self.is_preset()
+    }
+
+    /// Whether this is one of [`Channel::PRESETS`].
+    pub fn is_preset(self) -> bool {
+        Channel::PRESETS.contains(&self)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,19 +107,23 @@ impl Channel {
             Channel::Xmpp => "xmpp",
             Channel::Sms => "sms",
             Channel::Webhook => "webhook",
+            Channel::Slack => "slack",
+            Channel::Discord => "discord",
+            Channel::Teams => "teams",
+            Channel::Ntfy => "ntfy",
         }
     }
 
     pub fn parse(s: &str) -> Result<Self> {
-        match s.trim() {
-            "email" => Ok(Channel::Email),
-            "xmpp" => Ok(Channel::Xmpp),
-            "sms" => Ok(Channel::Sms),
-            "webhook" => Ok(Channel::Webhook),
-            other => Err(Error::invalid(format!(
-                "unknown channel {other:?}: use email, xmpp, sms or webhook"
-            ))),
-        }
+        let s = s.trim();
+        Channel::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown channel {s:?}: use email, xmpp, sms, webhook, slack, discord, teams or ntfy"
+                ))
+            })
     }
 
     /// Validates and normalises an address for this channel. A webhook
@@ -98,8 +135,29 @@ impl Channel {
             Channel::Email => validate::email(address),
             Channel::Xmpp => validate::jid(address),
             Channel::Sms => validate::phone(address),
-            Channel::Webhook => validate::webhook_url(address, validate::UrlPolicy::ANY),
+            Channel::Webhook
+            | Channel::Slack
+            | Channel::Discord
+            | Channel::Teams
+            | Channel::Ntfy => validate::webhook_url(address, validate::UrlPolicy::ANY),
         }?)
+    }
+
+    /// `address` as listings and logs show it: a URL channel's as
+    /// `https://host/***` (its path is the receiver's credential), any
+    /// other whole.
+    pub fn shown(self, address: &str) -> String {
+        if !self.is_url() {
+            return address.to_string();
+        }
+        match address.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+                let host = host.rsplit('@').next().unwrap_or(host);
+                format!("{scheme}://{host}/***")
+            }
+            None => "***".into(),
+        }
     }
 }
 

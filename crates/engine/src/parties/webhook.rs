@@ -69,40 +69,79 @@ pub fn set_webhook(
     secret: Option<&str>,
     policy: UrlPolicy,
 ) -> Result<(ContactPoint, String)> {
-    let url = validate::webhook_url(url, policy)?;
     let secret = given_or_new(secret)?;
+    let point = set_url(
+        conn,
+        now,
+        party,
+        Channel::Webhook,
+        url,
+        Some(&secret),
+        policy,
+    )?;
+    Ok((point, secret))
+}
+
+/// Sets `party`'s contact point on a preset channel (Slack, Discord,
+/// Teams, ntfy) to `url`, checked against `policy` as a webhook's is; no
+/// secret: the URL is the credential.
+pub fn set_preset(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    party: &str,
+    channel: Channel,
+    url: &str,
+    policy: UrlPolicy,
+) -> Result<ContactPoint> {
+    if !channel.is_preset() {
+        return Err(Error::invalid(format!(
+            "{} is not a webhook preset",
+            channel.as_str()
+        )));
+    }
+    set_url(conn, now, party, channel, url, None, policy)
+}
+
+/// `party`'s contact point on URL channel `channel` set to `url`, with
+/// `secret`: enabled, not verified, bounces reset; added when missing.
+fn set_url(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    party: &str,
+    channel: Channel,
+    url: &str,
+    secret: Option<&str>,
+    policy: UrlPolicy,
+) -> Result<ContactPoint> {
+    let url = validate::webhook_url(url, policy)?;
     let (id, _) = find(conn, party)?;
+    let mine = || {
+        contact_points::table
+            .filter(contact_points::party_id.eq(id.0))
+            .filter(contact_points::channel.eq(channel.as_str()))
+    };
     conn.write_tx(|c| {
-        let n = diesel::update(
-            contact_points::table
-                .filter(contact_points::party_id.eq(id.0))
-                .filter(contact_points::channel.eq(Channel::Webhook.as_str())),
-        )
-        .set((
-            contact_points::address.eq(&url),
-            contact_points::secret.eq(&secret),
-            contact_points::verified.eq(false),
-            contact_points::disabled.eq(false),
-            contact_points::bounce_count.eq(0),
-        ))
-        .execute(c)?;
-        if n == 0 {
-            insert_contact(c, id, Channel::Webhook, &url, now.naive_utc())?;
-            diesel::update(
-                contact_points::table
-                    .filter(contact_points::party_id.eq(id.0))
-                    .filter(contact_points::channel.eq(Channel::Webhook.as_str())),
-            )
-            .set(contact_points::secret.eq(&secret))
+        let n = diesel::update(mine())
+            .set((
+                contact_points::address.eq(&url),
+                contact_points::secret.eq(secret),
+                contact_points::verified.eq(false),
+                contact_points::disabled.eq(false),
+                contact_points::bounce_count.eq(0),
+            ))
             .execute(c)?;
+        if n == 0 {
+            insert_contact(c, id, channel, &url, now.naive_utc())?;
+            diesel::update(mine())
+                .set(contact_points::secret.eq(secret))
+                .execute(c)?;
         }
         Ok(())
     })?;
-    let point = points_of(conn, id)?
+    points_of(conn, id)?
         .into_iter()
-        .find(|p| p.channel == Channel::Webhook.as_str())
-        .ok_or_else(|| Error::not_found("contact point vanished"))?;
-    Ok((point, secret))
+        .find(|p| p.channel == channel.as_str())
+        .ok_or_else(|| Error::not_found("contact point vanished"))
 }
 
 /// Replaces the secret of `party`'s webhook with `secret`, or a new one;
@@ -156,14 +195,19 @@ pub fn webhook_secrets(
     Ok(out)
 }
 
-/// Disables the webhook contact point of `party` at `url`, which answered
-/// 410 Gone (as hard bounces disable an email address); in the caller's
-/// transaction. Never enables one.
-pub fn disable_gone_webhook_in_tx(c: &mut DbConn, party: i64, url: &str) -> Result<usize> {
+/// Disables the contact point of `party` on URL channel `channel` at
+/// `url`, which answered 410 Gone (as hard bounces disable an email
+/// address); in the caller's transaction. Never enables one.
+pub fn disable_gone_webhook_in_tx(
+    c: &mut DbConn,
+    party: i64,
+    channel: Channel,
+    url: &str,
+) -> Result<usize> {
     Ok(diesel::update(
         contact_points::table
             .filter(contact_points::party_id.eq(party))
-            .filter(contact_points::channel.eq(Channel::Webhook.as_str()))
+            .filter(contact_points::channel.eq(channel.as_str()))
             .filter(contact_points::address.eq(url)),
     )
     .set(contact_points::disabled.eq(true))

@@ -258,14 +258,24 @@ fn expand_group(
 /// the party's enabled address for it. `ts`, `claimed_by` and
 /// `claimed_until` are SQL literals.
 fn queue_rows(from: &str, ts: &str, claimed_by: &str, claimed_until: &str) -> String {
+    // Every channel, from the enum: one that is missing here would queue
+    // nothing for the requests that name it.
+    let names = Channel::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match i {
+            0 => format!("SELECT '{}' AS name", c.as_str()),
+            _ => format!("SELECT '{}'", c.as_str()),
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
     format!(
         "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
              is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
          SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
              {claimed_by}, {claimed_until} \
          FROM {from} \
-         CROSS JOIN (SELECT 'email' AS name UNION ALL SELECT 'xmpp' UNION ALL SELECT 'sms' \
-             UNION ALL SELECT 'webhook') ch \
+         CROSS JOIN ({names}) ch \
          LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
              AND cp.channel = ch.name AND NOT cp.disabled \
          WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"

@@ -169,7 +169,7 @@ impl Delivery {
     /// [`Delivery::with_journal_dir`] names one.
     pub fn new(cfg: &EmailConfig) -> Result<Delivery> {
         let from = crate::config::parse_from(&cfg.from)?;
-        Ok(Delivery {
+        Delivery {
             host: from.email.domain().to_string(),
             from,
             outbox: Outbox::new(cfg)?,
@@ -186,7 +186,8 @@ impl Delivery {
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
                 Box::new(WebhookListener::new(&WebhookConfig::default(), cfg)?),
             ],
-        })
+        }
+        .with_webhook(&WebhookConfig::default(), cfg)
     }
 
     /// Keeps the sent journal in `dir`, which is made and checked now
@@ -222,10 +223,14 @@ impl Delivery {
         })
     }
 
-    /// The webhook listener of `[webhook]` (its `dir` transport writes
-    /// under `[email] dir`).
+    /// The webhook listener of `[webhook]`, and its presets' (their `dir`
+    /// transport writes under `[email] dir`).
     pub fn with_webhook(self, cfg: &WebhookConfig, email: &EmailConfig) -> Result<Delivery> {
-        Ok(self.with_listener(Box::new(WebhookListener::new(cfg, email)?)))
+        let mut d = self.with_listener(Box::new(WebhookListener::new(cfg, email)?));
+        for ch in Channel::PRESETS {
+            d = d.with_listener(Box::new(WebhookListener::on(ch, cfg, email)?));
+        }
+        Ok(d)
     }
 
     /// The listeners of `[sms]`, `[xmpp]` and `[webhook]`, as configured.

@@ -210,8 +210,12 @@ pub fn show(conn: &mut DbConn, id: RequestId) -> Result<RequestView> {
             .into_iter()
             .map(|r| RecipientView {
                 party: r.0,
+                // A URL's path is the receiver's credential: shown masked.
+                address: r.2.map(|a| match Channel::parse(&r.1) {
+                    Ok(c) => c.shown(&a),
+                    Err(_) => a,
+                }),
                 channel: r.1,
-                address: r.2,
                 successful: r.3,
                 gave_up: r.4,
                 retry_count: r.5,
@@ -309,23 +313,34 @@ pub fn test_alert_xmpp(
     }
 }
 
-/// `digestd test-alert --channel webhook --to NAME`: one signed
-/// notification, now, to the webhook contact point of the user or group
-/// `NAME` (whose secret signs it), posted with `[webhook] transport =
-/// "http"` or written under the outbox's `webhook/` (the default).
+/// `digestd test-alert --channel webhook --to NAME` (or a preset's
+/// channel): one notification, now, to the contact point of the user or
+/// group `NAME` on `channel`, posted with `[webhook] transport = "http"`
+/// or written under the outbox's `<channel>/` (the default). A webhook's
+/// is signed with its secret; the report shows the URL masked.
 pub fn test_alert_webhook(
     conn: &mut DbConn,
+    channel: Channel,
     cfg: &WebhookConfig,
     email: &EmailConfig,
     party: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
     let (id, _) = crate::parties::find(conn, party)?;
-    let secrets = crate::parties::webhook_secrets(conn, &[id.0])?;
-    let Some(((_, url), secret)) = secrets.into_iter().next() else {
-        return Err(Error::not_found(format!("{party} has no webhook address")));
+    let missing = || Error::not_found(format!("{party} has no {} address", channel.as_str()));
+    let (url, signing) = if channel == Channel::Webhook {
+        let secrets = crate::parties::webhook_secrets(conn, &[id.0])?;
+        let ((_, url), secret) = secrets.into_iter().next().ok_or_else(missing)?;
+        let id = format!("msg_test_{}", now.timestamp_micros());
+        (url, Some(crate::deliver::listener::Signing { id, secret }))
+    } else {
+        let p = crate::parties::contact_points(conn, id)?
+            .into_iter()
+            .find(|p| p.channel == channel.as_str())
+            .ok_or_else(missing)?;
+        (p.address, None)
     };
-    let mut l = crate::deliver::webhook::WebhookListener::new(cfg, email)?;
+    let mut l = crate::deliver::webhook::WebhookListener::on(channel, cfg, email)?;
     l.pass_at(now);
     let doc = crate::deliver::webhook::body::notification(
         0,
@@ -334,14 +349,11 @@ pub fn test_alert_webhook(
         now.naive_utc(),
     );
     let file = std::path::Path::new(&email.dir)
-        .join("webhook")
+        .join(channel.as_str())
         .join(format!("test-alert-{}.http", now.timestamp_micros()));
     let mut m = Outgoing::text(&url, &doc.to_string(), file);
-    m.signing = Some(crate::deliver::listener::Signing {
-        id: format!("msg_test_{}", now.timestamp_micros()),
-        secret,
-    });
-    report(&url, Outcome::from(l.send_raw(&m)))
+    m.signing = signing;
+    report(&channel.shown(&url), Outcome::from(l.send_raw(&m)))
 }
 
 /// Sends the alert's text; a `dir` listener writes it to

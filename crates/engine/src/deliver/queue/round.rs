@@ -326,16 +326,29 @@ impl Rounds<'_> {
                 });
                 continue;
             }
-            if ch == Channel::Webhook {
-                let Some(secret) = secrets.get(&(r0.party_to, address.clone())) else {
-                    others.push(Settle {
-                        attempted: false,
-                        ..settle(Outcome::permanent(
-                            None,
-                            "no webhook secret: the URL changed since the message was queued",
-                        ))
-                    });
-                    continue;
+            if ch.is_url() {
+                // The webhook signs with its URL's secret; a preset's URL is
+                // its own credential, and its listener turns the document
+                // into the service's format as it sends it.
+                let signing = match (ch, secrets.get(&(r0.party_to, address.clone()))) {
+                    (Channel::Webhook, None) => {
+                        others.push(Settle {
+                            attempted: false,
+                            ..settle(Outcome::permanent(
+                                None,
+                                "no webhook secret: the URL changed since the message was queued",
+                            ))
+                        });
+                        continue;
+                    }
+                    (Channel::Webhook, Some(secret)) => Some(Signing {
+                        id: hook::message_id(
+                            &batch.iter().map(|r| r.request_id).collect::<Vec<_>>(),
+                            r0.party_to,
+                        ),
+                        secret: secret.clone(),
+                    }),
+                    _ => None,
                 };
                 let docs = batch
                     .iter()
@@ -345,13 +358,9 @@ impl Rounds<'_> {
                         None => hook::notification(q.id, &q.subject, &q.message, q.request_date),
                     })
                     .collect();
-                let ids: Vec<i64> = batch.iter().map(|r| r.request_id).collect();
                 let file = self.d.outbox.path(batch[0].request_id, &r0.to_name, ch);
                 let mut m = Outgoing::text(&address, &hook::message(docs), file);
-                m.signing = Some(Signing {
-                    id: hook::message_id(&ids, r0.party_to),
-                    secret: secret.clone(),
-                });
+                m.signing = signing;
                 pushes.push((ch, others.len(), m));
                 others.push(settle(Outcome::transient(None, "not sent")));
                 continue;
@@ -379,7 +388,8 @@ impl Rounds<'_> {
         }
         // The push listeners, a batch per channel (one XMPP session, one
         // ping for all of them).
-        for ch in [Channel::Xmpp, Channel::Sms, Channel::Webhook] {
+        let push_channels = [Channel::Xmpp, Channel::Sms, Channel::Webhook];
+        for ch in push_channels.into_iter().chain(Channel::PRESETS) {
             let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
                 .into_iter()
                 .partition(|p| p.0 == ch);
@@ -401,14 +411,13 @@ impl Rounds<'_> {
                 others[k].outcome = Outcome::from(r);
             }
         }
-        let gone: Vec<(i64, String)> = others
+        let gone: Vec<(i64, Channel, String)> = others
             .iter()
-            .filter(|s| {
-                s.keys
-                    .first()
-                    .is_some_and(|k| k.2 == Channel::Webhook.as_str())
+            .filter_map(|s| {
+                let ch = Channel::parse(&s.keys.first()?.2).ok()?;
+                ch.is_url().then_some((s, ch))
             })
-            .filter(|s| {
+            .filter(|(s, _)| {
                 matches!(
                     s.outcome,
                     Outcome::Permanent {
@@ -417,12 +426,12 @@ impl Rounds<'_> {
                     }
                 )
             })
-            .filter_map(|s| Some((s.keys[0].1, s.address.clone()?)))
+            .filter_map(|(s, ch)| Some((s.keys[0].1, ch, s.address.clone()?)))
             .collect();
         if !gone.is_empty() {
             self.conn.write_tx(|c| {
-                for (party, url) in &gone {
-                    crate::parties::disable_gone_webhook_in_tx(c, *party, url)?;
+                for (party, ch, url) in &gone {
+                    crate::parties::disable_gone_webhook_in_tx(c, *party, *ch, url)?;
                 }
                 Ok(())
             })?;

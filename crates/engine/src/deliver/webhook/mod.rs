@@ -8,9 +8,15 @@
 //! an answer is read. With `[webhook] transport = "dir"` what would be
 //! posted (the request line, headers and body) is written under the
 //! outbox's `webhook/` instead.
+//!
+//! The same listener, keyed by another channel, posts the chat and push
+//! presets ([`presets`]: Slack, Discord, Teams, ntfy): the same document
+//! written in the service's format, unsigned, under the same policy and
+//! answers; their `dir` files go under the outbox's `<channel>/`.
 
 pub mod body;
 mod guard;
+pub mod presets;
 pub mod sign;
 
 use std::io::Read;
@@ -42,6 +48,8 @@ pub fn check(c: &WebhookConfig) -> Result<()> {
 }
 
 pub struct WebhookListener {
+    /// The webhook, or one of its presets.
+    channel: Channel,
     cfg: WebhookConfig,
     /// `None` with the `http` transport.
     outbox: Option<Outbox>,
@@ -54,8 +62,24 @@ impl WebhookListener {
     /// The listener `[webhook] transport` names; `email` gives the outbox
     /// for `dir`.
     pub fn new(cfg: &WebhookConfig, email: &EmailConfig) -> Result<WebhookListener> {
+        WebhookListener::on(Channel::Webhook, cfg, email)
+    }
+
+    /// The listener of URL channel `channel`: the webhook or a preset.
+    pub fn on(
+        channel: Channel,
+        cfg: &WebhookConfig,
+        email: &EmailConfig,
+    ) -> Result<WebhookListener> {
         check(cfg)?;
+        if !channel.is_url() {
+            return Err(Error::invalid(format!(
+                "{} is not posted to a URL",
+                channel.as_str()
+            )));
+        }
         Ok(WebhookListener {
+            channel,
             cfg: cfg.clone(),
             outbox: match cfg.transport {
                 WebhookTransport::Dir => Some(Outbox::new(email)?),
@@ -65,7 +89,12 @@ impl WebhookListener {
         })
     }
 
-    fn post(&self, m: &Outgoing, headers: &[(&str, String)]) -> Result<Delivered, DeliveryError> {
+    fn post(
+        &self,
+        m: &Outgoing,
+        body: &[u8],
+        headers: &[(&str, String)],
+    ) -> Result<Delivered, DeliveryError> {
         let target = guard::target(&m.to, self.cfg.policy())?;
         let timeout = Duration::from_secs(self.cfg.timeout_seconds);
         let mut client = reqwest::blocking::Client::builder()
@@ -81,13 +110,17 @@ impl WebhookListener {
             text: format!("webhook client: {e}"),
             retry_after_secs: None,
         })?;
-        let mut req = client.post(target.url.as_str()).body(m.bytes.clone());
+        let mut req = client.post(target.url.as_str()).body(body.to_vec());
         for (k, v) in headers {
             req = req.header(*k, v);
         }
         let resp = req.send().map_err(|e| DeliveryError::Transient {
             code: None,
-            text: format!("webhook: {}", crate::text::one_line(&e.to_string())),
+            // Without the URL: a preset's is its credential.
+            text: format!(
+                "webhook: {}",
+                crate::text::one_line(&e.without_url().to_string())
+            ),
             retry_after_secs: None,
         })?;
         let status = resp.status().as_u16();
@@ -147,6 +180,7 @@ impl WebhookListener {
         &self,
         outbox: &Outbox,
         m: &Outgoing,
+        body: &[u8],
         headers: &[(&str, String)],
     ) -> Result<Delivered, DeliveryError> {
         let mut text = format!("POST {}\n", m.to);
@@ -154,7 +188,7 @@ impl WebhookListener {
             text.push_str(&format!("{k}: {v}\n"));
         }
         text.push('\n');
-        text.push_str(m.body()?);
+        text.push_str(&String::from_utf8_lossy(body));
         text.push('\n');
         outbox.deliver(&m.file, text.as_bytes())
     }
@@ -174,7 +208,7 @@ fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
 
 impl Listener for WebhookListener {
     fn key(&self) -> Channel {
-        Channel::Webhook
+        self.channel
     }
 
     fn pass_at(&mut self, now: DateTime<Utc>) {
@@ -183,6 +217,15 @@ impl Listener for WebhookListener {
 
     fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
         let permanent = |text: String| DeliveryError::Permanent { code: None, text };
+        if self.channel.is_preset() {
+            let r = presets::request(self.channel, &m.bytes).map_err(permanent)?;
+            let mut headers = r.headers;
+            headers.push(("user-agent", sign::USER_AGENT.to_string()));
+            return match &self.outbox {
+                Some(outbox) => self.write(outbox, m, &r.body, &headers),
+                None => self.post(m, &r.body, &headers),
+            };
+        }
         let signing = m
             .signing
             .as_ref()
@@ -193,8 +236,8 @@ impl Listener for WebhookListener {
         let headers = sign::headers(&signing.id, now.timestamp(), &signing.secret, &m.bytes)
             .map_err(|e| permanent(e.to_string()))?;
         match &self.outbox {
-            Some(outbox) => self.write(outbox, m, &headers),
-            None => self.post(m, &headers),
+            Some(outbox) => self.write(outbox, m, &m.bytes, &headers),
+            None => self.post(m, &m.bytes, &headers),
         }
     }
 }

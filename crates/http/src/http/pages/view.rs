@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use askama::Template;
 
 use crate::digest::words::Style;
-use crate::parties::ContactPoint;
+use crate::parties::{Channel, ContactPoint};
 use crate::subscriptions::Subscription;
 use crate::validate;
 
@@ -137,17 +137,11 @@ pub fn describe_group(
 }
 
 /// An address shown without giving it away: `a***@example.com`,
-/// `+34 *** ** 22`, `https://hooks.example.com/***` (a webhook's path may
-/// carry a token of the receiver's).
+/// `+34 *** ** 22`, `https://hooks.example.com/***` (a webhook's or a
+/// preset's path may carry a token of the receiver's).
 pub fn mask(channel: &str, address: &str) -> String {
-    if channel == "webhook" {
-        return match address.split_once("://") {
-            Some((scheme, rest)) => {
-                let host = rest.split(['/', '?']).next().unwrap_or("");
-                format!("{scheme}://{host}/***")
-            }
-            None => "***".into(),
-        };
+    if let Some(url) = Channel::parse(channel).ok().filter(|c| c.is_url()) {
+        return url.shown(address);
     }
     let first: String = address.chars().take(1).collect();
     if channel == "sms" {
@@ -228,6 +222,10 @@ mod tests {
         assert_eq!(
             mask("webhook", "https://hooks.example.com/t/abc?k=1"),
             "https://hooks.example.com/***"
+        );
+        assert_eq!(
+            mask("slack", "https://hooks.slack.com/services/T0/B0/xyz"),
+            "https://hooks.slack.com/***"
         );
         assert_eq!(mask("email", "é@x"), "é***@x");
     }

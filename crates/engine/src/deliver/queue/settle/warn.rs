@@ -54,7 +54,7 @@ pub(super) fn failed(s: &Settle, channel: &str, retry: bool) {
 
 /// The part of an address that names where it goes, not who: an email's
 /// or a JID's domain; a phone number's first digits (its country code
-/// and a little more), never the rest.
+/// and a little more); a URL's scheme and host; never the rest.
 pub(super) fn domain(channel: &str, address: &str) -> String {
     let shown = match channel {
         "email" | "xmpp" => {
@@ -65,7 +65,11 @@ pub(super) fn domain(channel: &str, address: &str) -> String {
             }
         }
         _ if address.is_empty() => "-".to_string(),
-        _ => format!("{}…", address.chars().take(3).collect::<String>()),
+        // A URL's scheme and host, never its path (the credential).
+        _ => match crate::parties::Channel::parse(channel) {
+            Ok(c) if c.is_url() => c.shown(address),
+            _ => format!("{}…", address.chars().take(3).collect::<String>()),
+        },
     };
     escape_for_line(&shown)
 }
@@ -118,6 +122,10 @@ mod tests {
     #[test]
     fn only_the_domain_of_an_address_is_shown() {
         assert_eq!(domain("email", "Bob.Smith@Example.org"), "@Example.org");
+        assert_eq!(
+            domain("slack", "https://hooks.slack.com/services/T0/B0/x"),
+            "https://hooks.slack.com/***"
+        );
         assert_eq!(domain("xmpp", "bob@chat.example/phone"), "@chat.example");
         assert_eq!(domain("sms", "+34600111222"), "+34…");
         assert_eq!(domain("email", ""), "-");

@@ -1,0 +1,152 @@
+//! Discord's webhooks: `content` (the subject, at most 2,000 characters)
+//! and embeds (at most 10, a title of at most 256 characters, a
+//! description of at most 4,096, at most 6,000 across them) holding the
+//! lines, `• [title](link) — change`. Discord's Markdown is escaped in
+//! every string from a digest, and `allowed_mentions` parses nothing, so
+//! `@everyone` in a title pings no one.
+
+use serde_json::{json, Value};
+
+use super::fit::{self, Limits, Measure};
+use super::{clip, Post, Syntax};
+
+/// Discord's Markdown (Teams' and ntfy's are read the same way).
+pub(super) const SYNTAX: Syntax = Syntax {
+    escape,
+    link,
+    bullet: "•",
+    bold: "**",
+};
+
+const CONTENT: usize = 2_000;
+const TITLE: usize = 256;
+const DESCRIPTION: usize = 4_096;
+const EMBEDS: usize = 10;
+const TOTAL: usize = 6_000;
+
+/// The payload of `p`.
+pub fn payload(p: &Post) -> Value {
+    let subject = escape(p.title());
+    let title = clip(&subject, TITLE);
+    let lines = SYNTAX.lines(p);
+    let limits = Limits {
+        chunk: DESCRIPTION,
+        chunks: EMBEDS,
+        total: TOTAL - title.chars().count(),
+        measure: Measure::Chars,
+    };
+    let chunks = fit::pack(&lines, p.more, limits, |n| {
+        SYNTAX.tail(n, p.full.as_deref())
+    });
+    let mut embeds: Vec<Value> = chunks
+        .into_iter()
+        .map(|d| json!({ "description": d }))
+        .collect();
+    match embeds.first_mut() {
+        Some(first) => {
+            first["title"] = json!(title);
+            if let Some(url) = &p.full {
+                first["url"] = json!(url);
+            }
+        }
+        None => embeds.push(json!({ "title": title })),
+    }
+    json!({
+        "content": clip(&subject, CONTENT),
+        "embeds": embeds,
+        "allowed_mentions": { "parse": [] },
+    })
+}
+
+/// `[label](url)`: the label escaped, the URL unable to end the link.
+pub(super) fn link(url: &str, label: &str) -> String {
+    let url = url
+        .replace('(', "%28")
+        .replace(')', "%29")
+        .replace('<', "%3C")
+        .replace('>', "%3E")
+        .replace(' ', "%20");
+    format!("[{}]({url})", escape(label))
+}
+
+/// Every Markdown character a backslash before it (Markdown takes any
+/// escaped ASCII punctuation as itself), so nothing in a title formats,
+/// links, quotes or mentions.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\*_~`|>#-[]()<@:!".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{digest, notification, tail_of_500, HOSTILE};
+    use super::*;
+
+    fn chars(v: &Value) -> usize {
+        v.as_str().map_or(0, |s| s.chars().count())
+    }
+
+    #[test]
+    fn hostile_titles_are_escaped_and_mention_no_one() {
+        let v = payload(&Post::of(&digest(HOSTILE.len(), |i| HOSTILE[i].into())));
+        assert_eq!(v["allowed_mentions"]["parse"], json!([]));
+        let d = v["embeds"][0]["description"].as_str().unwrap();
+        assert!(
+            d.contains("\\@everyone") && !d.contains(" @everyone"),
+            "{d}"
+        );
+        assert!(
+            d.contains("\\*bold\\* \\_it\\_ \\~strike\\~ \\`code\\` \\[x\\]\\(https\\:"),
+            "{d}"
+        );
+        assert!(d.contains("\\<\\!channel\\>") && !d.contains('\r'), "{d}");
+        assert!(d.contains("🚀🔥") && d.contains("עברית"));
+        assert!(
+            d.contains("](https://tracker.example/item/0?a=1&b=2)"),
+            "{d}"
+        );
+        assert_eq!(v["content"], "Daily digest\\: Ops \\<team\\> & friends");
+    }
+
+    #[test]
+    fn five_hundred_items_stay_within_every_limit() {
+        let v = payload(&Post::of(&digest(500, |i| {
+            format!("Item {i} {}", "y".repeat(60))
+        })));
+        let embeds = v["embeds"].as_array().unwrap();
+        assert!(embeds.len() <= EMBEDS);
+        assert!(chars(&v["content"]) <= CONTENT);
+        let total: usize = embeds
+            .iter()
+            .map(|e| chars(&e["title"]) + chars(&e["description"]))
+            .sum();
+        assert!(total <= TOTAL, "{total}");
+        assert!(embeds
+            .iter()
+            .all(|e| chars(&e["description"]) <= DESCRIPTION));
+        assert!(embeds.iter().all(|e| chars(&e["title"]) <= TITLE));
+        let all: Vec<&str> = embeds
+            .iter()
+            .flat_map(|e| e["description"].as_str().unwrap().lines())
+            .collect();
+        let shown = all.iter().filter(|l| l.starts_with('•')).count();
+        let last = all.last().unwrap();
+        tail_of_500(last, shown, true);
+    }
+
+    #[test]
+    fn a_notification_is_its_subject_and_lines() {
+        let v = payload(&Post::of(&notification()));
+        assert_eq!(v["content"], "Disk almost full");
+        assert_eq!(
+            v["embeds"][0]["description"],
+            "Body line one.\nSecond line."
+        );
+    }
+}
