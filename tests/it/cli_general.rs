@@ -372,6 +372,8 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
         "One of them, data/demo-outbox/",
         "An XMPP chat message (not sent), data/demo-outbox/xmpp/",
         "An SMS (not sent), data/demo-outbox/sms/",
+        "A Slack post (not sent), data/demo-outbox/slack/",
+        " in webhook/, ",
     ] {
         assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
     }
@@ -396,6 +398,19 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     }
     assert!(std::fs::read_dir(outbox.join("xmpp")).unwrap().count() > 0);
     assert!(std::fs::read_dir(outbox.join("sms")).unwrap().count() > 0);
+    // What the webhook and Slack would be posted: a request line, headers,
+    // a blank line, the JSON body.
+    for (ch, shape) in [("webhook", "\"type\":\"digest\""), ("slack", "\"blocks\":")] {
+        let files: Vec<_> = std::fs::read_dir(outbox.join(ch))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert!(!files.is_empty(), "{ch}/ is empty");
+        let text = std::fs::read_to_string(files[0].path()).unwrap();
+        let (head, body) = text.split_once("\n\n").unwrap();
+        assert!(head.starts_with("POST https://"), "{head}");
+        assert!(body.contains(shape), "{body}");
+    }
     // Its own files only: the database, its lock files and the outbox of
     // messages; the queue's sent journal, beside the database while the
     // demo runs, is gone with it (and never in the outbox).

@@ -1,7 +1,8 @@
 //! `digestd demo`: builds a small world ([`world`]), then runs a week of
 //! hourly ticks through the daemon's own path — each tick composes and posts
 //! the due digests, then one queue pass writes them to the outbox (email as
-//! `.eml`, XMPP and SMS bodies as text files beside them) — and prints a
+//! `.eml`, XMPP and SMS bodies as text files beside them, what the webhook
+//! and Slack would be posted as `.http` files) — and prints a
 //! summary: digests per subscription, per user and channel, and one digest.
 //! Without --db it uses a fresh SQLite file, `data/demo.db`.
 //!
@@ -56,6 +57,7 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     run_cfg.email.dir = DEMO_OUTBOX.into();
     run_cfg.sms.transport = crate::config::SmsTransport::Dir;
     run_cfg.xmpp.transport = crate::config::XmppTransport::Dir;
+    run_cfg.webhook.transport = crate::config::WebhookTransport::Dir;
     // The journal's directory is made and checked before the database.
     let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?
         .with_journal_dir(&run_cfg.journal_dir())?;
@@ -114,11 +116,13 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     let files = list_outbox(outbox)?;
     writeln!(
         out,
-        "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/{}.",
+        "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/, {} in webhook/, {} in slack/{}.",
         outbox.display(),
         files.iter().filter(|f| f.0 == "email").count(),
         files.iter().filter(|f| f.0 == "xmpp").count(),
         files.iter().filter(|f| f.0 == "sms").count(),
+        files.iter().filter(|f| f.0 == "webhook").count(),
+        files.iter().filter(|f| f.0 == "slack").count(),
         if stale > 0 {
             format!(" ({stale} files from an earlier demo removed first)")
         } else {
@@ -127,9 +131,11 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     )?;
     writeln!(
         out,
-        "(The demo sends nothing: email goes to the dir transport, and XMPP and SMS bodies are\n\
-         written to xmpp/ and sms/ as they would be sent. Set [email] transport = \"smtp\",\n\
-         [xmpp] transport = \"xmpp\" and [sms] transport = \"http\" to deliver for real.)"
+        "(The demo sends nothing: email goes to the dir transport, XMPP and SMS bodies are\n\
+         written to xmpp/ and sms/ as they would be sent, and the webhook's and Slack's\n\
+         requests to webhook/ and slack/. Set [email] transport = \"smtp\", [xmpp] transport\n\
+         = \"xmpp\", [sms] transport = \"http\" and [webhook] transport = \"http\" to deliver\n\
+         for real.)"
     )?;
     sample(&files, out)?;
     Ok(())
@@ -187,17 +193,22 @@ fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()
 
 fn per_channel(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
     let got = crate::deliver::outbox::delivered(c)?;
-    writeln!(out, "\n  digests delivered    email  xmpp   sms")?;
+    writeln!(
+        out,
+        "\n  digests delivered    email  xmpp   sms  webhook  slack"
+    )?;
     let mut users: Vec<&String> = got.keys().map(|(u, _)| u).collect();
     users.dedup();
     for u in users {
         let n = |ch: &str| got.get(&(u.clone(), ch.to_string())).copied().unwrap_or(0);
         writeln!(
             out,
-            "  {u:<18} {:>7} {:>5} {:>5}",
+            "  {u:<18} {:>7} {:>5} {:>5} {:>8} {:>6}",
             n("email"),
             n("xmpp"),
-            n("sms")
+            n("sms"),
+            n("webhook"),
+            n("slack")
         )?;
     }
     Ok(())
@@ -213,7 +224,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     norm(a) == norm(b)
 }
 
-/// Demo outbox files by channel: `NNNNNNNN-party.eml|txt` where `party` is
+/// Demo outbox files by channel: `NNNNNNNN-party.eml|txt|http` where `party` is
 /// one of the demo world's recipients, so nothing else found there is
 /// ever listed or removed.
 fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
@@ -223,6 +234,8 @@ fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
         ("email", "", "eml"),
         ("xmpp", "xmpp", "txt"),
         ("sms", "sms", "txt"),
+        ("webhook", "webhook", "http"),
+        ("slack", "slack", "http"),
     ] {
         let d = dir.join(sub);
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -258,7 +271,8 @@ fn clear_outbox(dir: &Path) -> Result<usize> {
     Ok(files.len())
 }
 
-/// Prints the text part of the richest email, one chat message and one SMS.
+/// Prints the text part of the richest email, one chat message, one SMS
+/// and one Slack post.
 fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<()> {
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     let richest = files
@@ -280,7 +294,11 @@ fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<(
             }
         }
     }
-    for (channel, what) in [("xmpp", "An XMPP chat message"), ("sms", "An SMS")] {
+    for (channel, what) in [
+        ("xmpp", "An XMPP chat message"),
+        ("sms", "An SMS"),
+        ("slack", "A Slack post"),
+    ] {
         let Some((_, p)) = files.iter().find(|f| f.0 == channel) else {
             continue;
         };

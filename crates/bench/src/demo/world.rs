@@ -1,7 +1,8 @@
 //! The demo's world, built through the real library calls: five people in
 //! five zones (one at UTC+5:30, one whose DST changes at midnight), nested
 //! groups, a team calendar of one-off and recurring events, a wiki, a week
-//! of realistic changes to both, and subscriptions on every channel.
+//! of realistic changes to both, and subscriptions on every channel
+//! (chitra's calendar digest also to a webhook, bruno's also to Slack).
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -84,6 +85,24 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
             },
         )?;
     }
+    // Receivers that exist only on paper: the demo writes what would be
+    // posted and posts nothing.
+    parties::set_webhook(
+        c,
+        before,
+        "chitra",
+        "https://hooks.example.com/digestd/chitra",
+        None,
+        crate::validate::UrlPolicy::default(),
+    )?;
+    parties::set_preset(
+        c,
+        before,
+        "bruno",
+        parties::Channel::Slack,
+        "https://hooks.slack.com/services/T000/B000/demo",
+        crate::validate::UrlPolicy::default(),
+    )?;
     for (name, email) in GROUPS {
         parties::create_group(c, before, name, email)?;
     }
@@ -344,8 +363,24 @@ fn subscribe_all(
             false,
             false,
         ),
-        ("bruno", "daily", "forward", &cal, &["xmpp"], false, false),
-        ("chitra", "daily", "forward", &cal, &["email"], false, false),
+        (
+            "bruno",
+            "daily",
+            "forward",
+            &cal,
+            &["xmpp", "slack"],
+            false,
+            false,
+        ),
+        (
+            "chitra",
+            "daily",
+            "forward",
+            &cal,
+            &["email", "webhook"],
+            false,
+            false,
+        ),
         (
             "chitra",
             "daily",
