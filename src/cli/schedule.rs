@@ -117,8 +117,8 @@ pub struct PreviewArgs {
     /// The webhook's JSON document (as posted, less the request's id).
     #[arg(long)]
     webhook: bool,
-    /// What a preset posts (slack, discord, teams or ntfy): its headers, a
-    /// blank line, its body.
+    /// What a preset posts (slack, discord, teams or ntfy): its headers
+    /// (less user-agent), a blank line, its body.
     #[arg(long, value_name = "CHANNEL")]
     preset: Option<String>,
 }
@@ -300,6 +300,15 @@ pub fn tick(a: TickArgs, ctx: &mut Ctx) -> Result<()> {
 /// a tick would not send (paused, empty) is said on stderr, so stdout is
 /// the digest alone.
 pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
+    let preset = match a.preset.as_deref().map(crate::parties::Channel::parse) {
+        Some(Ok(ch)) if ch.is_preset() => Some(ch),
+        Some(Ok(_)) | Some(Err(_)) => {
+            return Err(Error::invalid(
+                "preview: --preset takes slack, discord, teams or ntfy",
+            ))
+        }
+        None => None,
+    };
     let at = match &a.at {
         Some(t) => validate::cli_instant("--at", t, ctx.now())?,
         None => ctx.now(),
@@ -312,15 +321,6 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         SubscriptionId(a.id),
         at,
     )?;
-    let preset = match a.preset.as_deref().map(crate::parties::Channel::parse) {
-        Some(Ok(ch)) if ch.is_preset() => Some(ch),
-        Some(Ok(_)) | Some(Err(_)) => {
-            return Err(Error::invalid(
-                "preview: --preset takes slack, discord, teams or ntfy",
-            ))
-        }
-        None => None,
-    };
     let r = p.rendered;
     let body = if let Some(ch) = preset {
         let doc = r.webhook.unwrap_or_default();

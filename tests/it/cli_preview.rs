@@ -104,6 +104,18 @@ fn preview_prints_each_channel_and_writes_nothing() {
         !sms.trim().is_empty() && sms.len() < text.stdout.len(),
         "{sms}"
     );
+    // What a preset would post: its headers, a blank line, its body.
+    let slack = preview(&env, "2026-11-23T08:30:00Z", &[&id, "--preset", "slack"]).stdout;
+    let (head, body) = slack.split_once("\n\n").unwrap();
+    assert_eq!(head, "content-type: application/json");
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["blocks"][0]["type"], "header");
+    assert!(body.contains("Team lunch"), "{body}");
+    let ntfy = preview(&env, "2026-11-23T08:30:00Z", &[&id, "--preset", "ntfy"]).stdout;
+    assert!(
+        ntfy.contains("\nmarkdown: yes\n") && ntfy.contains("Team lunch"),
+        "{ntfy}"
+    );
     // An explicit --at reads the same window as the clock at that instant.
     let at = preview(
         &env,
@@ -157,6 +169,10 @@ fn preview_refuses_hostile_input_and_writes_nothing() {
     }
     env.usage_error(&["preview", &id, "--html", "--sms"]);
     env.usage_error(&["preview", &id, "--chat", "--html"]);
+    env.usage_error(&["preview", &id, "--preset", "slack", "--webhook"]);
+    for bad in ["webhook", "email", "pigeon", "slack\r\nX"] {
+        env.refused(&["preview", &id, "--preset", bad], b"", "--preset");
+    }
     for at in [
         "2026-13-01T00:00:00Z",
         "2026-11-23T08:30:00Z\r\nBcc: x",
