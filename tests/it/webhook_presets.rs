@@ -64,6 +64,19 @@ fn plain_post(q: &Request) {
     assert_eq!(q.header("webhook-signature"), None);
 }
 
+/// An RFC 2047 header value as an independent decoder (Python's `email`)
+/// reads it.
+fn decoded(v: &str) -> String {
+    let script = "import sys\nfrom email.header import decode_header, make_header\n\
+                  print(str(make_header(decode_header(sys.argv[1]))), end='')";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, v])
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn disabled(c: &mut DbConn, ch: Channel) -> bool {
     contact_points::table
         .filter(contact_points::channel.eq(ch.as_str()))
@@ -175,7 +188,9 @@ fn a_long_notification_keeps_within_each_limit(db: &TestDb) {
     let ntfy = &reqs[3];
     assert!(ntfy.body.len() <= 4096);
     ends_more(&ntfy.body);
-    assert!(ntfy.header("title").unwrap().starts_with("=?UTF-8?B?"));
+    let title = ntfy.header("title").unwrap();
+    assert!(title.starts_with("=?UTF-8?B?"), "{title}");
+    assert_eq!(decoded(title), "Informe nocturno ✓ ünïcödé");
     assert!(ntfy
         .header("content-type")
         .unwrap()

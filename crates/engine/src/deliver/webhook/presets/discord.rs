@@ -2,20 +2,29 @@
 //! and embeds (at most 10, a title of at most 256 characters, a
 //! description of at most 4,096, at most 6,000 across them) holding the
 //! lines, `• [title](link) — change`. Discord's Markdown is escaped in
-//! every string from a digest, and `allowed_mentions` parses nothing, so
-//! `@everyone` in a title pings no one.
+//! every string from a digest (in a link's label by lookalikes, since
+//! Discord shows backslashes there), and `allowed_mentions` parses
+//! nothing, so `@everyone` in a title pings no one.
 
 use serde_json::{json, Value};
 
 use super::fit::{self, Limits, Measure};
 use super::{clip, Post, Syntax};
 
-/// Discord's Markdown (Teams' and ntfy's are read the same way).
-pub(super) const SYNTAX: Syntax = Syntax {
+/// Markdown with backslash escapes, as CommonMark reads it (Teams' and
+/// ntfy's).
+pub(super) const MARKDOWN: Syntax = Syntax {
     escape,
     link,
     bullet: "•",
     bold: "**",
+};
+
+/// Discord's: a masked link's label shows backslashes instead of taking
+/// them as escapes, so its markup characters are swapped for lookalikes.
+const SYNTAX: Syntax = Syntax {
+    link: masked,
+    ..MARKDOWN
 };
 
 const CONTENT: usize = 2_000;
@@ -60,13 +69,38 @@ pub fn payload(p: &Post) -> Value {
 
 /// `[label](url)`: the label escaped, the URL unable to end the link.
 pub(super) fn link(url: &str, label: &str) -> String {
-    let url = url
-        .replace('(', "%28")
+    format!("[{}]({})", escape(label), target(url))
+}
+
+/// `url` unable to end a Markdown link early.
+fn target(url: &str) -> String {
+    url.replace('(', "%28")
         .replace(')', "%29")
         .replace('<', "%3C")
         .replace('>', "%3E")
-        .replace(' ', "%20");
-    format!("[{}]({url})", escape(label))
+        .replace(' ', "%20")
+}
+
+/// `[label](url)` as Discord shows it: the label's markup characters as
+/// lookalikes that format nothing and cannot end the link.
+fn masked(url: &str, label: &str) -> String {
+    let label: String = label
+        .chars()
+        .map(|c| match c {
+            '\\' => '⧵',
+            '*' => '∗',
+            '_' => 'ˍ',
+            '~' => '∼',
+            '`' => 'ˋ',
+            '[' => '⁅',
+            ']' => '⁆',
+            '|' => '∣',
+            '<' => '‹',
+            '>' => '›',
+            c => c,
+        })
+        .collect();
+    format!("[{label}]({})", target(url))
 }
 
 /// Every Markdown character a backslash before it (Markdown takes any
@@ -106,6 +140,12 @@ mod tests {
             "{d}"
         );
         assert!(d.contains("\\<\\!channel\\>") && !d.contains('\r'), "{d}");
+        // A link's label takes lookalikes: Discord shows its backslashes.
+        assert!(
+            d.contains("[∗bold∗ ˍitˍ ∼strike∼ ˋcodeˋ ⁅x⁆(https://evil.example) # h]("),
+            "{d}"
+        );
+        assert!(d.contains("[a∣b ‹https://evil.example∣click›]("), "{d}");
         assert!(d.contains("🚀🔥") && d.contains("עברית"));
         assert!(
             d.contains("](https://tracker.example/item/0?a=1&b=2)"),

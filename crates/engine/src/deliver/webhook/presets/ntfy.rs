@@ -12,7 +12,7 @@ use super::{clip, discord, Post, Request, Syntax};
 /// Markdown as ntfy reads it: Discord's escaping, a list of items.
 const SYNTAX: Syntax = Syntax {
     bullet: "-",
-    ..discord::SYNTAX
+    ..discord::MARKDOWN
 };
 
 /// The most bytes of a body.

@@ -13,7 +13,7 @@ use super::{clip, discord, Line, Post, Syntax};
 /// TextBlock of its own.
 const SYNTAX: Syntax = Syntax {
     bold: "",
-    ..discord::SYNTAX
+    ..discord::MARKDOWN
 };
 
 /// The most bytes a payload may have.
