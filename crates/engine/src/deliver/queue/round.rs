@@ -387,9 +387,9 @@ impl Rounds<'_> {
             others.push(settle(Outcome::transient(None, "not sent")));
         }
         // The push listeners, a batch per channel (one XMPP session, one
-        // ping for all of them).
-        let push_channels = [Channel::Xmpp, Channel::Sms, Channel::Webhook];
-        for ch in push_channels.into_iter().chain(Channel::PRESETS) {
+        // ping for all of them): every channel but email, so none added
+        // later is left unsent.
+        for ch in Channel::ALL.into_iter().filter(|c| *c != Channel::Email) {
             let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pushes)
                 .into_iter()
                 .partition(|p| p.0 == ch);
