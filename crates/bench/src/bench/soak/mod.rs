@@ -298,21 +298,37 @@ async fn sample_rss(pids: Vec<u32>, s: Arc<Shared>, started: Instant) -> Vec<(f6
     samples
 }
 
-/// Each whole minute's peak of `samples` (a minute cut short by the end
-/// is not a minute's peak).
-fn minute_peaks(samples: &[(f64, f64)]) -> Vec<f64> {
-    let mut minutes: Vec<(f64, u32)> = Vec::new();
+/// Each whole minute's peak and median of `samples` (a minute cut short
+/// by the end is left out). The peak is the goal's measure; the median
+/// says where the minute stayed, which one spike does not move.
+fn minutes(samples: &[(f64, f64)]) -> Vec<Minute> {
+    let mut each: Vec<Vec<f64>> = Vec::new();
     for (t, rss) in samples {
         let m = (*t / 60.0) as usize;
-        if minutes.len() <= m {
-            minutes.resize(m + 1, (0.0, 0));
+        if each.len() <= m {
+            each.resize(m + 1, Vec::new());
         }
-        minutes[m] = (minutes[m].0.max(*rss), minutes[m].1 + 1);
+        each[m].push(*rss);
     }
-    if minutes.last().is_some_and(|(_, n)| *n < 55) {
-        minutes.pop();
+    if each.last().is_some_and(|v| v.len() < 55) {
+        each.pop();
     }
-    minutes.into_iter().map(|(peak, _)| peak).collect()
+    each.into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            Minute {
+                peak: v.last().copied().unwrap_or(0.0),
+                median: v.get(v.len() / 2).copied().unwrap_or(0.0),
+            }
+        })
+        .collect()
+}
+
+/// One whole minute of resident samples, in MiB.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Minute {
+    peak: f64,
+    median: f64,
 }
 
 /// The peak of `samples` taken while a tick ran (`ticks`: from, to) and
@@ -328,20 +344,31 @@ fn peaks_by_tick(samples: &[(f64, f64)], ticks: &[(f64, f64)]) -> (f64, f64) {
 }
 
 /// The line on each minute's peak and the plateau goal: the last whole
-/// minute's peak within 10% of the third's.
-fn plateau_line(peaks: &[f64]) -> String {
-    if peaks.is_empty() {
+/// minute's peak within 10% of the third's; then the same for the
+/// minutes' medians, which a single spike in either minute does not move.
+fn plateau_line(minutes: &[Minute]) -> String {
+    if minutes.is_empty() {
         return "resident, each minute's peak: the soak was shorter than a minute".into();
     }
-    let each: Vec<String> = peaks.iter().map(|p| format!("{p:.0}")).collect();
-    let mut line = format!("resident, each minute's peak: {} MiB", each.join(", "));
-    if let (Some(third), Some(last)) = (peaks.get(2), peaks.last()) {
-        if peaks.len() > 3 {
-            line += &format!(
-                "; the last minute's {:+.0}% against the third's (goal within 10%)",
-                (last / third - 1.0) * 100.0
-            );
+    let list = |f: fn(&Minute) -> f64| -> String {
+        let each: Vec<String> = minutes.iter().map(|m| format!("{:.0}", f(m))).collect();
+        each.join(", ")
+    };
+    let mut line = format!("resident, each minute's peak: {} MiB", list(|m| m.peak));
+    let against = |f: fn(&Minute) -> f64| -> Option<f64> {
+        match (minutes.get(2), minutes.last()) {
+            (Some(third), Some(last)) if minutes.len() > 3 => {
+                Some((f(last) / f(third) - 1.0) * 100.0)
+            }
+            _ => None,
         }
+    };
+    if let Some(p) = against(|m| m.peak) {
+        line += &format!("; the last minute's {p:+.0}% against the third's (goal within 10%)");
+    }
+    line += &format!("; medians {} MiB", list(|m| m.median));
+    if let Some(p) = against(|m| m.median) {
+        line += &format!(", the last {p:+.0}% against the third");
     }
     line
 }
@@ -429,7 +456,7 @@ async fn soak_hours(
         let _ = task.await;
     }
     let samples = sampler.await.unwrap_or_default();
-    writeln!(out, "{}", plateau_line(&minute_peaks(&samples)))?;
+    writeln!(out, "{}", plateau_line(&minutes(&samples)))?;
     let (in_ticks, outside) = peaks_by_tick(&samples, &ticks);
     writeln!(
         out,
@@ -487,19 +514,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_whole_minute_has_its_peak_and_ticks_their_own() {
+    fn each_whole_minute_has_its_peak_median_and_ticks_their_own() {
         // Two whole minutes, each climbing to its own peak, then ten
         // seconds of a third.
         let samples: Vec<(f64, f64)> = (0..130)
             .map(|t| (f64::from(t), f64::from(100 + t % 60 + t / 60 * 10)))
             .collect();
-        assert_eq!(minute_peaks(&samples), vec![159.0, 169.0]);
+        let got = minutes(&samples);
+        let peaks: Vec<f64> = got.iter().map(|m| m.peak).collect();
+        let medians: Vec<f64> = got.iter().map(|m| m.median).collect();
+        assert_eq!(peaks, vec![159.0, 169.0]);
+        assert_eq!(medians, vec![130.0, 140.0]);
         // A tick from 5 to 8 s: its samples (and one a second after) apart.
         assert_eq!(peaks_by_tick(&samples[..20], &[(5.0, 8.0)]), (109.0, 119.0));
+    }
+
+    #[test]
+    fn one_spike_moves_the_peaks_not_the_medians() {
+        let m = |peak, median| Minute { peak, median };
         assert_eq!(
-            plateau_line(&[100.0, 100.0, 200.0, 216.0]),
-            "resident, each minute's peak: 100, 100, 200, 216 MiB; \
-             the last minute's +8% against the third's (goal within 10%)"
+            plateau_line(&[
+                m(100.0, 90.0),
+                m(100.0, 95.0),
+                m(200.0, 100.0),
+                m(160.0, 102.0)
+            ]),
+            "resident, each minute's peak: 100, 100, 200, 160 MiB; \
+             the last minute's -20% against the third's (goal within 10%); \
+             medians 90, 95, 100, 102 MiB, the last +2% against the third"
+        );
+        // Too short for the goal: the lists alone.
+        assert_eq!(
+            plateau_line(&[m(100.0, 90.0)]),
+            "resident, each minute's peak: 100 MiB; medians 90 MiB"
         );
     }
 }
