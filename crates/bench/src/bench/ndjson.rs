@@ -39,6 +39,14 @@ pub fn ndjson(args: &NdjsonArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     if args.lines == 0 {
         return Err(Error::invalid("bench ndjson: --lines must be at least 1"));
     }
+    // Checked before the world is written: a bench that fails after it
+    // leaves a database the next run refuses as not empty.
+    if let Some(p) = args.server.as_ref().filter(|p| !p.is_file()) {
+        return Err(Error::invalid(format!(
+            "bench ndjson: --server {}: no such file",
+            crate::validate::escape_for_line(&p.display().to_string())
+        )));
+    }
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
     let db_url = url.unwrap_or(DEFAULT_BENCH_DB).to_string();
     let (coll, token) = {
