@@ -1,5 +1,5 @@
 //! SQLite's WAL is checkpointed by each `Db`'s own thread, not by the
-//! commit that fills it (`crates/engine/src/db/checkpoint.rs`).
+//! commit that fills it (`crates/store/src/checkpoint.rs`).
 
 use crate::common;
 

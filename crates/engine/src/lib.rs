@@ -11,8 +11,9 @@
 //! above it in this list (`tests/it/layers.rs` checks it), and the core's
 //! modules ([`clock`], [`ids`], [`validate`], [`text`], [`recur`]) are
 //! re-exported here under their own names:
-//! - [`error`]: the error policy.
-//! - [`db`]: the connection type (SQLite | PostgreSQL), the pool, migrations, the schema.
+//! - [`error`] and [`db`]: the store crate (`crates/store`): the error
+//!   policy; the connection type (SQLite | PostgreSQL), the pool,
+//!   migrations, the schema.
 //! - [`config`]: typed settings (file, `DIGESTD_*` environment, flags).
 //! - [`parties`]: users, groups, membership, expansion, contact points, the system party.
 //! - [`modlog`]: the modification log and its values; bulk writes; purge.
@@ -38,13 +39,14 @@
 #![forbid(unsafe_code)]
 
 pub use digestd_core::{clock, ids, recur, text, validate};
+/// Storage and the error policy: the store crate, under the names the
+/// modules here have always used.
+pub use digestd_store::{self as db, error};
 
 pub mod access;
 pub mod config;
-pub mod db;
 pub mod deliver;
 pub mod digest;
-pub mod error;
 pub mod feeds;
 pub mod import;
 pub mod ingest;

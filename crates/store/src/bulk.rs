@@ -14,6 +14,7 @@ use crate::error::Result;
 /// array's batch insert has a static query id; a slice's is parsed anew
 /// each time). Owned rows, because that id is a type and cannot borrow.
 /// Expands to statements that `?` their errors in the caller.
+#[macro_export]
 macro_rules! sqlite_insert_kept {
     ($conn:expr, $table:expr, $rows:expr, $n:expr) => {{
         let mut blocks = $rows.chunks_exact($n);
@@ -28,7 +29,6 @@ macro_rules! sqlite_insert_kept {
         }
     }};
 }
-pub(crate) use sqlite_insert_kept;
 
 /// Takes `n` fresh ids of `table`'s AUTOINCREMENT / identity `column`, for
 /// rows a caller inserts with explicit ids in set statements. Must run

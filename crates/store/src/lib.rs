@@ -1,20 +1,23 @@
-//! Storage: one connection type that is either SQLite or PostgreSQL, an r2d2
-//! pool over it, and the migrations embedded per back end.
+//! digestd-store: storage. One connection type that is either SQLite or
+//! PostgreSQL, an r2d2 pool over it, the migrations embedded per back end,
+//! the schema, the stored states and the error policy (its conversion from
+//! diesel's errors is the storage's). The layers above reach it as
+//! `digestd_engine::db` and `digestd_engine::error`.
 //!
 //! The back end is chosen from the URL scheme (`sqlite://…` or
-//! `postgres://…`), never by trying each in turn. Every query in the library
-//! goes through [`DbConn`]; the few bulk paths that must be back-end specific
-//! (COPY on PostgreSQL) match on it explicitly.
+//! `postgres://…`), never by trying each in turn. Every query goes through
+//! [`DbConn`].
+#![forbid(unsafe_code)]
 
 mod bulk;
 pub mod checkpoint;
+pub mod error;
 mod open;
 pub mod schema;
 mod stamp;
 pub mod states;
 pub mod watch;
 
-pub(crate) use bulk::sqlite_insert_kept;
 pub use bulk::{in_ids, prefer_index_lookups, reserve_ids};
 pub use stamp::sqlite_stamp;
 pub use watch::Watch;
@@ -28,7 +31,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::Connection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use crate::error::{Error, Result};
+pub use crate::error::{Error, Result};
 
 /// The migrations for each back end, compiled into the binary.
 pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -121,7 +124,7 @@ impl DbUrl {
         }
         Err(Error::invalid(format!(
             "database URL must start with sqlite:// or postgres://, got {:?}",
-            crate::text::redact_url(url)
+            digestd_core::text::redact_url(url)
         )))
     }
 

@@ -92,7 +92,7 @@ impl FromStr for RequestStatus {
                 let all: Vec<&str> = RequestStatus::ALL.iter().map(|x| x.as_str()).collect();
                 Error::invalid(format!(
                     "status: {} is not one of {}",
-                    crate::validate::escape_for_line(s),
+                    digestd_core::validate::escape_for_line(s),
                     all.join(", ")
                 ))
             })

@@ -23,7 +23,7 @@ impl Db {
     /// tables.
     pub fn open_existing(url: &str, max_size: u32) -> Result<Self> {
         let u = DbUrl::parse(url)?;
-        let shown = crate::text::redact_url(url);
+        let shown = digestd_core::text::redact_url(url);
         let no_tables = || {
             Error::invalid(format!(
                 "{shown} has no digestd tables: run `digestd init` to create them, or pass --db with the database to use"
@@ -35,7 +35,7 @@ impl Db {
                 let looked = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
                 return Err(Error::invalid(format!(
                     "no database at {} ({shown}): run `digestd init` to create it, or pass --db with the database to use",
-                    crate::validate::escape_for_line(&looked.display().to_string())
+                    digestd_core::validate::escape_for_line(&looked.display().to_string())
                 )));
             }
             // Looked at before the connection's pragmas, which would write
@@ -61,7 +61,7 @@ impl Db {
     /// exist, and applies pending migrations.
     pub fn open(url: &str, max_size: u32) -> Result<Self> {
         let u = DbUrl::parse(url)?;
-        let shown = crate::text::redact_url(url);
+        let shown = digestd_core::text::redact_url(url);
         // Fail fast with the driver's own message rather than r2d2's timeout.
         let first = u.connect().map_err(|e| cannot_open(&shown, &e))?;
         Self::start(u, first, max_size)
@@ -118,6 +118,6 @@ fn cannot_open(shown: &str, e: &Error) -> Error {
         .collect();
     Error::invalid(format!(
         "cannot open the database {shown}: {}",
-        crate::validate::escape_for_line(&why.join("; "))
+        digestd_core::validate::escape_for_line(&why.join("; "))
     ))
 }
