@@ -190,9 +190,7 @@ const BACK_END_CHOICES: &[(&str, usize)] = &[
     ("crates/bench/src/bench/sql.rs", 10),
     ("crates/bench/src/bench/tick.rs", 9),
     ("crates/engine/src/deliver/queue/expand.rs", 8),
-    ("crates/engine/src/deliver/queue/mod.rs", 1),
     ("crates/engine/src/deliver/queue/round/claim.rs", 2),
-    ("crates/engine/src/deliver/queue/round/read.rs", 3),
     ("crates/engine/src/deliver/queue/settle.rs", 2),
     ("crates/engine/src/digest/store.rs", 4),
     ("crates/engine/src/modlog.rs", 4),
@@ -201,13 +199,9 @@ const BACK_END_CHOICES: &[(&str, usize)] = &[
     ("crates/engine/src/modlog/stream.rs", 2),
     ("crates/engine/src/parties/upsert.rs", 4),
     ("crates/engine/src/schedule/claim.rs", 2),
-    ("crates/engine/src/schedule/lease.rs", 2),
-    ("crates/engine/src/schedule/mod.rs", 2),
     ("crates/engine/src/schedule/simulate.rs", 5),
-    ("crates/engine/src/schedule/tick.rs", 3),
-    ("crates/engine/src/signup/limits.rs", 1),
+    ("crates/engine/src/schedule/tick.rs", 1),
     ("crates/engine/src/subscriptions/bulk.rs", 2),
-    ("crates/engine/src/subscriptions/optouts.rs", 1),
 ];
 
 /// How many times `code` names a back end's variant.

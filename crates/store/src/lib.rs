@@ -93,6 +93,16 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// Whether several processes write at once, each under its own row
+    /// locks (PostgreSQL: a tick's helpers claim chunks with `FOR UPDATE
+    /// SKIP LOCKED`), rather than one writer at a time holding the whole
+    /// database (SQLite).
+    pub fn concurrent_writers(self) -> bool {
+        matches!(self, Backend::Postgres)
+    }
+}
+
 /// A parsed database URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbUrl {
@@ -237,18 +247,83 @@ impl DbConn {
     /// PostgreSQL writers could otherwise both pass. On SQLite the write
     /// transaction's lock does that already.
     pub fn lock_in_tx(&mut self, key: &str) -> Result<()> {
+        use sha2::Digest;
+        let h = sha2::Sha256::digest(format!("digestd.tx.{key}").as_bytes());
+        self.lock_key_in_tx(i64::from_be_bytes(h[..8].try_into().expect("8 bytes")))
+    }
+
+    /// [`DbConn::lock_in_tx`] with the advisory lock's key itself.
+    pub fn lock_key_in_tx(&mut self, key: i64) -> Result<()> {
         if let DbConn::Postgres(c) = self {
             use diesel::RunQueryDsl;
-            use sha2::Digest;
-            let h = sha2::Sha256::digest(format!("digestd.tx.{key}").as_bytes());
             diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                .bind::<diesel::sql_types::BigInt, _>(i64::from_be_bytes(
-                    h[..8].try_into().expect("8 bytes"),
-                ))
-                .execute(c)
-                .map_err(Error::from)?;
+                .bind::<diesel::sql_types::BigInt, _>(key)
+                .execute(c)?;
         }
         Ok(())
+    }
+
+    /// Locks the row of `table` whose `id` it is until the end of this
+    /// transaction, so that two PostgreSQL writers that read it and then
+    /// write take turns. On SQLite the write transaction's lock does that
+    /// already. `table` is the caller's constant, never input.
+    pub fn lock_row_in_tx(&mut self, table: &'static str, id: i64) -> Result<()> {
+        if let DbConn::Postgres(c) = self {
+            use diesel::RunQueryDsl;
+            diesel::sql_query(format!("SELECT id FROM {table} WHERE id = $1 FOR UPDATE"))
+                .bind::<diesel::sql_types::BigInt, _>(id)
+                .execute(c)?;
+        }
+        Ok(())
+    }
+
+    /// The file of SQLite's main database, for files kept beside it (the
+    /// sent journal, lease files); `None` on PostgreSQL and for a database
+    /// in memory.
+    pub fn sqlite_file(&mut self) -> Result<Option<String>> {
+        let DbConn::Sqlite(c) = self else {
+            return Ok(None);
+        };
+        let n: Named = diesel::RunQueryDsl::get_result(
+            diesel::sql_query("SELECT file AS name FROM pragma_database_list WHERE name = 'main'"),
+            c,
+        )?;
+        Ok(Some(n.name).filter(|f| !f.is_empty()))
+    }
+
+    /// The PostgreSQL database and server this connection talks to, as
+    /// one name (`db@127.0.0.1:5432`), the same from every process that
+    /// shares them; `None` on SQLite.
+    pub fn postgres_server(&mut self) -> Result<Option<String>> {
+        let DbConn::Postgres(c) = self else {
+            return Ok(None);
+        };
+        let n: Named = diesel::RunQueryDsl::get_result(
+            diesel::sql_query(
+                "SELECT current_database() || '@' || coalesce(host(inet_server_addr()), 'local') \
+                 || ':' || coalesce(inet_server_port(), 0)::text AS name",
+            ),
+            c,
+        )?;
+        Ok(Some(n.name))
+    }
+
+    /// Runs `f` where reads should find rows by key: on PostgreSQL in a
+    /// transaction whose planner prefers index look-ups
+    /// ([`prefer_index_lookups`]), on SQLite as it is (its planner does).
+    pub fn with_index_lookups<T, F>(&mut self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T>,
+    {
+        match self {
+            DbConn::Postgres(_) => self.write_tx(|c| {
+                if let DbConn::Postgres(pg) = c {
+                    prefer_index_lookups(pg)?;
+                }
+                f(c)
+            }),
+            DbConn::Sqlite(_) => f(self),
+        }
     }
 
     /// Runs `f` in a transaction that is always rolled back: a what-if
@@ -453,4 +528,11 @@ impl Db {
     pub fn try_conn(&self) -> Option<PooledConn> {
         self.pool.try_get()
     }
+}
+
+/// One text column named `name`, for the lookups above.
+#[derive(diesel::QueryableByName)]
+struct Named {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
 }

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Text};
+use diesel::sql_types::{BigInt, Bool};
 
 use crate::db::schema::nt_job;
 use crate::db::DbConn;
@@ -73,38 +73,21 @@ enum Place {
 }
 
 #[derive(QueryableByName)]
-struct Name {
-    #[diesel(sql_type = Text)]
-    name: String,
-}
-
-#[derive(QueryableByName)]
 struct Flag {
     #[diesel(sql_type = Bool)]
     ok: bool,
 }
 
 fn place(conn: &mut DbConn, job: &str) -> Result<Place> {
-    Ok(match conn {
-        DbConn::Sqlite(_) => {
-            let n: Name = diesel::sql_query(
-                "SELECT file AS name FROM pragma_database_list WHERE name = 'main'",
-            )
-            .get_result(conn)?;
-            if n.name.is_empty() {
-                Place::Row
-            } else {
-                Place::File(format!("{}.{job}.lock", n.name))
-            }
-        }
-        DbConn::Postgres(_) => {
-            let n: Name = diesel::sql_query(
-                "SELECT current_database() || '@' || coalesce(host(inet_server_addr()), 'local') \
-                 || ':' || coalesce(inet_server_port(), 0)::text AS name",
-            )
-            .get_result(conn)?;
-            Place::Advisory(format!("pg:{}:{job}", n.name), advisory_key(job))
-        }
+    if let Some(server) = conn.postgres_server()? {
+        return Ok(Place::Advisory(
+            format!("pg:{server}:{job}"),
+            advisory_key(job),
+        ));
+    }
+    Ok(match conn.sqlite_file()? {
+        Some(file) => Place::File(format!("{file}.{job}.lock")),
+        None => Place::Row,
     })
 }
 

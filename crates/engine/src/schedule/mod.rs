@@ -91,10 +91,8 @@ pub fn share_tick(
     if let Some(runs) = led_tick(conn, at, owner, lease_for, sink, chunk)? {
         return Ok(Shared::Led(runs));
     }
-    match conn.backend() {
-        crate::db::Backend::Sqlite => Ok(Shared::Skipped),
-        crate::db::Backend::Postgres => {
-            tick::tick_as(conn, at, sink, chunk, tick::Role::Helper).map(Shared::Helped)
-        }
+    if !conn.backend().concurrent_writers() {
+        return Ok(Shared::Skipped);
     }
+    tick::tick_as(conn, at, sink, chunk, tick::Role::Helper).map(Shared::Helped)
 }

@@ -157,9 +157,9 @@ pub fn tick_as(
     // Subscriptions sharing a rule share their periods: computed once per
     // rule and tick, not once per subscription or chunk.
     let mut plans: HashMap<Rule, Plan> = HashMap::new();
-    let mut lock = match conn.backend() {
-        crate::db::Backend::Sqlite => Lock::None,
-        crate::db::Backend::Postgres => Lock::Skip,
+    let mut lock = match conn.backend().concurrent_writers() {
+        false => Lock::None,
+        true => Lock::Skip,
     };
     // One cut of the log for the whole tick, taken before any chunk: what
     // commits after it (a late `record`, a transaction held open across

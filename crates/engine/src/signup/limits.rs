@@ -137,15 +137,9 @@ fn free_at(c: &mut DbConn, l: &Limit, now: DateTime<Utc>) -> Result<Option<DateT
 ///   whole transactions (the verification message's queue rows included)
 ///   on unrelated conflicts and need a retry loop.
 pub fn lock(c: &mut DbConn) -> Result<()> {
-    if !matches!(c, DbConn::Postgres(_)) {
-        return Ok(());
-    }
     // "dgsdsign" in ASCII: no other lock of digestd uses it.
     const KEY: i64 = 0x6467_7364_7369_676e;
-    diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-        .bind::<diesel::sql_types::BigInt, _>(KEY)
-        .execute(c)?;
-    Ok(())
+    c.lock_key_in_tx(KEY)
 }
 
 #[cfg(test)]

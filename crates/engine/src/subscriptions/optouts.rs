@@ -66,13 +66,7 @@ pub fn opt_out_in_tx(
 ) -> Result<bool> {
     // The subscription's row lock orders two opt-outs at once on
     // PostgreSQL (SQLite has one writer at a time).
-    if let DbConn::Postgres(pg) = c {
-        diesel::sql_query(format!(
-            "SELECT id FROM subscriptions WHERE id = {} FOR UPDATE",
-            sub.0
-        ))
-        .execute(pg)?;
-    }
+    c.lock_row_in_tx("subscriptions", sub.0)?;
     let has: i64 = subscription_optouts::table
         .filter(subscription_optouts::subscription_id.eq(sub.0))
         .filter(subscription_optouts::party_id.eq(party.0))

@@ -285,22 +285,10 @@ impl Delivery {
 /// database `conn` is open on: beside an SQLite file (as SQLite names it),
 /// else [`crate::config::PG_JOURNAL_DIR`].
 fn default_journal_dir(conn: &mut DbConn) -> Result<PathBuf> {
-    use diesel::sql_types::Text;
-    #[derive(diesel::QueryableByName)]
-    struct File {
-        #[diesel(sql_type = Text)]
-        file: String,
-    }
-    if let DbConn::Sqlite(_) = conn {
-        let f: File = diesel::RunQueryDsl::get_result(
-            diesel::sql_query("SELECT file FROM pragma_database_list WHERE name = 'main'"),
-            conn,
-        )?;
-        if !f.file.is_empty() {
-            return Ok(PathBuf::from(format!("{}.journal", f.file)));
-        }
-    }
-    Ok(PathBuf::from(crate::config::PG_JOURNAL_DIR))
+    Ok(match conn.sqlite_file()? {
+        Some(file) => PathBuf::from(format!("{file}.journal")),
+        None => PathBuf::from(crate::config::PG_JOURNAL_DIR),
+    })
 }
 
 fn backoff(base: chrono::Duration, cap: chrono::Duration, attempts: i32) -> chrono::Duration {

@@ -26,7 +26,7 @@ use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, users};
-use crate::db::{in_ids, prefer_index_lookups, Backend, DbConn};
+use crate::db::{in_ids, DbConn};
 use crate::deliver::listener::{Outgoing, Signing};
 use crate::deliver::sink::Outcome;
 use crate::deliver::webhook::{self, body as hook};

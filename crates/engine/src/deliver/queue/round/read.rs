@@ -11,15 +11,7 @@ use super::*;
 /// body ever written instead (18 ms instead of 6 for 2,000 bodies with
 /// 150,000 in the table, and growing with the history).
 pub(super) fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
-    match conn.backend() {
-        Backend::Postgres => conn.write_tx(|c| {
-            if let DbConn::Postgres(pg) = c {
-                prefer_index_lookups(pg)?;
-            }
-            read_round(c, tokens)
-        }),
-        Backend::Sqlite => read_round(conn, tokens),
-    }
+    conn.with_index_lookups(|c| read_round(c, tokens))
 }
 
 /// [`load`]'s reads.
