@@ -23,6 +23,8 @@ pub fn document(b: &Body, f: &Frame) -> String {
                         "title": l.title(),
                         "link": l.url(),
                         "change": l.text(),
+                        "before": l.before(),
+                        "after": l.after(),
                     })
                 })
                 .collect();

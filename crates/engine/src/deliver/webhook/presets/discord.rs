@@ -119,7 +119,7 @@ pub fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{digest, notification, tail_of_500, HOSTILE};
+    use super::super::tests::{digest, digest_with, notification, tail_of_500, HOSTILE};
     use super::*;
 
     fn chars(v: &Value) -> usize {
@@ -128,7 +128,12 @@ mod tests {
 
     #[test]
     fn hostile_titles_are_escaped_and_mention_no_one() {
-        let v = payload(&Post::of(&digest(HOSTILE.len(), |i| HOSTILE[i].into())));
+        // Each hostile text as a linked title and in the sentence after it.
+        let v = payload(&Post::of(&digest_with(
+            HOSTILE.len(),
+            |i| HOSTILE[i].into(),
+            |i| format!(" was renamed from {}", HOSTILE[i]),
+        )));
         assert_eq!(v["allowed_mentions"]["parse"], json!([]));
         let d = v["embeds"][0]["description"].as_str().unwrap();
         assert!(

@@ -50,11 +50,13 @@ pub enum Line {
     /// A collection's name, or a batched message's subject.
     Heading(String),
     /// A digest's item: its title, its link (http or https only), what
-    /// changed.
+    /// changed, and where in that sentence the title stands (the words
+    /// before and after it) when the document says so.
     Item {
         title: String,
         link: Option<String>,
         change: String,
+        around: Option<(String, String)>,
     },
     /// A line of a notification's message.
     Text(String),
@@ -124,10 +126,21 @@ impl Post {
                         lines.push(Line::Heading(name));
                     }
                     for it in sec["items"].as_array().into_iter().flatten() {
+                        let (title, change) = (s(&it["title"]), s(&it["change"]));
+                        // The title's place in the sentence, when the
+                        // parts run together to the whole.
+                        let around = match (it["before"].as_str(), it["after"].as_str()) {
+                            (Some(b), Some(a)) => {
+                                let (b, a) = (plain(b), plain(a));
+                                (format!("{b}{title}{a}") == change).then_some((b, a))
+                            }
+                            _ => None,
+                        };
                         lines.push(Line::Item {
-                            title: s(&it["title"]),
+                            title,
                             link: web_link(it["link"].as_str()),
-                            change: s(&it["change"]),
+                            change,
+                            around,
                         });
                     }
                 }
@@ -177,12 +190,20 @@ impl Syntax {
                 title,
                 link,
                 change,
+                around,
             } => {
                 let title = match link {
                     Some(url) => (self.link)(url, &clip(title, 300)),
                     None => esc(title),
                 };
-                format!("{} {title} — {}", self.bullet, esc(change))
+                match around {
+                    // The sentence once, its title linked where it
+                    // stands.
+                    Some((before, after)) => {
+                        format!("{} {}{title}{}", self.bullet, esc(before), esc(after))
+                    }
+                    None => format!("{} {title} — {}", self.bullet, esc(change)),
+                }
             }
         }
     }
@@ -257,14 +278,27 @@ pub(crate) mod tests {
         "*bold* _it_ ~strike~ `code` [x](https://evil.example) # h",
     ];
 
-    /// A digest of `n` items in one collection, each titled by `title(i)`.
+    /// A digest of `n` items in one collection, each titled by `title(i)`
+    /// and "changed status to done".
     pub fn digest(n: usize, title: impl Fn(usize) -> String) -> Value {
+        digest_with(n, title, |_| " changed status to done".into())
+    }
+
+    /// A digest of `n` items, each titled by `title(i)`, whose sentence is
+    /// its title and then `after(i)`.
+    pub fn digest_with(
+        n: usize,
+        title: impl Fn(usize) -> String,
+        after: impl Fn(usize) -> String,
+    ) -> Value {
         let items: Vec<Value> = (0..n)
             .map(|i| {
                 json!({
                     "title": title(i),
                     "link": format!("https://tracker.example/item/{i}?a=1&b=2"),
-                    "change": format!("{} changed status to done", title(i)),
+                    "change": format!("{}{}", title(i), after(i)),
+                    "before": "",
+                    "after": after(i),
                 })
             })
             .collect();
@@ -325,6 +359,42 @@ pub(crate) mod tests {
         assert_eq!(b.lines[0], Line::Heading("Disk almost full".into()));
         assert_eq!(web_link(Some("javascript:alert(1)")), None);
         assert_eq!(plain("עברית \u{202e}txet\r\n"), "עברית txet  ");
+    }
+
+    #[test]
+    fn an_item_says_its_sentence_once_with_the_title_linked_where_it_stands() {
+        let slack = Syntax {
+            escape: |s| s.replace('<', "&lt;"),
+            link: |u, l| format!("<{u}|{l}>"),
+            bullet: "•",
+            bold: "*",
+        };
+        let item = |before: &str, after: &str, change: &str| {
+            Post::of(
+                &json!({"type": "digest", "sections": [{"collection": "C", "items": [{
+                    "title": "Budget <sync>", "link": "https://t.example/1",
+                    "change": change, "before": before, "after": after,
+                }]}]}),
+            )
+            .lines[1]
+                .clone()
+        };
+        let whole = "Wed 18 Nov, 20:30: Budget <sync> (repeats)";
+        assert_eq!(
+            slack.line(&item("Wed 18 Nov, 20:30: ", " (repeats)", whole)),
+            "• Wed 18 Nov, 20:30: <https://t.example/1|Budget <sync>> (repeats)"
+        );
+        // Parts that do not make the sentence (an older document, or one
+        // made by hand): the title, then the whole sentence.
+        assert_eq!(
+            slack.line(&item("Thu ", " (repeats)", whole)),
+            "• <https://t.example/1|Budget <sync>> — Wed 18 Nov, 20:30: Budget &lt;sync> (repeats)"
+        );
+        // A control character in a part is a space, as in the sentence.
+        assert_eq!(
+            slack.line(&item("On\nWed: ", "", "On Wed: Budget <sync>")),
+            "• On Wed: <https://t.example/1|Budget <sync>>"
+        );
     }
 
     #[test]

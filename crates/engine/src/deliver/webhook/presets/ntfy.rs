@@ -80,7 +80,7 @@ pub fn header(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{digest, notification, tail_of_500, HOSTILE};
+    use super::super::tests::{digest, digest_with, notification, tail_of_500, HOSTILE};
     use super::*;
 
     fn head<'a>(r: &'a Request, name: &str) -> Option<&'a str> {
@@ -122,7 +122,11 @@ mod tests {
 
     #[test]
     fn hostile_titles_are_escaped_markdown() {
-        let r = request(&Post::of(&digest(HOSTILE.len(), |i| HOSTILE[i].into())));
+        let r = request(&Post::of(&digest_with(
+            HOSTILE.len(),
+            |i| HOSTILE[i].into(),
+            |i| format!(" was renamed from {}", HOSTILE[i]),
+        )));
         let body = String::from_utf8(r.body.clone()).unwrap();
         assert!(
             body.contains("\\*bold\\*") && body.contains("\\[x\\]") && !body.contains('\r'),

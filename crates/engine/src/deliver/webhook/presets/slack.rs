@@ -69,7 +69,7 @@ pub fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{digest, notification, tail_of_500, HOSTILE};
+    use super::super::tests::{digest, digest_with, notification, tail_of_500, HOSTILE};
     use super::*;
 
     fn texts(v: &Value) -> Vec<String> {
@@ -81,7 +81,11 @@ mod tests {
 
     #[test]
     fn hostile_titles_are_shown_not_acted_on() {
-        let v = payload(&Post::of(&digest(HOSTILE.len(), |i| HOSTILE[i].into())));
+        let v = payload(&Post::of(&digest_with(
+            HOSTILE.len(),
+            |i| HOSTILE[i].into(),
+            |i| format!(" was renamed from {}", HOSTILE[i]),
+        )));
         let all = texts(&v).join("\n");
         assert!(!all.contains("<!channel>") && all.contains("&lt;!channel&gt;"));
         assert!(all.contains("&amp;lt;b&amp;gt;"), "{all}");

@@ -90,7 +90,7 @@ fn block(l: &Line) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{digest, notification, tail_of_500, HOSTILE};
+    use super::super::tests::{digest, digest_with, notification, tail_of_500, HOSTILE};
     use super::*;
 
     fn card(v: &Value) -> &Value {
@@ -99,7 +99,11 @@ mod tests {
 
     #[test]
     fn hostile_titles_are_escaped() {
-        let v = payload(&Post::of(&digest(HOSTILE.len(), |i| HOSTILE[i].into())));
+        let v = payload(&Post::of(&digest_with(
+            HOSTILE.len(),
+            |i| HOSTILE[i].into(),
+            |i| format!(" was renamed from {}", HOSTILE[i]),
+        )));
         assert_eq!(v["type"], "message");
         assert_eq!(
             v["attachments"][0]["contentType"],
