@@ -86,93 +86,9 @@ pub(super) fn run(
         let (job_tx, job_rx) = mpsc::sync_channel::<(Vec<Settle>, Vec<Outgoing>)>(1);
         let (back_tx, back_rx) = mpsc::channel::<Back>();
         let refused_tx = back_tx.clone();
-        let builder = scope.spawn(move || {
-            let mut busy = Duration::ZERO;
-            'batches: for batch in batch_rx {
-                for chunk in batch.jobs.chunks(EMAIL_CHUNK) {
-                    let start = Instant::now();
-                    let mut settles = Vec::with_capacity(chunk.len());
-                    let mut msgs = Vec::with_capacity(chunk.len());
-                    let mut bad = Vec::new();
-                    for job in chunk {
-                        match build(&batch.round, job) {
-                            Ok(Some((settle, m))) => {
-                                settles.push(settle);
-                                msgs.push(m);
-                            }
-                            Ok(None) => {}
-                            Err(e) => bad.push(Settle {
-                                outcome: Outcome::permanent(None, e.to_string()),
-                                ..job.settle.clone()
-                            }),
-                        }
-                    }
-                    busy += start.elapsed();
-                    if !bad.is_empty() && refused_tx.send(Back::Refused(bad)).is_err() {
-                        break 'batches;
-                    }
-                    if job_tx.send((settles, msgs)).is_err() {
-                        break 'batches;
-                    }
-                }
-            }
-            busy
-        });
-        let sender = scope.spawn(move || {
-            let mut busy = Duration::ZERO;
-            for (settles, msgs) in job_rx {
-                let start = Instant::now();
-                // Each acceptance goes into the journal as the session
-                // reads it: a crash before this chunk's outcomes are
-                // written re-sends only what was on the wire.
-                let outs = email
-                    .send_noting(&msgs, &|i, d| journal.note(&settles[i].keys, d))
-                    .into_iter()
-                    .map(Outcome::from)
-                    .collect();
-                busy += start.elapsed();
-                if back_tx.send(Back::Sent(settles, outs)).is_err() {
-                    break;
-                }
-            }
-            busy
-        });
-        // Feed rounds to the builder, writing outcomes whenever they come
-        // back; while the builder is full, wait on outcomes a little at a
-        // time (a round may give it nothing to send back).
-        let mut result: Result<()>;
-        let mut waiting: Option<EmailBatch> = None;
-        loop {
-            result = write(source, drain(&back_rx, None), &mut t).and_then(|()| source.watch());
-            if result.is_err() {
-                break;
-            }
-            let batch = match waiting.take() {
-                Some(b) => b,
-                None => match source.next() {
-                    Ok(Some(b)) => b,
-                    Ok(None) => break,
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
-                },
-            };
-            match batch_tx.try_send(batch) {
-                Ok(()) => {}
-                Err(TrySendError::Full(b)) => {
-                    waiting = Some(b);
-                    let backs = drain(&back_rx, Some(Duration::from_millis(5)));
-                    result = write(source, backs, &mut t);
-                    if result.is_err() {
-                        break;
-                    }
-                }
-                // The builder is gone: its panic comes out of the join.
-                Err(TrySendError::Disconnected(_)) => break,
-            }
-        }
-        drop(batch_tx);
+        let builder = scope.spawn(move || build_all(build, batch_rx, job_tx, refused_tx));
+        let sender = scope.spawn(move || send_all(email, journal, job_rx, back_tx));
+        let mut result = feed(source, batch_tx, &back_rx, &mut t);
         // Until both threads are done; after an error, dropping the
         // receiver stops them after their chunk.
         while result.is_ok() {
@@ -197,6 +113,108 @@ pub(super) fn run(
         result
     })?;
     Ok(t)
+}
+
+/// The builder thread: each round's jobs built into messages, a chunk at a
+/// time, for the sender; what it refuses goes straight back. Returns the
+/// time it was busy.
+fn build_all(
+    build: Build<'_>,
+    batches: mpsc::Receiver<EmailBatch>,
+    jobs: mpsc::SyncSender<(Vec<Settle>, Vec<Outgoing>)>,
+    refused: mpsc::Sender<Back>,
+) -> Duration {
+    let mut busy = Duration::ZERO;
+    for batch in batches {
+        for chunk in batch.jobs.chunks(EMAIL_CHUNK) {
+            let start = Instant::now();
+            let mut settles = Vec::with_capacity(chunk.len());
+            let mut msgs = Vec::with_capacity(chunk.len());
+            let mut bad = Vec::new();
+            for job in chunk {
+                match build(&batch.round, job) {
+                    Ok(Some((settle, m))) => {
+                        settles.push(settle);
+                        msgs.push(m);
+                    }
+                    Ok(None) => {}
+                    Err(e) => bad.push(Settle {
+                        outcome: Outcome::permanent(None, e.to_string()),
+                        ..job.settle.clone()
+                    }),
+                }
+            }
+            busy += start.elapsed();
+            if !bad.is_empty() && refused.send(Back::Refused(bad)).is_err() {
+                return busy;
+            }
+            if jobs.send((settles, msgs)).is_err() {
+                return busy;
+            }
+        }
+    }
+    busy
+}
+
+/// The sender thread: each chunk through the listener, its outcomes sent
+/// back. Returns the time it was busy.
+fn send_all(
+    email: &mut dyn Listener,
+    journal: &Journal,
+    jobs: mpsc::Receiver<(Vec<Settle>, Vec<Outgoing>)>,
+    back: mpsc::Sender<Back>,
+) -> Duration {
+    let mut busy = Duration::ZERO;
+    for (settles, msgs) in jobs {
+        let start = Instant::now();
+        // Each acceptance goes into the journal as the session reads it:
+        // a crash before this chunk's outcomes are written re-sends only
+        // what was on the wire.
+        let outs = email
+            .send_noting(&msgs, &|i, d| journal.note(&settles[i].keys, d))
+            .into_iter()
+            .map(Outcome::from)
+            .collect();
+        busy += start.elapsed();
+        if back.send(Back::Sent(settles, outs)).is_err() {
+            break;
+        }
+    }
+    busy
+}
+
+/// Feeds rounds to the builder until `source` has no more, writing
+/// outcomes whenever they come back; while the builder is full, waits on
+/// outcomes a little at a time (a round may give it nothing to send
+/// back). Dropping `batches` at the end tells the builder there is no
+/// more.
+fn feed(
+    source: &mut dyn Source,
+    batches: mpsc::SyncSender<EmailBatch>,
+    back: &mpsc::Receiver<Back>,
+    t: &mut Timings,
+) -> Result<()> {
+    let mut waiting: Option<EmailBatch> = None;
+    loop {
+        write(source, drain(back, None), t)?;
+        source.watch()?;
+        let batch = match waiting.take() {
+            Some(b) => b,
+            None => match source.next()? {
+                Some(b) => b,
+                None => return Ok(()),
+            },
+        };
+        match batches.try_send(batch) {
+            Ok(()) => {}
+            Err(TrySendError::Full(b)) => {
+                waiting = Some(b);
+                write(source, drain(back, Some(Duration::from_millis(5))), t)?;
+            }
+            // The builder is gone: its panic comes out of the join.
+            Err(TrySendError::Disconnected(_)) => return Ok(()),
+        }
+    }
 }
 
 /// Everything that has come back, waiting up to `wait` for the first

@@ -16,7 +16,33 @@ pub(super) fn load(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
 
 /// [`load`]'s reads.
 fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
-    let rows: Vec<Row> = nt_queue::table
+    let rows = claimed_rows(conn, tokens)?;
+    if rows.is_empty() {
+        return Ok(Round {
+            rows,
+            reqs: HashMap::new(),
+            names: HashMap::new(),
+            styles: HashMap::new(),
+            codes: HashMap::new(),
+        });
+    }
+    let reqs = requests(conn, &rows)?;
+    let names = sender_names(conn, &rows)?;
+    let styles = load_styles(conn, &rows)?;
+    let codes = super::super::member::load_codes(conn, &rows, &reqs)?;
+    Ok(Round {
+        rows,
+        reqs,
+        names,
+        styles,
+        codes,
+    })
+}
+
+/// The rows claimed under `tokens`, in order of sender, recipient,
+/// channel and request.
+fn claimed_rows(conn: &mut DbConn, tokens: &[String]) -> Result<Vec<Row>> {
+    Ok(nt_queue::table
         .inner_join(nt_requests::table)
         .left_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
         .filter(nt_queue::claimed_by.eq_any(tokens))
@@ -44,22 +70,16 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             nt_queue::channel.asc(),
             nt_queue::request_id.asc(),
         ))
-        .load(conn)?;
-    if rows.is_empty() {
-        return Ok(Round {
-            rows,
-            reqs: HashMap::new(),
-            names: HashMap::new(),
-            styles: HashMap::new(),
-            codes: HashMap::new(),
-        });
-    }
-    // The claimed rows' requests, by id (one array constant on PostgreSQL).
-    // Email needs the text and HTML bodies, XMPP and SMS their own texts
-    // (and the text as a fallback): each query reads only what its channels
-    // need, so an email round does not carry a chat body it never sends.
-    // A digest's text, HTML and chat text may be a shared rendering
-    // (`nt_bodies`), read once however many requests share it.
+        .load(conn)?)
+}
+
+/// The claimed rows' requests, by id (one array constant on PostgreSQL).
+/// Email needs the text and HTML bodies, XMPP and SMS their own texts
+/// (and the text as a fallback): each query reads only what its channels
+/// need, so an email round does not carry a chat body it never sends.
+/// A digest's text, HTML and chat text may be a shared rendering
+/// (`nt_bodies`), read once however many requests share it.
+fn requests(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Req>> {
     let mut reqs: HashMap<i64, Req> = HashMap::new();
     for email in [true, false] {
         let mut ids: Vec<i64> = rows
@@ -107,24 +127,20 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             }
         }
     }
+    Ok(reqs)
+}
+
+/// The names of the rows' senders, by party id.
+fn sender_names(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, String>> {
     let mut senders: Vec<i64> = rows.iter().map(|r| r.party_from).collect();
     senders.sort_unstable();
     senders.dedup();
-    let names: HashMap<i64, String> = parties::table
+    Ok(parties::table
         .filter(parties::id.eq_any(&senders))
         .select((parties::id, parties::name))
         .load::<(i64, String)>(conn)?
         .into_iter()
-        .collect();
-    let styles = load_styles(conn, &rows)?;
-    let codes = super::super::member::load_codes(conn, &rows, &reqs)?;
-    Ok(Round {
-        rows,
-        reqs,
-        names,
-        styles,
-        codes,
-    })
+        .collect())
 }
 
 /// A body column a read needs, or NULL in its place.

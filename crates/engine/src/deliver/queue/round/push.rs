@@ -1,0 +1,252 @@
+//! A round's rows that are not email: grouped per (sender, recipient,
+//! channel), each group one message; groups with no address given up at
+//! once; XMPP, SMS, webhooks and the presets sent by their listeners, a
+//! batch per channel; a webhook that answered 410 Gone disabled. The email
+//! groups go back to the pass as jobs for the builder.
+
+use super::*;
+
+/// What a round's groups become before anything is sent.
+#[derive(Default)]
+struct Plan {
+    /// The email groups, for the builder.
+    jobs: Vec<EmailJob>,
+    /// Every other group's outcome-to-be, in the round's order.
+    others: Vec<Settle>,
+    /// (channel, index in `others`, message) for the push listeners.
+    pushes: Vec<(Channel, usize, Outgoing)>,
+}
+
+impl Plan {
+    /// `m` to be sent by `ch`'s listener; `settle` takes its outcome.
+    fn send(&mut self, ch: Channel, m: Outgoing, settle: Settle) {
+        self.pushes.push((ch, self.others.len(), m));
+        self.others.push(settle);
+    }
+
+    /// A group with nothing that can be sent: given up at once, no
+    /// attempt counted.
+    fn refuse(&mut self, batch: &[Row], why: impl Into<String>) {
+        self.others.push(Settle {
+            attempted: false,
+            ..settle_of(batch, Outcome::permanent(None, why))
+        });
+    }
+}
+
+/// `batch` (one group's rows) settled with `outcome`.
+fn settle_of(batch: &[Row], outcome: Outcome) -> Settle {
+    Settle {
+        attempted: true,
+        address: batch[0].address.clone(),
+        keys: batch
+            .iter()
+            .map(|r| (r.request_id, r.party_to, r.channel.clone()))
+            .collect(),
+        retry_counts: batch.iter().map(|r| r.retry_count).collect(),
+        max_retries: batch.iter().map(|r| r.max_retries).collect(),
+        rows_of_request: batch.iter().map(Row::rows_of_request).collect(),
+        outcome,
+    }
+}
+
+/// The groups of `rows` (sorted by sender, recipient and channel): each
+/// run of one (sender, recipient, channel), as a range of indexes.
+fn groups(rows: &[Row]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    fn key(r: &Row) -> (i64, i64, &str) {
+        (r.party_from, r.party_to, &r.channel)
+    }
+    while i < rows.len() {
+        let first = key(&rows[i]);
+        let j = i + rows[i..].iter().take_while(|r| key(r) == first).count();
+        out.push((i, j));
+        i = j;
+    }
+    out
+}
+
+/// A chat or SMS group's text: a digest has its own chat and SMS texts; a
+/// plain notification is its subject (SMS) or subject and message.
+fn chat_text(round: &Round, ch: Channel, batch: &[Row]) -> String {
+    let body: Vec<String> = batch
+        .iter()
+        .map(|r| round.req_for(r))
+        .map(|q| match (ch, &q.message_chat, &q.message_sms) {
+            (Channel::Xmpp, Some(chat), _) => chat.to_string(),
+            (Channel::Xmpp, None, _) => format!("{}\n{}", q.subject, q.message),
+            (_, _, Some(sms)) => sms.clone(),
+            (_, _, None) => q.subject.clone(),
+        })
+        .collect();
+    body.join(if ch == Channel::Sms { "\n" } else { "\n\n" })
+}
+
+impl Rounds<'_> {
+    /// Groups the round per (sender, recipient, channel); gives up the
+    /// groups with no address, sends the XMPP, SMS and webhook ones and
+    /// writes their outcomes (a webhook that answered 410 Gone is
+    /// disabled); returns the email ones.
+    pub(super) fn settle_all_but_email(&mut self, round: &Round) -> Result<Vec<EmailJob>> {
+        let secrets = self.webhook_secrets(&round.rows)?;
+        let mut plan = Plan::default();
+        for range in groups(&round.rows) {
+            self.plan_group(round, range, &secrets, &mut plan)?;
+        }
+        let Plan {
+            jobs,
+            mut others,
+            pushes,
+        } = plan;
+        self.send_pushes(pushes, &mut others);
+        self.disable_gone(&others)?;
+        if !others.is_empty() {
+            email::Source::write(self, &others)?;
+        }
+        Ok(jobs)
+    }
+
+    /// Adds the group of `round`'s rows in `range` to `plan`.
+    fn plan_group(
+        &self,
+        round: &Round,
+        range: (usize, usize),
+        secrets: &HashMap<(i64, String), String>,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        let batch = &round.rows[range.0..range.1];
+        let r0 = &batch[0];
+        let ch = Channel::parse(&r0.channel)?;
+        let Some(address) = r0.address.clone() else {
+            plan.refuse(batch, format!("no {} address", ch.as_str()));
+            return Ok(());
+        };
+        let not_sent = || settle_of(batch, Outcome::transient(None, "not sent"));
+        if ch == Channel::Email {
+            plan.jobs.push(EmailJob {
+                range,
+                address,
+                settle: not_sent(),
+            });
+            return Ok(());
+        }
+        let file = self.d.outbox.path(r0.request_id, &r0.to_name, ch);
+        if !ch.is_url() {
+            let m = Outgoing::text(&address, &chat_text(round, ch, batch), file);
+            plan.send(ch, m, not_sent());
+            return Ok(());
+        }
+        // The webhook signs with its URL's secret; a preset's URL is its
+        // own credential, and its listener turns the document into the
+        // service's format as it sends it.
+        let signing = match (ch, secrets.get(&(r0.party_to, address.clone()))) {
+            (Channel::Webhook, None) => {
+                plan.refuse(
+                    batch,
+                    "no webhook secret: the URL changed since the message was queued",
+                );
+                return Ok(());
+            }
+            (Channel::Webhook, Some(secret)) => Some(Signing {
+                id: hook::message_id(
+                    &batch.iter().map(|r| r.request_id).collect::<Vec<_>>(),
+                    r0.party_to,
+                ),
+                secret: secret.clone(),
+            }),
+            _ => None,
+        };
+        let docs = batch
+            .iter()
+            .map(|r| round.req_for(r))
+            .map(|q| match &q.message_webhook {
+                Some(doc) => hook::digest(q.id, doc),
+                None => hook::notification(q.id, &q.subject, &q.message, q.request_date),
+            })
+            .collect();
+        let mut m = Outgoing::text(&address, &hook::message(docs), file);
+        m.signing = signing;
+        plan.send(ch, m, not_sent());
+        Ok(())
+    }
+
+    /// Sends `pushes` by their listeners, a batch per channel (one XMPP
+    /// session, one ping for all of them), and writes each outcome into
+    /// `others`: every channel but email, so none added later is left
+    /// unsent. Each acceptance is noted in the journal as it comes (the
+    /// listeners send one message at a time, or tell of each as it is
+    /// taken).
+    fn send_pushes(&mut self, mut pushes: Vec<(Channel, usize, Outgoing)>, others: &mut [Settle]) {
+        for ch in Channel::ALL.into_iter().filter(|c| *c != Channel::Email) {
+            let (mine, rest): (Vec<_>, Vec<_>) = pushes.into_iter().partition(|p| p.0 == ch);
+            pushes = rest;
+            let (idx, msgs): (Vec<usize>, Vec<Outgoing>) =
+                mine.into_iter().map(|(_, k, m)| (k, m)).unzip();
+            if msgs.is_empty() {
+                continue;
+            }
+            let keys: Vec<&[journal::RowKey]> = idx.iter().map(|&k| &others[k].keys[..]).collect();
+            let journal = self.journal;
+            let sent = self
+                .d
+                .listener(ch)
+                .send_noting(&msgs, &|i, d| journal.note(keys[i], d));
+            for (k, r) in idx.into_iter().zip(sent) {
+                others[k].outcome = Outcome::from(r);
+            }
+        }
+    }
+
+    /// Disables the webhook and preset contact points that answered
+    /// 410 Gone.
+    fn disable_gone(&mut self, others: &[Settle]) -> Result<()> {
+        let gone: Vec<(i64, Channel, String)> = others
+            .iter()
+            .filter_map(|s| {
+                let ch = Channel::parse(&s.keys.first()?.2).ok()?;
+                ch.is_url().then_some((s, ch))
+            })
+            .filter(|(s, _)| {
+                matches!(
+                    s.outcome,
+                    Outcome::Permanent {
+                        code: Some(webhook::GONE),
+                        ..
+                    }
+                )
+            })
+            .filter_map(|(s, ch)| Some((s.keys[0].1, ch, s.address.clone()?)))
+            .collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        self.conn.write_tx(|c| {
+            for (party, ch, url) in &gone {
+                crate::parties::disable_gone_webhook_in_tx(c, *party, *ch, url)?;
+            }
+            Ok(())
+        })?;
+        tracing::warn!(
+            endpoints = gone.len(),
+            "webhook contact points disabled: 410 Gone"
+        );
+        Ok(())
+    }
+
+    /// The secrets of the webhook contact points the round's webhook rows
+    /// go to, by (party, URL).
+    fn webhook_secrets(&mut self, rows: &[Row]) -> Result<HashMap<(i64, String), String>> {
+        let mut parties: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.channel == Channel::Webhook.as_str())
+            .map(|r| r.party_to)
+            .collect();
+        if parties.is_empty() {
+            return Ok(HashMap::new());
+        }
+        parties.sort_unstable();
+        parties.dedup();
+        crate::parties::webhook_secrets(self.conn, &parties)
+    }
+}
