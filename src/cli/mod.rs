@@ -12,6 +12,7 @@
 
 mod access;
 mod bench;
+mod contact;
 mod content;
 mod logging;
 mod parties;
@@ -116,7 +117,7 @@ pub enum Command {
     Ticket(access::TicketCmd),
     /// A user's or group's addresses: with no action, show them (state and bounces);
     /// on one --channel, set it, or mark it verified, disabled or enabled.
-    Contact(parties::ContactArgs),
+    Contact(contact::ContactArgs),
     /// Pause, resume, end or list subscriptions.
     #[command(subcommand)]
     Subscription(schedule::SubscriptionCmd),
@@ -232,7 +233,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         }
         Command::User(c) => parties::user(c, ctx),
         Command::Group(c) => parties::group(c, ctx),
-        Command::Contact(a) => parties::contact(a, ctx),
+        Command::Contact(a) => contact::contact(a, ctx),
         Command::Collection(c) => content::collection(c, ctx),
         Command::Item(c) => content::item(c, ctx),
         Command::Record => content::record(ctx),

@@ -30,6 +30,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "open",
             "checkpoint",
             "watch",
+            "pool",
         ],
     ),
     (

@@ -10,7 +10,7 @@
 //! window of the same collection, so the log is read once per (collection,
 //! window), not once per subscriber.
 //!
-//! About 660 lines: the composer, its cache (with the batch reads that
+//! About 700 lines: the composer, its cache (with the batch reads that
 //! fill it ahead of planning) and the posting share the tick's
 //! transaction and one set of cached rows; kept together so the cache's
 //! invalidation and its users read in one place.

@@ -7,8 +7,10 @@
 //! their preferences, [`code`] finding a user by subscriber code,
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
 //! leaving a group and retiring a party, [`page`] users a page at a time,
-//! [`webhook`] a webhook contact point's URL and signing secret.
+//! [`webhook`] a webhook contact point's URL and signing secret,
+//! [`channel`] the delivery channels.
 
+mod channel;
 mod code;
 mod contacts;
 mod groups;
@@ -18,6 +20,7 @@ mod remove;
 mod upsert;
 mod webhook;
 
+pub use channel::Channel;
 pub use code::{
     code_of, find_by_code, find_by_retired_code, is_code_shaped, manage_url, rotate_code,
     rotate_code_of, user_by_email,
@@ -48,118 +51,6 @@ use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::PartyId;
 use crate::validate;
-
-/// A delivery channel, as stored in `contact_points.channel` and subscriptions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Channel {
-    Email,
-    Xmpp,
-    Sms,
-    /// An https URL posted a signed JSON document (Standard Webhooks).
-    Webhook,
-    /// A Slack incoming webhook URL, posted Block Kit.
-    Slack,
-    /// A Discord webhook URL, posted content and embeds.
-    Discord,
-    /// A Microsoft Teams Workflows webhook URL, posted an Adaptive Card.
-    Teams,
-    /// An ntfy topic URL, posted Markdown text.
-    Ntfy,
-}
-
-impl Channel {
-    pub const ALL: [Channel; 8] = [
-        Channel::Email,
-        Channel::Xmpp,
-        Channel::Sms,
-        Channel::Webhook,
-        Channel::Slack,
-        Channel::Discord,
-        Channel::Teams,
-        Channel::Ntfy,
-    ];
-
-    /// The chat and push services whose webhook URL is the address: posted
-    /// by the webhook listener in the service's own format, unsigned.
-    pub const PRESETS: [Channel; 4] = [
-        Channel::Slack,
-        Channel::Discord,
-        Channel::Teams,
-        Channel::Ntfy,
-    ];
-
-    /// Whether the address is a URL the webhook listener posts to (the
-    /// webhook channel and its presets): checked against `[webhook]`'s
-    /// policy, and never shown whole.
-    pub fn is_url(self) -> bool {
-        self == Channel::Webhook || self.is_preset()
-    }
-
-    /// Whether this is one of [`Channel::PRESETS`].
-    pub fn is_preset(self) -> bool {
-        Channel::PRESETS.contains(&self)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Email => "email",
-            Channel::Xmpp => "xmpp",
-            Channel::Sms => "sms",
-            Channel::Webhook => "webhook",
-            Channel::Slack => "slack",
-            Channel::Discord => "discord",
-            Channel::Teams => "teams",
-            Channel::Ntfy => "ntfy",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Self> {
-        let s = s.trim();
-        Channel::ALL
-            .into_iter()
-            .find(|c| c.as_str() == s)
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "unknown channel {s:?}: use email, xmpp, sms, webhook, slack, discord, teams or ntfy"
-                ))
-            })
-    }
-
-    /// Validates and normalises an address for this channel. A webhook
-    /// URL is checked here for its form alone (any scheme and target the
-    /// settings could allow); [`set_webhook`] checks it against
-    /// `[webhook]`'s policy, and the listener again before each post.
-    pub fn validate_address(self, address: &str) -> Result<String> {
-        Ok(match self {
-            Channel::Email => validate::email(address),
-            Channel::Xmpp => validate::jid(address),
-            Channel::Sms => validate::phone(address),
-            Channel::Webhook
-            | Channel::Slack
-            | Channel::Discord
-            | Channel::Teams
-            | Channel::Ntfy => validate::webhook_url(address, validate::UrlPolicy::ANY),
-        }?)
-    }
-
-    /// `address` as listings and logs show it: a URL channel's as
-    /// `https://host/***` (its path is the receiver's credential), any
-    /// other whole.
-    pub fn shown(self, address: &str) -> String {
-        if !self.is_url() {
-            return address.to_string();
-        }
-        match address.split_once("://") {
-            Some((scheme, rest)) => {
-                let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-                let host = host.rsplit('@').next().unwrap_or(host);
-                format!("{scheme}://{host}/***")
-            }
-            None => "***".into(),
-        }
-    }
-}
 
 /// What `user add` takes; every field is validated by [`create_user`].
 #[derive(Debug, Clone, Default)]
