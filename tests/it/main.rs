@@ -29,6 +29,7 @@ mod digest_compose;
 mod digest_posting;
 mod dkim;
 mod harness;
+mod house_sizes;
 mod http_admin;
 /// What the `http_api_*` modules share.
 mod http_api {

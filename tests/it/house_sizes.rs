@@ -1,0 +1,191 @@
+//! The house rule on size, checked on the product's source (every
+//! crate's `src/` and the binary's; the tests are scenarios and may run
+//! long): no function over 100 lines, and no file over 500 lines unless
+//! a `//!` line near its top says why ("About 700 lines: …", "Longer than
+//! 500 lines …"). A function runs from its `fn` line to the closing brace
+//! at its own indentation.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::source::rust_files;
+
+const MAX_FN_LINES: usize = 100;
+const MAX_FILE_LINES: usize = 500;
+
+/// The crates' source directories, the binary's last.
+const SOURCES: &[&str] = &[
+    "crates/alloc/src",
+    "crates/core/src",
+    "crates/store/src",
+    "crates/engine/src",
+    "crates/http/src",
+    "crates/bench/src",
+    "src",
+];
+
+/// Functions still longer than the rule allows, as (file, function). The
+/// list may only shrink: a function that leaves it is taken off it.
+const LONG_FUNCTIONS_LEFT: &[(&str, &str)] = &[
+    ("crates/bench/src/bench/burst/mod.rs", "burst"),
+    ("crates/bench/src/bench/burst/world.rs", "build_world"),
+    ("crates/bench/src/bench/compose.rs", "compose"),
+    ("crates/bench/src/bench/http.rs", "measure"),
+    ("crates/bench/src/bench/ingest.rs", "ingest"),
+    ("crates/bench/src/bench/smtp.rs", "smtp"),
+    ("crates/bench/src/bench/soak/mod.rs", "soak_hours"),
+    ("crates/bench/src/demo/mod.rs", "run"),
+    ("crates/bench/src/demo/world.rs", "calendar_week"),
+    ("crates/bench/src/demo/world.rs", "subscribe_all"),
+];
+
+/// Files still longer than the rule allows with no reason given; the
+/// list may only shrink.
+const LONG_FILES_LEFT: &[&str] = &[
+    "crates/bench/src/bench/burst/mod.rs",
+    "crates/bench/src/bench/compose.rs",
+    "crates/bench/src/bench/soak/mod.rs",
+    "crates/bench/src/bench/tick.rs",
+];
+
+/// The name of the function a line opens, if it opens one with a body.
+fn opens_fn(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    if rest.ends_with(';') {
+        return None;
+    }
+    for word in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ] {
+        rest = rest.strip_prefix(word).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&rest[..end])
+}
+
+/// Each function of `text` longer than [`MAX_FN_LINES`], with its length.
+fn long_functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = opens_fn(l) else { continue };
+        let indent = &l[..l.len() - l.trim_start().len()];
+        let close = format!("{indent}}}");
+        if let Some(j) = lines[i + 1..].iter().position(|m| *m == close) {
+            let n = j + 2;
+            if n > MAX_FN_LINES {
+                out.push((name.to_string(), n));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a file's top says why it is long.
+fn says_why(text: &str) -> bool {
+    text.lines().take(30).any(|l| {
+        let Some(doc) = l.strip_prefix("//!") else {
+            return false;
+        };
+        ["About ", "Over ", "Longer than ", "Just over "]
+            .iter()
+            .any(|w| doc.contains(w))
+            && doc.contains(" lines")
+    })
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn product_files() -> Vec<(String, String)> {
+    let mut files: Vec<PathBuf> = SOURCES
+        .iter()
+        .flat_map(|s| rust_files(&root().join(s)))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read_to_string(&f).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn no_function_over_100_lines() {
+    let mut found = Vec::new();
+    for (rel, text) in product_files() {
+        for (name, n) in long_functions(&text) {
+            found.push((rel.clone(), name, n));
+        }
+    }
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(f, name, _)| !LONG_FUNCTIONS_LEFT.contains(&(f.as_str(), name.as_str())))
+        .map(|(f, name, n)| format!("{f}: {name}, {n} lines"))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "functions over {MAX_FN_LINES} lines:\n{}",
+        new.join("\n")
+    );
+    let gone: Vec<&(&str, &str)> = LONG_FUNCTIONS_LEFT
+        .iter()
+        .filter(|(f, name)| !found.iter().any(|(g, m, _)| g == f && m == name))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "no longer long, take off LONG_FUNCTIONS_LEFT: {gone:?}"
+    );
+}
+
+#[test]
+fn no_file_over_500_lines_without_a_reason() {
+    let found: Vec<String> = product_files()
+        .into_iter()
+        .filter(|(_, text)| text.lines().count() > MAX_FILE_LINES && !says_why(text))
+        .map(|(rel, _)| rel)
+        .collect();
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|f| !LONG_FILES_LEFT.contains(&f.as_str()))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "files over {MAX_FILE_LINES} lines with no reason at the top: {new:?}"
+    );
+    let gone: Vec<&&str> = LONG_FILES_LEFT
+        .iter()
+        .filter(|f| !found.iter().any(|g| g == *f))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "no longer long, take off LONG_FILES_LEFT: {gone:?}"
+    );
+}
+
+#[test]
+fn the_measures_see_what_they_should() {
+    let body = |n: usize| "    x();\n".repeat(n);
+    let text = format!(
+        "pub(crate) fn long() {{\n{}}}\n    async fn short() {{\n    }}\nfn decl();\nfn edge() {{\n{}}}\n",
+        body(100),
+        body(98)
+    );
+    assert_eq!(long_functions(&text), vec![("long".to_string(), 102)]);
+    assert!(says_why(
+        "//! A module.\n//!\n//! About 700 lines: kept together.\n"
+    ));
+    assert!(!says_why("//! A module of 700 lines.\n"));
+}
