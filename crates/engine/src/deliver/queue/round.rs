@@ -21,7 +21,7 @@ use diesel::sql_types::{Nullable, Text};
 use super::build::BuildCtx;
 use super::cancel::{Cancelled, Watch};
 use super::email::{self, EmailBatch, EmailJob};
-use super::expand::{analyze, expand_some, expand_unheld, sql_timestamp, Expanded};
+use super::expand::{analyze, expand_some, expand_unheld, Expanded};
 use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};

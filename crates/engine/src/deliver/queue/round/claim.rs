@@ -24,34 +24,82 @@ fn claim(
     now: DateTime<Utc>,
     claim_for: chrono::Duration,
     token: &str,
-    and: &str,
+    only: Only<'_>,
     limit: Option<i64>,
 ) -> Result<usize> {
-    let ts = sql_timestamp(conn, now);
-    let until = sql_timestamp(conn, now + claim_for);
-    let lock = match conn {
-        DbConn::Postgres(_) => "FOR UPDATE OF q2 SKIP LOCKED",
-        DbConn::Sqlite(_) => "",
+    use diesel::sql_types::{BigInt, Text, Timestamp};
+    let lock = if conn.backend().concurrent_writers() {
+        "FOR UPDATE OF q2 SKIP LOCKED"
+    } else {
+        ""
     };
-    let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
+    // Placeholders are numbered in the order they first appear, so that
+    // SQLite, which numbers `$N` parameters by first appearance, binds them
+    // as PostgreSQL does.
+    let (cond, next) = match only {
+        Only::All => ("", 4),
+        Only::UpTo(..) => (
+            "AND (r.party_from < $4 OR (r.party_from = $4 AND q2.party_to <= $5))",
+            6,
+        ),
+        Only::Group(..) => (
+            "AND (r.party_from, q2.party_to, q2.channel) = ($4, $5, $6)",
+            7,
+        ),
+    };
+    let limit_sql = match limit {
+        Some(_) => format!("LIMIT ${next}"),
+        None => String::new(),
+    };
     let sql = format!(
         "WITH due AS MATERIALIZED ( \
              SELECT request_id, party_to, channel FROM nt_queue \
-             WHERE NOT is_successful AND NOT gave_up AND next_attempt_at <= {ts} \
-                 AND (claimed_until IS NULL OR claimed_until < {ts})) \
-         UPDATE nt_queue SET claimed_by = '{token}', claimed_until = {until} \
+             WHERE NOT is_successful AND NOT gave_up AND next_attempt_at <= $1 \
+                 AND (claimed_until IS NULL OR claimed_until < $1)) \
+         UPDATE nt_queue SET claimed_by = $2, claimed_until = $3 \
          WHERE (request_id, party_to, channel) IN ( \
              SELECT q2.request_id, q2.party_to, q2.channel \
              FROM due JOIN nt_queue q2 ON (q2.request_id, q2.party_to, q2.channel) \
                      = (due.request_id, due.party_to, due.channel) \
                  JOIN nt_requests r ON r.request_id = q2.request_id \
              WHERE r.status = 'sending' AND NOT q2.is_successful AND NOT q2.gave_up \
-                 AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= {ts} \
-                 AND (q2.claimed_until IS NULL OR q2.claimed_until < {ts}) {and} \
+                 AND q2.retry_count < r.max_retries AND q2.next_attempt_at <= $1 \
+                 AND (q2.claimed_until IS NULL OR q2.claimed_until < $1) {cond} \
              ORDER BY r.party_from, q2.party_to, q2.channel, q2.request_id \
-             {limit} {lock})"
+             {limit_sql} {lock})"
     );
-    conn.write_tx(|c| Ok(diesel::sql_query(&sql).execute(c)?))
+    type Backend = <DbConn as diesel::Connection>::Backend;
+    let mut q = diesel::sql_query(sql)
+        .into_boxed::<Backend>()
+        .bind::<Timestamp, _>(now.naive_utc())
+        .bind::<Text, _>(token.to_string())
+        .bind::<Timestamp, _>((now + claim_for).naive_utc());
+    match only {
+        Only::All => {}
+        Only::UpTo(from, to) => q = q.bind::<BigInt, _>(from).bind::<BigInt, _>(to),
+        Only::Group(from, to, ch) => {
+            q = q
+                .bind::<BigInt, _>(from)
+                .bind::<BigInt, _>(to)
+                .bind::<Text, _>(ch.to_string())
+        }
+    }
+    if let Some(n) = limit {
+        q = q.bind::<BigInt, _>(n);
+    }
+    conn.write_tx(|c| Ok(q.execute(c)?))
+}
+
+/// Which due rows a claim takes.
+#[derive(Debug, Clone, Copy)]
+enum Only<'a> {
+    /// Every due row.
+    All,
+    /// Rows of the pairs an expansion has finished: of senders before
+    /// the first, or of the first and recipients up to the second.
+    UpTo(i64, i64),
+    /// The rows of one (sender, recipient, channel) group.
+    Group(i64, i64, &'a str),
 }
 
 /// Claims a round and loads it. The lease holder first expands pending
@@ -82,41 +130,20 @@ pub(super) fn claim_round(
     // The older rows under a token of their own, so that where the limit
     // cut them can be found.
     let old = if ex.n > 0 { token() } else { fresh.clone() };
-    let and = match ex.upto {
-        Some((from, to)) => format!(
-            "AND (r.party_from < {from} OR (r.party_from = {from} AND q2.party_to <= {to}))"
-        ),
-        None => String::new(),
+    let only = match ex.upto {
+        Some((from, to)) => Only::UpTo(from, to),
+        None => Only::All,
     };
     let expand = start.elapsed();
-    let n = claim(conn, now, claim_for, &old, &and, Some(limit))?;
+    let n = claim(conn, now, claim_for, &old, only, Some(limit))?;
     if n as i64 >= limit {
         if let Some((from, to, ch)) = last_group(conn, &old)? {
             let ch = Channel::parse(&ch)?.as_str();
-            // The rows of that group (`=`), or of the groups after it (`>`).
-            let group = |op: &str| {
-                format!("(r.party_from, q2.party_to, q2.channel) {op} ({from}, {to}, '{ch}')")
-            };
-            claim(
-                conn,
-                now,
-                claim_for,
-                &old,
-                &format!("AND {}", group("=")),
-                None,
-            )?;
+            // The rest of that group's rows, and the fresh rows of the
+            // groups after it left to a later round.
+            claim(conn, now, claim_for, &old, Only::Group(from, to, ch), None)?;
             if old != fresh {
-                let after = group(">");
-                conn.write_tx(|c| {
-                    Ok(diesel::sql_query(format!(
-                        "UPDATE nt_queue SET claimed_by = NULL, claimed_until = NULL \
-                         WHERE (request_id, party_to, channel) IN ( \
-                             SELECT q2.request_id, q2.party_to, q2.channel FROM nt_queue q2 \
-                             JOIN nt_requests r ON r.request_id = q2.request_id \
-                             WHERE q2.claimed_by = '{fresh}' AND {after})"
-                    ))
-                    .execute(c)?)
-                })?;
+                unclaim_after(conn, &fresh, (from, to, ch))?;
             }
         }
     }
@@ -129,6 +156,27 @@ pub(super) fn claim_round(
         "queue round steps"
     );
     Ok((round, ex))
+}
+
+/// Gives back the rows claimed under `token` of the (sender, recipient,
+/// channel) groups after `group`.
+fn unclaim_after(conn: &mut DbConn, token: &str, group: (i64, i64, &str)) -> Result<usize> {
+    use diesel::sql_types::{BigInt, Text};
+    let (from, to, ch) = group;
+    conn.write_tx(|c| {
+        Ok(diesel::sql_query(
+            "UPDATE nt_queue SET claimed_by = NULL, claimed_until = NULL \
+             WHERE (request_id, party_to, channel) IN ( \
+                 SELECT q2.request_id, q2.party_to, q2.channel FROM nt_queue q2 \
+                 JOIN nt_requests r ON r.request_id = q2.request_id \
+                 WHERE q2.claimed_by = $1 AND (r.party_from, q2.party_to, q2.channel) > ($2, $3, $4))",
+        )
+        .bind::<Text, _>(token)
+        .bind::<BigInt, _>(from)
+        .bind::<BigInt, _>(to)
+        .bind::<Text, _>(ch)
+        .execute(c)?)
+    })
 }
 
 /// The last (sender, recipient, channel) group claimed under `token`.
