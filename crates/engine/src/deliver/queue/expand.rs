@@ -151,14 +151,9 @@ pub(super) fn expand_some(
         }
     }
     let n = groups.len() + pending.len();
-    let ts = sql_timestamp(conn, now);
-    let (claimed_by, claimed_until) = match claim {
-        Some((token, until)) => (format!("'{token}'"), sql_timestamp(conn, until)),
-        None => ("NULL".to_string(), "NULL".to_string()),
-    };
     for chunk in pending.chunks(5_000) {
         let ids: Vec<i64> = chunk.iter().map(|r| r.0).collect();
-        conn.write_tx(|c| move_to_queue(c, &ids, &ts, &claimed_by, &claimed_until))?;
+        conn.write_tx(|c| move_to_queue(c, &ids, now, claim))?;
     }
     for (id, to, channels) in groups {
         conn.write_tx(|c| expand_group(c, now, id, PartyId(to), &channels))?;
@@ -255,9 +250,12 @@ fn expand_group(
 
 /// The `INSERT` of the queue rows of the requests `from` names as `r`
 /// (`request_id`, `party_to`, `channels`): one per channel each names, to
-/// the party's enabled address for it. `ts`, `claimed_by` and
-/// `claimed_until` are SQL literals.
-fn queue_rows(from: &str, ts: &str, claimed_by: &str, claimed_until: &str) -> String {
+/// the party's enabled address for it. Its parameters, bound by
+/// [`bind_rows`]: `$1` the rows' first attempt, `$2` and `$3` their claim
+/// (token and until, or NULL). They are the statement's first, so that
+/// SQLite, which numbers `$N` parameters by first appearance, binds them as
+/// PostgreSQL does.
+fn queue_rows(from: &str) -> String {
     // Every channel, from the enum: one that is missing here would queue
     // nothing for the requests that name it.
     let names = Channel::ALL
@@ -272,14 +270,31 @@ fn queue_rows(from: &str, ts: &str, claimed_by: &str, claimed_until: &str) -> St
     format!(
         "INSERT INTO nt_queue (request_id, party_to, channel, address, retry_count, \
              is_successful, gave_up, next_attempt_at, claimed_by, claimed_until) \
-         SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, {ts}, \
-             {claimed_by}, {claimed_until} \
+         SELECT r.request_id, r.party_to, ch.name, cp.address, 0, false, false, $1, $2, $3 \
          FROM {from} \
          CROSS JOIN ({names}) ch \
          LEFT JOIN contact_points cp ON cp.party_id = r.party_to \
              AND cp.channel = ch.name AND NOT cp.disabled \
          WHERE (',' || r.channels || ',') LIKE ('%,' || ch.name || ',%')"
     )
+}
+
+/// A statement with [`queue_rows`] in it, its parameters bound.
+type Bound = diesel::query_builder::BoxedSqlQuery<
+    'static,
+    <DbConn as diesel::Connection>::Backend,
+    diesel::query_builder::SqlQuery,
+>;
+
+/// `sql` (which holds [`queue_rows`]) with the rows' first attempt `now`
+/// and their claim bound.
+fn bind_rows(sql: String, now: DateTime<Utc>, claim: Option<(&str, DateTime<Utc>)>) -> Bound {
+    use diesel::sql_types::{Nullable, Text, Timestamp};
+    diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<Timestamp, _>(now.naive_utc())
+        .bind::<Nullable<Text>, _>(claim.map(|c| c.0.to_string()))
+        .bind::<Nullable<Timestamp>, _>(claim.map(|c| c.1.naive_utc()))
 }
 
 /// [`expand_some`] for a pass without the queue lease, on PostgreSQL, so
@@ -302,26 +317,25 @@ pub(super) fn expand_unheld(
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    if !matches!(conn, DbConn::Postgres(_)) {
+    if !conn.backend().concurrent_writers() {
         return Ok(Expanded::default());
     }
-    let ts = sql_timestamp(conn, now);
-    let (token, until) = (claim.0, sql_timestamp(conn, claim.1));
     let sql = format!(
         "WITH pick AS ( \
              SELECT q.request_id FROM nt_requests q \
              JOIN parties p ON p.id = q.party_to \
              WHERE q.status = 'pending' AND NOT (q.expand_group AND p.kind = 'group') \
              ORDER BY q.party_from DESC, q.party_to DESC, q.request_id DESC \
-             LIMIT {limit} FOR UPDATE OF q SKIP LOCKED), \
+             LIMIT $4 FOR UPDATE OF q SKIP LOCKED), \
          r AS (UPDATE nt_requests SET status = 'sending' \
              WHERE request_id IN (SELECT request_id FROM pick) AND status = 'pending' \
              RETURNING request_id, party_to, channels), \
          ins AS ({}) \
          SELECT count(*) AS n FROM r",
-        queue_rows("r", &ts, &format!("'{token}'"), &until)
+        queue_rows("r")
     );
-    let moved: Moved = conn.write_tx(|c| Ok(diesel::sql_query(&sql).get_result(c)?))?;
+    let q = bind_rows(sql, now, Some(claim)).bind::<diesel::sql_types::BigInt, _>(limit);
+    let moved: Moved = conn.write_tx(|c| Ok(q.get_result(c)?))?;
     Ok(Expanded {
         n: moved.n as usize,
         upto: None,
@@ -331,38 +345,36 @@ pub(super) fn expand_unheld(
 /// Moves the requests `ids` that are still pending to `sending` and writes
 /// their queue rows: one per channel the request names, to the party's
 /// enabled address for it (none: the row is given up when its turn
-/// comes). `ts` is the rows' first attempt, `claimed_by` and
-/// `claimed_until` their claim (SQL literals, `NULL` for none).
+/// comes). `now` is the rows' first attempt, `claim` their claim (token
+/// and until), if any.
 fn move_to_queue(
     c: &mut DbConn,
     ids: &[i64],
-    ts: &str,
-    claimed_by: &str,
-    claimed_until: &str,
+    now: DateTime<Utc>,
+    claim: Option<(&str, DateTime<Utc>)>,
 ) -> Result<()> {
-    let rows = |from: &str| queue_rows(from, ts, claimed_by, claimed_until);
     let ids = in_ids(c, ids);
     match c {
         // One statement. A request another pass moved first is no longer
         // pending when this one's UPDATE gets its row (it waits for that
         // pass to commit), so it gets no rows here either.
         DbConn::Postgres(_) => {
-            diesel::sql_query(format!(
+            let sql = format!(
                 "WITH r AS (UPDATE nt_requests SET status = 'sending' \
                      WHERE request_id {ids} AND status = 'pending' \
                      RETURNING request_id, party_to, channels) {}",
-                rows("r")
-            ))
-            .execute(c)?;
+                queue_rows("r")
+            );
+            bind_rows(sql, now, claim).execute(c)?;
         }
         // One writer at a time: the rows of the requests still pending,
         // then their status.
         DbConn::Sqlite(_) => {
-            diesel::sql_query(format!(
+            let sql = format!(
                 "{} AND r.request_id {ids} AND r.status = 'pending'",
-                rows("nt_requests r")
-            ))
-            .execute(c)?;
+                queue_rows("nt_requests r")
+            );
+            bind_rows(sql, now, claim).execute(c)?;
             diesel::sql_query(format!(
                 "UPDATE nt_requests SET status = 'sending' \
                  WHERE request_id {ids} AND status = 'pending'"
