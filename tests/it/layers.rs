@@ -190,7 +190,7 @@ const BACK_END_CHOICES: &[(&str, usize)] = &[
     ("crates/bench/src/bench/smtp.rs", 1),
     ("crates/bench/src/bench/sql.rs", 10),
     ("crates/bench/src/bench/tick.rs", 9),
-    ("crates/engine/src/deliver/queue/expand.rs", 7),
+    ("crates/engine/src/deliver/queue/expand.rs", 5),
     ("crates/engine/src/deliver/queue/settle.rs", 2),
     ("crates/engine/src/digest/store.rs", 4),
     ("crates/engine/src/modlog.rs", 4),

@@ -384,13 +384,3 @@ fn move_to_queue(
     }
     Ok(())
 }
-
-/// `t` as an SQL timestamp literal, written the way diesel binds one (on
-/// SQLite timestamps are text and compare as text, so the form must match).
-pub(super) fn sql_timestamp(conn: &DbConn, t: DateTime<Utc>) -> String {
-    let s = crate::db::sqlite_stamp(t.naive_utc());
-    match conn {
-        DbConn::Sqlite(_) => format!("'{s}'"),
-        DbConn::Postgres(_) => format!("TIMESTAMP '{s}'"),
-    }
-}

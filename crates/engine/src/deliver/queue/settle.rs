@@ -7,13 +7,13 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 
-use super::expand::sql_timestamp;
 use super::{backoff, PassReport};
 use crate::db::states::{LogOutcome, RequestStatus, RowState};
 use crate::db::{in_ids, DbConn};
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
+use diesel::sql_types::{Text, Timestamp};
 
 mod sqlite;
 mod warn;
@@ -212,15 +212,16 @@ fn finish_requests(
             _ => count.push(id),
         }
     }
-    let ts = sql_timestamp(c, now);
     for (status, ids) in &known {
         for chunk in ids.chunks(5_000) {
             report.finished += diesel::sql_query(format!(
-                "UPDATE nt_requests SET status = '{status}', fulfill_date = {ts} \
-                 WHERE request_id {} AND status = '{}'",
+                "UPDATE nt_requests SET status = $1, fulfill_date = $2 \
+                 WHERE request_id {} AND status = $3",
                 in_ids(c, chunk),
-                RequestStatus::Sending
             ))
+            .bind::<Text, _>(status.as_str())
+            .bind::<Timestamp, _>(now.naive_utc())
+            .bind::<Text, _>(RequestStatus::Sending.as_str())
             .execute(c)?;
         }
     }
@@ -250,7 +251,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
         DbConn::Sqlite(lite) => sqlite::write_rows(lite, ups, now_n)?,
         // One statement per 10,000 rows.
         DbConn::Postgres(pg) => {
-            use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamp};
+            use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable};
             crate::db::prefer_index_lookups(pg)?;
             for chunk in ups.chunks(10_000) {
                 diesel::sql_query(
@@ -325,15 +326,14 @@ fn floor_char(s: &str, max: usize) -> usize {
 /// read only the unfinished requests, through `nt_requests_unfinished`,
 /// instead of every request ever written.
 pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
-    let ts = sql_timestamp(conn, now);
-    let rowless = format!(
-        "UPDATE nt_requests SET status = 'failed', fulfill_date = {ts} \
+    let rowless = "UPDATE nt_requests SET status = 'failed', fulfill_date = $1 \
          WHERE status = 'sending' AND fulfill_date IS NULL AND NOT EXISTS \
-             (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id)"
-    );
+             (SELECT 1 FROM nt_queue q WHERE q.request_id = nt_requests.request_id)";
     conn.write_tx(|c| {
         let n = finish(c, now, None)?;
-        Ok(n + diesel::sql_query(&rowless).execute(c)?)
+        Ok(n + diesel::sql_query(rowless)
+            .bind::<Timestamp, _>(now.naive_utc())
+            .execute(c)?)
     })
 }
 
@@ -344,13 +344,12 @@ pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
 /// is then left with what two processes settled at once, each before seeing
 /// the other's rows.
 fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result<usize> {
-    let ts = sql_timestamp(conn, now);
     let only = match only {
         Some(ids) => format!("AND r.request_id {}", in_ids(conn, ids)),
         None => String::new(),
     };
     let sql = format!(
-        "UPDATE nt_requests SET fulfill_date = {ts}, status = CASE \
+        "UPDATE nt_requests SET fulfill_date = $1, status = CASE \
              WHEN a.ok = a.n THEN 'sent' WHEN a.ok = 0 THEN 'failed' \
              ELSE 'partial_failure' END \
          FROM (SELECT q.request_id AS id, COUNT(*) AS n, \
@@ -363,5 +362,7 @@ fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result
          WHERE nt_requests.request_id = a.id AND nt_requests.status = 'sending' \
              AND a.open = 0"
     );
-    Ok(diesel::sql_query(sql).execute(conn)?)
+    Ok(diesel::sql_query(sql)
+        .bind::<Timestamp, _>(now.naive_utc())
+        .execute(conn)?)
 }
