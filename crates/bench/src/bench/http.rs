@@ -145,10 +145,20 @@ async fn measure(
     let feed_url = format!(
         "{base}/atom/collection/{feed}/changed?start=2026-11-23T00:00:00Z&end=2026-11-24T00:00:00Z"
     );
-    // The feed once, to check it and learn its ETag.
+    let etag = feed_etag(&client, &feed_url, &auth).await?;
+    let gets = Gets {
+        args,
+        client: &client,
+    };
+    gets.routes(base, feed_url, &auth, etag, out).await?;
+    writes(args, db, base, &auth, posts, out).await
+}
+
+/// The feed once, to check it and learn its ETag.
+async fn feed_etag(client: &reqwest::Client, feed_url: &str, auth: &str) -> Result<String> {
     let first = client
-        .get(&feed_url)
-        .header("authorization", &auth)
+        .get(feed_url)
+        .header("authorization", auth)
         .send()
         .await
         .map_err(|e| Error::Storage(format!("bench: {e}")))?;
@@ -167,12 +177,37 @@ async fn measure(
             "the feed has {entries} entries, not {FEED_ENTRIES}"
         )));
     }
-    let healthz = format!("{base}/healthz");
-    let get = |url: String, headers: Vec<(&'static str, String)>, want: u16| {
-        load(&client, args.requests, args.connections, url, headers, want)
-    };
-    let floor_line = |out: &mut dyn Write, d: Duration| -> Result<f64> {
-        let r = rate(args.requests, d);
+    Ok(etag)
+}
+
+/// The GET runs: `--requests` requests over `--connections` connections
+/// of one client.
+struct Gets<'a> {
+    args: &'a HttpArgs,
+    client: &'a reqwest::Client,
+}
+
+impl Gets<'_> {
+    async fn get(
+        &self,
+        url: String,
+        headers: Vec<(&'static str, String)>,
+        want: u16,
+    ) -> Result<Duration> {
+        load(
+            self.client,
+            self.args.requests,
+            self.args.connections,
+            url,
+            headers,
+            want,
+        )
+        .await
+    }
+
+    /// A floor run's line; its rate.
+    fn floor_line(&self, out: &mut dyn Write, d: Duration) -> Result<f64> {
+        let r = rate(self.args.requests, d);
         writeln!(
             out,
             "{:<52} {:>8.2} s {:>10.0} req/s",
@@ -181,17 +216,21 @@ async fn measure(
             r
         )?;
         Ok(r)
-    };
+    }
+
     // The ratio is against the faster of the floors run just before and
     // just after the route: a floor slowed by something else on the
     // machine (PostgreSQL's autovacuum after the load, another session)
     // would flatter the route.
-    let route_line = |out: &mut dyn Write,
-                      what: &str,
-                      d: Duration,
-                      floors: (f64, f64),
-                      goal: f64| {
-        let r = rate(args.requests, d);
+    fn route_line(
+        &self,
+        out: &mut dyn Write,
+        what: &str,
+        d: Duration,
+        floors: (f64, f64),
+        goal: f64,
+    ) -> std::io::Result<()> {
+        let r = rate(self.args.requests, d);
         writeln!(
             out,
             "{what:<52} {:>8.2} s {:>10.0} req/s  {:.2}x the faster floor around it (goal >= {goal})",
@@ -199,48 +238,75 @@ async fn measure(
             r,
             r / floors.0.max(floors.1)
         )
-    };
-    // Untimed: every connection opened before the first floor.
-    get(healthz.clone(), vec![], 200).await?;
-    let d = get(healthz.clone(), vec![], 200).await?;
-    let f1 = floor_line(out, d)?;
-    let d304 = get(
-        feed_url.clone(),
-        vec![("authorization", auth.clone()), ("if-none-match", etag)],
-        304,
-    )
-    .await?;
-    let d = get(healthz.clone(), vec![], 200).await?;
-    let f2 = rate(args.requests, d);
-    route_line(
-        out,
-        "GET changed feed, If-None-Match: 304",
-        d304,
-        (f1, f2),
-        0.5,
-    )?;
-    floor_line(out, d)?;
-    let dfull = get(feed_url, vec![("authorization", auth.clone())], 200).await?;
-    let d = get(healthz.clone(), vec![], 200).await?;
-    let f3 = rate(args.requests, d);
-    route_line(
-        out,
-        &format!("GET changed feed, {FEED_ENTRIES} entries: 200"),
-        dfull,
-        (f2, f3),
-        0.2,
-    )?;
-    floor_line(out, d)?;
+    }
 
-    // Writes: the record path, then the same number of rows over HTTP,
-    // alternated `write_rounds` times on fresh items; each is a second or
-    // so, so one pair alone read anywhere from 0.53 to 0.91 on SQLite.
+    /// Each route between two floor runs: the feed answered 304, then in
+    /// full.
+    async fn routes(
+        &self,
+        base: &str,
+        feed_url: String,
+        auth: &str,
+        etag: String,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        let requests = self.args.requests;
+        let healthz = format!("{base}/healthz");
+        // Untimed: every connection opened before the first floor.
+        self.get(healthz.clone(), vec![], 200).await?;
+        let d = self.get(healthz.clone(), vec![], 200).await?;
+        let f1 = self.floor_line(out, d)?;
+        let d304 = self
+            .get(
+                feed_url.clone(),
+                vec![("authorization", auth.to_string()), ("if-none-match", etag)],
+                304,
+            )
+            .await?;
+        let d = self.get(healthz.clone(), vec![], 200).await?;
+        let f2 = rate(requests, d);
+        self.route_line(
+            out,
+            "GET changed feed, If-None-Match: 304",
+            d304,
+            (f1, f2),
+            0.5,
+        )?;
+        self.floor_line(out, d)?;
+        let dfull = self
+            .get(feed_url, vec![("authorization", auth.to_string())], 200)
+            .await?;
+        let d = self.get(healthz.clone(), vec![], 200).await?;
+        let f3 = rate(requests, d);
+        self.route_line(
+            out,
+            &format!("GET changed feed, {FEED_ENTRIES} entries: 200"),
+            dfull,
+            (f2, f3),
+            0.2,
+        )?;
+        self.floor_line(out, d)?;
+        Ok(())
+    }
+}
+
+/// Writes: the record path, then the same number of rows over HTTP,
+/// alternated `write_rounds` times on fresh items; each is a second or
+/// so, so one pair alone read anywhere from 0.53 to 0.91 on SQLite.
+async fn writes(
+    args: &HttpArgs,
+    db: &Db,
+    base: &str,
+    auth: &str,
+    posts: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
     let rows = args.batches * BATCH;
     let mut ratios = Vec::with_capacity(args.write_rounds);
     for round in 0..args.write_rounds {
         let first = 1_000_000 + round * 2 * rows;
         let record = record_pass(db, posts, first, rows).await?;
-        let posted = post_pass(base, &auth, posts, first + rows, args.batches).await?;
+        let posted = post_pass(base, auth, posts, first + rows, args.batches).await?;
         let (record_rate, post_rate) = (rate(rows, record), rate(rows, posted));
         ratios.push(post_rate / record_rate);
         writeln!(

@@ -262,7 +262,19 @@ pub fn ingest(args: &IngestArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     // Leave the database as it was found, so the bench can run again.
     conn.batch_execute("DELETE FROM collections; DELETE FROM users; DELETE FROM contact_points; DELETE FROM parties;")?;
 
-    for (how, d) in &runs {
+    report(out, args, &runs, n, parsed, real)
+}
+
+/// The floor runs, the fastest, the record run and the ratios.
+fn report(
+    out: &mut dyn Write,
+    args: &IngestArgs,
+    runs: &[(Floor, Duration)],
+    n: usize,
+    parsed: Duration,
+    real: Duration,
+) -> Result<()> {
+    for (how, d) in runs {
         writeln!(
             out,
             "floor run   {:<52} {:>7.2} s {:>10.0} rows/s",

@@ -12,6 +12,8 @@
 //! timed is one `queue::run_pass`, from pending requests to final
 //! statuses. The CPU each process spent per message is printed too.
 
+mod group;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,8 +26,10 @@ use super::{
     free_port, messages_line, open_empty, recipients, requested_at, requests, wait_listening,
 };
 use crate::config::EmailConfig;
+use crate::db::DbConn;
 use crate::deliver::queue::{self, Delivery};
 use crate::error::{Error, Result};
+use group::{as_processes, group_of_all, sent_to_group};
 
 #[derive(Args, Debug, Clone)]
 pub struct SmtpArgs {
@@ -236,187 +240,170 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         ..EmailConfig::default()
     };
     let mut d = Delivery::new(&cfg)?;
-    let now = requested_at();
-    let sink_pid = sink.0.id().to_string();
-    let backend = backend_pid(&mut c);
-    let snap = || snapshot(&sink_pid, backend.as_deref());
-    let (mut theirs, mut ours) = (Vec::new(), Vec::new());
-    let (mut source_cpu, mut our_cpu) = (Spent::default(), Spent::default());
-    // smtp-source and digestd take turns, smtp-source first and last, so
-    // that a slow spell of the machine falls on both.
-    for k in 0..=args.repeat {
-        let s0 = snap();
-        theirs.push(smtp_source(port, args)?);
-        source_cpu.add(spent(s0, snap(), true));
-        if k == args.repeat {
-            break;
-        }
-        if args.group {
-            let s0 = snap();
-            let t = Instant::now();
-            as_processes(&db_url, port, args, k, &body)?;
-            ours.push(t.elapsed());
-            our_cpu.add(spent(s0, snap(), true));
-            let sent = sent_to_group(&mut c, k)?;
-            if sent != args.messages {
-                return Err(Error::Storage(format!(
-                    "the group's request reached {sent} of {} members",
-                    args.messages
-                )));
-            }
-            continue;
-        }
-        // A fresh batch of pending requests; earlier runs' stay as history.
-        requests(&mut c, args.messages, k * args.messages, "email", &body)?;
-        let s0 = snap();
-        let t = Instant::now();
-        let report = queue::run_pass(&mut c, &mut d, now)?;
-        ours.push(t.elapsed());
-        our_cpu.add(spent(s0, snap(), false));
-        let sent = report.written.get("email").copied().unwrap_or(0);
-        if sent != args.messages || report.finished != args.messages {
-            return Err(Error::Storage(format!(
-                "the queue delivered {sent} of {} messages ({report})",
-                args.messages
-            )));
-        }
-    }
-    let line =
-        |out: &mut dyn Write, what: &str, d: Duration| messages_line(out, what, args.messages, d);
-    let runs = |d: &[Duration]| {
-        d.iter()
-            .map(|d| format!("{:.2}", d.as_secs_f64()))
-            .collect::<Vec<_>>()
-            .join(" ")
+    let turns = Turns {
+        args,
+        port,
+        db_url: &db_url,
+        body: &body,
+        now: requested_at(),
+        sink_pid: sink.0.id().to_string(),
+        backend: backend_pid(&mut c),
     };
-    writeln!(out, "smtp-source runs (s): {}", runs(&theirs))?;
-    writeln!(out, "digestd runs (s):     {}", runs(&ours))?;
-    let (base, mine) = (median(&mut theirs), median(&mut ours));
-    line(
-        out,
-        &format!("smtp-source -s {} -d (median)", args.sessions),
-        base,
-    )?;
-    line(
-        out,
-        if args.group {
-            "digestd notify --expand-group + queue run, processes (median)"
-        } else {
-            "digestd queue: expand + send + statuses (run_pass, median)"
-        },
-        mine,
-    )?;
-    let us = |d: Duration, runs: usize| per_message(d, args.messages * runs);
-    let (n_source, n_ours) = (theirs.len(), ours.len());
-    writeln!(
-        out,
-        "cpu per message, smtp-source: smtp-source {:.0} µs, smtp-sink {:.0} µs",
-        us(source_cpu.client, n_source),
-        us(source_cpu.sink, n_source)
-    )?;
-    let server = our_cpu
-        .backend
-        .map(|b| format!(", PostgreSQL backend {:.0} µs", us(b, n_ours)))
-        .unwrap_or_default();
-    writeln!(
-        out,
-        "cpu per message, digestd: digestd {:.0} µs{server}, smtp-sink {:.0} µs",
-        us(our_cpu.client, n_ours),
-        us(our_cpu.sink, n_ours)
-    )?;
-    let ratio = base.as_secs_f64() / mine.as_secs_f64();
-    writeln!(
-        out,
-        "ratio digestd/smtp-source (medians): {ratio:.2} (goal >= 0.80: {})",
-        if ratio >= 0.8 { "met" } else { "not met" }
-    )?;
-    Ok(())
+    turns.take(&mut c, &mut d)?.report(args, out)
 }
 
-/// The group `bench-group` holding the `n` recipients.
-fn group_of_all(c: &mut crate::db::DbConn, n: usize) -> Result<()> {
-    use diesel::connection::SimpleConnection;
-    let d = super::sql::Dialect(c.backend());
-    let t0 = d.ts_lit(requested_at());
-    let all = d.series(n + 1);
-    let group = super::PARTY0 + n as i64 + 1;
-    c.batch_execute(&format!(
-        "INSERT INTO parties (id, kind, name, created_at) VALUES ({group}, 'group', 'bench-group', {t0}); \
-         INSERT INTO memberships (group_id, member_id) \
-             SELECT {group}, {} + i FROM {all} WHERE i > 0",
-        super::PARTY0
-    ))?;
-    Ok(())
+/// What each timed run of either side needs: the arguments, the sink's
+/// port, the bench's database, the message body, the instant the queue
+/// runs at, and the processes whose CPU is counted.
+struct Turns<'a> {
+    args: &'a SmtpArgs,
+    port: u16,
+    db_url: &'a str,
+    body: &'a str,
+    now: chrono::DateTime<chrono::Utc>,
+    sink_pid: String,
+    backend: Option<String>,
 }
 
-/// One timed run of the group path: `digestd notify` to the group, then
-/// `digestd queue run`, each a process of this binary on the bench's
-/// database, sending over SMTP into the sink on `port`.
-fn as_processes(db_url: &str, port: u16, a: &SmtpArgs, k: usize, body: &str) -> Result<()> {
-    let exe = std::env::current_exe()?;
-    let run = |args: &[&str], stdin: Option<&str>| -> Result<()> {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("--db")
-            .arg(db_url)
-            .args(args)
-            .env("DIGESTD_EMAIL__TRANSPORT", "smtp")
-            .env(
-                "DIGESTD_EMAIL__SMTP_URL",
-                format!("smtp://127.0.0.1:{port}"),
-            )
-            .env("DIGESTD_EMAIL__POOL_SIZE", a.sessions.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn()?;
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("piped")
-                .write_all(text.as_bytes())?;
+/// Each side's run times and the CPU they spent.
+struct Runs {
+    theirs: Vec<Duration>,
+    ours: Vec<Duration>,
+    source_cpu: Spent,
+    our_cpu: Spent,
+}
+
+impl Turns<'_> {
+    fn snap(&self) -> (Cpu, Cpu, Option<Cpu>) {
+        snapshot(&self.sink_pid, self.backend.as_deref())
+    }
+
+    /// smtp-source and digestd take turns, smtp-source first and last, so
+    /// that a slow spell of the machine falls on both.
+    fn take(&self, c: &mut DbConn, d: &mut Delivery) -> Result<Runs> {
+        let args = self.args;
+        let mut runs = Runs {
+            theirs: Vec::new(),
+            ours: Vec::new(),
+            source_cpu: Spent::default(),
+            our_cpu: Spent::default(),
+        };
+        for k in 0..=args.repeat {
+            let s0 = self.snap();
+            runs.theirs.push(smtp_source(self.port, args)?);
+            runs.source_cpu.add(spent(s0, self.snap(), true));
+            if k == args.repeat {
+                break;
+            }
+            if args.group {
+                self.group_turn(c, k, &mut runs)?;
+            } else {
+                self.queue_turn(c, d, k, &mut runs)?;
+            }
         }
-        let done = child.wait_with_output()?;
-        if !done.status.success() {
+        Ok(runs)
+    }
+
+    /// The `k`th run of the group path, as two processes, then the check
+    /// that the group's request reached every member.
+    fn group_turn(&self, c: &mut DbConn, k: usize, runs: &mut Runs) -> Result<()> {
+        let s0 = self.snap();
+        let t = Instant::now();
+        as_processes(self.db_url, self.port, self.args, k, self.body)?;
+        runs.ours.push(t.elapsed());
+        runs.our_cpu.add(spent(s0, self.snap(), true));
+        let sent = sent_to_group(c, k)?;
+        if sent != self.args.messages {
             return Err(Error::Storage(format!(
-                "digestd {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&done.stderr).trim()
+                "the group's request reached {sent} of {} members",
+                self.args.messages
             )));
         }
         Ok(())
-    };
-    let subject = format!("Bench group message {k}");
-    run(
-        &[
-            "notify",
-            "--from",
-            "u0",
-            "--to",
-            "bench-group",
-            "--expand-group",
-            "--subject",
-            &subject,
-            "--message",
-            "-",
-        ],
-        Some(body),
-    )?;
-    run(&["queue", "run"], None)
+    }
+
+    /// The `k`th run of the queue: a fresh batch of pending requests
+    /// (earlier runs' stay as history), then one timed `run_pass`.
+    fn queue_turn(
+        &self,
+        c: &mut DbConn,
+        d: &mut Delivery,
+        k: usize,
+        runs: &mut Runs,
+    ) -> Result<()> {
+        let n = self.args.messages;
+        requests(c, n, k * n, "email", self.body)?;
+        let s0 = self.snap();
+        let t = Instant::now();
+        let report = queue::run_pass(c, d, self.now)?;
+        runs.ours.push(t.elapsed());
+        runs.our_cpu.add(spent(s0, self.snap(), false));
+        let sent = report.written.get("email").copied().unwrap_or(0);
+        if sent != n || report.finished != n {
+            return Err(Error::Storage(format!(
+                "the queue delivered {sent} of {n} messages ({report})"
+            )));
+        }
+        Ok(())
+    }
 }
 
-/// How many members the `k`th run's group request reached.
-fn sent_to_group(c: &mut crate::db::DbConn, k: usize) -> Result<usize> {
-    use crate::db::schema::{nt_queue, nt_requests};
-    use diesel::prelude::*;
-    let subject = format!("Bench group message {k}");
-    let n: i64 = nt_queue::table
-        .inner_join(nt_requests::table.on(nt_requests::request_id.eq(nt_queue::request_id)))
-        .filter(nt_requests::subject.eq(&subject))
-        .filter(nt_queue::is_successful.eq(true))
-        .count()
-        .get_result(c)?;
-    Ok(n as usize)
+impl Runs {
+    /// The runs, both medians, the CPU per message and the ratio.
+    fn report(mut self, args: &SmtpArgs, out: &mut dyn Write) -> Result<()> {
+        let line = |out: &mut dyn Write, what: &str, d: Duration| {
+            messages_line(out, what, args.messages, d)
+        };
+        let runs = |d: &[Duration]| {
+            d.iter()
+                .map(|d| format!("{:.2}", d.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        writeln!(out, "smtp-source runs (s): {}", runs(&self.theirs))?;
+        writeln!(out, "digestd runs (s):     {}", runs(&self.ours))?;
+        let (base, mine) = (median(&mut self.theirs), median(&mut self.ours));
+        line(
+            out,
+            &format!("smtp-source -s {} -d (median)", args.sessions),
+            base,
+        )?;
+        line(
+            out,
+            if args.group {
+                "digestd notify --expand-group + queue run, processes (median)"
+            } else {
+                "digestd queue: expand + send + statuses (run_pass, median)"
+            },
+            mine,
+        )?;
+        let us = |d: Duration, runs: usize| per_message(d, args.messages * runs);
+        let (n_source, n_ours) = (self.theirs.len(), self.ours.len());
+        writeln!(
+            out,
+            "cpu per message, smtp-source: smtp-source {:.0} µs, smtp-sink {:.0} µs",
+            us(self.source_cpu.client, n_source),
+            us(self.source_cpu.sink, n_source)
+        )?;
+        let server = self
+            .our_cpu
+            .backend
+            .map(|b| format!(", PostgreSQL backend {:.0} µs", us(b, n_ours)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "cpu per message, digestd: digestd {:.0} µs{server}, smtp-sink {:.0} µs",
+            us(self.our_cpu.client, n_ours),
+            us(self.our_cpu.sink, n_ours)
+        )?;
+        let ratio = base.as_secs_f64() / mine.as_secs_f64();
+        writeln!(
+            out,
+            "ratio digestd/smtp-source (medians): {ratio:.2} (goal >= 0.80: {})",
+            if ratio >= 0.8 { "met" } else { "not met" }
+        )?;
+        Ok(())
+    }
 }
 
 /// The median of `d` (the mean of the middle two when even).

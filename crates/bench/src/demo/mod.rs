@@ -39,25 +39,7 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
             "demo: [email] dir is {DEMO_OUTBOX}, the demo's own outbox: point it elsewhere, or the demo would replace real messages"
         )));
     }
-    let mut run_cfg = cfg.clone();
-    let url = if explicit_db {
-        cfg.database.url.clone()
-    } else {
-        DbUrl::parse(DEMO_DB)?.remove_sqlite_files();
-        // The demo's journal is its own, beside its database, like the
-        // database's lock files; one a killed demo left goes with it.
-        run_cfg.queue.journal_dir = String::new();
-        let _ = std::fs::remove_dir_all(crate::config::journal_dir_for(DEMO_DB));
-        DEMO_DB.to_string()
-    };
-    run_cfg.database.url = url.clone();
-    // The demo sends nothing: every channel goes to the demo's outbox (the
-    // push channels' `dir` transports write under `[email] dir` too).
-    run_cfg.email.transport = crate::config::EmailTransport::Dir;
-    run_cfg.email.dir = DEMO_OUTBOX.into();
-    run_cfg.sms.transport = crate::config::SmsTransport::Dir;
-    run_cfg.xmpp.transport = crate::config::XmppTransport::Dir;
-    run_cfg.webhook.transport = crate::config::WebhookTransport::Dir;
+    let (run_cfg, url) = demo_config(cfg, explicit_db)?;
     // The journal's directory is made and checked before the database.
     let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?
         .with_journal_dir(&run_cfg.journal_dir())?;
@@ -114,6 +96,45 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     per_subscription(&mut c, out)?;
     per_channel(&mut c, out)?;
     let files = list_outbox(outbox)?;
+    written(out, outbox, &files, stale)?;
+    sample(&files, out)?;
+    Ok(())
+}
+
+/// The configuration the demo runs with, and its database's URL: the
+/// named database or a fresh `data/demo.db` (its journal beside it), and
+/// every channel's `dir` transport into the demo's own outbox.
+fn demo_config(cfg: &Config, explicit_db: bool) -> Result<(Config, String)> {
+    let mut run_cfg = cfg.clone();
+    let url = if explicit_db {
+        cfg.database.url.clone()
+    } else {
+        DbUrl::parse(DEMO_DB)?.remove_sqlite_files();
+        // The demo's journal is its own, beside its database, like the
+        // database's lock files; one a killed demo left goes with it.
+        run_cfg.queue.journal_dir = String::new();
+        let _ = std::fs::remove_dir_all(crate::config::journal_dir_for(DEMO_DB));
+        DEMO_DB.to_string()
+    };
+    run_cfg.database.url = url.clone();
+    // The demo sends nothing: every channel goes to the demo's outbox (the
+    // push channels' `dir` transports write under `[email] dir` too).
+    run_cfg.email.transport = crate::config::EmailTransport::Dir;
+    run_cfg.email.dir = DEMO_OUTBOX.into();
+    run_cfg.sms.transport = crate::config::SmsTransport::Dir;
+    run_cfg.xmpp.transport = crate::config::XmppTransport::Dir;
+    run_cfg.webhook.transport = crate::config::WebhookTransport::Dir;
+    Ok((run_cfg, url))
+}
+
+/// What the demo wrote to its outbox, by channel, and that it sent
+/// nothing.
+fn written(
+    out: &mut dyn Write,
+    outbox: &Path,
+    files: &[(&str, std::path::PathBuf)],
+    stale: usize,
+) -> Result<()> {
     writeln!(
         out,
         "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/, {} in webhook/, {} in slack/{}.",
@@ -137,7 +158,6 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
          = \"xmpp\", [sms] transport = \"http\" and [webhook] transport = \"http\" to deliver\n\
          for real.)"
     )?;
-    sample(&files, out)?;
     Ok(())
 }
 

@@ -123,134 +123,10 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
 /// The calendar: events that already existed, then a week of changes made
 /// through `item put`'s diffing path.
 fn calendar_week(c: &mut DbConn, cal: &Collection) -> Result<()> {
-    let id = |n: u128| uuid::Uuid::from_u128(0xca1e_0000 + n).to_string();
-    let event = |n: u128, title: &str, start: &str, actor: &str, when: &str| ItemInput {
-        uuid: id(n),
-        collection: Some(cal.uuid.clone()),
-        kind: "event".into(),
-        title: title.into(),
-        start: at(start),
-        actor: actor.into(),
-        at: at(when),
-        ..Default::default()
-    };
+    let events = Events(cal);
     let mut puts: Vec<ItemInput> = Vec::new();
-    // Before the week: two series and two one-off events.
-    puts.push(ItemInput {
-        rrule: at("FREQ=WEEKLY;BYDAY=MO"),
-        tz: at("America/New_York"),
-        ..event(
-            1,
-            "Weekly planning",
-            "2026-11-09T15:00:00Z",
-            "alice",
-            "2026-11-09T12:00:00Z",
-        )
-    });
-    puts.push(ItemInput {
-        rrule: at("FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR"),
-        tz: at("Europe/Berlin"),
-        ..event(
-            2,
-            "Daily stand-up",
-            "2026-11-16T08:30:00Z",
-            "bruno",
-            "2026-11-14T10:00:00Z",
-        )
-    });
-    let pipe = event(
-        3,
-        "Janitor's Pipe Dream",
-        "2026-11-19T23:00:00Z",
-        "dai",
-        "2026-11-14T11:00:00Z",
-    );
-    puts.push(pipe.clone());
-    let party = event(
-        4,
-        "Release party",
-        "2026-11-20T16:00:00Z",
-        "bruno",
-        "2026-11-14T12:00:00Z",
-    );
-    puts.push(party.clone());
-    let budget = event(
-        5,
-        "Budget sync",
-        "2026-11-18T15:00:00Z",
-        "elena",
-        "2026-11-14T13:00:00Z",
-    );
-    puts.push(budget.clone());
-    // The week.
-    puts.push(event(
-        6,
-        "Diwali follow-up",
-        "2026-11-18T04:30:00Z",
-        "chitra",
-        "2026-11-16T05:10:00Z",
-    ));
-    // The Cosmo example: the start moves from 3 PM to 4 PM Pacific.
-    puts.push(ItemInput {
-        start: at("2026-11-20T00:00:00Z"),
-        at: at("2026-11-17T09:12:00Z"),
-        ..pipe
-    });
-    // Created and deleted within the hour: no daily digest mentions it.
-    let lunch = event(
-        7,
-        "Offsite lunch",
-        "2026-11-19T17:00:00Z",
-        "elena",
-        "2026-11-17T14:05:00Z",
-    );
-    puts.push(lunch.clone());
-    puts.push(ItemInput {
-        deleted: true,
-        at: at("2026-11-17T14:40:00Z"),
-        ..lunch
-    });
-    // Moved and moved back the same morning: an undone edit.
-    puts.push(ItemInput {
-        start: at("2026-11-18T16:00:00Z"),
-        at: at("2026-11-17T13:00:00Z"),
-        ..budget.clone()
-    });
-    puts.push(ItemInput {
-        start: at("2026-11-18T15:00:00Z"),
-        actor: "alice".into(),
-        at: at("2026-11-17T13:20:00Z"),
-        ..budget
-    });
-    let review = ItemInput {
-        reminder: at("2026-11-23T14:00:00Z"),
-        ..event(
-            8,
-            "Quarterly review",
-            "2026-11-24T14:00:00Z",
-            "chitra",
-            "2026-11-18T06:45:00Z",
-        )
-    };
-    puts.push(review.clone());
-    puts.push(ItemInput {
-        title: "Quarterly review (Q4 numbers & plan)".into(),
-        actor: "alice".into(),
-        at: at("2026-11-19T15:30:00Z"),
-        ..review
-    });
-    puts.push(ItemInput {
-        deleted: true,
-        at: at("2026-11-19T18:00:00Z"),
-        ..party
-    });
-    puts.push(event(
-        9,
-        "Planning retro",
-        "2026-11-27T15:00:00Z",
-        "alice",
-        "2026-11-21T16:00:00Z",
-    ));
+    let existing = events.before_the_week(&mut puts);
+    events.the_week(&mut puts, existing);
     for p in &puts {
         items::put_item(
             c,
@@ -259,6 +135,166 @@ fn calendar_week(c: &mut DbConn, cal: &Collection) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The calendar's events, as `item put` takes them.
+struct Events<'a>(&'a Collection);
+
+/// The events from before the week that the week changes.
+struct Existing {
+    pipe: ItemInput,
+    party: ItemInput,
+    budget: ItemInput,
+}
+
+impl Events<'_> {
+    /// Event `n` of the calendar, put by `actor` at `when`.
+    fn event(&self, n: u128, title: &str, start: &str, actor: &str, when: &str) -> ItemInput {
+        ItemInput {
+            uuid: uuid::Uuid::from_u128(0xca1e_0000 + n).to_string(),
+            collection: Some(self.0.uuid.clone()),
+            kind: "event".into(),
+            title: title.into(),
+            start: at(start),
+            actor: actor.into(),
+            at: at(when),
+            ..Default::default()
+        }
+    }
+
+    /// Before the week: two series and three one-off events.
+    fn before_the_week(&self, puts: &mut Vec<ItemInput>) -> Existing {
+        let event = |n, title, start, actor, when| self.event(n, title, start, actor, when);
+        puts.push(ItemInput {
+            rrule: at("FREQ=WEEKLY;BYDAY=MO"),
+            tz: at("America/New_York"),
+            ..event(
+                1,
+                "Weekly planning",
+                "2026-11-09T15:00:00Z",
+                "alice",
+                "2026-11-09T12:00:00Z",
+            )
+        });
+        puts.push(ItemInput {
+            rrule: at("FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR"),
+            tz: at("Europe/Berlin"),
+            ..event(
+                2,
+                "Daily stand-up",
+                "2026-11-16T08:30:00Z",
+                "bruno",
+                "2026-11-14T10:00:00Z",
+            )
+        });
+        let pipe = event(
+            3,
+            "Janitor's Pipe Dream",
+            "2026-11-19T23:00:00Z",
+            "dai",
+            "2026-11-14T11:00:00Z",
+        );
+        puts.push(pipe.clone());
+        let party = event(
+            4,
+            "Release party",
+            "2026-11-20T16:00:00Z",
+            "bruno",
+            "2026-11-14T12:00:00Z",
+        );
+        puts.push(party.clone());
+        let budget = event(
+            5,
+            "Budget sync",
+            "2026-11-18T15:00:00Z",
+            "elena",
+            "2026-11-14T13:00:00Z",
+        );
+        puts.push(budget.clone());
+        Existing {
+            pipe,
+            party,
+            budget,
+        }
+    }
+
+    /// The week's changes, in the order they were made.
+    fn the_week(&self, puts: &mut Vec<ItemInput>, existing: Existing) {
+        let event = |n, title, start, actor, when| self.event(n, title, start, actor, when);
+        let Existing {
+            pipe,
+            party,
+            budget,
+        } = existing;
+        puts.push(event(
+            6,
+            "Diwali follow-up",
+            "2026-11-18T04:30:00Z",
+            "chitra",
+            "2026-11-16T05:10:00Z",
+        ));
+        // The Cosmo example: the start moves from 3 PM to 4 PM Pacific.
+        puts.push(ItemInput {
+            start: at("2026-11-20T00:00:00Z"),
+            at: at("2026-11-17T09:12:00Z"),
+            ..pipe
+        });
+        // Created and deleted within the hour: no daily digest mentions it.
+        let lunch = event(
+            7,
+            "Offsite lunch",
+            "2026-11-19T17:00:00Z",
+            "elena",
+            "2026-11-17T14:05:00Z",
+        );
+        puts.push(lunch.clone());
+        puts.push(ItemInput {
+            deleted: true,
+            at: at("2026-11-17T14:40:00Z"),
+            ..lunch
+        });
+        // Moved and moved back the same morning: an undone edit.
+        puts.push(ItemInput {
+            start: at("2026-11-18T16:00:00Z"),
+            at: at("2026-11-17T13:00:00Z"),
+            ..budget.clone()
+        });
+        puts.push(ItemInput {
+            start: at("2026-11-18T15:00:00Z"),
+            actor: "alice".into(),
+            at: at("2026-11-17T13:20:00Z"),
+            ..budget
+        });
+        let review = ItemInput {
+            reminder: at("2026-11-23T14:00:00Z"),
+            ..event(
+                8,
+                "Quarterly review",
+                "2026-11-24T14:00:00Z",
+                "chitra",
+                "2026-11-18T06:45:00Z",
+            )
+        };
+        puts.push(review.clone());
+        puts.push(ItemInput {
+            title: "Quarterly review (Q4 numbers & plan)".into(),
+            actor: "alice".into(),
+            at: at("2026-11-19T15:30:00Z"),
+            ..review
+        });
+        puts.push(ItemInput {
+            deleted: true,
+            at: at("2026-11-19T18:00:00Z"),
+            ..party
+        });
+        puts.push(event(
+            9,
+            "Planning retro",
+            "2026-11-27T15:00:00Z",
+            "alice",
+            "2026-11-21T16:00:00Z",
+        ));
+    }
 }
 
 /// The wiki's week, reported as another system would report it.
@@ -326,34 +362,31 @@ fn wiki_week(c: &mut DbConn, wiki: &Collection, start: DateTime<Utc>) -> Result<
     Ok(())
 }
 
-fn subscribe_all(
-    c: &mut DbConn,
-    start: DateTime<Utc>,
-    cal: &Collection,
-    wiki: &Collection,
-) -> Result<()> {
-    let (cal, wiki) = (Some(cal.uuid.clone()), Some(wiki.uuid.clone()));
-    // (who, frequency, kind, collection, channels, include_own, send_empty)
-    type Sub<'a> = (
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a Option<String>,
-        &'a [&'a str],
-        bool,
-        bool,
-    );
-    let subs: [Sub; 10] = [
+/// (who, frequency, kind, collection, channels, include_own, send_empty)
+type Sub<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a Option<String>,
+    &'a [&'a str],
+    bool,
+    bool,
+);
+
+/// Every subscription of the demo, on the calendar `cal` or the wiki
+/// `wiki` (or every collection, `None`).
+fn demo_subs<'a>(cal: &'a Option<String>, wiki: &'a Option<String>) -> [Sub<'a>; 10] {
+    [
         (
             "alice",
             "daily",
             "modification",
-            &wiki,
+            wiki,
             &["email", "sms"],
             false,
             false,
         ),
-        ("alice", "weekly", "forward", &cal, &["email"], false, false),
+        ("alice", "weekly", "forward", cal, &["email"], false, false),
         (
             "bruno",
             "weekly",
@@ -367,7 +400,7 @@ fn subscribe_all(
             "bruno",
             "daily",
             "forward",
-            &cal,
+            cal,
             &["xmpp", "slack"],
             false,
             false,
@@ -376,7 +409,7 @@ fn subscribe_all(
             "chitra",
             "daily",
             "forward",
-            &cal,
+            cal,
             &["email", "webhook"],
             false,
             false,
@@ -394,7 +427,7 @@ fn subscribe_all(
             "dai",
             "hourly",
             "modification",
-            &cal,
+            cal,
             &["email", "xmpp"],
             false,
             false,
@@ -403,7 +436,7 @@ fn subscribe_all(
             "elena",
             "daily",
             "modification",
-            &cal,
+            cal,
             &["email", "sms"],
             false,
             true,
@@ -412,7 +445,7 @@ fn subscribe_all(
             "everyone",
             "weekly",
             "forward",
-            &cal,
+            cal,
             &["email"],
             false,
             false,
@@ -421,12 +454,23 @@ fn subscribe_all(
             "planners",
             "daily",
             "modification",
-            &wiki,
+            wiki,
             &["email"],
             false,
             false,
         ),
-    ];
+    ]
+}
+
+/// Subscribes everyone as [`demo_subs`] says, from `start`.
+fn subscribe_all(
+    c: &mut DbConn,
+    start: DateTime<Utc>,
+    cal: &Collection,
+    wiki: &Collection,
+) -> Result<()> {
+    let (cal, wiki) = (Some(cal.uuid.clone()), Some(wiki.uuid.clone()));
+    let subs = demo_subs(&cal, &wiki);
     for (party, freq, kind, coll, channels, include_own, send_empty) in subs {
         crate::manage::subscribe(
             c,

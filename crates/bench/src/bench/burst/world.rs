@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use diesel::connection::SimpleConnection;
@@ -105,9 +106,39 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
     let zones = &ZONES[..a.zones];
     let nc = n.div_ceil(PER_COLLECTION);
     let t0 = imported_at();
+    let colls = make_collections(c, nc, t0)?;
+    // One buffer for both imports' lines, dropped after the second.
+    let mut lines = Vec::with_capacity(n * 90);
+    let users_d = import_users(c, zones, n, t0, &mut lines)?;
+    let (busy_digests, subs_d) = import_subs(c, &colls, n, t0, lines)?;
 
-    // Collections: rows in one statement (the product has no bulk path for
-    // them), read back by name.
+    // The log, through `modlog::record`.
+    let party = party_ids(c, n)?;
+    let (mods, log_d) = timed(|| record_log(c, &colls, &party))?;
+    let mut ticks = BTreeMap::new();
+    for (k, (tz, _)) in zones.iter().enumerate() {
+        let rule = rule_for(Frequency::Daily, Some(HOUR as i32), None, Some((tz, 0)))?;
+        let users_here = (n + zones.len() - 1 - k) / zones.len();
+        *ticks.entry(first_due(&rule, t0)).or_insert(0) += users_here;
+    }
+    writeln!(
+        out,
+        "loaded: users {:.1} s, subscriptions {:.1} s, {mods} modifications {:.1} s",
+        users_d.as_secs_f64(),
+        subs_d.as_secs_f64(),
+        log_d.as_secs_f64()
+    )?;
+    Ok(World {
+        collections: nc,
+        busy_digests,
+        mods,
+        ticks,
+    })
+}
+
+/// Collections: rows in one statement (the product has no bulk path for
+/// them), read back by name; (id, uuid) by collection number.
+fn make_collections(c: &mut DbConn, nc: usize, t0: DateTime<Utc>) -> Result<Vec<(i64, String)>> {
     let d = Dialect(c.backend());
     c.batch_execute(&format!(
         "INSERT INTO collections (uuid, name, created_at) \
@@ -129,9 +160,18 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
             .ok_or_else(|| Error::Storage(format!("unexpected collection {cname:?}")))?;
         colls[k] = (id, uuid);
     }
+    Ok(colls)
+}
 
-    // People, through `user import`.
-    let mut lines = Vec::with_capacity(n * 90);
+/// People, through `user import`: `n` users spread over `zones`, their
+/// lines written to `lines`; the import's time (checking and writing).
+fn import_users(
+    c: &mut DbConn,
+    zones: &[(&str, &str)],
+    n: usize,
+    t0: DateTime<Utc>,
+    lines: &mut Vec<u8>,
+) -> Result<Duration> {
     for i in 0..n {
         let (tz, locale) = zones[i % zones.len()];
         writeln!(
@@ -152,12 +192,23 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
         }
         Ok(())
     })?;
+    Ok(users_d)
+}
 
-    // Their digests, through `subscription import`.
+/// Their digests, through `subscription import`, their lines written to
+/// `lines` (emptied first): (how many follow a busy collection, the
+/// import's time).
+fn import_subs(
+    c: &mut DbConn,
+    colls: &[(i64, String)],
+    n: usize,
+    t0: DateTime<Utc>,
+    mut lines: Vec<u8>,
+) -> Result<(usize, Duration)> {
     lines.clear();
     let mut busy_digests = 0;
     for i in 0..n {
-        let k = collection_of(i, nc);
+        let k = collection_of(i, colls.len());
         busy_digests += usize::from(is_busy(k));
         writeln!(
             lines,
@@ -174,8 +225,11 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
             subs.len()
         )));
     }
+    Ok((busy_digests, subs_d))
+}
 
-    // The log, through `modlog::record`.
+/// The party id of each of the `n` users, by number.
+fn party_ids(c: &mut DbConn, n: usize) -> Result<Vec<i64>> {
     let mut party = vec![0i64; n];
     let users: Vec<(i64, String)> = parties::table
         .filter(parties::name.like("burst%"))
@@ -189,26 +243,7 @@ pub(super) fn build_world(c: &mut DbConn, a: &BurstArgs, out: &mut dyn Write) ->
             party[i] = id;
         }
     }
-    let (mods, log_d) = timed(|| record_log(c, &colls, &party))?;
-    let mut ticks = BTreeMap::new();
-    for (k, (tz, _)) in zones.iter().enumerate() {
-        let rule = rule_for(Frequency::Daily, Some(HOUR as i32), None, Some((tz, 0)))?;
-        let users_here = (n + zones.len() - 1 - k) / zones.len();
-        *ticks.entry(first_due(&rule, t0)).or_insert(0) += users_here;
-    }
-    writeln!(
-        out,
-        "loaded: users {:.1} s, subscriptions {:.1} s, {mods} modifications {:.1} s",
-        users_d.as_secs_f64(),
-        subs_d.as_secs_f64(),
-        log_d.as_secs_f64()
-    )?;
-    Ok(World {
-        collections: nc,
-        busy_digests,
-        mods,
-        ticks,
-    })
+    Ok(party)
 }
 
 /// The database as autovacuum leaves it before the hour: statistics fresh
