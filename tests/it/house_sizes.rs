@@ -23,13 +23,6 @@ const SOURCES: &[&str] = &[
     "src",
 ];
 
-/// Functions allowed to stay longer than the rule, as (file, function):
-/// none. A long function is split, not listed.
-const LONG_FUNCTIONS_LEFT: &[(&str, &str)] = &[];
-
-/// Files allowed to stay longer than the rule with no reason given: none.
-const LONG_FILES_LEFT: &[&str] = &[];
-
 /// The name of the function a line opens, if it opens one with a body.
 fn opens_fn(line: &str) -> Option<&str> {
     let mut rest = line.trim_start();
@@ -107,29 +100,18 @@ fn product_files() -> Vec<(String, String)> {
 
 #[test]
 fn no_function_over_100_lines() {
-    let mut found = Vec::new();
-    for (rel, text) in product_files() {
-        for (name, n) in long_functions(&text) {
-            found.push((rel.clone(), name, n));
-        }
-    }
-    let new: Vec<String> = found
+    let long: Vec<String> = product_files()
         .iter()
-        .filter(|(f, name, _)| !LONG_FUNCTIONS_LEFT.contains(&(f.as_str(), name.as_str())))
-        .map(|(f, name, n)| format!("{f}: {name}, {n} lines"))
+        .flat_map(|(rel, text)| {
+            long_functions(text)
+                .into_iter()
+                .map(move |(name, n)| format!("{rel}: {name}, {n} lines"))
+        })
         .collect();
     assert!(
-        new.is_empty(),
+        long.is_empty(),
         "functions over {MAX_FN_LINES} lines:\n{}",
-        new.join("\n")
-    );
-    let gone: Vec<&(&str, &str)> = LONG_FUNCTIONS_LEFT
-        .iter()
-        .filter(|(f, name)| !found.iter().any(|(g, m, _)| g == f && m == name))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "no longer long, take off LONG_FUNCTIONS_LEFT: {gone:?}"
+        long.join("\n")
     );
 }
 
@@ -140,21 +122,9 @@ fn no_file_over_500_lines_without_a_reason() {
         .filter(|(_, text)| text.lines().count() > MAX_FILE_LINES && !says_why(text))
         .map(|(rel, _)| rel)
         .collect();
-    let new: Vec<&String> = found
-        .iter()
-        .filter(|f| !LONG_FILES_LEFT.contains(&f.as_str()))
-        .collect();
     assert!(
-        new.is_empty(),
-        "files over {MAX_FILE_LINES} lines with no reason at the top: {new:?}"
-    );
-    let gone: Vec<&&str> = LONG_FILES_LEFT
-        .iter()
-        .filter(|f| !found.iter().any(|g| g == *f))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "no longer long, take off LONG_FILES_LEFT: {gone:?}"
+        found.is_empty(),
+        "files over {MAX_FILE_LINES} lines with no reason at the top: {found:?}"
     );
 }
 
