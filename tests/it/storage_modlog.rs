@@ -506,6 +506,62 @@ fn a_window_read_fetches_its_collection_only(db: &TestDb) {
     }
 }
 
+/// A bulk import's window: 700 items changed at one instant (100 of them
+/// twice there), one of them changed earlier in the window too, walked in
+/// pages of 100 across the scan's own batches of 256. Every item that is
+/// first met at the instant is on exactly one page, in UUID order; the
+/// one changed earlier stands at its earlier change.
+fn changed_pages_through_one_instant(db: &TestDb) {
+    let mut c = db.conn();
+    let (cal, _) = world(&mut c);
+    let uuid = |i: u128| uuid::Uuid::from_u128(0xa000_0000 + i * 7919 % 1000).to_string();
+    let m = |i: u128, t: &str| NewModification {
+        tx_id: format!("b{i}"),
+        occurred_at: at(t),
+        collection: cal.id,
+        item_uuid: uuid(i),
+        actor: None,
+        action: Action::Edited,
+        item_kind: "page".into(),
+        item_title: format!("Page {i}"),
+        item_url: None,
+        changes: vec![],
+    };
+    let instant = "2026-11-20T09:00:00Z";
+    let mut mods: Vec<NewModification> = (0..700).map(|i| m(i, instant)).collect();
+    mods.extend((0..100).map(|i| m(i * 7, instant)));
+    mods.push(m(350, "2026-11-20T08:30:00Z"));
+    modlog::record(&mut c, &mods).unwrap();
+    let (start, end) = (at("2026-11-20T00:00:00Z"), at("2026-11-21T00:00:00Z"));
+    let mut got = Vec::new();
+    let mut after: Option<(chrono::DateTime<chrono::Utc>, String)> = None;
+    for _ in 0..20 {
+        let page = modlog::changed_items(
+            &mut c,
+            cal.id,
+            start,
+            end,
+            after.as_ref().map(|(t, u)| (*t, u.as_str())),
+            100,
+        )
+        .unwrap();
+        assert!(page.len() <= 100);
+        let Some(last) = page.last().cloned() else {
+            break;
+        };
+        got.extend(page);
+        after = Some((last.1, last.0));
+    }
+    let mut want: Vec<(String, chrono::DateTime<chrono::Utc>)> = (0..700)
+        .filter(|i| *i != 350)
+        .map(|i| (uuid(i), at(instant)))
+        .collect();
+    want.sort();
+    want.insert(0, (uuid(350), at("2026-11-20T08:30:00Z")));
+    assert_eq!(got.len(), want.len(), "every item once");
+    assert_eq!(got, want);
+}
+
 #[derive(QueryableByName)]
 struct Rows {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
@@ -517,6 +573,7 @@ backend_tests!(
     record_leaves_nothing_after_a_late_error,
     windows_and_purge,
     a_window_read_fetches_its_collection_only,
+    changed_pages_through_one_instant,
     subscriptions_validate_and_default,
     concurrent_writers_all_land,
 );

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text, Timestamp};
 
 use super::{with_values, Modification, Row};
 use crate::db::schema::modifications;
@@ -21,7 +22,8 @@ const SCAN_ROWS: usize = 256;
 /// its first change there, ordered by (that instant, UUID), after `after`.
 ///
 /// Bounded by the page, not the window: the window's (instant, item)
-/// pairs are walked in that order from `after`, `SCAN_ROWS` at a time, and
+/// pairs are walked in that order, the order of the index
+/// `modifications_collection_time`, from `after`, `SCAN_ROWS` at a time, and
 /// the first time an item is met it is on this page when it has no earlier
 /// change in the window (one seek of `modifications_collection_item_time`
 /// per item; an earlier one put it on an earlier page). The walk stops
@@ -42,7 +44,6 @@ pub fn changed_items(
     while out.len() < limit {
         let mut q = modifications::table
             .filter(modifications::collection_id.eq(coll.0))
-            .filter(modifications::occurred_at.ge(start))
             .filter(modifications::occurred_at.lt(end))
             .select((modifications::item_uuid, modifications::occurred_at))
             .distinct()
@@ -52,14 +53,32 @@ pub fn changed_items(
             ))
             .limit(SCAN_ROWS as i64)
             .into_boxed();
-        if let Some((at, item)) = &from {
-            // The bound first, alone, so the index range starts there.
-            q = q.filter(modifications::occurred_at.ge(*at)).filter(
-                modifications::occurred_at
-                    .gt(*at)
-                    .or(modifications::item_uuid.gt(item.clone())),
-            );
-        }
+        q = match &from {
+            // After the bound, as one row value and the only lower bound,
+            // so that both back ends start the index range there. With
+            // `occurred_at > at OR item_uuid > item` (or beside
+            // `occurred_at >= start`, on SQLite) the range started at the
+            // instant and every row of it was read and dropped: all of a
+            // bulk import's, for each page. A bound before the window is
+            // raised to its start ("" sorts before every UUID).
+            Some((at, item)) => {
+                let (at, item) = if *at < start {
+                    (start, String::new())
+                } else {
+                    (*at, item.clone())
+                };
+                q.filter(
+                    diesel::dsl::sql::<Bool>(
+                        "(modifications.occurred_at, modifications.item_uuid) > (",
+                    )
+                    .bind::<Timestamp, _>(at)
+                    .sql(", ")
+                    .bind::<Text, _>(item)
+                    .sql(")"),
+                )
+            }
+            None => q.filter(modifications::occurred_at.ge(start)),
+        };
         let rows: Vec<(String, NaiveDateTime)> = q.load(conn)?;
         let last = rows.len() < SCAN_ROWS;
         from = rows.last().cloned().map(|(u, at)| (at, u));
