@@ -311,6 +311,20 @@ impl DbConn {
         Ok(Some(n.name))
     }
 
+    /// Whether the server runs without autovacuum (PostgreSQL's `SHOW
+    /// autovacuum`), so that nothing keeps its statistics fresh unless
+    /// asked; `false` on SQLite, which has none to run.
+    pub fn autovacuum_off(&mut self) -> Result<bool> {
+        let DbConn::Postgres(c) = self else {
+            return Ok(false);
+        };
+        let n: Named = diesel::RunQueryDsl::get_result(
+            diesel::sql_query("SELECT current_setting('autovacuum') AS name"),
+            c,
+        )?;
+        Ok(n.name == "off")
+    }
+
     /// Runs `f` where reads should find rows by key: on PostgreSQL in a
     /// transaction whose planner prefers index look-ups
     /// ([`prefer_index_lookups`]), on SQLite as it is (its planner does).

@@ -102,6 +102,7 @@ impl Soak<'_> {
         hours.ticks.push((from, started.elapsed().as_secs_f64()));
         s.bursting.store(false, Ordering::Relaxed);
         let now = blocking(|| world::counts(&mut *self.db.conn()?))?;
+        blocking(|| world::stand_in_for_autovacuum(&mut *self.db.conn()?))?;
         writeln!(
             out,
             "hour to {}: {line}; tick + queue pass: {} runs, {} messages sent, \
