@@ -42,6 +42,7 @@ mod http_api_requests;
 mod http_atom;
 mod http_atom_cache;
 mod http_atom_pages;
+mod http_busy;
 mod http_feed_cache;
 mod http_feed_single_flight;
 mod http_input;

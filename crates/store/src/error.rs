@@ -6,7 +6,10 @@
 //!   exits with code 2 and HTTP answers 4xx with a JSON body, and nothing has
 //!   been written, because every operation validates before it opens its
 //!   write transaction. `Storage` and `Io` are ours or the environment's:
-//!   exit code 1 / HTTP 5xx.
+//!   exit code 1 / HTTP 5xx. `Busy` is the database saying "not now" (a
+//!   lock held past the wait, no free connection): nothing was written,
+//!   and the same request later may succeed (exit code 1 / HTTP 503 with
+//!   `Retry-After`).
 //! - The binary has no error type of its own: `cli::main` prints the error
 //!   as one line (`digestd: …`) and `main.rs` exits with its
 //!   [`Error::exit_code`].
@@ -32,6 +35,11 @@ pub enum Error {
     /// The database failed or could not be reached.
     #[error("storage: {0}")]
     Storage(String),
+    /// The database is busy: a lock held past the wait (SQLite's busy
+    /// timeout, PostgreSQL's lock timeout), a serialization failure, no
+    /// free connection in the pool. Nothing was written; retry later.
+    #[error("database busy: {0}")]
+    Busy(String),
     /// A file or stream failed.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
@@ -86,6 +94,9 @@ impl From<diesel::result::Error> for Error {
             D::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
                 Error::Conflict(format!("already exists ({})", one_line(info.message())))
             }
+            D::DatabaseError(kind, info) if is_busy(&kind, info.message()) => {
+                Error::Busy(one_line(info.message()))
+            }
             D::DatabaseError(_, info) => {
                 let mut msg = one_line(info.message());
                 for (label, part) in [("detail", info.details()), ("hint", info.hint())] {
@@ -100,6 +111,17 @@ impl From<diesel::result::Error> for Error {
     }
 }
 
+/// Whether the database refused for now rather than for good: SQLite's
+/// `SQLITE_BUSY`/`SQLITE_LOCKED` ("database is locked", "database table
+/// is locked"), PostgreSQL's serialization failures and lock timeouts.
+fn is_busy(kind: &diesel::result::DatabaseErrorKind, message: &str) -> bool {
+    use diesel::result::DatabaseErrorKind as K;
+    matches!(kind, K::SerializationFailure)
+        || message.starts_with("database is locked")
+        || message.starts_with("database table is locked")
+        || message.starts_with("canceling statement due to lock timeout")
+}
+
 /// A server's message on one line: PostgreSQL's span several (`DETAIL:`,
 /// `HINT:`, a tab before the next), which a one-line error would show as
 /// literal `\n`s.
@@ -109,4 +131,39 @@ pub fn one_line(s: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::result::{DatabaseErrorKind as K, Error as D};
+
+    fn db(kind: K, message: &str) -> Error {
+        D::DatabaseError(kind, Box::new(message.to_string())).into()
+    }
+
+    #[test]
+    fn busy_databases_are_told_apart_from_failed_ones() {
+        for (kind, message) in [
+            (K::Unknown, "database is locked"),
+            (K::Unknown, "database table is locked: subscriptions"),
+            (K::SerializationFailure, "could not serialize access"),
+            (K::Unknown, "canceling statement due to lock timeout"),
+        ] {
+            let e = db(kind, message);
+            assert!(matches!(e, Error::Busy(_)), "{message}: {e:?}");
+            assert_eq!(e.exit_code(), 1);
+        }
+        for message in [
+            "no such table: users",
+            "disk I/O error",
+            "the database is locked up",
+        ] {
+            assert!(
+                matches!(db(K::Unknown, message), Error::Storage(_)),
+                "{message}"
+            );
+        }
+        assert!(matches!(db(K::UniqueViolation, "dup"), Error::Conflict(_)));
+    }
 }

@@ -132,10 +132,11 @@ impl Db {
     }
 
     /// Takes a connection from the pool.
+    /// No connection free within the pool's wait is [`Error::Busy`].
     pub fn conn(&self) -> Result<PooledConn> {
         self.pool
             .get()
-            .map_err(|e| Error::Storage(format!("connection pool: {e}")))
+            .map_err(|e| Error::Busy(format!("connection pool: {e}")))
     }
 
     /// Asks for a queue pass now rather than at the next scheduled one.

@@ -31,7 +31,7 @@ pub struct ApiError {
     pub lines: Vec<LineError>,
     /// Bad lines past the ones listed.
     pub lines_not_listed: usize,
-    /// When to retry (a 429): `Retry-After` and `"retry_after_seconds"`.
+    /// When to retry (a 429, a busy database's 503): `Retry-After` and `"retry_after_seconds"`.
     pub retry_after_secs: Option<u64>,
 }
 
@@ -158,6 +158,15 @@ impl From<Error> for ApiError {
             Error::Invalid(m) => Self::bad_request(m.clone()),
             Error::NotFound(m) => Self::not_found(m.clone()),
             Error::Conflict(m) => Self::new(StatusCode::CONFLICT, m.clone()),
+            Error::Busy(_) => {
+                tracing::warn!(error = %e, "request refused: the database is busy");
+                let mut busy = Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the database is busy; nothing was written: try again",
+                );
+                busy.retry_after_secs = Some(1);
+                busy
+            }
             Error::Storage(_) | Error::Io(_) | Error::Remote(_) => {
                 tracing::error!(error = %e, "request failed");
                 Self::internal()
