@@ -62,6 +62,7 @@ mod late_changes;
 mod layers;
 mod lease;
 mod logs;
+mod matrix;
 mod readme;
 mod report;
 mod schedule;
