@@ -14,12 +14,13 @@ use crate::parties;
 pub struct ContactArgs {
     /// The user or group.
     name: String,
-    /// email, xmpp, sms, webhook, slack, discord, teams or ntfy (needed with an action; without one, shows only that channel).
+    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix (needed with an action; without one, shows only that channel).
     #[arg(long)]
     channel: Option<String>,
     /// A new address (checked for the channel): enabled, not verified, bounces reset.
     /// For webhook, an https URL; its signing secret is made (or taken from
-    /// --secret) and shown once.
+    /// --secret) and shown once. For matrix, a user ID (@alice:example.org)
+    /// or a room ID (!room:example.org).
     #[arg(long, value_name = "ADDRESS")]
     set: Option<String>,
     /// With --channel webhook: the signing secret (whsec_ and the base64 of

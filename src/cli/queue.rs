@@ -74,10 +74,11 @@ pub struct NotifyArgs {
 #[derive(Args, Debug)]
 pub struct TestAlertArgs {
     /// The address: an email address, a JID for xmpp, an E.164 number for
-    /// sms; for webhook, the user or group whose webhook (and secret) to use.
+    /// sms; for webhook, its presets and matrix, the user or group whose
+    /// contact point to use.
     #[arg(long)]
     to: String,
-    /// email, xmpp, sms, webhook, slack, discord, teams or ntfy.
+    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix.
     #[arg(long, default_value = "email")]
     channel: String,
 }
@@ -242,7 +243,8 @@ pub fn inbound(ctx: &mut Ctx) -> Result<()> {
 }
 
 /// One message now, through the channel's transport: no queue, and no
-/// database but a webhook's contact point (its URL and secret).
+/// database but a webhook's or Matrix contact point (and the Matrix room
+/// it opens).
 pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     let cfg = ctx.cfg;
     let now = ctx.now();
@@ -250,6 +252,10 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
         parties::Channel::Email => queue::test_alert(&cfg.email, &a.to, now)?,
         parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
         parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &a.to, now)?,
+        parties::Channel::Matrix => {
+            let mut conn = ctx.conn()?;
+            queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &a.to, now)?
+        }
         url => {
             let mut conn = ctx.conn()?;
             queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &a.to, now)?

@@ -98,7 +98,7 @@ pub struct TickArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook", "preset"]))]
+#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook", "preset", "matrix"]))]
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
@@ -121,6 +121,9 @@ pub struct PreviewArgs {
     /// (less user-agent), a blank line, its body.
     #[arg(long, value_name = "CHANNEL")]
     preset: Option<String>,
+    /// The Matrix message's content (`m.room.message`: plain text and HTML).
+    #[arg(long)]
+    matrix: bool,
 }
 
 #[derive(Args, Debug)]
@@ -340,6 +343,11 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         r.sms.unwrap_or_default()
     } else if a.webhook {
         r.webhook.unwrap_or_default()
+    } else if a.matrix {
+        let doc = r.webhook.unwrap_or_default();
+        let content =
+            crate::deliver::matrix::body::content(doc.as_bytes()).map_err(Error::invalid)?;
+        format!("{content:#}")
     } else {
         format!("{}\n\n{}", r.subject, r.text.unwrap_or_default())
     };

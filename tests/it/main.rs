@@ -63,6 +63,7 @@ mod late_changes;
 mod layers;
 mod lease;
 mod logs;
+mod matrix;
 mod readme;
 mod report;
 mod schedule;

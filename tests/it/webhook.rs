@@ -10,9 +10,7 @@ use chrono::Duration;
 use common::delivery::T0;
 use common::http::{Gateway, Request};
 use common::{at, TestDb};
-use diesel::prelude::*;
 use digestd::config::{WebhookConfig, WebhookTransport};
-use digestd::db::schema::contact_points;
 use digestd::db::DbConn;
 use digestd::deliver::queue;
 use digestd::ids::RequestId;
@@ -106,11 +104,7 @@ fn check_schema(v: &serde_json::Value) {
 }
 
 fn disabled(c: &mut DbConn) -> bool {
-    contact_points::table
-        .filter(contact_points::channel.eq("webhook"))
-        .select(contact_points::disabled)
-        .first(c)
-        .unwrap()
+    common::delivery::disabled(c, parties::Channel::Webhook)
 }
 
 fn a_notification_and_a_digest_are_signed_as_the_reference_verifies(db: &TestDb) {

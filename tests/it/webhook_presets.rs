@@ -11,9 +11,7 @@ use chrono::Duration;
 use common::delivery::T0;
 use common::http::{Gateway, Request};
 use common::{at, TestDb};
-use diesel::prelude::*;
 use digestd::config::{EmailConfig, WebhookConfig};
-use digestd::db::schema::contact_points;
 use digestd::db::DbConn;
 use digestd::deliver::queue;
 use digestd::ids::RequestId;
@@ -77,13 +75,7 @@ fn decoded(v: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn disabled(c: &mut DbConn, ch: Channel) -> bool {
-    contact_points::table
-        .filter(contact_points::channel.eq(ch.as_str()))
-        .select(contact_points::disabled)
-        .first(c)
-        .unwrap()
-}
+use common::delivery::disabled;
 
 fn a_digest_reaches_each_preset_in_its_format(db: &TestDb) {
     let mut c = db.conn();

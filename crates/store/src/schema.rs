@@ -51,6 +51,7 @@ diesel::table! {
         bounce_count -> Integer,
         created_at -> Timestamp,
         secret -> Nullable<Text>,
+        matrix_room -> Nullable<Text>,
     }
 }
 

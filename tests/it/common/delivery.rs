@@ -106,17 +106,36 @@ pub fn next_attempt(c: &mut DbConn, r: RequestId) -> chrono::DateTime<chrono::Ut
         .and_utc()
 }
 
-/// A delivery whose webhook listeners (the webhook's and its presets')
-/// follow `cfg`, writing under a fresh outbox.
-pub fn webhook_with(cfg: digestd::config::WebhookConfig) -> Delivery {
+/// A delivery writing its outbox and sent journal under a fresh
+/// directory, and the `[email]` settings that name it.
+pub fn in_fresh_dir() -> (Delivery, EmailConfig) {
     let dir = tempfile::tempdir().unwrap().keep();
     let email = EmailConfig {
         dir: dir.display().to_string(),
         ..EmailConfig::default()
     };
-    Delivery::new(&email)
+    let d = Delivery::new(&email)
         .unwrap()
-        .with_webhook(&cfg, &email)
+        .with_journal_dir(&dir.join("journal"))
+        .unwrap();
+    (d, email)
+}
+
+/// A delivery whose webhook listeners (the webhook's and its presets')
+/// follow `cfg`, writing under a fresh outbox.
+pub fn webhook_with(cfg: digestd::config::WebhookConfig) -> Delivery {
+    let (d, email) = in_fresh_dir();
+    d.with_webhook(&cfg, &email).unwrap()
+}
+
+/// Whether the (one) contact point on `ch` is disabled.
+pub fn disabled(c: &mut DbConn, ch: digestd::parties::Channel) -> bool {
+    use diesel::prelude::*;
+    use digestd::db::schema::contact_points;
+    contact_points::table
+        .filter(contact_points::channel.eq(ch.as_str()))
+        .select(contact_points::disabled)
+        .first(c)
         .unwrap()
 }
 

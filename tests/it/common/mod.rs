@@ -23,6 +23,7 @@ pub mod smtp;
 pub mod smtp_tls;
 pub mod source;
 pub mod storage;
+pub mod synapse;
 pub mod web;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,9 +10,11 @@ pub use crate::error::Invalid;
 use crate::error::Result;
 
 mod link;
+mod matrix;
 mod net;
 mod webhook;
 pub use link::{item_url, MAX_ITEM_URL};
+pub use matrix::{homeserver_url, is_matrix_room, is_new_localpart, matrix_id, MAX_MATRIX_ID};
 pub use net::{client_block, ip_net, ip_nets, IpNet};
 pub use webhook::{webhook_url, why_not_public, UrlPolicy, MAX_WEBHOOK_URL};
 

@@ -1,6 +1,5 @@
-//! The delivery channels' sections: `[email]`, `[sms]`, `[xmpp]` and
-//! `[webhook]`, with
-//! their defaults (`deliver::check_settings` checks them).
+//! The delivery channels' sections: `[email]`, `[sms]`, `[xmpp]`,
+//! `[webhook]` and `[matrix]`, with their defaults (`deliver::check_settings` checks them).
 
 use std::str::FromStr;
 
@@ -116,6 +115,55 @@ impl WebhookConfig {
         validate::UrlPolicy {
             allow_http: self.allow_http,
             allow_private: self.allow_private,
+        }
+    }
+}
+
+transport_enum!(
+    /// How Matrix messages leave (`[matrix] transport`).
+    MatrixTransport {
+        /// Written under `[email] dir`/matrix: the room or user and the
+        /// event's content.
+        Dir = "dir",
+        /// Sent by the service account through the homeserver.
+        Matrix = "matrix",
+    }
+);
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MatrixConfig {
+    /// `dir` writes what would be sent under `[email] dir`/matrix;
+    /// `matrix` sends it.
+    pub transport: MatrixTransport,
+    /// The homeserver's base URL, `https://matrix.example.org`.
+    pub homeserver: String,
+    /// The service account's user ID, `@digestd:example.org`.
+    pub user: String,
+    /// The account's access token; or, when empty, `password` logs in
+    /// once per process (as `device_id`).
+    pub access_token: String,
+    pub password: String,
+    /// The device a password login uses, the same every time, so that
+    /// the homeserver recognises a retried transaction across restarts.
+    pub device_id: String,
+    /// Plain `http://` to a loopback homeserver (a test server).
+    pub allow_http: bool,
+    /// Connecting, sending and reading the answer, at most (1-600).
+    pub timeout_seconds: u64,
+}
+
+impl Default for MatrixConfig {
+    fn default() -> Self {
+        MatrixConfig {
+            transport: MatrixTransport::Dir,
+            homeserver: String::new(),
+            user: String::new(),
+            access_token: String::new(),
+            password: String::new(),
+            device_id: "DIGESTD".into(),
+            allow_http: false,
+            timeout_seconds: 30,
         }
     }
 }

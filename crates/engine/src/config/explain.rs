@@ -8,6 +8,8 @@ use super::Config;
 
 /// Examples for the settings whose default is empty (and so no example).
 const EXAMPLES: &[(&str, &str, &str)] = &[
+    ("matrix", "homeserver", "\"https://matrix.example.org\""),
+    ("matrix", "user", "\"@digestd:example.org\""),
     (
         "email",
         "smtp_url",
@@ -52,9 +54,10 @@ pub fn variable(section: &str, key: &str) -> String {
 
 /// An example of a good `[section] key`, as written in the file
 /// (`max_retries = 3`) or, when `var` set it, in the environment
-/// (`DIGESTD_EMAIL__MAX_RETRIES=3`). Passwords get no example value.
+/// (`DIGESTD_EMAIL__MAX_RETRIES=3`). Passwords and access tokens get no
+/// example value.
 pub fn example(section: &str, key: &str, var: Option<&str>) -> Option<String> {
-    if key == "password" {
+    if key == "password" || key == "access_token" {
         return Some(format!("{} in the environment", variable(section, key)));
     }
     let given = EXAMPLES

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 
 pub use channels::{
-    parse_from, EmailConfig, EmailTransport, SmsConfig, SmsTransport, WebhookConfig,
-    WebhookTransport, XmppConfig, XmppTransport,
+    parse_from, EmailConfig, EmailTransport, MatrixConfig, MatrixTransport, SmsConfig,
+    SmsTransport, WebhookConfig, WebhookTransport, XmppConfig, XmppTransport,
 };
 pub use env::{from_os as env_from_os, unknown_variables, DATABASE_URL_VAR};
 pub use sections::*;
@@ -49,6 +49,7 @@ pub struct Config {
     pub sms: SmsConfig,
     pub xmpp: XmppConfig,
     pub webhook: WebhookConfig,
+    pub matrix: MatrixConfig,
     pub http: HttpConfig,
     pub signup: SignupConfig,
     pub ops: OpsConfig,

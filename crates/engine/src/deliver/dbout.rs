@@ -119,6 +119,7 @@ mod tests {
             bytes: body.as_bytes().to_vec(),
             file: std::path::PathBuf::from("outbox").join(key),
             signing: None,
+            matrix: None,
         }
     }
 

@@ -28,6 +28,20 @@ pub struct Outgoing {
     /// A webhook message's id and its endpoint's secret (`None` on the
     /// other channels).
     pub signing: Option<Signing>,
+    /// A Matrix message's transaction id and the room it goes to, when
+    /// the contact point has one (`None` on the other channels).
+    pub matrix: Option<MatrixRoute>,
+}
+
+/// Where a Matrix message goes: its transaction id (from the first
+/// request and the recipient, the same on every attempt, so the
+/// homeserver keeps one event however often it is sent) and the room
+/// kept on the contact point (`None`: the listener opens a direct room
+/// with the user the address names).
+#[derive(Debug, Clone, Default)]
+pub struct MatrixRoute {
+    pub txn_id: String,
+    pub room: Option<String>,
 }
 
 /// What signs a webhook message (Standard Webhooks): its `webhook-id`,
@@ -54,6 +68,7 @@ impl Outgoing {
             bytes: body.as_bytes().to_vec(),
             file,
             signing: None,
+            matrix: None,
         }
     }
 
@@ -137,6 +152,13 @@ pub trait Listener: Send {
     /// a listener that waits between attempts of its own (XMPP's
     /// reconnect backoff) measures the wait against it, not the wall clock.
     fn pass_at(&mut self, _now: chrono::DateTime<chrono::Utc>) {}
+
+    /// The rooms the listener opened since it was last asked, as
+    /// (address, room id): a Matrix listener opens a direct room for a
+    /// user ID, and the queue keeps it on the contact point.
+    fn opened_rooms(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 
     /// Releases what the listener holds (sessions, connections).
     fn shutdown(&mut self) {}

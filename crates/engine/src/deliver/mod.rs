@@ -13,7 +13,9 @@
 //! - [`bounce`]: `digestd inbound`, RFC 3464 bounces against contact points;
 //! - [`listener`]: the `Listener` trait every channel is delivered through;
 //! - [`sms`]: the SMS listener (an HTTP gateway);
-//! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session).
+//! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session);
+//! - [`webhook`]: the webhook listener and its chat presets;
+//! - [`matrix`]: the Matrix listener (the client-server API over HTTP).
 //!
 //! [`check_settings`] checks the channels' settings, which `config` parses
 //! but only delivery understands.
@@ -23,6 +25,7 @@ pub mod dbout;
 pub mod dkim;
 pub mod encode;
 pub mod listener;
+pub mod matrix;
 pub mod message;
 pub mod msgid;
 pub mod outbox;
@@ -36,13 +39,15 @@ pub mod xmpp;
 use crate::config::{Config, EmailConfig, EmailTransport};
 use crate::error::{Error, Result};
 
-/// Checks the `[email]`, `[sms]`, `[xmpp]` and `[webhook]` settings. Every command runs
+/// Checks the `[email]`, `[sms]`, `[xmpp]`, `[webhook]` and `[matrix]`
+/// settings. Every command runs
 /// it after [`Config::load`], so a bad transport setting is refused before
 /// anything is read or written.
 pub fn check_settings(cfg: &Config) -> Result<()> {
     check_email(&cfg.email)?;
     sms::check(&cfg.sms)?;
     webhook::check(&cfg.webhook)?;
+    matrix::check(&cfg.matrix)?;
     xmpp::check(&cfg.xmpp)
 }
 

@@ -45,6 +45,7 @@ impl Outbox {
             Channel::Email => self.root.join(format!("{name}.eml")),
             Channel::Xmpp => self.root.join("xmpp").join(format!("{name}.txt")),
             Channel::Sms => self.root.join("sms").join(format!("{name}.txt")),
+            Channel::Matrix => self.root.join("matrix").join(format!("{name}.txt")),
             // The webhook and its presets: what would be posted.
             url => self.root.join(url.as_str()).join(format!("{name}.http")),
         }

@@ -132,10 +132,11 @@ impl Parts {
             email: has("email"),
             chat: has("xmpp"),
             sms: has("sms"),
-            // The presets build their bodies from the same document.
+            // The presets and Matrix build their bodies from the same
+            // document.
             webhook: Channel::ALL
                 .into_iter()
-                .any(|c| c.is_url() && has(c.as_str())),
+                .any(|c| c.reads_document() && has(c.as_str())),
         }
     }
 }

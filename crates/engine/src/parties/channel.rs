@@ -23,10 +23,13 @@ pub enum Channel {
     Teams,
     /// An ntfy topic URL, posted Markdown text.
     Ntfy,
+    /// A Matrix user ID (a direct room is opened for it) or room ID, sent
+    /// plain text and HTML by digestd's service account.
+    Matrix,
 }
 
 impl Channel {
-    pub const ALL: [Channel; 8] = [
+    pub const ALL: [Channel; 9] = [
         Channel::Email,
         Channel::Xmpp,
         Channel::Sms,
@@ -35,6 +38,7 @@ impl Channel {
         Channel::Discord,
         Channel::Teams,
         Channel::Ntfy,
+        Channel::Matrix,
     ];
 
     /// The chat and push services whose webhook URL is the address: posted
@@ -53,6 +57,12 @@ impl Channel {
         self == Channel::Webhook || self.is_preset()
     }
 
+    /// Whether its messages are built from the digest's JSON document (the
+    /// webhook, its presets, Matrix) rather than its chat or SMS text.
+    pub fn reads_document(self) -> bool {
+        self.is_url() || self == Channel::Matrix
+    }
+
     /// Whether this is one of [`Channel::PRESETS`].
     pub fn is_preset(self) -> bool {
         Channel::PRESETS.contains(&self)
@@ -68,6 +78,7 @@ impl Channel {
             Channel::Discord => "discord",
             Channel::Teams => "teams",
             Channel::Ntfy => "ntfy",
+            Channel::Matrix => "matrix",
         }
     }
 
@@ -78,7 +89,7 @@ impl Channel {
             .find(|c| c.as_str() == s)
             .ok_or_else(|| {
                 Error::invalid(format!(
-                    "unknown channel {s:?}: use email, xmpp, sms, webhook, slack, discord, teams or ntfy"
+                    "unknown channel {s:?}: use email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix"
                 ))
             })
     }
@@ -92,6 +103,7 @@ impl Channel {
             Channel::Email => validate::email(address),
             Channel::Xmpp => validate::jid(address),
             Channel::Sms => validate::phone(address),
+            Channel::Matrix => validate::matrix_id(address),
             Channel::Webhook
             | Channel::Slack
             | Channel::Discord

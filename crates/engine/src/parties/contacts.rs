@@ -125,12 +125,15 @@ pub fn change_contact(
             .filter(contact_points::party_id.eq(id.0))
             .filter(contact_points::channel.eq(channel.as_str()));
         let n = match &change {
+            // A new address, or a person back (who may have left the
+            // room): a Matrix contact point gets a new direct room.
             ContactChange::Set(a) => diesel::update(mine)
                 .set((
                     contact_points::address.eq(a),
                     contact_points::verified.eq(false),
                     contact_points::disabled.eq(false),
                     contact_points::bounce_count.eq(0),
+                    contact_points::matrix_room.eq(None::<String>),
                 ))
                 .execute(c)?,
             ContactChange::Verify => diesel::update(mine)
@@ -143,6 +146,7 @@ pub fn change_contact(
                 .set((
                     contact_points::disabled.eq(false),
                     contact_points::bounce_count.eq(0),
+                    contact_points::matrix_room.eq(None::<String>),
                 ))
                 .execute(c)?,
         };

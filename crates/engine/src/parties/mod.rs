@@ -8,12 +8,14 @@
 //! [`upsert`] a user put whole (the API's `PUT`), [`remove`] renames,
 //! leaving a group and retiring a party, [`page`] users a page at a time,
 //! [`webhook`] a webhook contact point's URL and signing secret,
+//! [`matrix`] the direct room kept on a Matrix contact point,
 //! [`channel`] the delivery channels.
 
 mod channel;
 mod code;
 mod contacts;
 mod groups;
+mod matrix;
 mod page;
 mod prefs;
 mod remove;
@@ -30,6 +32,7 @@ pub use groups::{
     apply_group_changes_in_tx, create_group_in_tx, create_group_with, get_group, list_groups,
     Group, NewGroup, ValidGroup, GROUP_DAILY_HOUR, GROUP_LOCALE, GROUP_TIMEZONE, GROUP_WEEK_START,
 };
+pub use matrix::{keep_matrix_rooms_in_tx, matrix_rooms};
 pub use page::{page_users, UserFilter};
 pub use prefs::{apply_user_changes_in_tx, UserChanges, ValidChanges};
 pub use remove::{find_kind, remove_member, rename, retire_in_tx, tombstone_name, Retired};

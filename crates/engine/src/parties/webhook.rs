@@ -195,9 +195,10 @@ pub fn webhook_secrets(
     Ok(out)
 }
 
-/// Disables the contact point of `party` on URL channel `channel` at
-/// `url`, which answered 410 Gone (as hard bounces disable an email
-/// address); in the caller's transaction. Never enables one.
+/// Disables the contact point of `party` on `channel` at `url`, which
+/// answered 410 Gone (a URL channel) or `M_FORBIDDEN` (Matrix), as hard
+/// bounces disable an email address; in the caller's transaction. Never
+/// enables one.
 pub fn disable_gone_webhook_in_tx(
     c: &mut DbConn,
     party: i64,

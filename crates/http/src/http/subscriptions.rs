@@ -55,7 +55,7 @@ pub struct SubscribeBody {
     collection: Option<String>,
     #[serde(default)]
     all: bool,
-    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
+    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy, matrix (default email).
     #[serde(default)]
     channels: Vec<String>,
     /// Local hour 0-23 (default: the user's daily hour).

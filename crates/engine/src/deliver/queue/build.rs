@@ -116,6 +116,7 @@ impl BuildCtx {
             bytes,
             file: self.outbox.path(first, &r0.to_name, Channel::Email),
             signing: None,
+            matrix: None,
         };
         Ok(Some((settle, msg)))
     }

@@ -47,8 +47,9 @@ pub use address::{post_system_email_in, post_to_address};
 pub use expand::expand;
 pub use list::{attempts, count_by_status, list, Attempt, RequestFilter, RequestRow};
 pub use post::{
-    cancel_request, post_request, show, status, test_alert, test_alert_sms, test_alert_webhook,
-    test_alert_xmpp, NewNotification, QueueStatus, RecipientView, RequestView, MAX_MESSAGE,
+    cancel_request, post_request, show, status, test_alert, test_alert_matrix, test_alert_sms,
+    test_alert_webhook, test_alert_xmpp, NewNotification, QueueStatus, RecipientView, RequestView,
+    MAX_MESSAGE,
 };
 pub use purge::{purge, QueuePurged};
 pub use settle::update;
@@ -61,6 +62,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::listener::Listener;
+use super::matrix::MatrixListener;
 use super::msgid::MessageKey;
 use super::outbox::{Outbox, OutboxListener};
 use super::sink::EmailSink;
@@ -68,7 +70,8 @@ use super::sms::SmsGateway;
 use super::webhook::WebhookListener;
 use super::xmpp::XmppListener;
 use crate::config::{
-    Config, EmailConfig, SmsConfig, SmsTransport, WebhookConfig, XmppConfig, XmppTransport,
+    Config, EmailConfig, MatrixConfig, SmsConfig, SmsTransport, WebhookConfig, XmppConfig,
+    XmppTransport,
 };
 use crate::db::states::RowState;
 use crate::db::DbConn;
@@ -126,7 +129,8 @@ impl std::fmt::Display for PassReport {
 }
 
 /// How the queue reaches people: a listener per channel (`email`, `xmpp`,
-/// `sms`, `webhook`), the outbox paths, and the retry policy.
+/// `sms`, `webhook` and its presets, `matrix`), the outbox paths, and the
+/// retry policy.
 pub struct Delivery {
     pub outbox: Outbox,
     from: lettre::message::Mailbox,
@@ -185,6 +189,7 @@ impl Delivery {
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
                 Box::new(WebhookListener::new(&WebhookConfig::default(), cfg)?),
+                Box::new(MatrixListener::new(&MatrixConfig::default(), cfg)?),
             ],
         }
         .with_webhook(&WebhookConfig::default(), cfg)
@@ -233,11 +238,19 @@ impl Delivery {
         Ok(d)
     }
 
-    /// The listeners of `[sms]`, `[xmpp]` and `[webhook]`, as configured.
+    /// The Matrix listener of `[matrix]` (its `dir` transport writes
+    /// under `[email] dir`).
+    pub fn with_matrix(self, cfg: &MatrixConfig, email: &EmailConfig) -> Result<Delivery> {
+        Ok(self.with_listener(Box::new(MatrixListener::new(cfg, email)?)))
+    }
+
+    /// The listeners of `[sms]`, `[xmpp]`, `[webhook]` and `[matrix]`, as
+    /// configured.
     pub fn with_listeners(self, cfg: &Config) -> Result<Delivery> {
         self.with_sms(&cfg.sms)?
             .with_xmpp(&cfg.xmpp)?
-            .with_webhook(&cfg.webhook, &cfg.email)
+            .with_webhook(&cfg.webhook, &cfg.email)?
+            .with_matrix(&cfg.matrix, &cfg.email)
     }
 
     /// The listener for `channel`.

@@ -356,6 +356,19 @@ pub fn test_alert_webhook(
     report(&channel.shown(&url), Outcome::from(l.send_raw(&m)))
 }
 
+/// `digestd test-alert --channel matrix --to NAME`: one notification, now,
+/// to `NAME`'s Matrix contact point ([`crate::deliver::matrix::test_alert`]).
+pub fn test_alert_matrix(
+    conn: &mut DbConn,
+    cfg: &crate::config::MatrixConfig,
+    email: &EmailConfig,
+    party: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let (to, outcome) = crate::deliver::matrix::test_alert(conn, cfg, email, party, now)?;
+    report(&to, outcome)
+}
+
 /// Sends the alert's text; a `dir` listener writes it to
 /// `<[email] dir>/<channel>/test-alert-<µs>.txt`.
 fn push_alert(
@@ -426,6 +439,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
             .root()
             .join(format!("test-alert-{}.eml", now.timestamp_micros())),
         signing: None,
+        matrix: None,
     };
     let outcome = Outcome::from(d.listener(Channel::Email).send_raw(&out));
     report(&to, outcome)

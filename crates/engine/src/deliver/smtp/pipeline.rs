@@ -324,6 +324,7 @@ mod tests {
             bytes: body.to_vec(),
             file: Default::default(),
             signing: None,
+            matrix: None,
         };
         assert!(plain(&m("b@example.com", b"Subject: x\r\n\r\nhi\r\n")).is_some());
         assert!(plain(&m("b@example.com", "caf\u{e9}\r\n".as_bytes())).is_none());

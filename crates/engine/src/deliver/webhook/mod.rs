@@ -196,7 +196,7 @@ impl WebhookListener {
 
 /// At most [`MAX_ANSWER`] bytes of the answer, as text, and whether there
 /// was more.
-fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
+pub(crate) fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
     let mut buf = Vec::new();
     let mut limited = resp.take(MAX_ANSWER as u64 + 1);
     // An answer that breaks off is what it is so far.

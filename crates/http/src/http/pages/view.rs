@@ -138,10 +138,19 @@ pub fn describe_group(
 
 /// An address shown without giving it away: `a***@example.com`,
 /// `+34 *** ** 22`, `https://hooks.example.com/***` (a webhook's or a
-/// preset's path may carry a token of the receiver's).
+/// preset's path may carry a token of the receiver's), `@a***:example.org`
+/// (a Matrix user; a room `!***:example.org`).
 pub fn mask(channel: &str, address: &str) -> String {
     if let Some(url) = Channel::parse(channel).ok().filter(|c| c.is_url()) {
         return url.shown(address);
+    }
+    if channel == Channel::Matrix.as_str() {
+        let (local, server) = address.split_once(':').unwrap_or((address, ""));
+        let shown: String = local
+            .chars()
+            .take(if local.starts_with('@') { 2 } else { 1 })
+            .collect();
+        return format!("{shown}***:{server}");
     }
     let first: String = address.chars().take(1).collect();
     if channel == "sms" {

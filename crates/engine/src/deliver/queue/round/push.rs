@@ -1,7 +1,9 @@
 //! A round's rows that are not email: grouped per (sender, recipient,
 //! channel), each group one message; groups with no address given up at
-//! once; XMPP, SMS, webhooks and the presets sent by their listeners, a
-//! batch per channel; a webhook that answered 410 Gone disabled. The email
+//! once; XMPP, SMS, webhooks, the presets and Matrix sent by their
+//! listeners, a batch per channel; a webhook that answered 410 Gone, or a
+//! Matrix contact point refused with `M_FORBIDDEN`, disabled; the Matrix
+//! rooms opened kept. The email
 //! groups go back to the pass as jobs for the builder.
 
 use super::*;
@@ -83,16 +85,53 @@ fn chat_text(round: &Round, ch: Channel, batch: &[Row]) -> String {
     body.join(if ch == Channel::Sms { "\n" } else { "\n\n" })
 }
 
+/// A webhook, preset or Matrix group's JSON document: each digest's own,
+/// each notification's built now; one, or a batch of them.
+fn document(round: &Round, batch: &[Row]) -> String {
+    let docs = batch
+        .iter()
+        .map(|r| round.req_for(r))
+        .map(|q| match &q.message_webhook {
+            Some(doc) => hook::digest(q.id, doc),
+            None => hook::notification(q.id, &q.subject, &q.message, q.request_date),
+        })
+        .collect();
+    hook::message(docs)
+}
+
+/// The recipients of `rows` on `ch`, each once.
+fn parties_on(rows: &[Row], ch: Channel) -> Vec<i64> {
+    let mut parties: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.channel == ch.as_str())
+        .map(|r| r.party_to)
+        .collect();
+    parties.sort_unstable();
+    parties.dedup();
+    parties
+}
+
+/// What a round's webhook and Matrix rows need from their contact points.
+struct Keys {
+    /// The webhooks' secrets, by (party, URL).
+    secrets: HashMap<(i64, String), String>,
+    /// The Matrix rooms kept, by (party, address).
+    rooms: HashMap<(i64, String), Option<String>>,
+}
+
 impl Rounds<'_> {
     /// Groups the round per (sender, recipient, channel); gives up the
     /// groups with no address, sends the XMPP, SMS and webhook ones and
     /// writes their outcomes (a webhook that answered 410 Gone is
     /// disabled); returns the email ones.
     pub(super) fn settle_all_but_email(&mut self, round: &Round) -> Result<Vec<EmailJob>> {
-        let secrets = self.webhook_secrets(&round.rows)?;
+        let keys = Keys {
+            secrets: self.webhook_secrets(&round.rows)?,
+            rooms: self.matrix_rooms(&round.rows)?,
+        };
         let mut plan = Plan::default();
         for range in groups(&round.rows) {
-            self.plan_group(round, range, &secrets, &mut plan)?;
+            self.plan_group(round, range, &keys, &mut plan)?;
         }
         let Plan {
             jobs,
@@ -100,6 +139,7 @@ impl Rounds<'_> {
             pushes,
         } = plan;
         self.send_pushes(pushes, &mut others);
+        self.keep_rooms()?;
         self.disable_gone(&others)?;
         if !others.is_empty() {
             email::Source::write(self, &others)?;
@@ -112,7 +152,7 @@ impl Rounds<'_> {
         &self,
         round: &Round,
         range: (usize, usize),
-        secrets: &HashMap<(i64, String), String>,
+        keys: &Keys,
         plan: &mut Plan,
     ) -> Result<()> {
         let batch = &round.rows[range.0..range.1];
@@ -132,15 +172,28 @@ impl Rounds<'_> {
             return Ok(());
         }
         let file = self.d.outbox.path(r0.request_id, &r0.to_name, ch);
-        if !ch.is_url() {
+        if !ch.reads_document() {
             let m = Outgoing::text(&address, &chat_text(round, ch, batch), file);
+            plan.send(ch, m, not_sent());
+            return Ok(());
+        }
+        let requests: Vec<i64> = batch.iter().map(|r| r.request_id).collect();
+        if ch == Channel::Matrix {
+            // The room kept for the address, if any; the transaction id
+            // is the same on every attempt of these rows.
+            let room = keys.rooms.get(&(r0.party_to, address.clone())).cloned();
+            let mut m = Outgoing::text(&address, &document(round, batch), file);
+            m.matrix = Some(MatrixRoute {
+                txn_id: hook::message_id(&requests, r0.party_to),
+                room: room.flatten(),
+            });
             plan.send(ch, m, not_sent());
             return Ok(());
         }
         // The webhook signs with its URL's secret; a preset's URL is its
         // own credential, and its listener turns the document into the
         // service's format as it sends it.
-        let signing = match (ch, secrets.get(&(r0.party_to, address.clone()))) {
+        let signing = match (ch, keys.secrets.get(&(r0.party_to, address.clone()))) {
             (Channel::Webhook, None) => {
                 plan.refuse(
                     batch,
@@ -149,23 +202,12 @@ impl Rounds<'_> {
                 return Ok(());
             }
             (Channel::Webhook, Some(secret)) => Some(Signing {
-                id: hook::message_id(
-                    &batch.iter().map(|r| r.request_id).collect::<Vec<_>>(),
-                    r0.party_to,
-                ),
+                id: hook::message_id(&requests, r0.party_to),
                 secret: secret.clone(),
             }),
             _ => None,
         };
-        let docs = batch
-            .iter()
-            .map(|r| round.req_for(r))
-            .map(|q| match &q.message_webhook {
-                Some(doc) => hook::digest(q.id, doc),
-                None => hook::notification(q.id, &q.subject, &q.message, q.request_date),
-            })
-            .collect();
-        let mut m = Outgoing::text(&address, &hook::message(docs), file);
+        let mut m = Outgoing::text(&address, &document(round, batch), file);
         m.signing = signing;
         plan.send(ch, m, not_sent());
         Ok(())
@@ -199,22 +241,19 @@ impl Rounds<'_> {
     }
 
     /// Disables the webhook and preset contact points that answered
-    /// 410 Gone.
+    /// 410 Gone, and the Matrix ones refused with `M_FORBIDDEN`.
     fn disable_gone(&mut self, others: &[Settle]) -> Result<()> {
         let gone: Vec<(i64, Channel, String)> = others
             .iter()
             .filter_map(|s| {
                 let ch = Channel::parse(&s.keys.first()?.2).ok()?;
-                ch.is_url().then_some((s, ch))
-            })
-            .filter(|(s, _)| {
-                matches!(
-                    s.outcome,
-                    Outcome::Permanent {
-                        code: Some(webhook::GONE),
-                        ..
-                    }
-                )
+                let gone = match ch {
+                    Channel::Matrix => matrix::FORBIDDEN,
+                    url if url.is_url() => webhook::GONE,
+                    _ => return None,
+                };
+                matches!(s.outcome, Outcome::Permanent { code: Some(c), .. } if c == gone)
+                    .then_some((s, ch))
             })
             .filter_map(|(s, ch)| Some((s.keys[0].1, ch, s.address.clone()?)))
             .collect();
@@ -229,24 +268,39 @@ impl Rounds<'_> {
         })?;
         tracing::warn!(
             endpoints = gone.len(),
-            "webhook contact points disabled: 410 Gone"
+            "contact points disabled: 410 Gone (webhooks) or M_FORBIDDEN (Matrix)"
         );
         Ok(())
+    }
+
+    /// Keeps the direct rooms the Matrix listener opened on their
+    /// contact points, so the next messages go to the same rooms.
+    fn keep_rooms(&mut self) -> Result<()> {
+        let opened = self.d.listener(Channel::Matrix).opened_rooms();
+        if !opened.is_empty() {
+            self.conn
+                .write_tx(|c| crate::parties::keep_matrix_rooms_in_tx(c, &opened))?;
+        }
+        Ok(())
+    }
+
+    /// The rooms kept on the Matrix contact points the round's Matrix
+    /// rows go to, by (party, address).
+    fn matrix_rooms(&mut self, rows: &[Row]) -> Result<HashMap<(i64, String), Option<String>>> {
+        let parties = parties_on(rows, Channel::Matrix);
+        if parties.is_empty() {
+            return Ok(HashMap::new());
+        }
+        crate::parties::matrix_rooms(self.conn, &parties)
     }
 
     /// The secrets of the webhook contact points the round's webhook rows
     /// go to, by (party, URL).
     fn webhook_secrets(&mut self, rows: &[Row]) -> Result<HashMap<(i64, String), String>> {
-        let mut parties: Vec<i64> = rows
-            .iter()
-            .filter(|r| r.channel == Channel::Webhook.as_str())
-            .map(|r| r.party_to)
-            .collect();
+        let parties = parties_on(rows, Channel::Webhook);
         if parties.is_empty() {
             return Ok(HashMap::new());
         }
-        parties.sort_unstable();
-        parties.dedup();
         crate::parties::webhook_secrets(self.conn, &parties)
     }
 }

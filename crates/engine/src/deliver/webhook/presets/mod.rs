@@ -8,7 +8,7 @@
 //! the URL is the credential.
 
 mod discord;
-mod fit;
+pub(crate) mod fit;
 mod ntfy;
 mod slack;
 mod teams;

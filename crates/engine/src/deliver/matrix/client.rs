@@ -1,0 +1,318 @@
+//! The client-server API calls the Matrix listener makes, over plain
+//! HTTP: a password login, `createRoom` for a direct room, `join` for a
+//! room ID given as an address, the person's membership of a kept room,
+//! and `PUT …/send/m.room.message/{txnId}`.
+//! No redirect is followed and no proxy used; at most 64 KiB of an answer
+//! is read. What each answer means for the queue is [`refusal`]'s.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::super::listener::DeliveryError;
+use crate::config::MatrixConfig;
+
+/// The status a send answered with `M_FORBIDDEN` is reported with: the
+/// person left the room or may not be written to, and the queue disables
+/// the contact point.
+pub const FORBIDDEN: u16 = 403;
+
+/// A session with the homeserver.
+pub struct Homeserver {
+    base: String,
+    client: reqwest::blocking::Client,
+}
+
+fn transient(text: String) -> DeliveryError {
+    DeliveryError::Transient {
+        code: None,
+        text,
+        retry_after_secs: None,
+    }
+}
+
+/// What a call is, for the queue's verdict on a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Login,
+    CreateRoom,
+    Join,
+    Membership,
+    Send,
+}
+
+impl Homeserver {
+    pub fn new(cfg: &MatrixConfig, base: String) -> Result<Homeserver, DeliveryError> {
+        let timeout = Duration::from_secs(cfg.timeout_seconds);
+        let client = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .user_agent(crate::deliver::webhook::sign::USER_AGENT)
+            .build()
+            .map_err(|e| transient(format!("matrix client: {e}")))?;
+        Ok(Homeserver { base, client })
+    }
+
+    /// `{base}/_matrix/client/v3/` and `segments`, each percent-encoded.
+    fn url(&self, segments: &[&str]) -> Result<url::Url, DeliveryError> {
+        let mut u = url::Url::parse(&self.base).map_err(|e| DeliveryError::Permanent {
+            code: None,
+            text: format!("matrix: homeserver: {e}"),
+        })?;
+        u.path_segments_mut()
+            .map_err(|_| DeliveryError::Permanent {
+                code: None,
+                text: "matrix: the homeserver URL takes no path".into(),
+            })?
+            .pop_if_empty()
+            .extend(["_matrix", "client", "v3"])
+            .extend(segments);
+        Ok(u)
+    }
+
+    /// Calls `method` on `segments` with `body`; the answer's JSON on 2xx,
+    /// else the refusal as the queue reads it.
+    fn call(
+        &self,
+        call: Call,
+        method: reqwest::Method,
+        segments: &[&str],
+        token: Option<&str>,
+        body: &Value,
+    ) -> Result<Value, DeliveryError> {
+        let mut req = self.client.request(method, self.url(segments)?);
+        if !body.is_null() {
+            req = req.json(body);
+        }
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().map_err(|e| {
+            transient(format!(
+                "matrix: {call:?}: {}",
+                crate::text::one_line(&e.without_url().to_string())
+            ))
+        })?;
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let (answer, _) = crate::deliver::webhook::read_answer(resp);
+        let json: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+        if (200..300).contains(&status) {
+            return Ok(json);
+        }
+        Err(refusal(call, status, &json, &answer, retry_after))
+    }
+
+    /// A password login as `device_id`; the access token.
+    pub fn login(&self, cfg: &MatrixConfig) -> Result<String, DeliveryError> {
+        let body = json!({
+            "type": "m.login.password",
+            "identifier": {"type": "m.id.user", "user": cfg.user},
+            "password": cfg.password,
+            "device_id": cfg.device_id,
+            "initial_device_display_name": "digestd",
+        });
+        let v = self.call(Call::Login, reqwest::Method::POST, &["login"], None, &body)?;
+        string(&v, "access_token", Call::Login)
+    }
+
+    /// A direct room with `user` invited; its id.
+    pub fn create_room(&self, token: &str, user: &str) -> Result<String, DeliveryError> {
+        let body = json!({
+            "invite": [user],
+            "is_direct": true,
+            "preset": "trusted_private_chat",
+        });
+        let v = self.call(
+            Call::CreateRoom,
+            reqwest::Method::POST,
+            &["createRoom"],
+            Some(token),
+            &body,
+        )?;
+        string(&v, "room_id", Call::CreateRoom)
+    }
+
+    /// Joins `room` (a room ID given as an address: the person invited
+    /// the service account); joining a room it is in already is a no-op.
+    pub fn join(&self, token: &str, room: &str) -> Result<(), DeliveryError> {
+        self.call(
+            Call::Join,
+            reqwest::Method::POST,
+            &["join", room],
+            Some(token),
+            &json!({}),
+        )
+        .map(|_| ())
+    }
+
+    /// `user`'s membership of `room` (`join`, `invite`, `leave`, `ban`),
+    /// `None` when the room has none for them.
+    pub fn membership(
+        &self,
+        token: &str,
+        room: &str,
+        user: &str,
+    ) -> Result<Option<String>, DeliveryError> {
+        let got = self.call(
+            Call::Membership,
+            reqwest::Method::GET,
+            &["rooms", room, "state", "m.room.member", user],
+            Some(token),
+            &Value::Null,
+        );
+        match got {
+            Ok(v) => Ok(v["membership"].as_str().map(str::to_string)),
+            Err(DeliveryError::Permanent {
+                code: Some(404), ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends `content` to `room` as transaction `txn`; the event's id.
+    pub fn send(
+        &self,
+        token: &str,
+        room: &str,
+        txn: &str,
+        content: &Value,
+    ) -> Result<String, DeliveryError> {
+        let v = self.call(
+            Call::Send,
+            reqwest::Method::PUT,
+            &["rooms", room, "send", "m.room.message", txn],
+            Some(token),
+            content,
+        )?;
+        string(&v, "event_id", Call::Send)
+    }
+}
+
+fn string(v: &Value, key: &str, call: Call) -> Result<String, DeliveryError> {
+    v[key]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| transient(format!("matrix: {call:?}: the answer has no {key}")))
+}
+
+/// What a refusal means: 429 waits `retry_after_ms` (or `Retry-After`);
+/// 5xx, and 401 (a token that expired, a login to make again), are
+/// transient; `M_FORBIDDEN` on a send, a join or a look at the room's
+/// members is permanent with
+/// [`FORBIDDEN`], so the contact point is disabled; any other 3xx or 4xx
+/// is permanent (a refused login or room creation is the settings' to fix:
+/// no contact point is disabled for it).
+pub fn refusal(
+    call: Call,
+    status: u16,
+    json: &Value,
+    answer: &str,
+    retry_after: Option<u64>,
+) -> DeliveryError {
+    let errcode = json["errcode"].as_str().unwrap_or("");
+    let error = json["error"].as_str().unwrap_or(answer);
+    let said: String = crate::text::one_line(&format!("{errcode} {error}"))
+        .trim()
+        .chars()
+        .take(300)
+        .collect();
+    let text = format!("matrix: {call:?}: {status} {said}");
+    match status {
+        429 => DeliveryError::Transient {
+            code: Some(status),
+            text,
+            retry_after_secs: json["retry_after_ms"]
+                .as_u64()
+                .map(|ms| ms.div_ceil(1000))
+                .or(retry_after),
+        },
+        401 | 500..=599 => DeliveryError::Transient {
+            code: Some(status),
+            text,
+            retry_after_secs: retry_after,
+        },
+        403 if errcode == "M_FORBIDDEN"
+            && matches!(call, Call::Send | Call::Join | Call::Membership) =>
+        {
+            DeliveryError::Permanent {
+                code: Some(FORBIDDEN),
+                text: format!("{text}: not allowed in the room; contact point disabled"),
+            }
+        }
+        300..=399 => DeliveryError::Permanent {
+            code: Some(status),
+            text: format!("{text} (a redirect: digestd follows none; set the final URL)"),
+        },
+        // Any other 403 is kept without its status, which would disable.
+        403 => DeliveryError::Permanent { code: None, text },
+        _ => DeliveryError::Permanent {
+            code: Some(status),
+            text,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_say_whether_to_retry_and_only_a_send_forbidden_disables() {
+        let limited = json!({"errcode": "M_LIMIT_EXCEEDED", "retry_after_ms": 2500});
+        match refusal(Call::Send, 429, &limited, "", None) {
+            DeliveryError::Transient {
+                code: Some(429),
+                retry_after_secs: Some(3),
+                ..
+            } => {}
+            other => panic!("{other:?}"),
+        }
+        match refusal(Call::Send, 429, &json!({}), "", Some(7)) {
+            DeliveryError::Transient {
+                retry_after_secs: Some(7),
+                ..
+            } => {}
+            other => panic!("{other:?}"),
+        }
+        let forbidden = json!({"errcode": "M_FORBIDDEN", "error": "not in room\r\nX: y"});
+        match refusal(Call::Send, 403, &forbidden, "", None) {
+            DeliveryError::Permanent {
+                code: Some(FORBIDDEN),
+                text,
+            } => assert!(!text.contains('\n'), "{text}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            refusal(Call::CreateRoom, 403, &forbidden, "", None),
+            DeliveryError::Permanent { code: None, .. }
+        ));
+        assert!(matches!(
+            refusal(Call::Send, 502, &Value::Null, "<html>", None),
+            DeliveryError::Transient {
+                code: Some(502),
+                ..
+            }
+        ));
+        assert!(matches!(
+            refusal(Call::Send, 400, &json!({"errcode": "M_BAD_JSON"}), "", None),
+            DeliveryError::Permanent {
+                code: Some(400),
+                ..
+            }
+        ));
+        assert!(matches!(
+            refusal(Call::Send, 302, &Value::Null, "", None),
+            DeliveryError::Permanent {
+                code: Some(302),
+                ..
+            }
+        ));
+    }
+}

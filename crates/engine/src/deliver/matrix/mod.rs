@@ -1,0 +1,283 @@
+//! The Matrix listener: digestd's service account (`[matrix]`) sends each
+//! message as an `m.room.message` (`m.text`, plain text and HTML from the
+//! digest's JSON document: [`body`]) over the client-server API
+//! ([`client`]). An address is a user ID or a room ID. For a user ID the
+//! first delivery opens a direct room (`createRoom`, the user invited,
+//! `trusted_private_chat`), which the queue keeps on the contact point
+//! ([`Listener::opened_rooms`]) for the next ones; a room ID is joined
+//! once per process (the person invited the account).
+//!
+//! Each message is a transaction whose id comes from the queue row (the
+//! first request and the recipient), the same on every attempt: a message
+//! sent again after a crash is the same event, which the homeserver keeps
+//! once. 429 waits `retry_after_ms`; 5xx and no answer are transient;
+//! `M_FORBIDDEN`, and a person who left (or was banned from) the kept
+//! room (their membership is looked at once per process), are permanent
+//! and disable the contact point; any other refusal is permanent. With `[matrix] transport = "dir"` (the default)
+//! what would be sent is written under the outbox's `matrix/` instead.
+
+pub mod body;
+pub mod client;
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use super::listener::{Delivered, DeliveryError, Listener, MatrixRoute, Outgoing};
+use super::outbox::Outbox;
+use crate::config::{EmailConfig, MatrixConfig, MatrixTransport};
+use crate::error::{Error, Result};
+use crate::parties::Channel;
+use crate::validate;
+use client::Homeserver;
+pub use client::FORBIDDEN;
+
+/// Checks `[matrix]` without connecting: the homeserver, the account and
+/// a credential are needed to send.
+pub fn check(c: &MatrixConfig) -> Result<()> {
+    let bad = |why: String| Error::invalid(format!("config: matrix.{why}"));
+    if !(1..=600).contains(&c.timeout_seconds) {
+        return Err(bad("timeout_seconds must be 1-600".into()));
+    }
+    for (name, v) in [
+        ("access_token", &c.access_token),
+        ("device_id", &c.device_id),
+    ] {
+        if v.chars().any(|ch| !ch.is_ascii_graphic()) {
+            return Err(bad(format!("{name}: printable ASCII only")));
+        }
+    }
+    if c.password.chars().any(char::is_control) {
+        return Err(bad("password: no control characters".into()));
+    }
+    if c.transport == MatrixTransport::Dir {
+        return Ok(());
+    }
+    validate::homeserver_url(&c.homeserver, c.allow_http).map_err(|e| bad(e.to_string()))?;
+    let user = validate::matrix_id(&c.user).map_err(|e| bad(format!("user: {e}")))?;
+    if validate::is_matrix_room(&user) {
+        return Err(bad(
+            "user: the service account's user ID (@name:server)".into()
+        ));
+    }
+    if c.access_token.is_empty() && c.password.is_empty() {
+        return Err(bad(
+            "access_token: required with transport \"matrix\" (or password, to log in)".into(),
+        ));
+    }
+    if c.device_id.is_empty() {
+        return Err(bad("device_id: must not be empty".into()));
+    }
+    Ok(())
+}
+
+pub struct MatrixListener {
+    cfg: MatrixConfig,
+    /// `Some` with the `dir` transport.
+    outbox: Option<Outbox>,
+    /// Opened at the first send.
+    server: Option<Homeserver>,
+    token: Option<String>,
+    /// The rooms this listener opened or joined, by address: a second
+    /// message to the same person in the same pass (another sender's)
+    /// goes to the same room before the queue has kept it.
+    rooms: HashMap<String, String>,
+    /// The rooms opened and not yet handed to the queue.
+    opened: Vec<(String, String)>,
+}
+
+impl MatrixListener {
+    /// The listener `[matrix] transport` names; `email` gives the outbox
+    /// for `dir`.
+    pub fn new(cfg: &MatrixConfig, email: &EmailConfig) -> Result<MatrixListener> {
+        check(cfg)?;
+        Ok(MatrixListener {
+            cfg: cfg.clone(),
+            outbox: match cfg.transport {
+                MatrixTransport::Dir => Some(Outbox::new(email)?),
+                MatrixTransport::Matrix => None,
+            },
+            server: None,
+            token: None,
+            rooms: HashMap::new(),
+            opened: Vec::new(),
+        })
+    }
+
+    /// The session and its token: opened, and logged in with the
+    /// password when no access token is set, at the first send.
+    fn session(&mut self) -> std::result::Result<(&Homeserver, String), DeliveryError> {
+        if self.server.is_none() {
+            let base = validate::homeserver_url(&self.cfg.homeserver, self.cfg.allow_http)
+                .map_err(|e| DeliveryError::Permanent {
+                    code: None,
+                    text: format!("matrix: {e}"),
+                })?;
+            self.server = Some(Homeserver::new(&self.cfg, base)?);
+        }
+        let server = self.server.as_ref().expect("opened above");
+        if self.token.is_none() {
+            self.token = Some(if self.cfg.access_token.is_empty() {
+                server.login(&self.cfg).map_err(as_transient)?
+            } else {
+                self.cfg.access_token.clone()
+            });
+        }
+        Ok((server, self.token.clone().expect("set above")))
+    }
+
+    /// The room `m` goes to: the one this listener opened, the one the
+    /// queue kept (while the person is still in it or invited: one who
+    /// left or was banned is refused as `M_FORBIDDEN` is), or a new direct
+    /// room (a room ID address: joined).
+    fn room(
+        &mut self,
+        m: &Outgoing,
+        route: &MatrixRoute,
+    ) -> std::result::Result<String, DeliveryError> {
+        if let Some(r) = self.rooms.get(&m.to) {
+            return Ok(r.clone());
+        }
+        let (server, token) = self.session()?;
+        if let Some(r) = &route.room {
+            if !validate::is_matrix_room(&m.to) {
+                let member = server.membership(&token, r, &m.to)?;
+                if !matches!(member.as_deref(), Some("join" | "invite")) {
+                    return Err(DeliveryError::Permanent {
+                        code: Some(FORBIDDEN),
+                        text: format!(
+                            "matrix: {} is no longer in {r} ({}); contact point disabled",
+                            m.to,
+                            member.as_deref().unwrap_or("never joined")
+                        ),
+                    });
+                }
+            }
+            self.rooms.insert(m.to.clone(), r.clone());
+            return Ok(r.clone());
+        }
+        let room = if validate::is_matrix_room(&m.to) {
+            server.join(&token, &m.to)?;
+            m.to.clone()
+        } else {
+            let room = server.create_room(&token, &m.to)?;
+            self.opened.push((m.to.clone(), room.clone()));
+            room
+        };
+        self.rooms.insert(m.to.clone(), room.clone());
+        Ok(room)
+    }
+
+    fn write(
+        &self,
+        outbox: &Outbox,
+        m: &Outgoing,
+        route: &MatrixRoute,
+        content: &serde_json::Value,
+    ) -> std::result::Result<Delivered, DeliveryError> {
+        let room = match (&route.room, validate::is_matrix_room(&m.to)) {
+            (Some(r), _) => r.clone(),
+            (None, true) => m.to.clone(),
+            (None, false) => "(a direct room, opened at the first send)".into(),
+        };
+        let text = format!(
+            "To: {}\nRoom: {room}\nTransaction: {}\n\n{:#}\n",
+            m.to, route.txn_id, content
+        );
+        outbox.deliver(&m.file, text.as_bytes())
+    }
+}
+
+/// A refused login is the settings' to fix, not the recipient's: the
+/// message waits (transient) and no contact point is disabled.
+fn as_transient(e: DeliveryError) -> DeliveryError {
+    match e {
+        DeliveryError::Permanent { code, text } => DeliveryError::Transient {
+            code,
+            text,
+            retry_after_secs: None,
+        },
+        t => t,
+    }
+}
+
+impl Listener for MatrixListener {
+    fn key(&self) -> Channel {
+        Channel::Matrix
+    }
+
+    fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        let permanent = |text: String| DeliveryError::Permanent { code: None, text };
+        let route = m
+            .matrix
+            .clone()
+            .ok_or_else(|| permanent("matrix: no transaction id".into()))?;
+        validate::matrix_id(&m.to).map_err(|e| permanent(format!("matrix: {e}")))?;
+        let content = body::content(&m.bytes).map_err(permanent)?;
+        if let Some(outbox) = &self.outbox {
+            return self.write(outbox, m, &route, &content);
+        }
+        let room = self.room(m, &route)?;
+        let (server, token) = self.session()?;
+        let sent = server.send(&token, &room, &route.txn_id, &content);
+        if let Err(DeliveryError::Transient {
+            code: Some(401), ..
+        }) = &sent
+        {
+            // An expired token: log in again at the next attempt.
+            if !self.cfg.password.is_empty() {
+                self.token = None;
+            }
+        }
+        let event = sent?;
+        Ok(Delivered {
+            code: Some(200),
+            text: format!("sent to {room}"),
+            remote_id: Some(event),
+        })
+    }
+
+    fn opened_rooms(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.opened)
+    }
+}
+
+/// `digestd test-alert --channel matrix --to NAME`: one notification,
+/// now, to the Matrix contact point of the user or group `NAME` (its kept
+/// room, or a direct room opened and kept now), sent with `[matrix]
+/// transport = "matrix"` or written under the outbox's `matrix/`.
+pub fn test_alert(
+    conn: &mut crate::db::DbConn,
+    cfg: &MatrixConfig,
+    email: &EmailConfig,
+    party: &str,
+    now: DateTime<Utc>,
+) -> Result<(String, crate::deliver::sink::Outcome)> {
+    let (id, _) = crate::parties::find(conn, party)?;
+    let point = crate::parties::matrix_rooms(conn, &[id.0])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found(format!("{party} has no matrix address")))?;
+    let ((_, address), room) = point;
+    let mut l = MatrixListener::new(cfg, email)?;
+    let doc = crate::deliver::webhook::body::notification(
+        0,
+        "digestd test alert",
+        &format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC")),
+        now.naive_utc(),
+    );
+    let file = std::path::Path::new(&email.dir)
+        .join("matrix")
+        .join(format!("test-alert-{}.txt", now.timestamp_micros()));
+    let mut m = Outgoing::text(&address, &doc.to_string(), file);
+    m.matrix = Some(MatrixRoute {
+        txn_id: format!("digestd_test_{}", now.timestamp_micros()),
+        room,
+    });
+    let outcome = crate::deliver::sink::Outcome::from(l.send_raw(&m));
+    let opened = l.opened_rooms();
+    if !opened.is_empty() {
+        conn.write_tx(|c| crate::parties::keep_matrix_rooms_in_tx(c, &opened))?;
+    }
+    Ok((address, outcome))
+}

@@ -1,0 +1,1 @@
+ALTER TABLE contact_points DROP COLUMN matrix_room;
