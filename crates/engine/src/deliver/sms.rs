@@ -74,6 +74,8 @@ fn fill(template: &str, to: &str, from: &str, body: &str) -> String {
 pub struct SmsGateway {
     cfg: SmsConfig,
     client: reqwest::blocking::Client,
+    /// The queue pass's instant: what a `Retry-After` date is counted from.
+    now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl SmsGateway {
@@ -86,6 +88,7 @@ impl SmsGateway {
         Ok(SmsGateway {
             cfg: cfg.clone(),
             client,
+            now: None,
         })
     }
 }
@@ -105,6 +108,10 @@ fn remote_id(body: &str) -> Option<String> {
 impl Listener for SmsGateway {
     fn key(&self) -> Channel {
         Channel::Sms
+    }
+
+    fn pass_at(&mut self, now: chrono::DateTime<chrono::Utc>) {
+        self.now = Some(now);
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
@@ -140,8 +147,13 @@ impl Listener for SmsGateway {
             .headers()
             .get("Retry-After")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let text: String = resp.text().unwrap_or_default().chars().take(500).collect();
+            .and_then(|v| match self.now {
+                Some(now) => super::webhook::retry_after_secs(v, now),
+                None => v.trim().parse::<u64>().ok(),
+            });
+        // At most 64 KiB of the answer is read, as from a webhook.
+        let (answer, _) = super::webhook::read_answer(resp);
+        let text: String = answer.chars().take(500).collect();
         match status {
             200..=299 => Ok(Delivered {
                 code: Some(status),

@@ -130,7 +130,7 @@ impl WebhookListener {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
-        let retry_after = header("retry-after").and_then(|v| self.retry_after(&v));
+        let retry_after = header("retry-after").and_then(|v| retry_after_secs(&v, self.now?));
         let location = header("location");
         let (answer, cut) = read_answer(resp);
         let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
@@ -165,17 +165,6 @@ impl WebhookListener {
         }
     }
 
-    /// `Retry-After` as seconds from now: delta-seconds or an HTTP date.
-    fn retry_after(&self, v: &str) -> Option<u64> {
-        let v = v.trim();
-        if let Ok(secs) = v.parse::<u64>() {
-            return Some(secs);
-        }
-        let at = DateTime::parse_from_rfc2822(v).ok()?;
-        let now = self.now?;
-        Some((at.with_timezone(&Utc) - now).num_seconds().max(0) as u64)
-    }
-
     fn write(
         &self,
         outbox: &Outbox,
@@ -192,6 +181,17 @@ impl WebhookListener {
         text.push('\n');
         outbox.deliver(&m.file, text.as_bytes())
     }
+}
+
+/// `Retry-After` (RFC 9110) as seconds after `now`: delta-seconds, or an
+/// HTTP date (one already past is 0).
+pub fn retry_after_secs(v: &str, now: DateTime<Utc>) -> Option<u64> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let at = DateTime::parse_from_rfc2822(v).ok()?;
+    Some((at.with_timezone(&Utc) - now).num_seconds().max(0) as u64)
 }
 
 /// At most [`MAX_ANSWER`] bytes of the answer, as text, and whether there
