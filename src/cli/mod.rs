@@ -14,6 +14,7 @@ mod access;
 mod bench;
 mod contact;
 mod content;
+mod events;
 mod logging;
 mod parties;
 mod queue;
@@ -118,6 +119,9 @@ pub enum Command {
     /// A user's or group's addresses: with no action, show them (state and bounces);
     /// on one --channel, set it, or mark it verified, disabled or enabled.
     Contact(contact::ContactArgs),
+    /// The operators' events ([events]): list, replay, make a secret.
+    #[command(subcommand)]
+    Events(events::EventsCmd),
     /// Pause, resume, end or list subscriptions.
     #[command(subcommand)]
     Subscription(schedule::SubscriptionCmd),
@@ -245,6 +249,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Simulate(a) => schedule::simulate(a, ctx),
         Command::Grid(a) => schedule::grid(a, ctx),
         Command::Queue(c) => queue::queue(c, ctx),
+        Command::Events(c) => events::events(c, ctx),
         Command::Notify(a) => queue::notify(a, ctx),
         Command::Cancel { id } => queue::cancel(id, ctx),
         Command::Request(c) => queue::request(c, ctx),

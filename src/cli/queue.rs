@@ -108,9 +108,12 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
             let cutoff = ctx.now() - validate::duration(&older_than)?;
             let mut conn = ctx.conn()?;
             let p = queue::purge(&mut conn, cutoff)?;
+            // Pending events stay while [events] posts them.
+            let keep_pending = ctx.cfg.events.posts();
+            let events = crate::events::purge_before(&mut conn, cutoff, keep_pending)?;
             writeln!(
                 ctx.out,
-                "purged {} finished requests, {} queue rows and {} delivery log rows from before {}",
+                "purged {} finished requests, {} queue rows, {} delivery log rows and {events} events from before {}",
                 p.requests,
                 p.rows,
                 p.log,

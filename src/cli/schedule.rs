@@ -192,7 +192,7 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
     let mut conn = ctx.conn()?;
     match cmd {
         SubscriptionCmd::Pause { id } => {
-            subscriptions::pause(&mut conn, SubscriptionId(id))?;
+            subscriptions::pause(&mut conn, ctx.now(), SubscriptionId(id))?;
             writeln!(ctx.out, "paused {id}")?;
         }
         SubscriptionCmd::Resume { id } => {

@@ -38,7 +38,13 @@ fn world(env: &Env) -> i64 {
     for name in ["ben", "ana"] {
         let p = who(&mut c, name);
         c.write_tx(|c| {
-            digestd::remove::opt_out_in_tx(c, at("2026-11-22T10:00:00Z"), p, &[SubscriptionId(sub)])
+            digestd::remove::opt_out_in_tx(
+                c,
+                at("2026-11-22T10:00:00Z"),
+                p,
+                &[SubscriptionId(sub)],
+                digestd::remove::Via::Page,
+            )
         })
         .unwrap();
     }

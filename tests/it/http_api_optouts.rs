@@ -51,8 +51,10 @@ fn world(c: &mut DbConn) -> SubscriptionId {
     };
     for name in ["ana", "ben"] {
         let p: PartyId = parties::find(c, name).unwrap().0;
-        c.write_tx(|c| remove::opt_out_in_tx(c, at("2026-11-22T10:00:00Z"), p, &[sub]))
-            .unwrap();
+        c.write_tx(|c| {
+            remove::opt_out_in_tx(c, at("2026-11-22T10:00:00Z"), p, &[sub], remove::Via::Page)
+        })
+        .unwrap();
     }
     sub
 }

@@ -88,7 +88,7 @@ fn the_button_stops_it_and_undo_brings_it_back_as_resume_does() {
         let db2 = TestDb::sqlite();
         let mut c2 = db2.conn();
         let w2 = world(&mut c2);
-        remove::unsubscribe(&mut c2, at(NOW), &[w2.asha_daily]).unwrap();
+        remove::unsubscribe(&mut c2, at(NOW), &[w2.asha_daily], remove::Via::Page).unwrap();
         manage::resume(&mut c2, w2.asha_daily, at("2026-11-24T12:00:00Z")).unwrap();
         assert_eq!(schedule(&mut c), schedule(&mut c2));
     });

@@ -344,7 +344,7 @@ fn import_decides_as_subscription_add(db: &TestDb) {
 
     // A stored paused twin is refused, naming it; nothing is written.
     let paused = ids[1];
-    subscriptions::pause(&mut c, paused).unwrap();
+    subscriptions::pause(&mut c, at("2026-11-23T09:00:00Z"), paused).unwrap();
     let before = counts(&mut c);
     let again = format!(
         r#"{{"party":"ann","frequency":"weekly","kind":"modification","collection":"{}","hour":23,"channels":["xmpp"]}}"#,

@@ -189,7 +189,7 @@ fn a_pause_and_resume_drop_nothing_that_was_waiting(db: &TestDb) {
     let before = "2026-11-23T08:40:00Z";
     record(&mut c, before, &docs, 1, "Before the pause", before);
     let id = digestd::subscriptions::list(&mut c).unwrap()[0].id;
-    digestd::subscriptions::pause(&mut c, id).unwrap();
+    digestd::subscriptions::pause(&mut c, at(before), id).unwrap();
     let during = "2026-11-23T09:10:00Z";
     tick_at(&mut c, at("2026-11-23T09:00:00Z"));
     record(&mut c, during, &docs, 2, "While paused", during);

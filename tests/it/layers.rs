@@ -27,6 +27,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "states",
             "stamp",
             "bulk",
+            "outbox",
             "open",
             "checkpoint",
             "watch",
@@ -37,6 +38,7 @@ const CRATES: &[(&str, &[&str])] = &[
         "crates/engine",
         &[
             "config",
+            "events",
             "parties",
             "modlog",
             "items",

@@ -114,7 +114,7 @@ fn pause_gets_nothing_and_resume_has_no_burst(db: &TestDb) {
     // Kathmandu is UTC+5:45: local hours start at :15 UTC; hourly ticks see each at the next :00.
     let before = ticks(&mut c, "2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z");
     assert_eq!(before.len(), 5, "{before:?}");
-    subscriptions::pause(&mut c, id).unwrap();
+    subscriptions::pause(&mut c, at("2026-11-02T06:00:00Z"), id).unwrap();
     assert!(ticks(&mut c, "2026-11-02T06:00:00Z", "2026-11-04T06:00:00Z").is_empty());
     let resumed = at("2026-11-04T06:20:00Z");
     manage::resume(&mut c, id, resumed).unwrap();
@@ -131,9 +131,11 @@ fn pause_gets_nothing_and_resume_has_no_burst(db: &TestDb) {
     // Resuming an active subscription changes nothing; unknown ids are refused.
     manage::resume(&mut c, id, at("2026-11-04T08:30:00Z")).unwrap();
     assert!(ticks(&mut c, "2026-11-04T10:00:00Z", "2026-11-04T11:00:00Z").len() == 1);
-    assert!(subscriptions::pause(&mut c, SubscriptionId(999_999))
-        .unwrap_err()
-        .is_bad_input());
+    assert!(
+        subscriptions::pause(&mut c, at("2026-11-04T08:30:00Z"), SubscriptionId(999_999))
+            .unwrap_err()
+            .is_bad_input()
+    );
 }
 
 fn two_periods_in_one_tick_interval_each_get_a_run(db: &TestDb) {

@@ -196,7 +196,7 @@ fn a_paused_twin_is_named_with_how_to_resume_it(db: &TestDb) {
     let mut c = db.conn();
     let coll = world(&mut c);
     let first = created(&mut c, &daily(&coll, &["email"]));
-    subscriptions::pause(&mut c, first).unwrap();
+    subscriptions::pause(&mut c, at("2026-11-23T09:00:00Z"), first).unwrap();
     let before = stored(&mut c);
     for channels in [&["email"][..], &["sms"], &["email", "xmpp"]] {
         assert_twin(subscribe(&mut c, &daily(&coll, channels)), first, "paused");
@@ -440,11 +440,11 @@ fn the_migration_folds_twins_a_database_already_holds(db: &TestDb) {
     let a2 = twin(&mut c, a, "sms", false).unwrap();
     let a3 = twin(&mut c, a, "xmpp", true).unwrap();
     // b (NULL collection, hour and day): the oldest paused, a younger active.
-    subscriptions::pause(&mut c, b).unwrap();
+    subscriptions::pause(&mut c, at("2026-11-23T09:00:00Z"), b).unwrap();
     let b2 = twin(&mut c, b, "sms", false).unwrap();
     let b3 = twin(&mut c, b, "xmpp", true).unwrap();
     // w: all paused.
-    subscriptions::pause(&mut c, w).unwrap();
+    subscriptions::pause(&mut c, at("2026-11-23T09:00:00Z"), w).unwrap();
     let w2 = twin(&mut c, w, "xmpp,sms", true).unwrap();
     // Doubled digests, as such databases send them today.
     let dir = tempfile::tempdir().unwrap();

@@ -39,7 +39,7 @@ fn notify(c: &mut DbConn, subject: &str) -> RequestId {
 use common::delivery::{webhook_loopback as delivery, webhook_with as delivery_with};
 
 /// Each request's verdict from the reference library: "ok" or why not.
-fn verify(secret: &str, reqs: &[Request]) -> Vec<String> {
+pub(crate) fn verify(secret: &str, reqs: &[Request]) -> Vec<String> {
     use std::io::Write;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -47,6 +47,7 @@ pub mod access;
 pub mod config;
 pub mod deliver;
 pub mod digest;
+pub mod events;
 pub mod feeds;
 pub mod import;
 pub mod ingest;

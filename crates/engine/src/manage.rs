@@ -35,7 +35,7 @@ pub fn subscribe(
 /// it was paused and what was recorded while it was (`docs/scheduling.md`).
 pub fn resume(conn: &mut DbConn, id: SubscriptionId, now: DateTime<Utc>) -> Result<()> {
     conn.write_tx(|c| {
-        if subscriptions::unpause_in_tx(c, id)? {
+        if subscriptions::unpause_in_tx(c, now, id)? {
             reschedule(c, id, Some(now))?;
         }
         Ok(())
@@ -165,10 +165,10 @@ pub fn change_subscription(
         }
         let resumed = match paused {
             Some(true) => {
-                subscriptions::pause_in_tx(c, id)?;
+                subscriptions::pause_in_tx(c, now, id)?;
                 false
             }
-            Some(false) => subscriptions::unpause_in_tx(c, id)?,
+            Some(false) => subscriptions::unpause_in_tx(c, now, id)?,
             None => false,
         };
         if resumed {

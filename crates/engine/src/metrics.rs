@@ -62,6 +62,7 @@ pub struct Metrics {
     queue_pass_duration: Histogram,
     queue_passes: IntCounterVec,
     deliveries: IntCounterVec,
+    events_posted: IntCounterVec,
 }
 
 /// Seconds, from a tick of a few milliseconds to a backlog of minutes.
@@ -142,6 +143,13 @@ impl Metrics {
                  outcome: sent, retry (will be tried again), failed (given up).",
                 &["channel", "outcome"],
             ),
+            events_posted: counters(
+                &r,
+                "digestd_events_posted_total",
+                "Operators' events posted to [events] url, by outcome: sent, retry (will be \
+                 posted again), failed (given up).",
+                &["outcome"],
+            ),
             registry: r,
         };
         m.registry
@@ -166,6 +174,9 @@ impl Metrics {
         }
         for o in ["ran", "failed"] {
             m.queue_passes.with_label_values(&[o]);
+        }
+        for o in ["sent", "retry", "failed"] {
+            m.events_posted.with_label_values(&[o]);
         }
         for ch in Channel::ALL {
             m.digests_posted.with_label_values(&[ch.as_str()]);
@@ -218,6 +229,14 @@ impl Metrics {
             return;
         };
         self.queue_passes.with_label_values(&["ran"]).inc();
+        let e = &report.events;
+        for (o, n) in [
+            ("sent", e.sent),
+            ("retry", e.retrying),
+            ("failed", e.failed),
+        ] {
+            self.events_posted.with_label_values(&[o]).inc_by(n as u64);
+        }
         for ((ch, outcome), n) in &report.rows {
             self.deliveries
                 .with_label_values(&[ch.as_str(), outcome.as_str()])
@@ -298,6 +317,22 @@ impl Metrics {
         .map_err(err)?;
         last.set(last_tick);
         reg(Box::new(last))?;
+        let events = IntGauge::new(
+            "digestd_events_pending",
+            "Operators' events recorded and not yet posted (or waiting for [events] url).",
+        )
+        .map_err(err)?;
+        events.set(db.events_pending);
+        reg(Box::new(events))?;
+        let oldest_event = Gauge::new(
+            "digestd_oldest_pending_event_age_seconds",
+            "Age of the oldest operators' event not yet posted; 0 when none is pending.",
+        )
+        .map_err(err)?;
+        if let Some(t) = db.oldest_pending_event {
+            oldest_event.set(((now - t).num_milliseconds() as f64 / 1000.0).max(0.0));
+        }
+        reg(Box::new(oldest_event))?;
         let mut families = self.registry.gather();
         families.extend(scrape.gather());
         families.sort_by(|a, b| a.name().cmp(b.name()));
@@ -326,6 +361,9 @@ pub struct DbState {
     /// Disabled email addresses that have bounced.
     pub bounce_disabled: i64,
     pub leases: Vec<Lease>,
+    /// Operators' events not yet posted, and when the oldest happened.
+    pub events_pending: i64,
+    pub oldest_pending_event: Option<DateTime<Utc>>,
 }
 
 /// Reads [`DbState`]. The request queries read the partial indexes over
@@ -375,7 +413,10 @@ pub fn read_db(conn: &mut DbConn) -> Result<DbState> {
             .map(|b| b.1)
             .sum::<i64>()
     };
+    let (events_pending, oldest_pending_event) = crate::events::pending(conn)?;
     Ok(DbState {
+        events_pending,
+        oldest_pending_event,
         requests: requests.into_iter().collect(),
         oldest_pending: oldest.map(|t| t.and_utc()),
         bounces_hard: count(true),

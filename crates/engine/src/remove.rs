@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::db::DbConn;
 use crate::deliver::queue::{give_up_member_in_tx, withdraw_in_tx};
 use crate::error::Result;
+use crate::events::{self, Event, Kind};
 use crate::ids::{PartyId, SubscriptionId};
 use crate::{items, parties, subscriptions};
 
@@ -83,7 +84,7 @@ fn party(conn: &mut DbConn, now: DateTime<Utc>, kind: &str, name: &str) -> Resul
     conn.write_tx(|c| {
         let id: PartyId = parties::find_kind(c, kind, name)?;
         let subs = subscriptions::ids_of_party(c, id)?;
-        let mut out = end(c, now, Some(id), &subs)?;
+        let mut out = end(c, now, Some(id), &subs, "party deleted")?;
         let r = parties::retire_in_tx(c, id)?;
         out.memberships_removed = r.memberships;
         out.contact_points_removed = r.contact_points;
@@ -98,7 +99,7 @@ pub fn collection(conn: &mut DbConn, now: DateTime<Utc>, uuid: &str) -> Result<R
     conn.write_tx(|c| {
         let coll = items::find_collection(c, uuid)?;
         let subs = subscriptions::ids_of_collection(c, coll.id)?;
-        let mut out = end(c, now, None, &subs)?;
+        let mut out = end(c, now, None, &subs, "collection deleted")?;
         let f = items::delete_collection_in_tx(c, coll.id)?;
         out.items_deleted = f.items_deleted;
         out.items_kept = f.items_kept;
@@ -111,7 +112,7 @@ pub fn collection(conn: &mut DbConn, now: DateTime<Utc>, uuid: &str) -> Result<R
 pub fn subscription(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -> Result<Removed> {
     conn.write_tx(|c| {
         subscriptions::get(c, id)?;
-        end(c, now, None, &[id])
+        end(c, now, None, &[id], "deleted")
     })
 }
 
@@ -120,20 +121,55 @@ pub fn subscription(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -
 /// cancelled, so nothing more of them goes out; unlike [`subscription`] the
 /// rows stay, so `manage::resume` undoes it (from then on, no burst).
 /// Doing it twice writes nothing new. Returns the requests cancelled.
-pub fn unsubscribe(conn: &mut DbConn, now: DateTime<Utc>, ids: &[SubscriptionId]) -> Result<usize> {
-    conn.write_tx(|c| unsubscribe_in_tx(c, now, ids))
+pub fn unsubscribe(
+    conn: &mut DbConn,
+    now: DateTime<Utc>,
+    ids: &[SubscriptionId],
+    via: Via,
+) -> Result<usize> {
+    conn.write_tx(|c| unsubscribe_in_tx(c, now, ids, via))
 }
 
-/// [`unsubscribe`] in the caller's transaction.
+/// How a person stopped a digest, as the `unsubscribe` event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// A form: the unsubscribe page's, or the manage page's "stop all".
+    Page,
+    /// RFC 8058's one-click POST from the mail client.
+    OneClick,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Page => "page",
+            Via::OneClick => "one-click",
+        }
+    }
+}
+
+/// [`unsubscribe`] in the caller's transaction; `unsubscribe` is recorded
+/// for each that was not stopped already.
 pub fn unsubscribe_in_tx(
     c: &mut DbConn,
     now: DateTime<Utc>,
     ids: &[SubscriptionId],
+    via: Via,
 ) -> Result<usize> {
+    let mut stopped = Vec::new();
     for id in ids {
-        subscriptions::get(c, *id)?;
+        let s = subscriptions::get(c, *id)?;
+        if !s.paused {
+            stopped.push(
+                Event::new(Kind::Unsubscribe)
+                    .subscription(*id)
+                    .party(s.party)
+                    .with("how", via.as_str()),
+            );
+        }
     }
     subscriptions::hold_in_tx(c, ids)?;
+    events::record_in_tx(c, now, &stopped)?;
     Ok(withdraw_in_tx(c, now, None, ids)?.requests)
 }
 
@@ -148,24 +184,34 @@ pub fn opt_out_in_tx(
     now: DateTime<Utc>,
     party: PartyId,
     ids: &[SubscriptionId],
+    via: Via,
 ) -> Result<usize> {
     for id in ids {
-        subscriptions::opt_out_in_tx(c, now.naive_utc(), *id, party)?;
+        if subscriptions::opt_out_in_tx(c, now.naive_utc(), *id, party)? {
+            let e = Event::new(Kind::Unsubscribe)
+                .subscription(*id)
+                .party(party)
+                .with("how", via.as_str())
+                .with("group", true);
+            events::record_one_in_tx(c, now, e)?;
+        }
     }
     give_up_member_in_tx(c, party, ids)
 }
 
 /// Holds `subs` against ticks, cancels what is unsent to `party` and of
-/// `subs`, and ends `subs`.
+/// `subs`, and ends `subs` (`why`, as the `subscription.ended` event
+/// says).
 fn end(
     c: &mut DbConn,
     now: DateTime<Utc>,
     party: Option<PartyId>,
     subs: &[SubscriptionId],
+    why: &str,
 ) -> Result<Removed> {
     subscriptions::hold_in_tx(c, subs)?;
     let w = withdraw_in_tx(c, now, party, subs)?;
-    let (ended, runs) = subscriptions::end_in_tx(c, subs)?;
+    let (ended, runs) = subscriptions::end_in_tx(c, now, subs, why)?;
     Ok(Removed {
         subscriptions_ended: ended,
         runs_forgotten: runs,

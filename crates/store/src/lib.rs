@@ -13,6 +13,7 @@ mod bulk;
 pub mod checkpoint;
 pub mod error;
 mod open;
+pub mod outbox;
 mod pool;
 pub mod schema;
 mod stamp;

@@ -387,3 +387,25 @@ diesel::table! {
         created_at -> Timestamp,
     }
 }
+
+diesel::table! {
+    /// The operators' event outbox (engine `events`; posted by the queue
+    /// passes, `deliver::events`).
+    events (id) {
+        id -> BigInt,
+        #[sql_name = "type"]
+        kind -> Text,
+        order_key -> Text,
+        subscription_id -> Nullable<BigInt>,
+        party_id -> Nullable<BigInt>,
+        occurred_at -> Timestamp,
+        data -> Text,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        sent_at -> Nullable<Timestamp>,
+        last_error -> Nullable<Text>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(events, parties);

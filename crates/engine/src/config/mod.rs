@@ -10,6 +10,7 @@
 mod channels;
 mod check;
 mod env;
+mod events;
 mod explain;
 mod sections;
 mod source;
@@ -27,6 +28,7 @@ pub use channels::{
     SmsTransport, WebhookConfig, WebhookTransport, XmppConfig, XmppTransport,
 };
 pub use env::{from_os as env_from_os, unknown_variables, DATABASE_URL_VAR};
+pub use events::EventsConfig;
 pub use sections::*;
 pub use source::{Origins, MAX_FILE_BYTES};
 
@@ -53,6 +55,7 @@ pub struct Config {
     pub http: HttpConfig,
     pub signup: SignupConfig,
     pub ops: OpsConfig,
+    pub events: EventsConfig,
 }
 
 impl Config {

@@ -25,6 +25,8 @@ use crate::db::schema::{contact_points, email_bounces};
 use crate::db::DbConn;
 use crate::deliver::msgid::{MessageKey, MessageRef};
 use crate::error::{Error, Result};
+use crate::events::{self, Event, Kind};
+use crate::ids::PartyId;
 
 diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);
 
@@ -201,7 +203,7 @@ pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) ->
             let matched = mine
                 .iter()
                 .find_map(|cp| refs.iter().find(|r| r.party == cp.1).map(|r| (cp, r)));
-            let Some(((id, _, _, count, was_disabled), r)) = matched else {
+            let Some(((id, party, address, count, was_disabled), r)) = matched else {
                 ignored.push(format!(
                     "{shown}: the report quotes no message digestd sent to it"
                 ));
@@ -242,10 +244,39 @@ pub fn inbound(conn: &mut DbConn, raw: &[u8], limit: u32, now: DateTime<Utc>) ->
                     tracing::warn!(address = %shown, bounces = n, "address disabled after hard bounces");
                 }
             }
+            bounce_events(c, now, (*party, address), b, disabled_now)?;
             recorded.push((shown, b.hard, disabled_now));
         }
         Ok(Inbound::Recorded { recorded, ignored })
     })
+}
+
+/// Records `contact.bounced` for bounce `b` of `party`'s `address`, and
+/// `contact.disabled` when it disabled the address.
+fn bounce_events(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    (party, address): (i64, &str),
+    b: &Bounce,
+    disabled_now: bool,
+) -> Result<()> {
+    let bounced = Event::new(Kind::ContactBounced)
+        .party(PartyId(party))
+        .with("channel", "email")
+        .with("address", address)
+        .with("hard", b.hard)
+        .with("status", b.status.as_str());
+    let mut list = vec![bounced];
+    if disabled_now {
+        list.push(
+            Event::new(Kind::ContactDisabled)
+                .party(PartyId(party))
+                .with("channel", "email")
+                .with("address", address)
+                .with("why", "bounces"),
+        );
+    }
+    events::record_in_tx(c, now, &list)
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //! - [`sms`]: the SMS listener (an HTTP gateway);
 //! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session);
 //! - [`webhook`]: the webhook listener and its chat presets;
-//! - [`matrix`]: the Matrix listener (the client-server API over HTTP).
+//! - [`matrix`]: the Matrix listener (the client-server API over HTTP);
+//! - [`events`]: the operators' events posted to `[events] url`.
 //!
 //! [`check_settings`] checks the channels' settings, which `config` parses
 //! but only delivery understands.
@@ -24,6 +25,7 @@ pub mod bounce;
 pub mod dbout;
 pub mod dkim;
 pub mod encode;
+pub mod events;
 pub mod listener;
 pub mod matrix;
 pub mod message;
@@ -48,6 +50,7 @@ pub fn check_settings(cfg: &Config) -> Result<()> {
     sms::check(&cfg.sms)?;
     webhook::check(&cfg.webhook)?;
     matrix::check(&cfg.matrix)?;
+    events::check(&cfg.events)?;
     xmpp::check(&cfg.xmpp)
 }
 

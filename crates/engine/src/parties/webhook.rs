@@ -15,6 +15,7 @@ use super::{contact_points as points_of, find, insert_contact, Channel, ContactP
 use crate::db::schema::contact_points;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::events::{self, Event, Kind};
 use crate::validate::{self, UrlPolicy};
 
 /// The prefix of a Standard Webhooks secret.
@@ -197,22 +198,40 @@ pub fn webhook_secrets(
 
 /// Disables the contact point of `party` on `channel` at `url`, which
 /// answered 410 Gone (a URL channel) or `M_FORBIDDEN` (Matrix), as hard
-/// bounces disable an email address; in the caller's transaction. Never
-/// enables one.
+/// bounces disable an email address; in the caller's transaction, with
+/// a `contact.disabled` event when it was enabled. Never enables one.
 pub fn disable_gone_webhook_in_tx(
     c: &mut DbConn,
+    now: DateTime<Utc>,
     party: i64,
     channel: Channel,
     url: &str,
 ) -> Result<usize> {
-    Ok(diesel::update(
+    let n = diesel::update(
         contact_points::table
             .filter(contact_points::party_id.eq(party))
             .filter(contact_points::channel.eq(channel.as_str()))
-            .filter(contact_points::address.eq(url)),
+            .filter(contact_points::address.eq(url))
+            .filter(contact_points::disabled.eq(false)),
     )
     .set(contact_points::disabled.eq(true))
-    .execute(c)?)
+    .execute(c)?;
+    if n > 0 {
+        let why = if channel == Channel::Matrix {
+            "forbidden"
+        } else {
+            "gone"
+        };
+        // A preset's URL is its credential: only a webhook's is shown.
+        let shown = (channel == Channel::Webhook).then_some(url);
+        let e = Event::new(Kind::ContactDisabled)
+            .party(crate::ids::PartyId(party))
+            .with("channel", channel.as_str())
+            .with("address", shown)
+            .with("why", why);
+        events::record_one_in_tx(c, now, e)?;
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::{is_token_shaped, token_hash, Wish};
 use crate::db::schema::signups;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::events::{self, Event, Kind};
 use crate::ids::PartyId;
 use crate::parties::{self, Channel, ContactChange, NewUser};
 use crate::subscriptions::SubscribeRequest;
@@ -178,6 +179,12 @@ pub fn confirm(c: &mut DbConn, token: &str, now: DateTime<Utc>) -> Result<Confir
             .execute(c)?;
         let code = parties::code_of(c, party)?
             .ok_or_else(|| Error::Storage(format!("user {party} has no code")))?;
+        let e = Event::new(Kind::SignupConfirmed)
+            .party(party)
+            .with("email", email.as_str())
+            .with("collections", wish.collections.clone())
+            .with("subscriptions", n);
+        events::record_one_in_tx(c, now, e)?;
         Ok(Confirmed::Done {
             party,
             subscriptions: n,

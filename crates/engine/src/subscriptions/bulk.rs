@@ -281,6 +281,12 @@ pub fn store_many_in_tx(
         return Ok(Err(bad));
     }
     let ids = insert_rows(c, now, &rows, progress)?;
+    let made: Vec<_> = rows
+        .iter()
+        .zip(&ids)
+        .map(|(r, id)| (*id, &r.p.digest, r.channels.as_slice()))
+        .collect();
+    super::life::created_events(c, now, &made)?;
     for slot in slots.values() {
         if let Slot::Stored { twin, read } = slot {
             if twin.channels != *read {

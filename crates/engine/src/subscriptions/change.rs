@@ -4,6 +4,7 @@
 //! The writes run in the caller's transaction: `manage` reschedules a
 //! changed one, `remove` cancels the pending digests of ended ones.
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 use super::twin::{channel_list, twin_of, Digest};
@@ -11,6 +12,7 @@ use super::{list_where, Frequency, Kind, Subscription};
 use crate::db::schema::subscriptions;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::events::{self, Event, Kind as EventKind};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::parties::{self, Channel};
 use crate::validate;
@@ -73,12 +75,33 @@ pub fn hold_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<()> {
 /// rows, each deleted here (on PostgreSQL no foreign key cascades from the
 /// runs). Digests already posted keep their requests, whose
 /// `subscription_id` `queue::withdraw_in_tx` clears first
-/// (`remove::end`). Returns (subscriptions, runs) removed.
-pub fn end_in_tx(c: &mut DbConn, ids: &[SubscriptionId]) -> Result<(usize, usize)> {
+/// (`remove::end`). Each records `subscription.ended` with `why`
+/// (`deleted`, `party deleted`, `collection deleted`). Returns
+/// (subscriptions, runs) removed.
+pub fn end_in_tx(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    ids: &[SubscriptionId],
+    why: &str,
+) -> Result<(usize, usize)> {
     use crate::db::schema::{subscription_optouts, subscription_runs};
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
     let (mut subs, mut runs) = (0, 0);
     for chunk in raw.chunks(10_000) {
+        let ending: Vec<(i64, i64)> = subscriptions::table
+            .filter(subscriptions::id.eq_any(chunk))
+            .select((subscriptions::id, subscriptions::party_id))
+            .load(c)?;
+        let ended: Vec<Event> = ending
+            .into_iter()
+            .map(|(s, p)| {
+                Event::new(EventKind::SubscriptionEnded)
+                    .subscription(SubscriptionId(s))
+                    .party(PartyId(p))
+                    .with("why", why)
+            })
+            .collect();
+        events::record_in_tx(c, now, &ended)?;
         runs += diesel::delete(
             subscription_runs::table.filter(subscription_runs::subscription_id.eq_any(chunk)),
         )

@@ -18,11 +18,13 @@
 
 mod bulk;
 mod change;
+mod life;
 mod named;
 mod optouts;
 mod twin;
 
 pub use bulk::{store_many_in_tx, Lookup};
+pub use life::{pause, pause_in_tx, unpause_in_tx};
 
 pub use change::{
     end_in_tx, get, hold_in_tx, ids_of_collection, ids_of_party, list_for_party, retime_in_tx,
@@ -375,7 +377,11 @@ fn store_once(
         .returning(subscriptions::id)
         .get_result::<i64>(c);
     match inserted {
-        Ok(id) => Ok(Subscribed::Created(SubscriptionId(id))),
+        Ok(id) => {
+            let id = SubscriptionId(id);
+            life::created_events(c, now, &[(id, digest, channels)])?;
+            Ok(Subscribed::Created(id))
+        }
         Err(diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             info,
@@ -441,37 +447,4 @@ fn list_where(conn: &mut DbConn, party: Option<PartyId>) -> Result<Vec<Subscript
             },
         )
         .collect())
-}
-
-/// Pauses a subscription: it gets nothing until resumed.
-pub fn pause(conn: &mut DbConn, id: SubscriptionId) -> Result<()> {
-    conn.write_tx(|c| pause_in_tx(c, id))
-}
-
-/// [`pause`] inside the caller's transaction.
-pub fn pause_in_tx(c: &mut DbConn, id: SubscriptionId) -> Result<()> {
-    let n = diesel::update(subscriptions::table.find(id.0))
-        .set(subscriptions::paused.eq(true))
-        .execute(c)?;
-    if n == 0 {
-        return Err(Error::not_found(format!("no subscription {id}")));
-    }
-    Ok(())
-}
-
-/// Clears a subscription's pause inside the caller's transaction; whether
-/// it was paused. `manage::resume` reschedules it in the same transaction.
-pub fn unpause_in_tx(c: &mut DbConn, id: SubscriptionId) -> Result<bool> {
-    let paused: bool = subscriptions::table
-        .find(id.0)
-        .select(subscriptions::paused)
-        .first(c)
-        .optional()?
-        .ok_or_else(|| Error::not_found(format!("no subscription {id}")))?;
-    if paused {
-        diesel::update(subscriptions::table.find(id.0))
-            .set(subscriptions::paused.eq(false))
-            .execute(c)?;
-    }
-    Ok(paused)
 }

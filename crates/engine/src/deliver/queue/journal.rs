@@ -263,7 +263,7 @@ fn open_rows(conn: &mut DbConn, entries: &[Entry]) -> Result<Open> {
 /// What settling a replay needs of the queue: the retry policy, the
 /// instant, the pass's report.
 pub(super) struct Replay<'a> {
-    pub policy: (chrono::Duration, chrono::Duration),
+    pub policy: super::settle::Policy,
     pub now: DateTime<Utc>,
     pub report: &'a mut PassReport,
 }

@@ -61,6 +61,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::events::{EventPoster, Posted};
 use super::listener::Listener;
 use super::matrix::MatrixListener;
 use super::msgid::MessageKey;
@@ -70,8 +71,8 @@ use super::sms::SmsGateway;
 use super::webhook::WebhookListener;
 use super::xmpp::XmppListener;
 use crate::config::{
-    Config, EmailConfig, MatrixConfig, SmsConfig, SmsTransport, WebhookConfig, XmppConfig,
-    XmppTransport,
+    Config, EmailConfig, EventsConfig, MatrixConfig, SmsConfig, SmsTransport, WebhookConfig,
+    XmppConfig, XmppTransport,
 };
 use crate::db::states::RowState;
 use crate::db::DbConn;
@@ -103,6 +104,8 @@ pub struct PassReport {
     /// `failed` (given up). Rows, where `written` counts messages: the
     /// metrics count deliveries per person, however they were batched.
     pub rows: BTreeMap<(Channel, RowState), usize>,
+    /// The operators' events posted, retrying and given up.
+    pub events: Posted,
 }
 
 impl std::fmt::Display for PassReport {
@@ -124,7 +127,16 @@ impl std::fmt::Display for PassReport {
             self.retrying,
             self.gave_up,
             self.finished
-        )
+        )?;
+        let e = &self.events;
+        if e.sent + e.retrying + e.failed > 0 {
+            write!(
+                f,
+                "; events posted {}, retrying {}, given up {}",
+                e.sent, e.retrying, e.failed
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -154,6 +166,10 @@ pub struct Delivery {
     /// Where the release before kept them (`[email] dir`/`journal`), read
     /// while it exists.
     legacy_journal_dir: PathBuf,
+    /// The poster of `[events]`, when it names a URL; and the per-message
+    /// events settling records (those it posts).
+    events: Option<EventPoster>,
+    wants: crate::events::Wants,
 }
 
 impl Delivery {
@@ -164,6 +180,7 @@ impl Delivery {
     pub fn from_config(cfg: &Config) -> Result<Delivery> {
         Delivery::new(&cfg.email)?
             .with_journal_dir(&cfg.journal_dir())?
+            .with_events(&cfg.events)?
             .with_listeners(cfg)
     }
 
@@ -184,6 +201,8 @@ impl Delivery {
             journal: None,
             legacy_journal_dir: PathBuf::from(&cfg.dir).join("journal"),
             dkim: crate::deliver::dkim::load(cfg)?,
+            events: None,
+            wants: crate::events::Wants::default(),
             listeners: vec![
                 Box::new(EmailSink::new(cfg)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
@@ -201,6 +220,23 @@ impl Delivery {
         journal::check_dir(dir)?;
         self.journal_dir = Some(dir.to_path_buf());
         Ok(self)
+    }
+
+    /// Posts the operators' events of `cfg` after each pass that holds the
+    /// queue lease, and records the per-message ones it posts.
+    pub fn with_events(mut self, cfg: &EventsConfig) -> Result<Delivery> {
+        self.events = EventPoster::new(cfg)?;
+        self.wants = crate::events::Wants::of(cfg);
+        Ok(self)
+    }
+
+    /// How outcomes are settled: the backoff and the events recorded.
+    fn settle_policy(&self) -> settle::Policy {
+        settle::Policy {
+            retry_base: self.retry_base,
+            retry_cap: self.retry_cap,
+            wants: self.wants,
+        }
     }
 
     /// Adds (or replaces) the listener for its key.
@@ -337,6 +373,9 @@ fn pass(
         let finished = update(conn, now)?;
         report.finished += finished;
         tracing::debug!(requests = finished, took = ?t.elapsed(), "queue update");
+        if let Some(poster) = &d.events {
+            report.events = poster.post_due(conn, now)?;
+        }
     }
     Ok(report)
 }

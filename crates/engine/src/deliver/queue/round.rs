@@ -134,7 +134,7 @@ pub(super) fn deliver_rounds(
     let key = crate::deliver::msgid::MessageKey::load(conn)?;
     // What this process's last pass had sent and not written goes in first.
     let journal = d.journal(conn, &key)?;
-    let policy = (d.retry_base, d.retry_cap);
+    let policy = d.settle_policy();
     journal::replay_own(
         conn,
         &journal,
@@ -225,7 +225,7 @@ impl email::Source for Rounds<'_> {
                 self.conn,
                 self.journal,
                 &mut Replay {
-                    policy: (self.d.retry_base, self.d.retry_cap),
+                    policy: self.d.settle_policy(),
                     now: self.now,
                     report: self.report,
                 },
@@ -261,7 +261,7 @@ impl email::Source for Rounds<'_> {
     }
 
     fn write(&mut self, done: &[Settle]) -> Result<()> {
-        let policy = (self.d.retry_base, self.d.retry_cap);
+        let policy = self.d.settle_policy();
         let (now, report) = (self.now, &mut *self.report);
         self.conn
             .write_tx(|c| write_outcomes(c, policy, done, now, report))

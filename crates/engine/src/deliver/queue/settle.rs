@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::parties::Channel;
 use diesel::sql_types::{Text, Timestamp};
 
+mod events;
 mod sqlite;
 mod warn;
 
@@ -58,6 +59,15 @@ impl Settle {
     }
 }
 
+/// How outcomes are settled: the retry backoff's base and cap, and which
+/// per-message events are recorded with them.
+#[derive(Clone, Copy)]
+pub(super) struct Policy {
+    pub(super) retry_base: chrono::Duration,
+    pub(super) retry_cap: chrono::Duration,
+    pub(super) wants: crate::events::Wants,
+}
+
 /// One queue row's new state.
 struct RowUpdate {
     request_id: i64,
@@ -78,14 +88,15 @@ struct RowUpdate {
 
 pub(super) fn write_outcomes(
     c: &mut DbConn,
-    retry: (chrono::Duration, chrono::Duration),
+    policy: Policy,
     settles: &[Settle],
     now: DateTime<Utc>,
     report: &mut PassReport,
 ) -> Result<()> {
     let now_n = now.naive_utc();
-    let ups = row_updates(retry, settles, now, report)?;
+    let ups = row_updates((policy.retry_base, policy.retry_cap), settles, now, report)?;
     write_rows(c, &ups, now_n)?;
+    events::record(c, policy.wants, &ups, now)?;
     // A message to an address (a sign-up's confirm link) is kept no
     // longer than it is needed.
     let to_address: Vec<i64> = ups

@@ -354,7 +354,7 @@ fn apply(
         }
         "optout" => {
             let id = reaching_subscription(c, party, f)?;
-            c.write_tx(|c| remove::opt_out_in_tx(c, now, party, &[id]))?;
+            c.write_tx(|c| remove::opt_out_in_tx(c, now, party, &[id], remove::Via::Page))?;
             Ok("optout")
         }
         "optin" => {
@@ -369,8 +369,8 @@ fn apply(
                 .map(|s| s.id)
                 .collect();
             c.write_tx(|c| {
-                remove::unsubscribe_in_tx(c, now, &ids)?;
-                remove::opt_out_in_tx(c, now, party, &groups)
+                remove::unsubscribe_in_tx(c, now, &ids, remove::Via::Page)?;
+                remove::opt_out_in_tx(c, now, party, &groups, remove::Via::Page)
             })?;
             Ok("stop")
         }

@@ -167,13 +167,13 @@ fn page(
 /// unsubscribe link does (paused, unsent digests cancelled), and for the
 /// group subscriptions, the owner's opt-out (the group and its other
 /// members keep them). One transaction.
-fn stop(c: &mut DbConn, now: DateTime<Utc>, r: &Resolved) -> crate::Result<()> {
+fn stop(c: &mut DbConn, now: DateTime<Utc>, r: &Resolved, via: remove::Via) -> crate::Result<()> {
     c.write_tx(|c| {
         if !r.own.is_empty() {
-            remove::unsubscribe_in_tx(c, now, &r.own)?;
+            remove::unsubscribe_in_tx(c, now, &r.own, via)?;
         }
         if !r.groups.is_empty() {
-            remove::opt_out_in_tx(c, now, r.party, &r.groups)?;
+            remove::opt_out_in_tx(c, now, r.party, &r.groups, via)?;
         }
         Ok(())
     })
@@ -309,7 +309,12 @@ pub async fn act(
                 }
                 _ => {}
             }
-            stop(c, now, &r)?;
+            let via = if ask == Ask::OneClick {
+                remove::Via::OneClick
+            } else {
+                remove::Via::Page
+            };
+            stop(c, now, &r, via)?;
             if ask == Ask::OneClick {
                 return Ok(Outcome::OneClick);
             }

@@ -260,9 +260,10 @@ impl Rounds<'_> {
         if gone.is_empty() {
             return Ok(());
         }
+        let now = self.now;
         self.conn.write_tx(|c| {
             for (party, ch, url) in &gone {
-                crate::parties::disable_gone_webhook_in_tx(c, *party, *ch, url)?;
+                crate::parties::disable_gone_webhook_in_tx(c, now, *party, *ch, url)?;
             }
             Ok(())
         })?;

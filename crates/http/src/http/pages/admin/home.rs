@@ -1,7 +1,9 @@
 //! `GET /admin`: the queue (requests by status, the oldest pending one),
 //! the last ticks as their runs recorded them (when, runs, digests, how
 //! late), and the leases in `nt_job` (who holds each, until when, its last
-//! run). Tick durations are not stored: the page says where they are.
+//! run), and the operators' events (by status, the oldest waiting, the
+//! last error). Tick durations are not stored: the page says where they
+//! are.
 
 use askama::Template;
 use axum::extract::State;
@@ -42,6 +44,16 @@ struct HomePage<'a> {
     oldest_pending: String,
     ticks: Vec<TickView>,
     leases: Vec<LeaseView>,
+    events: EventsView,
+}
+
+/// The operators' events, as the page shows them.
+pub struct EventsView {
+    /// Where they are posted, or why not.
+    pub target: String,
+    pub counts: Vec<(String, i64)>,
+    pub oldest_pending: String,
+    pub last_error: Option<String>,
 }
 
 /// An instant as the operator reads it: UTC, to the second.
@@ -60,8 +72,18 @@ pub fn delay(d: chrono::Duration) -> String {
     }
 }
 
+/// When the oldest of something waiting happened, and how long ago.
+fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    match t {
+        Some(t) if t < now => format!("{} ({} ago)", stamp(t), delay(now - t)),
+        Some(t) => format!("{} (just now)", stamp(t)),
+        None => "none pending".into(),
+    }
+}
+
 pub async fn show(State(app): State<App>, headers: HeaderMap) -> PageResult {
     let now = app.clock.now();
+    let cfg = app.cfg.events.clone();
     gated(&app, &headers, None, move |c, a| {
         let statuses = queue::count_by_status(c)?;
         let db = metrics::read_db(c)?;
@@ -92,10 +114,16 @@ pub async fn show(State(app): State<App>, headers: HeaderMap) -> PageResult {
                 }
             })
             .collect();
-        let oldest_pending = match db.oldest_pending {
-            Some(t) if t < now => format!("{} ({} ago)", stamp(t), delay(now - t)),
-            Some(t) => format!("{} (just now)", stamp(t)),
-            None => "none pending".into(),
+        let oldest_pending = since(db.oldest_pending, now);
+        let events = EventsView {
+            target: match &cfg.url {
+                u if u.is_empty() => "not posted: [events] url is empty".into(),
+                u => format!("posted to {}", crate::validate::escape_for_line(u)),
+            },
+            counts: crate::events::counts(c)?.into_iter().collect(),
+            oldest_pending: since(db.oldest_pending_event, now),
+            last_error: crate::events::last_error(c)?
+                .map(|(id, kind, e)| format!("event {id} ({kind}): {e}")),
         };
         Ok(render(
             StatusCode::OK,
@@ -106,6 +134,7 @@ pub async fn show(State(app): State<App>, headers: HeaderMap) -> PageResult {
                 oldest_pending,
                 ticks,
                 leases,
+                events,
             },
         ))
     })
