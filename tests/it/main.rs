@@ -35,6 +35,7 @@ mod http_admin;
 mod http_api {
     pub mod support;
 }
+mod http_api_contacts;
 mod http_api_content;
 mod http_api_optouts;
 mod http_api_people;
