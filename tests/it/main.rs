@@ -54,6 +54,7 @@ mod http_pages;
 mod http_pages_digest;
 mod http_pages_group_optout;
 mod http_pages_hour;
+mod http_pages_matrix;
 mod http_pages_signup;
 mod http_pages_signup_limits;
 mod http_pages_unsubscribe;
