@@ -175,7 +175,7 @@ fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()
     let runs = crate::schedule::list_runs(c)?;
     writeln!(
         out,
-        "  {:<9} {:<48} {:>4} {:>5} {:>5}  periods",
+        "  {:<9} {:<54} {:>4} {:>5} {:>5}  periods",
         "who", "subscription", "runs", "sent", "empty"
     )?;
     for s in subscriptions::list(c)? {
@@ -200,7 +200,7 @@ fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()
         };
         writeln!(
             out,
-            "  {who:<9} {:<48} {:>4} {sent:>5} {:>5}  {periods}",
+            "  {who:<9} {:<54} {:>4} {sent:>5} {:>5}  {periods}",
             format!("{what} → {}", s.channels.join(",")),
             mine.len(),
             mine.len() - sent
