@@ -77,6 +77,12 @@ fn a_person_adds_changes_and_removes_their_matrix_id() {
             .set(contact_points::matrix_room.eq("!dm:example.org"))
             .execute(&mut c)
             .unwrap();
+        assert_eq!(send("@asha:example.org").status, 303);
+        assert_eq!(
+            matrix_of(&mut c).unwrap().3.as_deref(),
+            Some("!dm:example.org"),
+            "the same ID keeps its room"
+        );
         assert_eq!(send("!team:example.org").status, 303);
         assert_eq!(
             matrix_of(&mut c),

@@ -390,8 +390,8 @@ fn apply(
 
 /// `matrix`: the person's Matrix ID set to the form's `matrix` (spaces
 /// around it dropped; validated as `contact --set` validates it: enabled,
-/// not verified, a new direct room at the next delivery); `unmatrix`: it
-/// is removed. Webhook and preset URLs have no such form: the operator
+/// not verified, a new direct room at the next delivery; the same ID
+/// again changes nothing); `unmatrix`: it is removed. Webhook and preset URLs have no such form: the operator
 /// sets them.
 fn matrix(
     c: &mut DbConn,
@@ -408,7 +408,13 @@ fn matrix(
             other => other.map(|_| "unmatrix"),
         };
     }
-    let id = id.unwrap_or("").trim_matches(' ');
-    parties::change_contact(c, now, &name, ch, &ContactChange::Set(id.into()))?;
+    let id = ch.validate_address(id.unwrap_or("").trim_matches(' '))?;
+    // The same ID again keeps its state and its room, as a user PUT does.
+    let same = parties::contact_points(c, party)?
+        .iter()
+        .any(|p| p.channel == ch.as_str() && p.address == id);
+    if !same {
+        parties::change_contact(c, now, &name, ch, &ContactChange::Set(id))?;
+    }
     Ok("matrix")
 }
