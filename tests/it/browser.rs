@@ -12,13 +12,16 @@
 //!
 //! A new flow is one function `fn flow(web: &Web, b: &Browser)` and one
 //! `#[test]` that hands it to [`in_browser`]. Sign-up with its
-//! verification link (`browser/signup.rs`) and the operator's pages
-//! (`browser/admin.rs`) are flows of their own files.
+//! verification link (`browser/signup.rs`), the operator's pages
+//! (`browser/admin.rs`) and the Matrix ID form (`browser/matrix.rs`) are
+//! flows of their own files.
 
 use crate::common;
 
 #[path = "browser/admin.rs"]
 mod admin;
+#[path = "browser/matrix.rs"]
+mod matrix;
 #[path = "browser/signup.rs"]
 mod signup;
 

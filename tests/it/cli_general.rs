@@ -373,7 +373,9 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
         "An XMPP chat message (not sent), data/demo-outbox/xmpp/",
         "An SMS (not sent), data/demo-outbox/sms/",
         "A Slack post (not sent), data/demo-outbox/slack/",
+        "A Matrix message (not sent), data/demo-outbox/matrix/",
         " in webhook/, ",
+        " in matrix/.",
     ] {
         assert!(out.stdout.contains(needle), "{needle:?} in {}", out.stdout);
     }
@@ -398,6 +400,16 @@ fn demo_writes_a_week_of_real_digests_to_its_own_outbox() {
     }
     assert!(std::fs::read_dir(outbox.join("xmpp")).unwrap().count() > 0);
     assert!(std::fs::read_dir(outbox.join("sms")).unwrap().count() > 0);
+    // What Matrix would be sent: the user ID, no room yet (the dir
+    // transport opens none), the event's content as JSON.
+    let matrix: Vec<_> = std::fs::read_dir(outbox.join("matrix"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(!matrix.is_empty(), "matrix/ is empty");
+    let text = std::fs::read_to_string(matrix[0].path()).unwrap();
+    assert!(text.contains("@dai:example.org"), "{text}");
+    assert!(text.contains("\"msgtype\": \"m.text\""), "{text}");
     // What the webhook and Slack would be posted: a request line, headers,
     // a blank line, the JSON body.
     for (ch, shape) in [("webhook", "\"type\":\"digest\""), ("slack", "\"blocks\":")] {

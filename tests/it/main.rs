@@ -36,6 +36,7 @@ mod http_admin;
 mod http_api {
     pub mod support;
 }
+mod http_api_contacts;
 mod http_api_content;
 mod http_api_optouts;
 mod http_api_people;
@@ -54,6 +55,7 @@ mod http_pages;
 mod http_pages_digest;
 mod http_pages_group_optout;
 mod http_pages_hour;
+mod http_pages_matrix;
 mod http_pages_signup;
 mod http_pages_signup_limits;
 mod http_pages_unsubscribe;

@@ -124,6 +124,7 @@ fn demo_config(cfg: &Config, explicit_db: bool) -> Result<(Config, String)> {
     run_cfg.sms.transport = crate::config::SmsTransport::Dir;
     run_cfg.xmpp.transport = crate::config::XmppTransport::Dir;
     run_cfg.webhook.transport = crate::config::WebhookTransport::Dir;
+    run_cfg.matrix.transport = crate::config::MatrixTransport::Dir;
     Ok((run_cfg, url))
 }
 
@@ -137,13 +138,14 @@ fn written(
 ) -> Result<()> {
     writeln!(
         out,
-        "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/, {} in webhook/, {} in slack/{}.",
+        "\nWritten to {}/: {} .eml, {} in xmpp/, {} in sms/, {} in webhook/, {} in slack/, {} in matrix/{}.",
         outbox.display(),
         files.iter().filter(|f| f.0 == "email").count(),
         files.iter().filter(|f| f.0 == "xmpp").count(),
         files.iter().filter(|f| f.0 == "sms").count(),
         files.iter().filter(|f| f.0 == "webhook").count(),
         files.iter().filter(|f| f.0 == "slack").count(),
+        files.iter().filter(|f| f.0 == "matrix").count(),
         if stale > 0 {
             format!(" ({stale} files from an earlier demo removed first)")
         } else {
@@ -153,10 +155,10 @@ fn written(
     writeln!(
         out,
         "(The demo sends nothing: email goes to the dir transport, XMPP and SMS bodies are\n\
-         written to xmpp/ and sms/ as they would be sent, and the webhook's and Slack's\n\
-         requests to webhook/ and slack/. Set [email] transport = \"smtp\", [xmpp] transport\n\
-         = \"xmpp\", [sms] transport = \"http\" and [webhook] transport = \"http\" to deliver\n\
-         for real.)"
+         written to xmpp/ and sms/ as they would be sent, the webhook's and Slack's\n\
+         requests to webhook/ and slack/, and Matrix events to matrix/. Set [email]\n\
+         transport = \"smtp\", [xmpp] transport = \"xmpp\", [sms] transport = \"http\",\n\
+         [webhook] transport = \"http\" and [matrix] transport = \"matrix\" to deliver for real.)"
     )?;
     Ok(())
 }
@@ -173,7 +175,7 @@ fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()
     let runs = crate::schedule::list_runs(c)?;
     writeln!(
         out,
-        "  {:<9} {:<48} {:>4} {:>5} {:>5}  periods",
+        "  {:<9} {:<54} {:>4} {:>5} {:>5}  periods",
         "who", "subscription", "runs", "sent", "empty"
     )?;
     for s in subscriptions::list(c)? {
@@ -198,7 +200,7 @@ fn per_subscription(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()
         };
         writeln!(
             out,
-            "  {who:<9} {:<48} {:>4} {sent:>5} {:>5}  {periods}",
+            "  {who:<9} {:<54} {:>4} {sent:>5} {:>5}  {periods}",
             format!("{what} → {}", s.channels.join(",")),
             mine.len(),
             mine.len() - sent
@@ -215,7 +217,7 @@ fn per_channel(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
     let got = crate::deliver::outbox::delivered(c)?;
     writeln!(
         out,
-        "\n  digests delivered    email  xmpp   sms  webhook  slack"
+        "\n  digests delivered    email  xmpp   sms  webhook  slack  matrix"
     )?;
     let mut users: Vec<&String> = got.keys().map(|(u, _)| u).collect();
     users.dedup();
@@ -223,12 +225,13 @@ fn per_channel(c: &mut crate::db::DbConn, out: &mut dyn Write) -> Result<()> {
         let n = |ch: &str| got.get(&(u.clone(), ch.to_string())).copied().unwrap_or(0);
         writeln!(
             out,
-            "  {u:<18} {:>7} {:>5} {:>5} {:>8} {:>6}",
+            "  {u:<18} {:>7} {:>5} {:>5} {:>8} {:>6} {:>7}",
             n("email"),
             n("xmpp"),
             n("sms"),
             n("webhook"),
-            n("slack")
+            n("slack"),
+            n("matrix")
         )?;
     }
     Ok(())
@@ -256,6 +259,7 @@ fn list_outbox(dir: &Path) -> Result<Vec<(&'static str, std::path::PathBuf)>> {
         ("sms", "sms", "txt"),
         ("webhook", "webhook", "http"),
         ("slack", "slack", "http"),
+        ("matrix", "matrix", "txt"),
     ] {
         let d = dir.join(sub);
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -291,8 +295,8 @@ fn clear_outbox(dir: &Path) -> Result<usize> {
     Ok(files.len())
 }
 
-/// Prints the text part of the richest email, one chat message, one SMS
-/// and one Slack post.
+/// Prints the text part of the richest email, one chat message, one SMS,
+/// one Slack post and one Matrix message.
 fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<()> {
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     let richest = files
@@ -318,6 +322,7 @@ fn sample(files: &[(&str, std::path::PathBuf)], out: &mut dyn Write) -> Result<(
         ("xmpp", "An XMPP chat message"),
         ("sms", "An SMS"),
         ("slack", "A Slack post"),
+        ("matrix", "A Matrix message"),
     ] {
         let Some((_, p)) = files.iter().find(|f| f.0 == channel) else {
             continue;

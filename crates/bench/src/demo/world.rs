@@ -2,7 +2,8 @@
 //! five zones (one at UTC+5:30, one whose DST changes at midnight), nested
 //! groups, a team calendar of one-off and recurring events, a wiki, a week
 //! of realistic changes to both, and subscriptions on every channel
-//! (chitra's calendar digest also to a webhook, bruno's also to Slack).
+//! (chitra's calendar digest also to a webhook, bruno's also to Slack,
+//! dai's also to Matrix).
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -102,6 +103,13 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
         parties::Channel::Slack,
         "https://hooks.slack.com/services/T000/B000/demo",
         crate::validate::UrlPolicy::default(),
+    )?;
+    parties::change_contact(
+        c,
+        before,
+        "dai",
+        parties::Channel::Matrix,
+        &parties::ContactChange::Set("@dai:example.org".into()),
     )?;
     for (name, email) in GROUPS {
         parties::create_group(c, before, name, email)?;
@@ -428,7 +436,7 @@ fn demo_subs<'a>(cal: &'a Option<String>, wiki: &'a Option<String>) -> [Sub<'a>;
             "hourly",
             "modification",
             cal,
-            &["email", "xmpp"],
+            &["email", "xmpp", "matrix"],
             false,
             false,
         ),

@@ -46,6 +46,7 @@ impl Line {
             email: self.email,
             xmpp: self.xmpp,
             phone: self.phone,
+            matrix: None,
         }
     }
 }

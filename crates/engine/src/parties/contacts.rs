@@ -167,3 +167,20 @@ pub fn change_contact(
         .find(|p| p.channel == channel.as_str())
         .ok_or_else(|| Error::not_found("contact point vanished"))
 }
+
+/// Removes `party`'s contact point on `channel` (a webhook's secret and a
+/// Matrix contact point's room go with it); the point as it was. Queued
+/// rows for it are given up when they come to be sent, as for a disabled
+/// one.
+pub fn remove_contact(conn: &mut DbConn, party: &str, channel: Channel) -> Result<ContactPoint> {
+    let (id, _) = find(conn, party)?;
+    let missing = || Error::not_found(format!("{party} has no {} address", channel.as_str()));
+    conn.write_tx(|c| {
+        let point = contact_points(c, id)?
+            .into_iter()
+            .find(|p| p.channel == channel.as_str())
+            .ok_or_else(missing)?;
+        diesel::delete(contact_points::table.find(point.id)).execute(c)?;
+        Ok(point)
+    })
+}

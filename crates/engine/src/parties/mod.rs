@@ -27,7 +27,9 @@ pub use code::{
     code_of, find_by_code, find_by_retired_code, is_code_shaped, manage_url, rotate_code,
     rotate_code_of, user_by_email,
 };
-pub use contacts::{change_contact, contact_points, show_contacts, ContactChange, ContactPoint};
+pub use contacts::{
+    change_contact, contact_points, remove_contact, show_contacts, ContactChange, ContactPoint,
+};
 pub use groups::{
     apply_group_changes_in_tx, create_group_in_tx, create_group_with, get_group, list_groups,
     Group, NewGroup, ValidGroup, GROUP_DAILY_HOUR, GROUP_LOCALE, GROUP_TIMEZONE, GROUP_WEEK_START,

@@ -25,6 +25,8 @@ pub struct UserPut {
     pub email: Option<String>,
     pub xmpp: Option<String>,
     pub phone: Option<String>,
+    /// A Matrix user ID (`@alice:example.org`) or room ID.
+    pub matrix: Option<String>,
 }
 
 /// [`UserPut`], validated.
@@ -45,6 +47,7 @@ impl UserPut {
             (Channel::Email, &self.email),
             (Channel::Xmpp, &self.xmpp),
             (Channel::Sms, &self.phone),
+            (Channel::Matrix, &self.matrix),
         ] {
             if let Some(a) = addr {
                 contacts.push((channel, channel.validate_address(a)?));
@@ -117,7 +120,8 @@ pub fn put_user_in_tx(c: &mut DbConn, now: NaiveDateTime, p: &ValidPut) -> Resul
 }
 
 /// Sets a party's address on `channel` unless it is already that one (so
-/// putting the same user twice keeps an address verified).
+/// putting the same user twice keeps an address verified); a new Matrix
+/// address gets a new direct room, as `contact --set` gives it.
 fn set_address(
     c: &mut DbConn,
     id: PartyId,
@@ -138,6 +142,7 @@ fn set_address(
                     contact_points::verified.eq(false),
                     contact_points::disabled.eq(false),
                     contact_points::bounce_count.eq(0),
+                    contact_points::matrix_room.eq(None::<String>),
                 ))
                 .execute(c)?;
         }

@@ -22,6 +22,7 @@ use super::guard::Authed;
 use super::{ApiError, App};
 
 mod code;
+mod contacts;
 mod groups;
 
 #[derive(utoipa::OpenApi)]
@@ -45,6 +46,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = <Doc as utoipa::OpenApi>::openapi();
     doc.merge(groups::openapi());
     doc.merge(code::openapi());
+    doc.merge(contacts::openapi());
     doc
 }
 
@@ -57,6 +59,7 @@ pub fn routes() -> Router<App> {
         )
         .merge(groups::routes())
         .merge(code::routes())
+        .merge(contacts::routes())
 }
 
 /// A body parsed as JSON after the token was checked (as `JsonBody`
@@ -88,7 +91,8 @@ pub(super) fn json<T: DeserializeOwned>(raw: &RawBody) -> ApiResult<T> {
 /// A user's preferences and addresses; each optional (a new user needs
 /// `tz`). What `GET` answers may be put back unchanged: `id` and `name`,
 /// when given, must be the user's; `contacts` (their state is the
-/// server's) is ignored: addresses are set with `email`, `xmpp`, `phone`.
+/// server's) is ignored: addresses are set with `email`, `xmpp`, `phone`,
+/// `matrix` (a webhook's or a preset's URL through `…/contacts/{channel}`).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserBody {
@@ -107,6 +111,8 @@ pub struct UserBody {
     xmpp: Option<String>,
     /// E.164, e.g. +14155550123.
     phone: Option<String>,
+    /// A Matrix user ID (@alice:example.org) or room ID (!room:example.org).
+    matrix: Option<String>,
     /// mon..sun (default mon).
     week_start: Option<String>,
     /// 0-23 (default 8).
@@ -128,6 +134,7 @@ impl UserBody {
             email: self.email,
             xmpp: self.xmpp,
             phone: self.phone,
+            matrix: self.matrix,
         }
     }
 }
@@ -141,6 +148,7 @@ pub struct UserElement {
     email: Option<String>,
     xmpp: Option<String>,
     phone: Option<String>,
+    matrix: Option<String>,
     week_start: Option<String>,
     daily_hour: Option<i64>,
     locale: Option<String>,
@@ -150,7 +158,8 @@ pub struct UserElement {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactView {
     channel: String,
-    /// Shown to an `admin` token only.
+    /// Shown to an `admin` token only; a webhook's or a preset's URL as
+    /// `https://host/***` (its path is the receiver's credential).
     #[serde(skip_serializing_if = "Option::is_none")]
     address: Option<String>,
     verified: bool,
@@ -221,17 +230,26 @@ impl RemovedView {
     }
 }
 
+/// A contact point as the API shows it, a URL channel's address masked.
+fn contact_view(p: parties::ContactPoint) -> ContactView {
+    let address = match parties::Channel::parse(&p.channel) {
+        Ok(ch) => ch.shown(&p.address),
+        Err(_) => p.address,
+    };
+    ContactView {
+        channel: p.channel,
+        address: Some(address),
+        verified: p.verified,
+        disabled: p.disabled,
+        bounce_count: p.bounce_count,
+    }
+}
+
 fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
     let u = parties::get_user(c, id)?;
     let contacts = parties::contact_points(c, id)?
         .into_iter()
-        .map(|p| ContactView {
-            channel: p.channel,
-            address: Some(p.address),
-            verified: p.verified,
-            disabled: p.disabled,
-            bounce_count: p.bounce_count,
-        })
+        .map(contact_view)
         .collect();
     Ok(UserView {
         id: u.id.0,
@@ -300,6 +318,7 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
                     email: e.email,
                     xmpp: e.xmpp,
                     phone: e.phone,
+                    matrix: e.matrix,
                     week_start: e.week_start,
                     daily_hour: e.daily_hour,
                     locale: e.locale,

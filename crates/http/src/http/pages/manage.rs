@@ -2,7 +2,9 @@
 //! points; `POST /s/{code}` with `action` = `pause`, `resume`, `hour` (one
 //! subscription's new local hour), `end` (with `confirm=yes`), `prefs`,
 //! `optout` / `optin` (a group subscription that reaches the person as a
-//! member: "stop sending me this" and its undo), `stop` or `newlink`
+//! member: "stop sending me this" and its undo), `matrix` / `unmatrix`
+//! (the person's Matrix ID set, through `parties::change_contact` as
+//! `contact --set` does, or removed), `stop` or `newlink`
 //! ("send me a new link": a new subscriber code mailed to the person,
 //! `signup::send_new_link`; this page's link stops working, so the answer
 //! is a page that says so rather than a 303), and the form token. A change
@@ -24,7 +26,7 @@ use crate::db::DbConn;
 use crate::digest::words::Style;
 use crate::error::Error;
 use crate::ids::{PartyId, SubscriptionId};
-use crate::parties::{self, UserChanges};
+use crate::parties::{self, ContactChange, UserChanges};
 use crate::subscriptions::{self, Retime};
 use crate::{items, manage, remove, validate};
 
@@ -52,6 +54,8 @@ pub struct ManagePage {
     /// The group subscriptions that reach the person as a member.
     pub groups: Vec<SubView>,
     pub contacts: Vec<ContactView>,
+    /// The Matrix contact point, masked, when there is one.
+    pub matrix: Option<String>,
     pub hours: Vec<Choice>,
     pub days: Vec<Choice>,
     pub zones: Vec<Choice>,
@@ -71,6 +75,8 @@ fn notice(done: &str) -> Option<&'static str> {
         "stop" => "Everything is stopped: every subscription is paused, no group's digest is sent to you, and nothing queued will be sent.",
         "optout" => "Stopped for you: the group keeps its digest and its other members still get it. Undo it here whenever you like.",
         "optin" => "Back on: the group's digests reach you again from their next time.",
+        "matrix" => "Saved: digests by Matrix go to the new ID from their next time.",
+        "unmatrix" => "Removed: nothing more is sent to you by Matrix.",
         _ => return None,
     })
 }
@@ -96,10 +102,12 @@ pub fn load(
         .map(|s| view::describe(s, &names, &style))
         .collect();
     let groups = group_subs(c, party, &names, &style)?;
-    let contacts = parties::contact_points(c, party)?
+    let points = parties::contact_points(c, party)?;
+    let matrix = points
         .iter()
-        .map(view::contact)
-        .collect();
+        .find(|p| p.channel == parties::Channel::Matrix.as_str())
+        .map(|p| view::mask(&p.channel, &p.address));
+    let contacts = points.iter().map(view::contact).collect();
     let path = format!("{app_prefix}/s/{code}");
     Ok(ManagePage {
         unsubscribe: format!("{path}/unsubscribe/"),
@@ -115,6 +123,7 @@ pub fn load(
         subs,
         groups,
         contacts,
+        matrix,
         name: user.username,
         timezone: user.timezone,
         locale: user.locale,
@@ -362,6 +371,7 @@ fn apply(
             c.write_tx(|c| subscriptions::opt_in_in_tx(c, id, party))?;
             Ok("optin")
         }
+        "matrix" | "unmatrix" => matrix(c, now, party, field("action"), field("matrix")),
         "stop" => {
             let ids = subscriptions::ids_of_party(c, party)?;
             let groups: Vec<SubscriptionId> = subscriptions::reaching(c, party)?
@@ -376,4 +386,35 @@ fn apply(
         }
         other => Err(Error::invalid(format!("unknown action {other:?}"))),
     }
+}
+
+/// `matrix`: the person's Matrix ID set to the form's `matrix` (spaces
+/// around it dropped; validated as `contact --set` validates it: enabled,
+/// not verified, a new direct room at the next delivery; the same ID
+/// again changes nothing); `unmatrix`: it is removed. Webhook and preset URLs have no such form: the operator
+/// sets them.
+fn matrix(
+    c: &mut DbConn,
+    now: DateTime<Utc>,
+    party: PartyId,
+    action: Option<&str>,
+    id: Option<&str>,
+) -> crate::Result<&'static str> {
+    let name = parties::name_of(c, party)?;
+    let ch = parties::Channel::Matrix;
+    if action == Some("unmatrix") {
+        return match parties::remove_contact(c, &name, ch) {
+            Err(Error::NotFound(_)) => Err(Error::invalid("you have no Matrix ID to remove")),
+            other => other.map(|_| "unmatrix"),
+        };
+    }
+    let id = ch.validate_address(id.unwrap_or("").trim_matches(' '))?;
+    // The same ID again keeps its state and its room, as a user PUT does.
+    let same = parties::contact_points(c, party)?
+        .iter()
+        .any(|p| p.channel == ch.as_str() && p.address == id);
+    if !same {
+        parties::change_contact(c, now, &name, ch, &ContactChange::Set(id))?;
+    }
+    Ok("matrix")
 }

@@ -48,6 +48,9 @@ pub struct ContactView {
     pub masked: String,
     pub verified: bool,
     pub disabled: bool,
+    /// A webhook's or a preset's URL: set by the operator alone, so the
+    /// page offers no form for it.
+    pub by_operator: bool,
 }
 
 const DAYS: [&str; 7] = [
@@ -174,6 +177,7 @@ pub fn contact(cp: &ContactPoint) -> ContactView {
         masked: mask(&cp.channel, &cp.address),
         verified: cp.verified,
         disabled: cp.disabled,
+        by_operator: Channel::parse(&cp.channel).is_ok_and(Channel::is_url),
     }
 }
 
