@@ -1,8 +1,8 @@
 //! Writing rows of the operators' event outbox (`events`, owned by the
-//! engine's `events`), each back end its fastest way: on SQLite one
-//! cached prepared INSERT a row, on PostgreSQL one `INSERT … SELECT FROM
-//! unnest(…)` per 10,000 (a bulk import records one event per
-//! subscription it makes).
+//! engine's `events`), each back end its fastest way: on SQLite
+//! multi-row INSERTs kept prepared (`sqlite_insert_kept`), on PostgreSQL
+//! one `INSERT … SELECT FROM unnest(…)` per 10,000 (a bulk import records
+//! one event per subscription it makes).
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -23,23 +23,39 @@ pub struct NewEvent {
     pub data: String,
 }
 
+/// Rows per multi-row INSERT on SQLite (7 values each).
+const SQLITE_ROWS: usize = 64;
+
+/// One row as SQLite takes it, owned (a kept statement's id is a type).
+#[derive(Insertable)]
+#[diesel(table_name = events, treat_none_as_default_value = false)]
+struct SqliteRow {
+    kind: &'static str,
+    order_key: String,
+    subscription_id: Option<i64>,
+    party_id: Option<i64>,
+    occurred_at: NaiveDateTime,
+    data: String,
+    next_attempt_at: NaiveDateTime,
+}
+
 /// Inserts `rows` in the caller's transaction.
 pub fn insert_events(conn: &mut DbConn, rows: &[NewEvent]) -> Result<()> {
     match conn {
         DbConn::Sqlite(lite) => {
-            for e in rows {
-                diesel::insert_into(events::table)
-                    .values((
-                        events::kind.eq(e.kind),
-                        events::order_key.eq(&e.order_key),
-                        events::subscription_id.eq(e.subscription_id),
-                        events::party_id.eq(e.party_id),
-                        events::occurred_at.eq(e.occurred_at),
-                        events::data.eq(&e.data),
-                        events::next_attempt_at.eq(e.occurred_at),
-                    ))
-                    .execute(lite)?;
-            }
+            let rows: Vec<SqliteRow> = rows
+                .iter()
+                .map(|e| SqliteRow {
+                    kind: e.kind,
+                    order_key: e.order_key.clone(),
+                    subscription_id: e.subscription_id,
+                    party_id: e.party_id,
+                    occurred_at: e.occurred_at,
+                    data: e.data.clone(),
+                    next_attempt_at: e.occurred_at,
+                })
+                .collect();
+            crate::sqlite_insert_kept!(lite, events::table, rows, SQLITE_ROWS);
         }
         DbConn::Postgres(pg) => {
             use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
