@@ -30,6 +30,7 @@ mod digest_posting;
 mod dkim;
 mod events;
 mod harness;
+mod hostile_remotes;
 mod house_sizes;
 mod http_admin;
 /// What the `http_api_*` modules share.
