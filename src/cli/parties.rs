@@ -53,6 +53,9 @@ pub enum UserCmd {
         /// E.164, e.g. +14155550123.
         #[arg(long)]
         phone: Option<String>,
+        /// Matrix user ID (@ana:example.org) or room ID.
+        #[arg(long)]
+        matrix: Option<String>,
         /// mon..sun (default mon).
         #[arg(long)]
         week_start: Option<String>,
@@ -170,6 +173,7 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             email,
             xmpp,
             phone,
+            matrix,
             week_start,
             daily_hour,
             locale,
@@ -183,6 +187,7 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                     email,
                     xmpp,
                     phone,
+                    matrix,
                     week_start,
                     daily_hour,
                     locale,

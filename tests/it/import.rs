@@ -72,7 +72,7 @@ fn users_are_created_then_updated(db: &TestDb) {
 
     // Again, with one new user and a changed timezone: upsert by name.
     let again = r#"{"name":"u1","tz":"Asia/Tokyo","phone":"+14155550123"}
-{"name":"new","tz":"UTC"}
+{"name":"new","tz":"UTC","matrix":"@new:example.org"}
 "#;
     let done = put_users(&mut c, again).unwrap();
     assert_eq!((done.created, done.updated), (1, 1));
@@ -84,6 +84,14 @@ fn users_are_created_then_updated(db: &TestDb) {
     assert_eq!(u1.timezone, "Asia/Tokyo");
     assert_eq!(u1.email.as_deref(), Some("u1@example.org"), "kept");
     assert_eq!(u1.phone.as_deref(), Some("+14155550123"));
+    let new = parties::find(&mut c, "new").unwrap().0;
+    let matrix: Vec<String> = parties::contact_points(&mut c, new)
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.channel == "matrix")
+        .map(|p| p.address)
+        .collect();
+    assert_eq!(matrix, ["@new:example.org"]);
 }
 
 fn a_bad_user_line_refuses_all(db: &TestDb) {
@@ -99,6 +107,10 @@ fn a_bad_user_line_refuses_all(db: &TestDb) {
         ),
         (r#"{"name":"x","tz":"UTC","xmpp":"not a jid@@"}"#, "line 2"),
         (r#"{"name":"x","tz":"UTC","phone":"12345"}"#, "line 2"),
+        (
+            r#"{"name":"x","tz":"UTC","matrix":"@x\u0000:b.org"}"#,
+            "line 2",
+        ),
         (r#"{"name":"x","tz":"UTC","daily_hour":24}"#, "line 2"),
         (
             r#"{"name":"x","tz":"UTC","week_start":"someday"}"#,

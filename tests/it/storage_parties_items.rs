@@ -26,12 +26,20 @@ fn users_roundtrip(db: &TestDb) {
             email: Some("Asha@Example.COM".into()),
             xmpp: Some("asha@chat.example.com".into()),
             phone: Some("+919876543210".into()),
+            matrix: Some("@asha:chat.example.com".into()),
             week_start: Some("sun".into()),
             daily_hour: Some(7),
             locale: Some("en_IN".into()),
         },
     )
     .unwrap();
+    let matrix: Vec<String> = parties::contact_points(&mut c, id)
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.channel == "matrix")
+        .map(|p| p.address)
+        .collect();
+    assert_eq!(matrix, ["@asha:chat.example.com"]);
     let u = parties::get_user(&mut c, id).unwrap();
     assert_eq!(u.username, "asha");
     assert_eq!(u.timezone, "Asia/Kolkata");
@@ -127,6 +135,20 @@ fn hostile_users_write_nothing(db: &TestDb) {
             "phone too long",
             NewUser {
                 phone: Some("+1234567890123456".into()),
+                ..base.clone()
+            },
+        ),
+        (
+            "matrix id without server",
+            NewUser {
+                matrix: Some("@asha".into()),
+                ..base.clone()
+            },
+        ),
+        (
+            "matrix id with a line break",
+            NewUser {
+                matrix: Some("@asha:example.org\r\nX: y".into()),
                 ..base.clone()
             },
         ),

@@ -64,6 +64,7 @@ fn build(c: &mut crate::db::DbConn, users: usize, at: DateTime<Utc>) -> Result<u
                     email: Some(format!("{name}@example.com")),
                     xmpp: None,
                     phone: None,
+                    matrix: None,
                     week_start: None,
                     daily_hour: Some((i % 24) as i64),
                     locale: None,

@@ -28,6 +28,7 @@ struct Line {
     email: Option<String>,
     xmpp: Option<String>,
     phone: Option<String>,
+    matrix: Option<String>,
     week_start: Option<String>,
     daily_hour: Option<i64>,
     locale: Option<String>,
@@ -46,7 +47,7 @@ impl Line {
             email: self.email,
             xmpp: self.xmpp,
             phone: self.phone,
-            matrix: None,
+            matrix: self.matrix,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct NewUser {
     pub email: Option<String>,
     pub xmpp: Option<String>,
     pub phone: Option<String>,
+    /// A Matrix user ID or room ID.
+    pub matrix: Option<String>,
     /// `mon`..`sun`; default Monday.
     pub week_start: Option<String>,
     /// 0–23; default 8.
@@ -126,6 +128,7 @@ pub fn create_user(conn: &mut DbConn, now: DateTime<Utc>, new: &NewUser) -> Resu
         (Channel::Email, &new.email),
         (Channel::Xmpp, &new.xmpp),
         (Channel::Sms, &new.phone),
+        (Channel::Matrix, &new.matrix),
     ] {
         if let Some(a) = addr {
             contacts.push((channel, channel.validate_address(a)?));
