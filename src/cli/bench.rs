@@ -20,6 +20,10 @@ pub enum BenchCmd {
     Smtp(bench::SmtpArgs),
     /// Chat messages through the real queue into Prosody, beside a bare XMPP client.
     Xmpp(bench::XmppArgs),
+    /// Notifications through the real queue to a loopback receiver, beside a bare reqwest client.
+    Webhook(bench::WebhookArgs),
+    /// Messages through the real queue into Synapse, beside a bare reqwest client.
+    Matrix(bench::MatrixArgs),
     /// One recurring item's expansion for a weekly window, old starts beside new ones.
     Recur(bench::RecurArgs),
     /// HTTP routes (304 feed, full feed, POST modifications) beside a constant route and the record path.
@@ -48,6 +52,8 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Compose(a) => bench::compose(&a, db, out),
         BenchCmd::Smtp(a) => bench::smtp(&a, db, out),
         BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
+        BenchCmd::Webhook(a) => bench::webhook(&a, db, out),
+        BenchCmd::Matrix(a) => bench::matrix(&a, db, out),
         BenchCmd::Recur(a) => bench::recur(&a, out),
         BenchCmd::Http(a) => bench::http(&a, db, out),
         BenchCmd::Ndjson(a) => bench::ndjson(&a, db, out),

@@ -6,6 +6,7 @@
 mod common;
 
 mod bench_burst;
+mod bench_channels;
 mod bench_ndjson;
 mod bench_soak;
 mod browser;

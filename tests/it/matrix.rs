@@ -9,7 +9,7 @@
 use crate::common;
 
 use common::delivery::T0;
-use common::synapse::{Person, Synapse};
+use common::synapse::{self, Person, Synapse};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::{MatrixConfig, MatrixTransport};
@@ -68,7 +68,7 @@ fn disabled(c: &mut DbConn) -> bool {
 }
 
 fn a_digest_opens_a_direct_room_and_the_next_message_reuses_it(db: &TestDb) {
-    let Some(s) = Synapse::start(&[BOT, ALICE]) else {
+    let Some(s) = synapse::start(&[BOT, ALICE]) else {
         return;
     };
     let mut c = db.conn();
@@ -138,7 +138,7 @@ fn rewind(c: &mut DbConn, r: RequestId) {
 }
 
 fn a_row_sent_again_after_a_crash_is_one_event(db: &TestDb) {
-    let Some(s) = Synapse::start(&[BOT, ALICE]) else {
+    let Some(s) = synapse::start(&[BOT, ALICE]) else {
         return;
     };
     let mut c = db.conn();
@@ -165,7 +165,7 @@ fn a_row_sent_again_after_a_crash_is_one_event(db: &TestDb) {
 }
 
 fn a_person_who_left_or_a_forbidden_room_is_disabled(db: &TestDb) {
-    let Some(s) = Synapse::start(&[BOT, ALICE]) else {
+    let Some(s) = synapse::start(&[BOT, ALICE]) else {
         return;
     };
     let mut c = db.conn();

@@ -7,13 +7,16 @@ mod cpu;
 mod http;
 mod import;
 mod ingest;
+mod matrix;
 mod ndjson;
 mod recur;
 mod simulate;
 mod smtp;
 mod soak;
 mod sql;
+pub mod synapse;
 mod tick;
+mod webhook;
 mod xmpp;
 
 pub use burst::{burst, BurstArgs};
@@ -21,12 +24,14 @@ pub use compose::{compose, ComposeArgs};
 pub use http::{http, HttpArgs};
 pub use import::{import, ImportArgs};
 pub use ingest::{ingest, IngestArgs};
+pub use matrix::{matrix, MatrixArgs};
 pub use ndjson::{ndjson, NdjsonArgs};
 pub use recur::{recur, RecurArgs};
 pub use simulate::{simulate, SimulateArgs};
 pub use smtp::{smtp, SmtpArgs};
 pub use soak::{soak, soak_server, SoakArgs, SoakServerArgs};
 pub use tick::{tick, TickArgs};
+pub use webhook::{webhook, WebhookArgs};
 pub use xmpp::{xmpp, XmppArgs};
 
 use std::time::Duration;
@@ -81,6 +86,35 @@ fn messages_line(out: &mut dyn std::io::Write, what: &str, n: usize, d: Duration
         rate(n, d)
     )?;
     Ok(())
+}
+
+/// A message text of `size` characters.
+fn text_of(size: usize) -> String {
+    "The quick brown fox jumps over the lazy dog. "
+        .chars()
+        .cycle()
+        .take(size)
+        .collect()
+}
+
+/// One timed queue pass over the pending requests through `d`, checking
+/// that it finished all `n` and gave none up.
+fn timed_pass(
+    c: &mut DbConn,
+    mut d: crate::deliver::queue::Delivery,
+    n: usize,
+) -> Result<Duration> {
+    let t = std::time::Instant::now();
+    let report = crate::deliver::queue::run_pass(c, &mut d, requested_at())?;
+    let took = t.elapsed();
+    d.shutdown();
+    if report.finished != n || report.gave_up != 0 {
+        return Err(Error::Storage(format!(
+            "the queue finished {} of {n} requests ({report})",
+            report.finished
+        )));
+    }
+    Ok(took)
 }
 
 /// A loopback port nothing listens on, for a server the bench starts.

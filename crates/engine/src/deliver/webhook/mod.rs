@@ -19,7 +19,9 @@ mod guard;
 pub mod presets;
 pub mod sign;
 
+use std::collections::HashMap;
 use std::io::Read;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -32,6 +34,10 @@ use crate::parties::Channel;
 
 /// The most of an answer read; the rest is left unread.
 pub const MAX_ANSWER: usize = 64 * 1024;
+
+/// The most HTTP clients a listener keeps (each holds its kept
+/// connections and a thread); past it they are all dropped and made again.
+const MAX_CLIENTS: usize = 16;
 
 /// The reply code a contact point that is gone answers with: the queue
 /// disables the contact point when a message gets it.
@@ -56,6 +62,11 @@ pub struct WebhookListener {
     /// The queue pass's instant (the injected clock): the messages'
     /// `webhook-timestamp`.
     now: Option<DateTime<Utc>>,
+    /// HTTP clients kept between posts, so a connection is reused, by the
+    /// name pinned and the addresses it was pinned to: a post goes out on
+    /// a client pinned to exactly the addresses checked for it (a URL
+    /// naming an address pins nothing and shares one client).
+    clients: HashMap<(Option<String>, Vec<SocketAddr>), reqwest::blocking::Client>,
 }
 
 impl WebhookListener {
@@ -86,30 +97,54 @@ impl WebhookListener {
                 WebhookTransport::Http => None,
             },
             now: None,
+            clients: HashMap::new(),
         })
     }
 
+    /// The client for `target`: kept, or made now and kept.
+    fn client(
+        &mut self,
+        target: &guard::Target,
+    ) -> Result<&reqwest::blocking::Client, DeliveryError> {
+        let key = match &target.name {
+            Some(name) => {
+                let mut addrs = target.addrs.clone();
+                addrs.sort_unstable();
+                (Some(name.clone()), addrs)
+            }
+            None => (None, Vec::new()),
+        };
+        if !self.clients.contains_key(&key) {
+            if self.clients.len() >= MAX_CLIENTS {
+                self.clients.clear();
+            }
+            let timeout = Duration::from_secs(self.cfg.timeout_seconds);
+            let mut client = reqwest::blocking::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .timeout(timeout)
+                .connect_timeout(timeout);
+            if let (Some(name), addrs) = &key {
+                client = client.resolve_to_addrs(name, addrs);
+            }
+            let client = client.build().map_err(|e| DeliveryError::Transient {
+                code: None,
+                text: format!("webhook client: {e}"),
+                retry_after_secs: None,
+            })?;
+            self.clients.insert(key.clone(), client);
+        }
+        Ok(&self.clients[&key])
+    }
+
     fn post(
-        &self,
+        &mut self,
         m: &Outgoing,
         body: &[u8],
         headers: &[(&str, String)],
     ) -> Result<Delivered, DeliveryError> {
         let target = guard::target(&m.to, self.cfg.policy())?;
-        let timeout = Duration::from_secs(self.cfg.timeout_seconds);
-        let mut client = reqwest::blocking::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(timeout)
-            .connect_timeout(timeout);
-        if let Some(name) = &target.name {
-            client = client.resolve_to_addrs(name, &target.addrs);
-        }
-        let client = client.build().map_err(|e| DeliveryError::Transient {
-            code: None,
-            text: format!("webhook client: {e}"),
-            retry_after_secs: None,
-        })?;
+        let client = self.client(&target)?;
         let mut req = client.post(target.url.as_str()).body(body.to_vec());
         for (k, v) in headers {
             req = req.header(*k, v);

@@ -1,0 +1,274 @@
+//! `digestd bench webhook`: N notifications to N recipients through the
+//! real queue (expansion, the webhook listener with its URL policy and
+//! Standard Webhooks signing, status updates) into a receiver on a
+//! loopback port, beside a bare reqwest client posting the same bodies,
+//! signed the same way, one at a time on one connection as the listener
+//! does, to the same receiver (the floor), alternated `--rounds` times in
+//! one run; the faster run of each side counts.
+//!
+//! The receiver is a small HTTP/1.1 responder on threads of its own (one
+//! a connection, keep-alive), cheap enough not to be the bound: it checks
+//! each message's signature, counts its `webhook-id` and answers 200 with
+//! no body. The bench fails unless every message of every run arrived
+//! exactly once, correctly signed.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use diesel::connection::SimpleConnection;
+
+use super::{
+    messages_line, open_empty, request_world, requested_at, requests, text_of, timed_pass, PARTY0,
+};
+use crate::config::{EmailConfig, WebhookConfig, WebhookTransport};
+use crate::deliver::listener::{Delivered, DeliveryError, Listener, Outgoing};
+use crate::deliver::queue::Delivery;
+use crate::deliver::webhook::{body as hook, sign};
+use crate::error::{Error, Result};
+use crate::parties::Channel;
+
+#[derive(Args, Debug, Clone)]
+pub struct WebhookArgs {
+    /// Messages in each run (one recipient each).
+    #[arg(long, default_value_t = 10_000)]
+    pub messages: usize,
+    /// Characters in each notification's message.
+    #[arg(long, default_value_t = 1024)]
+    pub size: usize,
+    /// Runs of each side, alternated.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+}
+
+const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-webhook.db";
+/// Every recipient's endpoint secret: the Standard Webhooks example's.
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+/// The floor's messages are numbered from here, clear of the requests'.
+const FLOOR_IDS: usize = 1_000_000_000;
+
+/// What the receiver took: each `webhook-id` with how many times, and the
+/// messages whose signature did not verify.
+#[derive(Default)]
+struct Seen {
+    ids: HashMap<String, usize>,
+    bad_signatures: usize,
+}
+
+/// Starts the receiver on a loopback port; its threads live as long as
+/// the process (the bench is a process of its own).
+fn start_receiver() -> Result<(u16, Arc<Mutex<Seen>>)> {
+    let listener = TcpListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let shared = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = shared.clone();
+            std::thread::spawn(move || {
+                let _ = serve(stream, &seen);
+            });
+        }
+    });
+    Ok((port, seen))
+}
+
+/// One connection: requests read one after another, each answered 200.
+fn serve(stream: TcpStream, seen: &Mutex<Seen>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut r = BufReader::new(stream.try_clone()?);
+    let mut w = stream;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let (mut len, mut id, mut ts, mut sig) = (0, String::new(), 0i64, String::new());
+        loop {
+            line.clear();
+            r.read_line(&mut line)?;
+            let Some((k, v)) = line.trim_end().split_once(':') else {
+                break;
+            };
+            let v = v.trim();
+            match k.to_ascii_lowercase().as_str() {
+                "content-length" => len = v.parse().unwrap_or(0),
+                "webhook-id" => id = v.to_string(),
+                "webhook-timestamp" => ts = v.parse().unwrap_or(0),
+                "webhook-signature" => sig = v.to_string(),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; len];
+        r.read_exact(&mut body)?;
+        let signed = sign::signature(&id, ts, SECRET, &body).is_ok_and(|s| s == sig);
+        {
+            let mut s = seen.lock().expect("the receiver's count");
+            *s.ids.entry(id).or_default() += 1;
+            s.bad_signatures += usize::from(!signed);
+        }
+        w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")?;
+    }
+}
+
+/// The floor: the same documents the queue posts, signed the same way,
+/// one at a time on one kept connection; message `i` of round `round` is
+/// numbered `FLOOR_IDS + round × n + i`.
+fn floor(port: u16, n: usize, round: usize, body: &str) -> Result<Duration> {
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(remote)?;
+    let at = requested_at();
+    let docs: Vec<(String, String, String)> = (1..=n)
+        .map(|i| {
+            let k = FLOOR_IDS + round * n + i;
+            let subject = format!("Bench message {k}");
+            let doc = hook::notification(k as i64, &subject, body, at.naive_utc());
+            let url = format!("http://127.0.0.1:{port}/hook/{i}");
+            (format!("floor_{k}"), url, doc.to_string())
+        })
+        .collect();
+    let t = Instant::now();
+    for (id, url, doc) in docs {
+        let headers = sign::headers(&id, at.timestamp(), SECRET, doc.as_bytes())?;
+        let mut req = client.post(url).body(doc);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        let resp = req.send().map_err(remote)?;
+        let status = resp.status();
+        resp.bytes().map_err(remote)?;
+        if !status.is_success() {
+            return Err(Error::Storage(format!("the receiver answered {status}")));
+        }
+    }
+    Ok(t.elapsed())
+}
+
+fn remote(e: reqwest::Error) -> Error {
+    Error::Storage(format!("webhook floor: {e}"))
+}
+
+/// One timed queue pass over the pending requests through the webhook
+/// listener of `cfg`.
+fn pass(c: &mut crate::db::DbConn, cfg: &WebhookConfig, n: usize) -> Result<Duration> {
+    let email = EmailConfig::default();
+    timed_pass(c, Delivery::new(&email)?.with_webhook(cfg, &email)?, n)
+}
+
+/// A webhook listener that posts nothing and answers "accepted" at once:
+/// a pass through it is the queue's own work without the posts.
+struct AtOnce;
+
+impl Listener for AtOnce {
+    fn key(&self) -> Channel {
+        Channel::Webhook
+    }
+
+    fn send_raw(&mut self, _: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        Ok(Delivered {
+            code: Some(200),
+            text: "accepted".into(),
+            remote_id: None,
+        })
+    }
+}
+
+/// The queue's own share: a pass over `n` more requests (numbered after
+/// the runs') with [`AtOnce`] in the webhook listener's place.
+fn without_posts(
+    c: &mut crate::db::DbConn,
+    n: usize,
+    first: usize,
+    body: &str,
+) -> Result<Duration> {
+    requests(c, n, first, "webhook", body)?;
+    let d = Delivery::new(&EmailConfig::default())?.with_listener(Box::new(AtOnce));
+    timed_pass(c, d, n)
+}
+
+/// Fails unless the receiver took every message of every run exactly
+/// once, each signed right; the number it took.
+fn check_arrived(seen: &Mutex<Seen>, n: usize, rounds: usize) -> Result<usize> {
+    let seen = seen.lock().expect("the receiver's count");
+    let want: Vec<String> = (0..rounds)
+        .flat_map(|round| (1..=n).map(move |i| (round * n + i, i)))
+        .flat_map(|(k, i)| {
+            let party = PARTY0 + i as i64;
+            [
+                hook::message_id(&[k as i64], party),
+                format!("floor_{}", FLOOR_IDS + k),
+            ]
+        })
+        .collect();
+    let missing = want.iter().filter(|id| !seen.ids.contains_key(*id)).count();
+    let twice = seen.ids.values().filter(|&&c| c > 1).count();
+    let took: usize = seen.ids.values().sum();
+    if missing + twice + seen.bad_signatures > 0 || took != want.len() {
+        return Err(Error::Storage(format!(
+            "the receiver took {took} messages: {missing} missing, {twice} more than once, {} badly signed",
+            seen.bad_signatures
+        )));
+    }
+    Ok(took)
+}
+
+pub fn webhook(args: &WebhookArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    if args.messages == 0 || !(1..=100_000).contains(&args.size) || !(1..=20).contains(&args.rounds)
+    {
+        return Err(Error::invalid(
+            "bench webhook: --messages must be at least 1, --size 1-100000, --rounds 1-20",
+        ));
+    }
+    let (n, rounds) = (args.messages, args.rounds);
+    let body = text_of(args.size);
+    let db = open_empty(url, DEFAULT_BENCH_DB)?;
+    let (port, seen) = start_receiver()?;
+    let mut c = db.conn()?;
+    let address = format!("'http://127.0.0.1:{port}/hook/' || i");
+    request_world(&mut c, n, "webhook", &address, &body)?;
+    c.batch_execute(&format!(
+        "UPDATE contact_points SET secret = '{SECRET}' WHERE channel = 'webhook'"
+    ))?;
+    writeln!(
+        out,
+        "bench webhook on {:?}: {n} notifications of {} characters a run, {rounds} runs a side, into a receiver on 127.0.0.1:{port}",
+        c.backend(),
+        args.size,
+    )?;
+    let cfg = WebhookConfig {
+        transport: WebhookTransport::Http,
+        allow_http: true,
+        allow_private: true,
+        timeout_seconds: 60,
+    };
+    let (mut floors, mut queues) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        floors.push(floor(port, n, round, &body)?);
+        if round > 0 {
+            requests(&mut c, n, round * n, "webhook", &body)?;
+        }
+        queues.push(pass(&mut c, &cfg, n)?);
+    }
+    let took = check_arrived(&seen, n, rounds)?;
+    let own = without_posts(&mut c, n, rounds * n, &body)?;
+    for (k, (f, q)) in floors.iter().zip(&queues).enumerate() {
+        messages_line(out, &format!("bare reqwest client (run {})", k + 1), n, *f)?;
+        messages_line(out, &format!("digestd queue (run {})", k + 1), n, *q)?;
+    }
+    messages_line(out, "digestd queue, nothing posted (its own work)", n, own)?;
+    let best = |v: &[Duration]| v.iter().min().copied().unwrap_or_default();
+    writeln!(
+        out,
+        "ratio digestd/bare client (fastest runs): {:.2}; the receiver took each of {took} messages once, signed",
+        best(&floors).as_secs_f64() / best(&queues).as_secs_f64(),
+    )?;
+    Ok(())
+}
