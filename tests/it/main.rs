@@ -28,6 +28,7 @@ mod digest_channels;
 mod digest_compose;
 mod digest_posting;
 mod dkim;
+mod email_threads;
 mod events;
 mod harness;
 mod house_sizes;
