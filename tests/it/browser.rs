@@ -256,7 +256,12 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
     let early = po.run(&mut c, "2026-11-23T07:59:00Z");
     assert!(early.is_empty(), "{early:?}");
     let m = one_digest(&mut po, &mut c, "2026-11-23T08:00:00Z", 1);
-    assert_eq!(m.subject, "1 change in Rota since Sunday 09:00");
+    assert_eq!(m.subject, "Daily digest: Rota");
+    assert!(
+        m.text.lines().next() == Some("1 change in Rota since Sunday 09:00"),
+        "{}",
+        m.text
+    );
     let unsub = m.unsubscribe.clone().expect("an unsubscribe link");
     assert_eq!(m.list_unsubscribe.as_deref(), Some(unsub.as_str()));
     assert!(m.one_click, "{m:?}");

@@ -10,7 +10,7 @@ use crate::common;
 
 use chrono::Duration;
 use common::delivery::{notify, parse, smtp, smtp_pool, user, T0};
-use common::smtp::{free_port, FaultSmtp};
+use common::smtp::{free_port, FaultSmtp, Sink};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::config::EmailConfig;
@@ -247,64 +247,6 @@ fn cancel_stops_what_was_not_sent(db: &TestDb) {
         queue::cancel_request(&mut c, ri, at(T0)).is_err(),
         "only once"
     );
-}
-
-/// Postfix's smtp-sink on a loopback port, dumping every message to a file.
-struct Sink {
-    child: std::process::Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Sink {
-    fn start() -> Option<Sink> {
-        let bin = ["/usr/sbin/smtp-sink", "/usr/bin/smtp-sink"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists());
-        let Some(bin) = bin else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "smtp-sink is missing: .ci/run installs postfix"
-            );
-            eprintln!("skipped: smtp-sink not installed (Debian package postfix)");
-            return None;
-        };
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(
-            dir.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o777),
-        )
-        .unwrap();
-        let port = free_port();
-        let mut cmd = std::process::Command::new(bin);
-        // As root smtp-sink must drop privileges; the dump directory is
-        // world-writable for that user.
-        cmd.args(["-u", "nobody", "-d"])
-            .arg(format!("{}/%M.", dir.path().display()))
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("256");
-        // Owned by the Sink from the start, so it is killed and reaped on
-        // every path.
-        let sink = Sink {
-            child: cmd.spawn().expect("start smtp-sink"),
-            port,
-            dir,
-        };
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(sink);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("smtp-sink did not listen on {port}");
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn smtp_sink_receives_every_message_once(db: &TestDb) {

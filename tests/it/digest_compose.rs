@@ -38,7 +38,9 @@ fn modification_digest_collapses_the_window_and_leaves_out_own_changes(db: &Test
     assert_eq!(reqs.len(), 1);
     let r = &reqs[0];
     // The window began at the subscription, Saturday 4:00 PM in Los Angeles.
-    assert_eq!(r.subject, "2 changes in Calendar since Saturday 4:00 PM");
+    // The subject names the subscription; the first line what is inside.
+    assert_eq!(r.subject, "Daily digest: Calendar");
+    assert_eq!(r.heading(), "2 changes in Calendar since Saturday 4:00 PM");
     assert!(
         r.text.contains(
             "gr24 changed the start time of Janitor's Pipe Dream from 3:00 PM to 4:00 PM PST on Mon, Nov 23"
@@ -81,7 +83,7 @@ fn include_own_shows_the_subscribers_changes(db: &TestDb) {
     calendar_week(&mut c, &cal);
     tick(&mut c, at("2026-11-22T17:00:00Z"), &mut composer()).unwrap();
     let r = &requests(&mut c)[0];
-    assert_eq!(r.subject, "3 changes in Calendar since Saturday 4:00 PM");
+    assert_eq!(r.heading(), "3 changes in Calendar since Saturday 4:00 PM");
     assert!(
         r.text.contains(
             "ann changed the start time of Ann's own meeting from 10:00 AM to 11:00 AM PST"
@@ -113,9 +115,10 @@ fn empty_digests_record_the_run_and_post_only_when_asked(db: &TestDb) {
     let reqs = requests(&mut c);
     assert_eq!(reqs.len(), 1);
     assert_eq!(
-        reqs[0].subject,
+        reqs[0].heading(),
         "No changes in Calendar since Saturday 4:00 PM"
     );
+    assert_eq!(reqs[0].subject, "Daily digest: Calendar");
     let recorded: i64 = subscription_runs::table.count().get_result(&mut c).unwrap();
     assert_eq!(recorded, 2);
     // The window chains from the empty run: the next day's digest starts at
@@ -124,9 +127,10 @@ fn empty_digests_record_the_run_and_post_only_when_asked(db: &TestDb) {
     tick(&mut c, at("2026-11-23T17:00:00Z"), &mut comp).unwrap();
     let reqs = requests(&mut c);
     assert_eq!(reqs.len(), 3);
-    assert!(reqs[1..]
-        .iter()
-        .all(|r| r.subject == "1 change in Calendar since Sunday 9:00 AM"));
+    assert!(reqs[1..].iter().all(
+        |r| r.heading() == "1 change in Calendar since Sunday 9:00 AM"
+            && r.subject == "Daily digest: Calendar"
+    ));
 }
 
 fn calendar_week_late(c: &mut DbConn, cal: &str) {
@@ -307,7 +311,7 @@ fn html_escapes_untrusted_text(db: &TestDb) {
     );
     // Plain text keeps the title as it is.
     assert!(r.text.contains(evil));
-    assert_eq!(r.subject, "1 change in Q&A <team> since Saturday 4:00 PM");
+    assert_eq!(r.heading(), "1 change in Q&A <team> since Saturday 4:00 PM");
 }
 
 fn sms_fits_its_segments_with_non_gsm_text_and_links_the_rest(db: &TestDb) {
@@ -406,7 +410,7 @@ fn the_cap_shows_max_items_and_counts_the_rest(db: &TestDb) {
     let mut comp = Composer::new(&cfg, &EmailConfig::default()).unwrap();
     tick(&mut c, at("2026-11-22T17:00:00Z"), &mut comp).unwrap();
     let r = &requests(&mut c)[0];
-    assert_eq!(r.subject, "5 changes in Calendar since Saturday 4:00 PM");
+    assert_eq!(r.heading(), "5 changes in Calendar since Saturday 4:00 PM");
     assert_eq!(
         r.text.matches("gr24 created the event").count(),
         3,

@@ -141,9 +141,10 @@ fn a_crash_between_compose_and_post_loses_nothing_and_doubles_nothing(db: &TestD
     let reqs = requests(&mut c);
     assert_eq!(reqs.len(), 1);
     assert_eq!(
-        reqs[0].subject,
+        reqs[0].heading(),
         "2 changes in Calendar since Saturday 4:00 PM"
     );
+    assert_eq!(reqs[0].subject, "Daily digest: Calendar");
 }
 
 fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
@@ -203,7 +204,10 @@ fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
         let m = mail_parser::MessageParser::default()
             .parse(&raw)
             .expect("parses");
-        assert!(m.subject().unwrap().contains("in Calendar since"));
+        assert_eq!(m.subject(), Some("Daily digest: Calendar"));
+        let first = m.body_text(0).unwrap().lines().next().unwrap().to_string();
+        assert!(first.contains("in Calendar since"), "{first}");
+        assert!(m.header_raw("In-Reply-To").is_some() && m.header_raw("List-Id").is_some());
         assert!(m.date().is_some() && m.message_id().is_some());
         assert_eq!(m.text_body_count(), 1);
         assert!(m

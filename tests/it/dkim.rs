@@ -1,5 +1,5 @@
 //! DKIM: every email is signed (single and batched messages, non-ASCII
-//! subjects), checked with an independent verifier — dkimpy, through
+//! subjects, a digest with its thread and list headers), checked with an independent verifier — dkimpy, through
 //! `tests/fixtures/dkim/verify.py`, the selector's TXT record given to it
 //! instead of DNS — for RSA-2048 and Ed25519 keys made by `openssl` at test
 //! time; a tampered message fails the same check; bad settings are
@@ -137,6 +137,23 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
             assert!(head.contains("d=example.org") && head.contains("s=mail2026"));
         }
         assert_eq!(verify(dir.path(), &record, &got), [true, true], "{alg}");
+        if alg == "rsa" {
+            // A digest, with its thread and list headers, verifies too.
+            use common::digest::{calendar_week, calendar_world, composer, daily, subscribe};
+            let (cal, _) = calendar_world(&mut c);
+            subscribe(&mut c, daily("ann", &cal));
+            calendar_week(&mut c, &cal);
+            let t = at("2026-11-22T17:00:00Z");
+            digestd::schedule::tick::tick(&mut c, t, &mut composer()).unwrap();
+            queue::run_pass(&mut c, &mut d, t).unwrap();
+            let digest = server.received().pop().unwrap().data;
+            let head = String::from_utf8_lossy(&digest);
+            assert!(
+                head.contains("\r\nList-Id: ") && head.contains("\r\nIn-Reply-To: <nt.thread."),
+                "{head}"
+            );
+            assert_eq!(verify(dir.path(), &record, &[digest]), [true], "a digest");
+        }
         // The check can fail: a changed body, or another key's record.
         let mut tampered = got[0].clone();
         let n = tampered.len();

@@ -29,6 +29,7 @@ mod digest_channels;
 mod digest_compose;
 mod digest_posting;
 mod dkim;
+mod email_threads;
 mod events;
 mod harness;
 mod hostile_remotes;

@@ -119,7 +119,7 @@ fn operator(web: &Web, b: &Browser) {
     assert_eq!(b.text_of("h1"), "Requests");
     let t = b.text();
     assert!(t.contains("The rota meeting moves to Thursday"), "{t}");
-    assert!(t.contains("1 change in Rota"), "the digest: {t}");
+    assert!(t.contains("Daily digest: Rota"), "the digest: {t}");
     b.shot("admin-requests");
     b.choose("#status", "pending");
     b.press("form.filter button");

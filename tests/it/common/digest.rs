@@ -69,6 +69,14 @@ pub struct Req {
     pub period: String,
 }
 
+impl Req {
+    /// The digest's first line: what it holds and since when (the subject
+    /// names only the subscription).
+    pub fn heading(&self) -> &str {
+        self.text.lines().next().unwrap_or_default()
+    }
+}
+
 /// A request's bodies as its recipient reads them: a digest's shared
 /// rendering (`nt_bodies`) filled with the request's links, as the queue
 /// does when it sends.

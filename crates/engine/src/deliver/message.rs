@@ -11,6 +11,7 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
 use super::encode;
+use super::threading::{self, Thread};
 use crate::digest::words::Style;
 use crate::error::{Error, Result};
 use crate::text::one_line;
@@ -31,6 +32,8 @@ pub struct Email<'a> {
     pub message_id: &'a str,
     /// RFC 8058 one-click unsubscribe target.
     pub unsubscribe: Option<&'a str>,
+    /// A digest's thread and list ([`super::threading`]).
+    pub thread: Option<&'a Thread>,
     /// Signs the message when DKIM is configured.
     pub dkim: Option<&'a DkimConfig>,
 }
@@ -73,6 +76,9 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
                 "List-Unsubscribe-Post",
                 "List-Unsubscribe=One-Click".into(),
             ));
+    }
+    for h in e.thread.map(threading::headers).unwrap_or_default() {
+        b = b.raw_header(h);
     }
     let mut msg = match e.html {
         Some(h) => b.multipart(MultiPart::alternative_plain_html(
@@ -242,6 +248,7 @@ mod tests {
             date: Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap(),
             message_id: "digest.1000.7@localhost",
             unsubscribe: Some("http://localhost:8080/u/abc/7"),
+            thread: None,
             dkim: None,
         }
     }

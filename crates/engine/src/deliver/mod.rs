@@ -3,6 +3,8 @@
 //! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
 //!   per sender and recipient, retries with backoff), update, show, status;
 //! - [`message`]: RFC 5322 / MIME email built with lettre, and batching;
+//! - [`threading`]: the headers that keep a subscription's digests in one
+//!   thread and name their list (In-Reply-To, References, List-Id);
 //! - [`encode`]: 7bit or quoted-printable bodies, in one pass;
 //! - [`sink`]: the email transports as the `email` listener, and delivery
 //!   outcomes;
@@ -35,6 +37,7 @@ pub mod queue;
 pub mod sink;
 pub mod sms;
 pub mod smtp;
+pub mod threading;
 pub mod webhook;
 pub mod xmpp;
 

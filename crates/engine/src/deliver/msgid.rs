@@ -6,6 +6,10 @@
 //! the key can make one. Ids made before the MAC was an HMAC (SHA-256 of
 //! the secret and the names) still verify, so bounces of mail sent before
 //! are still traced; none is made any more.
+//!
+//! A subscription's email digests to one party form a thread under a
+//! root id of the same kind, `nt.thread.SUBSCRIPTION.PARTY.MAC@host`
+//! ([`MessageKey::thread_root`]): computed, never stored, never sent.
 
 use diesel::prelude::*;
 use sha2::{Digest, Sha256};
@@ -104,6 +108,22 @@ impl MessageKey {
     pub fn message_id(&self, request: i64, party: i64, parts: usize, host: &str) -> String {
         let mac = self.mac(request, party);
         format!("nt.{request}.{party}.{parts}.{mac}@{host}")
+    }
+
+    /// The thread root (without angle brackets) of subscription
+    /// `subscription`'s email digests to `party`: every such digest
+    /// replies to it, so mail readers keep them in one thread. The same for
+    /// the same subscription, party and key whenever it is computed (a
+    /// message rebuilt after a crash carries the same headers); another
+    /// party's (each member of a group) or subscription's is another
+    /// thread. Its MAC is over `thread.SUBSCRIPTION.PARTY`, which no
+    /// message's names can spell, and [`MessageKey::verify`] refuses it: a
+    /// bounce quoting it names no message.
+    pub fn thread_root(&self, subscription: i64, party: i64, host: &str) -> String {
+        let names = format!("thread.{subscription}.{party}");
+        let mut mac = crate::text::hex(&self.key.mac(&[names.as_bytes()]));
+        mac.truncate(MAC_HEX);
+        format!("nt.{names}.{mac}@{host}")
     }
 
     /// The message an id names, if it is one of ours with a true MAC.
@@ -205,6 +225,36 @@ mod tests {
             k.message_id(1000, 7, 1, "example.org"),
             "nt.1000.7.1.b2c5e6fe4415c8dc7671@example.org"
         );
+    }
+
+    /// A thread root depends on the subscription, the party and the key
+    /// only: the same whenever it is made, another for another of them,
+    /// and never taken for a message's id.
+    #[test]
+    fn a_thread_root_is_stable_and_names_no_message() {
+        let k = MessageKey::from_secret("k1");
+        let root = k.thread_root(42, 7, "example.org");
+        assert!(
+            root.starts_with("nt.thread.42.7.") && root.ends_with("@example.org"),
+            "{root}"
+        );
+        assert_eq!(root.len(), "nt.thread.42.7.@example.org".len() + MAC_HEX);
+        assert_eq!(
+            root,
+            MessageKey::from_secret("k1").thread_root(42, 7, "example.org")
+        );
+        let others = [
+            k.thread_root(42, 8, "example.org"),
+            k.thread_root(43, 7, "example.org"),
+            MessageKey::from_secret("k2").thread_root(42, 7, "example.org"),
+        ];
+        for o in &others {
+            assert_ne!(o.split('@').next(), root.split('@').next(), "{o}");
+        }
+        assert_eq!(k.verify(&root), None);
+        assert!(k.find_all(&format!("References: <{root}>")).is_empty());
+        // Computed apart, in Python's `hmac`, as the message ids' MAC.
+        assert_eq!(root, "nt.thread.42.7.f3711f7dce0b477d3deb@example.org");
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub const WHOLE_MAX_ITEMS: usize = 10_000;
 /// A period's whole digest in its recipient's style: every item, or the
 /// first [`WHOLE_MAX_ITEMS`].
 pub struct Whole {
+    /// The digest's first line (what it holds and since when), which the
+    /// page is titled with: the subject names only the subscription.
     pub subject: String,
     pub sections: Vec<Section>,
     /// The zone its times are written in.
@@ -102,7 +104,7 @@ pub fn whole(
     let r = composer.recipient(c, p.run.party)?;
     let body = composer.build_body(c, &p.run, &content, Style::new(r.tz, &r.locale))?;
     Ok(Some(Whole {
-        subject: body.subject,
+        subject: body.heading,
         sections: body.sections,
         tz: r.tz.name().to_string(),
         items: content.len(),

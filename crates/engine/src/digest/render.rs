@@ -173,9 +173,15 @@ pub struct Section {
 }
 
 /// What every recipient of the same content in the same style reads: the
-/// subject and the lines. Built once and shared by such recipients.
+/// subject, the heading and the lines. Built once and shared by such
+/// recipients.
 pub struct Body {
+    /// The same for every digest of the subscription ([`words::subject`]),
+    /// so mail readers that thread by subject keep them together.
     pub subject: String,
+    /// What this digest holds and since when: the body's first line (and
+    /// the SMS's, and the webhook document's `subject`).
+    pub heading: String,
     pub sections: Vec<Section>,
     /// Items left out by the cap.
     pub more: usize,
@@ -212,7 +218,7 @@ struct Chat<'a> {
 }
 
 /// Builds the body: sections per collection in order of first appearance,
-/// capped at `max_items` lines in all, and the subject.
+/// capped at `max_items` lines in all, the heading and the subject.
 pub fn body(content: &Content, f: &Frame) -> Body {
     let shown = content.held().min(f.max_items.max(1));
     let mut sections: Vec<(CollectionId, Section)> = Vec::new();
@@ -267,9 +273,25 @@ pub fn body(content: &Content, f: &Frame) -> Body {
             .collect(),
     };
     let colls = words::collections_phrase(&colls);
+    let subject = words::subject(
+        f.kind,
+        f.frequency,
+        f.collection.map(|c| (f.collection_name)(c)).as_deref(),
+    );
     let n = content.len();
+    Body {
+        subject: one_line(&subject),
+        heading: one_line(&heading(content.len(), &colls, f)),
+        sections: sections.into_iter().map(|(_, s)| s).collect(),
+        more: n - shown,
+    }
+}
+
+/// The first line of a digest: how much it holds of which collections,
+/// and since when (what changed) or over which span (what is coming up).
+fn heading(n: usize, colls: &str, f: &Frame) -> String {
     let s = &f.style;
-    let subject = match f.kind {
+    match f.kind {
         Kind::Modification if n == 0 => format!(
             "No changes in {colls} since {}",
             s.since(f.window_start, f.window_end)
@@ -301,11 +323,6 @@ pub fn body(content: &Content, f: &Frame) -> Body {
                 )
             }
         }
-    };
-    Body {
-        subject: one_line(&subject),
-        sections: sections.into_iter().map(|(_, s)| s).collect(),
-        more: n - shown,
     }
 }
 
@@ -313,7 +330,7 @@ pub fn body(content: &Content, f: &Frame) -> Body {
 pub fn view<'a>(b: &'a Body, f: &'a Frame) -> View<'a> {
     View {
         subject: &b.subject,
-        heading: &b.subject,
+        heading: &b.heading,
         sections: &b.sections,
         more: b.more,
         tz_name: f.style.tz.name(),
@@ -327,11 +344,11 @@ fn template_error(e: askama::Error) -> Error {
     Error::Storage(format!("rendering a digest: {e}"))
 }
 
-/// The SMS body: the subject and the lines run together, fitted to
+/// The SMS body: the heading and the lines run together, fitted to
 /// `segments`; when cut, or when lines were left out by the cap, it ends
 /// with the link to the full digest.
 fn sms_body(v: &View, segments: usize) -> String {
-    let mut body = v.subject.to_string();
+    let mut body = v.heading.to_string();
     let mut sep = ": ";
     // Lines past what any message of `segments` can hold would be cut anyway.
     let bound = sms::max_chars(segments);

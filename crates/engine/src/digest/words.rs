@@ -14,6 +14,7 @@ use chrono_tz::Tz;
 
 use super::compose::{AttrChange, ItemChange, Upcoming, When};
 use crate::modlog::Action;
+use crate::subscriptions::{Frequency, Kind};
 
 /// How the recipient reads times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -427,6 +428,28 @@ pub fn collections_phrase<S: AsRef<str>>(names: &[S]) -> String {
         [a, b] => format!("{} and {}", a.as_ref(), b.as_ref()),
         more => format!("{} collections", more.len()),
     }
+}
+
+/// A digest's subject, the same for every digest of one subscription
+/// (mail readers that thread by subject, Gmail among them, keep a thread
+/// only while the subject stays the same): "Daily digest: Calendar" for
+/// what changed, "Weekly agenda: Calendar" for what is coming up; a
+/// subscription to every collection (`None`) reads "all collections".
+/// What a digest holds and since when is its first line instead.
+pub fn subject(kind: Kind, frequency: Frequency, collection: Option<&str>) -> String {
+    let every = match frequency {
+        Frequency::Hourly => "Hourly",
+        Frequency::Daily => "Daily",
+        Frequency::Weekly => "Weekly",
+    };
+    let what = match kind {
+        Kind::Modification => "digest",
+        Kind::Forward => "agenda",
+    };
+    format!(
+        "{every} {what}: {}",
+        collection.unwrap_or("all collections")
+    )
 }
 
 /// "1 change", "3 changes".

@@ -16,6 +16,7 @@ use crate::deliver::listener::Outgoing;
 use crate::deliver::message::{self, Email, Part};
 use crate::deliver::msgid::MessageKey;
 use crate::deliver::outbox::Outbox;
+use crate::deliver::threading::{self, List, Thread};
 use crate::error::Result;
 use crate::parties::Channel;
 
@@ -78,7 +79,14 @@ impl BuildCtx {
             .get(&r0.party_to)
             .copied()
             .unwrap_or_else(message::utc_style);
-        let (subject, text, html) = message::combine(&ps, &style);
+        let (mut subject, text, html) = message::combine(&ps, &style);
+        let thread = self.thread(round, &parts, r0.party_to);
+        if thread.is_some() {
+            // Digests of one subscription waiting together (a queue that
+            // was down) keep the subscription's one subject, so a reader
+            // that threads by subject too keeps them in its thread.
+            subject = parts[0].subject.clone();
+        }
         let from_name = round
             .names
             .get(&r0.party_from)
@@ -108,6 +116,7 @@ impl BuildCtx {
             date,
             message_id: &message_id,
             unsubscribe: unsubscribe.as_deref(),
+            thread: thread.as_ref(),
             dkim: self.dkim.as_deref(),
         })?;
         let msg = Outgoing {
@@ -119,5 +128,26 @@ impl BuildCtx {
             matrix: None,
         };
         Ok(Some((settle, msg)))
+    }
+
+    /// The thread of a message whose every part is a digest of one
+    /// subscription: its root for `party` and its list. A message holding
+    /// notifications, or digests of several subscriptions, is in no
+    /// thread. Only formatting and a MAC: what it reads was loaded with
+    /// the round, so the same rows give the same headers (a message
+    /// rebuilt after a crash is the same message).
+    fn thread(&self, round: &Round, parts: &[Cow<Req>], party: i64) -> Option<Thread> {
+        let sub = parts[0].subscription_id?;
+        if parts.iter().any(|q| q.subscription_id != Some(sub)) {
+            return None;
+        }
+        let list = round.lists.get(&sub).map(|(uuid, name)| List {
+            name: name.clone(),
+            id: threading::list_id(uuid.as_deref(), self.from.email.domain()),
+        });
+        Some(Thread {
+            root: self.key.thread_root(sub, party, &self.host),
+            list,
+        })
     }
 }

@@ -428,6 +428,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
         date: now,
         message_id: &format!("test.{}@{}", now.timestamp_micros(), d.host),
         unsubscribe: None,
+        thread: None,
         dkim: d.dkim.as_deref(),
     })?;
     let out = Outgoing {

@@ -96,6 +96,8 @@ pub(super) struct Req {
     /// A digest's webhook document (`None` for a notification, or when
     /// no channel of its request reads it).
     pub message_webhook: Option<String>,
+    /// A digest's subscription (`None` for a notification).
+    pub subscription_id: Option<i64>,
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another
@@ -112,6 +114,9 @@ pub(super) struct Round {
     /// The subscriber codes of the members a group's digest goes to in
     /// this round ([`super::member::load_codes`]).
     pub codes: HashMap<i64, String>,
+    /// The list (collection uuid and name; no uuid: every collection)
+    /// of each subscription whose digest goes by email in this round.
+    pub lists: HashMap<i64, (Option<String>, String)>,
 }
 
 /// Every round of a pass: claims, loads, delivers, settles. Returns the

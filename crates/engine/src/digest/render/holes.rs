@@ -45,6 +45,7 @@ impl Body {
     pub fn has_holes(&self) -> bool {
         let has = |t: &str| t.contains(HOLE);
         has(&self.subject)
+            || has(&self.heading)
             || self.sections.iter().any(|s| {
                 has(&s.name)
                     || s.lines

@@ -12,7 +12,8 @@ fn body(more: usize) -> Body {
         )
     };
     Body {
-        subject: "2 changes in Calendar & <Co> since Monday".into(),
+        subject: "Daily digest: Calendar & <Co>".into(),
+        heading: "2 changes in Calendar & <Co> since Monday".into(),
         sections: vec![Section {
             name: "Calendar & \"Co\"".into(),
             lines: vec![line("Janitor's <Pipe> Dream"), line("Budget sync")],

@@ -36,7 +36,7 @@ pub fn document(b: &Body, f: &Frame) -> String {
         "subscription_id": f.subscription.map(|s| s.0),
         "kind": f.kind.as_str(),
         "frequency": f.frequency.as_str(),
-        "subject": b.subject,
+        "subject": b.heading,
         "period": {
             "start": f.window_start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             "end": f.window_end.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

@@ -228,3 +228,23 @@ fn every_sentence_word_for_word() {
         assert_eq!(line(&c), want, "{:?}", c.action);
     }
 }
+
+/// A subscription's digests share one subject, whatever they hold and
+/// whenever they are sent: it names the frequency, the kind and the
+/// collection, never a count or a date.
+#[test]
+fn a_subject_names_the_subscription_not_the_period() {
+    use crate::subscriptions::{Frequency, Kind};
+    assert_eq!(
+        subject(Kind::Modification, Frequency::Daily, Some("Calendar")),
+        "Daily digest: Calendar"
+    );
+    assert_eq!(
+        subject(Kind::Forward, Frequency::Weekly, Some("Team calendar")),
+        "Weekly agenda: Team calendar"
+    );
+    assert_eq!(
+        subject(Kind::Modification, Frequency::Hourly, None),
+        "Hourly digest: all collections"
+    );
+}

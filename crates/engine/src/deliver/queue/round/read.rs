@@ -2,6 +2,7 @@
 //! recipients' styles, in a few statements.
 
 use super::*;
+use crate::db::schema::{collections, subscriptions};
 
 /// The rows claimed under `tokens`, with their requests and senders.
 ///
@@ -24,18 +25,21 @@ fn read_round(conn: &mut DbConn, tokens: &[String]) -> Result<Round> {
             names: HashMap::new(),
             styles: HashMap::new(),
             codes: HashMap::new(),
+            lists: HashMap::new(),
         });
     }
     let reqs = requests(conn, &rows)?;
     let names = sender_names(conn, &rows)?;
     let styles = load_styles(conn, &rows)?;
     let codes = super::super::member::load_codes(conn, &rows, &reqs)?;
+    let lists = load_lists(conn, &reqs)?;
     Ok(Round {
         rows,
         reqs,
         names,
         styles,
         codes,
+        lists,
     })
 }
 
@@ -109,6 +113,7 @@ fn requests(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Req>> {
                 nt_messages::manage_url,
                 nt_messages::full_url,
                 body("nt_messages.message_webhook", !email),
+                nt_requests::subscription_id,
             ))
             .load(conn)?;
         let shared = shared_bodies(conn, &loaded, email)?;
@@ -164,6 +169,7 @@ struct ReqRow {
     manage_url: Option<String>,
     full_url: Option<String>,
     message_webhook: Option<String>,
+    subscription_id: Option<i64>,
 }
 
 /// A shared rendering's text, HTML and chat text.
@@ -194,6 +200,7 @@ impl ReqRow {
             manage_url: self.manage_url,
             full_url: self.full_url,
             message_webhook: self.message_webhook,
+            subscription_id: self.subscription_id,
         }
     }
 }
@@ -225,6 +232,44 @@ fn shared_bodies(
         }
     }
     Ok(shared)
+}
+
+/// The list of each subscription whose digest the round sends by email
+/// (its thread's `List-Id`): the collection's uuid and name, or none and
+/// "All collections" for a subscription to every collection. One query a
+/// round, only when the round holds email digests; a round of
+/// notifications reads nothing here. A subscription deleted since its
+/// digest was posted has no list (its digest still threads).
+fn load_lists(
+    conn: &mut DbConn,
+    reqs: &HashMap<i64, Req>,
+) -> Result<HashMap<i64, (Option<String>, String)>> {
+    let mut subs: Vec<i64> = reqs
+        .values()
+        .filter(|q| q.message_html.is_some())
+        .filter_map(|q| q.subscription_id)
+        .collect();
+    subs.sort_unstable();
+    subs.dedup();
+    let mut lists = HashMap::with_capacity(subs.len());
+    for chunk in subs.chunks(10_000) {
+        let found: Vec<(i64, Option<String>, Option<String>)> = subscriptions::table
+            .left_join(
+                collections::table.on(subscriptions::collection_id.eq(collections::id.nullable())),
+            )
+            .filter(subscriptions::id.eq_any(chunk))
+            .select((
+                subscriptions::id,
+                collections::uuid.nullable(),
+                collections::name.nullable(),
+            ))
+            .load(conn)?;
+        for (sub, uuid, name) in found {
+            let name = name.unwrap_or_else(|| "All collections".into());
+            lists.insert(sub, (uuid, name));
+        }
+    }
+    Ok(lists)
 }
 
 /// The zone and 12/24-hour style ([`Style`], as digests show times) of
