@@ -210,10 +210,12 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
         }
         SubscriptionCmd::Import => {
             let bar = super::progress(0);
+            let events = ctx.cfg.events.wants("subscription.created");
             let ids = crate::import::subs::import(
                 &mut conn,
                 ctx.now(),
                 std::io::stdin().lock(),
+                events,
                 &mut |n| bar.set_position(n as u64),
             )?;
             bar.finish_and_clear();

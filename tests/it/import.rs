@@ -23,7 +23,7 @@ fn put_users(c: &mut DbConn, input: &str) -> Result<import::users::Imported> {
 }
 
 fn subs(c: &mut DbConn, input: &str) -> Result<Vec<digestd::ids::SubscriptionId>> {
-    import::subs::import(c, at(NOW), input.as_bytes(), &mut |_| {})
+    import::subs::import(c, at(NOW), input.as_bytes(), true, &mut |_| {})
 }
 
 fn groups(c: &mut DbConn, input: &str) -> Result<usize> {
@@ -181,6 +181,39 @@ fn subscriptions_in_input_order(db: &TestDb) {
     assert!(
         ids[0].0 < ids[1].0 && ids[1].0 < ids[3].0,
         "ids in input order"
+    );
+    // One subscription.created a subscription made, with its channels as
+    // merged in the batch.
+    let made = digestd::events::list(&mut c, None, None, 100).unwrap();
+    let made: Vec<(i64, &str, serde_json::Value)> = made
+        .iter()
+        .map(|e| {
+            (
+                e.subscription.unwrap(),
+                e.kind.as_str(),
+                e.data["channels"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        made,
+        [
+            (
+                ids[0].0,
+                "subscription.created",
+                serde_json::json!(["email"])
+            ),
+            (
+                ids[1].0,
+                "subscription.created",
+                serde_json::json!(["email", "xmpp"])
+            ),
+            (
+                ids[3].0,
+                "subscription.created",
+                serde_json::json!(["email"])
+            ),
+        ]
     );
 
     // One bad line refuses every line, and nothing is stored.

@@ -221,7 +221,7 @@ fn the_import_examples_import() {
                     .and_then(|ok| digestd::import::users::write(&mut c, at, &ok, &mut |_| {}))
                     .map(|d| d.created),
                 "subscription-import" => {
-                    digestd::import::subs::import(&mut c, at, line.as_bytes(), &mut |_| {})
+                    digestd::import::subs::import(&mut c, at, line.as_bytes(), false, &mut |_| {})
                         .map(|ids| ids.len())
                 }
                 "group-import" => {

@@ -298,7 +298,7 @@ pub fn import(args: &ImportArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
     }
     line(out, "user import (parse, validate, write)", du)?;
     let t = Instant::now();
-    let ids = import::subs::import(&mut c, at(), &slines[..], &mut |_| {})?;
+    let ids = import::subs::import(&mut c, at(), &slines[..], false, &mut |_| {})?;
     let ds = t.elapsed();
     if ids.len() != n {
         return Err(Error::Storage(format!(

@@ -218,6 +218,7 @@ pub fn store_many_in_tx(
     c: &mut DbConn,
     now: DateTime<Utc>,
     batch: &[(Prepared, DateTime<Utc>)],
+    events: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Stored> {
     let mut parties: Vec<i64> = batch.iter().map(|(p, _)| p.digest.party.0).collect();
@@ -281,12 +282,14 @@ pub fn store_many_in_tx(
         return Ok(Err(bad));
     }
     let ids = insert_rows(c, now, &rows, progress)?;
-    let made: Vec<_> = rows
-        .iter()
-        .zip(&ids)
-        .map(|(r, id)| (*id, &r.p.digest, r.channels.as_slice()))
-        .collect();
-    super::life::created_events(c, now, &made)?;
+    if events {
+        let made: Vec<_> = rows
+            .iter()
+            .zip(&ids)
+            .map(|(r, id)| (*id, &r.p.digest, r.channels.as_slice()))
+            .collect();
+        super::life::created_events(c, now, &made)?;
+    }
     for slot in slots.values() {
         if let Slot::Stored { twin, read } = slot {
             if twin.channels != *read {

@@ -217,7 +217,7 @@ fn import_subs(
             colls[k].1
         )?;
     }
-    let (subs, subs_d) = timed(|| import::subs::import(c, t0, &lines[..], &mut |_| {}))?;
+    let (subs, subs_d) = timed(|| import::subs::import(c, t0, &lines[..], false, &mut |_| {}))?;
     drop(lines);
     if subs.len() != n {
         return Err(Error::Storage(format!(

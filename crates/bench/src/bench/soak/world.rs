@@ -61,7 +61,7 @@ pub fn build(c: &mut DbConn, at: DateTime<Utc>, users: usize, colls: usize) -> R
             collections[i % colls]
         )?;
     }
-    let subs = import::subs::import(c, at, &lines[..], &mut |_| {})?;
+    let subs = import::subs::import(c, at, &lines[..], false, &mut |_| {})?;
     if subs.len() != users {
         return Err(Error::Storage(format!(
             "imported {} of {users} subscriptions",
