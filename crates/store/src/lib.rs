@@ -181,7 +181,7 @@ impl DbUrl {
                 }
                 let mut conn = SqliteConnection::establish(&self.target)
                     .map_err(|e| Error::Storage(format!("sqlite {}: {e}", self.target)))?;
-                conn.batch_execute(&format!(
+                let pragmas = format!(
                     "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};
                      PRAGMA page_size = {SQLITE_PAGE_BYTES};
                      PRAGMA journal_mode = WAL;
@@ -191,7 +191,23 @@ impl DbUrl {
                      PRAGMA mmap_size = {SQLITE_MMAP_BYTES};
                      PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES};
                      PRAGMA journal_size_limit = {SQLITE_WAL_LIMIT_BYTES};"
-                ))?;
+                );
+                // Setting these on a new connection was once told "database
+                // is locked" at once, busy timeout or not, with four
+                // processes opening one file to tick together (SQLite
+                // returns BUSY without its busy handler in some WAL states,
+                // WAL recovery among them): try again for as long as the
+                // busy timeout, then give up.
+                let mut tries = SQLITE_BUSY_TIMEOUT_MS / 50;
+                loop {
+                    match conn.batch_execute(&pragmas).map_err(Error::from) {
+                        Err(Error::Busy(_)) if tries > 0 => {
+                            tries -= 1;
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        other => break other?,
+                    }
+                }
                 Ok(DbConn::Sqlite(conn))
             }
             Backend::Postgres => {

@@ -108,11 +108,14 @@ impl EventPoster {
         }
         let mut held: HashSet<String> = HashSet::new();
         let mut after = 0;
-        while done.sent < PER_PASS {
+        loop {
             let batch: Vec<Due> = events::due(conn, after, BATCH)?;
             let Some(last) = batch.last() else { break };
             after = last.id;
             for e in &batch {
+                if done.sent >= PER_PASS {
+                    return Ok(done);
+                }
                 if !e.order_key.is_empty() && held.contains(&e.order_key) {
                     continue;
                 }
