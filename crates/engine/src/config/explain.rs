@@ -10,6 +10,13 @@ use super::Config;
 const EXAMPLES: &[(&str, &str, &str)] = &[
     ("matrix", "homeserver", "\"https://matrix.example.org\""),
     ("matrix", "user", "\"@digestd:example.org\""),
+    ("events", "url", "\"https://ops.example.org/hooks/digestd\""),
+    (
+        "events",
+        "secret",
+        "\"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3\"",
+    ),
+    ("events", "types", "[\"delivery.failed\", \"unsubscribe\"]"),
     (
         "email",
         "smtp_url",
