@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::webhook::{read_answer, retry_after_secs, sign};
+use super::webhook::{http_client, read_answer, retry_after_secs, sign};
 use crate::config::EventsConfig;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
@@ -82,11 +82,7 @@ impl EventPoster {
             return Ok(None);
         }
         let timeout = Duration::from_secs(cfg.timeout_seconds);
-        let client = reqwest::blocking::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(timeout)
-            .connect_timeout(timeout)
+        let client = http_client(timeout)
             .build()
             .map_err(|e| Error::Remote(format!("events: HTTP client: {e}")))?;
         Ok(Some(EventPoster {

@@ -65,34 +65,33 @@ pub fn pause(conn: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -> Resul
 /// [`pause`] inside the caller's transaction; `subscription.paused` is
 /// recorded when it was not paused.
 pub fn pause_in_tx(c: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -> Result<()> {
-    let (party, paused) = paused_of(c, id)?;
-    if !paused {
-        diesel::update(subscriptions::table.find(id.0))
-            .set(subscriptions::paused.eq(true))
-            .execute(c)?;
-        let e = Event::new(EventKind::SubscriptionPaused)
-            .subscription(id)
-            .party(party);
-        events::record_one_in_tx(c, now, e)?;
-    }
-    Ok(())
+    set_paused(c, now, id, true).map(|_| ())
 }
 
 /// Clears a subscription's pause inside the caller's transaction; whether
 /// it was paused (then `subscription.resumed` is recorded).
 /// `manage::resume` reschedules it in the same transaction.
 pub fn unpause_in_tx(c: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId) -> Result<bool> {
+    set_paused(c, now, id, false)
+}
+
+/// Sets a subscription's pause to `to`, with its event, when it is not so
+/// already; whether it changed.
+fn set_paused(c: &mut DbConn, now: DateTime<Utc>, id: SubscriptionId, to: bool) -> Result<bool> {
     let (party, paused) = paused_of(c, id)?;
-    if paused {
-        diesel::update(subscriptions::table.find(id.0))
-            .set(subscriptions::paused.eq(false))
-            .execute(c)?;
-        let e = Event::new(EventKind::SubscriptionResumed)
-            .subscription(id)
-            .party(party);
-        events::record_one_in_tx(c, now, e)?;
+    if paused == to {
+        return Ok(false);
     }
-    Ok(paused)
+    diesel::update(subscriptions::table.find(id.0))
+        .set(subscriptions::paused.eq(to))
+        .execute(c)?;
+    let kind = if to {
+        EventKind::SubscriptionPaused
+    } else {
+        EventKind::SubscriptionResumed
+    };
+    events::record_one_in_tx(c, now, Event::new(kind).subscription(id).party(party))?;
+    Ok(true)
 }
 
 /// A subscription's party and whether it is paused.

@@ -44,11 +44,7 @@ pub enum Call {
 impl Homeserver {
     pub fn new(cfg: &MatrixConfig, base: String) -> Result<Homeserver, DeliveryError> {
         let timeout = Duration::from_secs(cfg.timeout_seconds);
-        let client = reqwest::blocking::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(timeout)
-            .connect_timeout(timeout)
+        let client = crate::deliver::webhook::http_client(timeout)
             .user_agent(crate::deliver::webhook::sign::USER_AGENT)
             .build()
             .map_err(|e| transient(format!("matrix client: {e}")))?;

@@ -119,11 +119,7 @@ impl WebhookListener {
                 self.clients.clear();
             }
             let timeout = Duration::from_secs(self.cfg.timeout_seconds);
-            let mut client = reqwest::blocking::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .no_proxy()
-                .timeout(timeout)
-                .connect_timeout(timeout);
+            let mut client = http_client(timeout);
             if let (Some(name), addrs) = &key {
                 client = client.resolve_to_addrs(name, addrs);
             }
@@ -216,6 +212,17 @@ impl WebhookListener {
         text.push('\n');
         outbox.deliver(&m.file, text.as_bytes())
     }
+}
+
+/// The HTTP client every post to a far end starts from: no redirect
+/// followed, no proxy, `timeout` to connect and for the whole exchange
+/// (the webhooks and presets, Matrix, the operators' events).
+pub fn http_client(timeout: Duration) -> reqwest::blocking::ClientBuilder {
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout)
+        .connect_timeout(timeout)
 }
 
 /// `Retry-After` (RFC 9110) as seconds after `now`: delta-seconds, or an
