@@ -1,8 +1,10 @@
-//! The email of a pass, on three threads so that none waits for another's
-//! work: a builder makes the messages a chunk at a time, a sender hands each
-//! chunk to the email listener (the SMTP sessions, say), and the calling
-//! thread, which holds the database connection, claims the next round and
-//! writes each chunk's outcomes in one transaction as they come back.
+//! The messages of a pass, on four threads so that none waits for another's
+//! work: a builder makes the email messages a chunk at a time, a sender
+//! hands each chunk to the email listener (the SMTP sessions, say), a
+//! pusher sends what is not email by its listeners ([`super::pusher`]),
+//! and the calling thread, which holds the database connection, claims the
+//! next round and writes each chunk's outcomes in one transaction as they
+//! come back.
 //!
 //! A message is settled only after its chunk came back from the listener,
 //! but written in the journal ([`super::journal`]) the moment the far end
@@ -16,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::journal::Journal;
+use super::pusher::{self, Push, Pushed};
 use super::round::Round;
 use super::settle::Settle;
 use crate::deliver::listener::{Listener, Outgoing};
@@ -39,11 +42,19 @@ pub(super) struct EmailBatch {
     pub jobs: Vec<EmailJob>,
 }
 
-/// The calling thread's side: the next round's email (after claiming it
-/// and settling what is not email), and writing outcomes.
+/// A round's messages: its email for the builder, the rest for the
+/// pusher.
+pub(super) struct Work {
+    pub email: Option<EmailBatch>,
+    pub pushes: Vec<Push>,
+}
+
+/// The calling thread's side: the next round's messages (after claiming
+/// it and giving up what cannot be sent), and writing outcomes, with the
+/// Matrix rooms (address, room id) the pushes opened.
 pub(super) trait Source {
-    fn next(&mut self) -> Result<Option<EmailBatch>>;
-    fn write(&mut self, done: &[Settle]) -> Result<()>;
+    fn next(&mut self) -> Result<Option<Work>>;
+    fn write(&mut self, done: &[Settle], rooms: &[(String, String)]) -> Result<()>;
     /// Looks for requests cancelled since their rows were claimed, so the
     /// builder leaves them out; called whenever the thread is between two
     /// other things to do.
@@ -60,22 +71,27 @@ pub(super) type Build<'a> =
 pub(super) struct Timings {
     pub built: Duration,
     pub sending: Duration,
+    pub pushing: Duration,
     pub settled: Duration,
 }
 
 /// What comes back to the writing thread.
-enum Back {
+pub(super) enum Back {
     /// A chunk the listener took: each message's settle and outcome.
     Sent(Vec<Settle>, Vec<Outcome>),
     /// Messages the builder refused (a stored address it cannot use).
     Refused(Vec<Settle>),
+    /// A chunk of pushes, sent.
+    Pushed(Pushed),
 }
 
 /// Builds, sends and settles every round `source` gives until it has no
-/// more. The first error (claiming or writing) stops it: what was sent but
-/// not written stays claimed.
+/// more: email by `email`, the rest by `others`. The first error
+/// (claiming or writing) stops it: what was sent but not written stays
+/// claimed.
 pub(super) fn run(
     email: &mut dyn Listener,
+    others: &mut [Box<dyn Listener>],
     journal: &Journal,
     build: Build<'_>,
     source: &mut dyn Source,
@@ -84,11 +100,14 @@ pub(super) fn run(
     std::thread::scope(|scope| -> Result<()> {
         let (batch_tx, batch_rx) = mpsc::sync_channel::<EmailBatch>(1);
         let (job_tx, job_rx) = mpsc::sync_channel::<(Vec<Settle>, Vec<Outgoing>)>(1);
+        let (push_tx, push_rx) = mpsc::sync_channel::<Vec<Push>>(1);
         let (back_tx, back_rx) = mpsc::channel::<Back>();
         let refused_tx = back_tx.clone();
+        let pushed_tx = back_tx.clone();
         let builder = scope.spawn(move || build_all(build, batch_rx, job_tx, refused_tx));
         let sender = scope.spawn(move || send_all(email, journal, job_rx, back_tx));
-        let mut result = feed(source, batch_tx, &back_rx, &mut t);
+        let pusher = scope.spawn(move || pusher::push_all(others, journal, push_rx, pushed_tx));
+        let mut result = feed(source, batch_tx, push_tx, &back_rx, &mut t);
         // Until both threads are done; after an error, dropping the
         // receiver stops them after their chunk.
         while result.is_ok() {
@@ -110,6 +129,7 @@ pub(super) fn run(
         };
         t.built = joined(builder);
         t.sending = joined(sender);
+        t.pushing = joined(pusher);
         result
     })?;
     Ok(t)
@@ -183,36 +203,47 @@ fn send_all(
     busy
 }
 
-/// Feeds rounds to the builder until `source` has no more, writing
-/// outcomes whenever they come back; while the builder is full, waits on
-/// outcomes a little at a time (a round may give it nothing to send
-/// back). Dropping `batches` at the end tells the builder there is no
-/// more.
+/// Feeds rounds to the builder and the pusher until `source` has no more,
+/// writing outcomes whenever they come back; while either is full, waits
+/// on outcomes a little at a time (a round may give it nothing to send
+/// back). Dropping `batches` and `pushes` at the end tells the threads
+/// there is no more.
 fn feed(
     source: &mut dyn Source,
     batches: mpsc::SyncSender<EmailBatch>,
+    pushes: mpsc::SyncSender<Vec<Push>>,
     back: &mpsc::Receiver<Back>,
     t: &mut Timings,
 ) -> Result<()> {
-    let mut waiting: Option<EmailBatch> = None;
+    let mut waiting: Option<Work> = None;
     loop {
         write(source, drain(back, None), t)?;
         source.watch()?;
-        let batch = match waiting.take() {
-            Some(b) => b,
+        let mut work = match waiting.take() {
+            Some(w) => w,
             None => match source.next()? {
-                Some(b) => b,
+                Some(w) => w,
                 None => return Ok(()),
             },
         };
-        match batches.try_send(batch) {
-            Ok(()) => {}
-            Err(TrySendError::Full(b)) => {
-                waiting = Some(b);
-                write(source, drain(back, Some(Duration::from_millis(5))), t)?;
+        // A thread that is gone panicked: its panic comes out of the join.
+        if let Some(b) = work.email.take() {
+            match batches.try_send(b) {
+                Ok(()) => {}
+                Err(TrySendError::Full(b)) => work.email = Some(b),
+                Err(TrySendError::Disconnected(_)) => return Ok(()),
             }
-            // The builder is gone: its panic comes out of the join.
-            Err(TrySendError::Disconnected(_)) => return Ok(()),
+        }
+        if !work.pushes.is_empty() {
+            match pushes.try_send(std::mem::take(&mut work.pushes)) {
+                Ok(()) => {}
+                Err(TrySendError::Full(p)) => work.pushes = p,
+                Err(TrySendError::Disconnected(_)) => return Ok(()),
+            }
+        }
+        if work.email.is_some() || !work.pushes.is_empty() {
+            waiting = Some(work);
+            write(source, drain(back, Some(Duration::from_millis(5))), t)?;
         }
     }
 }
@@ -241,6 +272,7 @@ fn write(source: &mut dyn Source, backs: Vec<Back>, t: &mut Timings) -> Result<(
     }
     let start = Instant::now();
     let mut done: Vec<Settle> = Vec::new();
+    let mut rooms = Vec::new();
     for back in backs {
         match back {
             Back::Sent(settles, outs) => done.extend(
@@ -250,9 +282,13 @@ fn write(source: &mut dyn Source, backs: Vec<Back>, t: &mut Timings) -> Result<(
                     .map(|(s, outcome)| Settle { outcome, ..s }),
             ),
             Back::Refused(bad) => done.extend(bad),
+            Back::Pushed(p) => {
+                done.extend(p.settles);
+                rooms.extend(p.rooms);
+            }
         }
     }
-    let r = source.write(&done);
+    let r = source.write(&done, &rooms);
     t.settled += start.elapsed();
     r
 }

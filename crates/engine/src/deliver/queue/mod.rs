@@ -39,6 +39,7 @@ mod list;
 mod member;
 mod post;
 mod purge;
+mod pusher;
 mod round;
 mod settle;
 mod withdraw;

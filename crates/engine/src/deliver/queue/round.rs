@@ -1,11 +1,10 @@
 //! Delivery rounds: expand as many pending requests as a round has rows
 //! (the lease holder from the start of the pending requests; on
 //! PostgreSQL another process from their end), claim due rows, load them
-//! with their requests, group them per (sender, recipient, channel),
-//! deliver what is not email
-//! at once, and hand the email to [`super::email`], which builds and sends
-//! it on other threads while this one expands and claims the next round
-//! and writes outcomes. A pass's first round is small so that sending
+//! with their requests, group them per (sender, recipient, channel), and
+//! hand the messages to [`super::email`]'s threads, which build and send
+//! them (email by its builder and sender, the rest by the pusher) while
+//! this one expands and claims the next round and writes outcomes. A pass's first round is small so that sending
 //! starts early; each next one is twice as large, up to [`ROUND`].
 //! Claiming ([`claim`]) and reading a claimed round ([`read`]) are
 //! modules of their own.
@@ -20,7 +19,7 @@ use diesel::sql_types::{Nullable, Text};
 
 use super::build::BuildCtx;
 use super::cancel::{Cancelled, Watch};
-use super::email::{self, EmailBatch, EmailJob};
+use super::email::{self, EmailBatch, EmailJob, Work};
 use super::expand::{analyze, expand_some, expand_unheld, Expanded};
 use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
@@ -129,10 +128,10 @@ pub(super) fn deliver_rounds(
     report: &mut PassReport,
 ) -> Result<usize> {
     let started = Instant::now();
-    // The email listener goes to the sender thread for the pass; the
-    // others stay here for what is not email.
-    let k = d
-        .listeners
+    // The email listener goes to the sender thread for the pass, the
+    // others to the pusher.
+    let mut others = std::mem::take(&mut d.listeners);
+    let k = others
         .iter()
         .position(|l| l.key() == Channel::Email)
         .expect("Delivery::new gives email a listener");
@@ -149,7 +148,7 @@ pub(super) fn deliver_rounds(
             report,
         },
     )?;
-    let mut email = d.listeners.remove(k);
+    let mut email = others.remove(k);
     let ctx = BuildCtx::new(d, now.naive_utc(), key);
     let cancelled = Cancelled::default();
     let mut rounds = Rounds {
@@ -166,12 +165,14 @@ pub(super) fn deliver_rounds(
     };
     let result = email::run(
         email.as_mut(),
+        &mut others,
         &journal,
         &|round, job| cancelled.with(|c| ctx.build_one(round, job, c)),
         &mut rounds,
     );
     let n = rounds.rows;
-    d.listeners.insert(k, email);
+    others.insert(k, email);
+    d.listeners = others;
     let t = result?;
     // Every outcome is in the database now.
     journal.clear()?;
@@ -180,6 +181,7 @@ pub(super) fn deliver_rounds(
             rows = n,
             built = ?t.built,
             sending = ?t.sending,
+            pushing = ?t.pushing,
             settled = ?t.settled,
             total = ?started.elapsed(),
             "queue rounds"
@@ -209,7 +211,7 @@ struct Rounds<'a> {
 }
 
 impl email::Source for Rounds<'_> {
-    fn next(&mut self) -> Result<Option<EmailBatch>> {
+    fn next(&mut self) -> Result<Option<Work>> {
         // Statistics taken before a large expansion make the planner
         // pick a nested loop per request for the next rounds' statements;
         // they are refreshed once, after the first round has gone to the
@@ -247,29 +249,31 @@ impl email::Source for Rounds<'_> {
                 continue;
             }
             self.rows += round.rows.len();
-            let jobs = self.settle_all_but_email(&round)?;
+            let (jobs, pushes) = self.plan(&round)?;
             tracing::debug!(
                 expanded,
                 rows = round.rows.len(),
                 email = jobs.len(),
+                pushes = pushes.len(),
                 ?took,
                 "queue round"
             );
-            if !jobs.is_empty() {
+            if jobs.is_empty() && pushes.is_empty() {
+                continue;
+            }
+            let email = (!jobs.is_empty()).then(|| {
                 self.watch.handed(&round);
-                return Ok(Some(EmailBatch {
+                EmailBatch {
                     round: Arc::new(round),
                     jobs,
-                }));
-            }
+                }
+            });
+            return Ok(Some(Work { email, pushes }));
         }
     }
 
-    fn write(&mut self, done: &[Settle]) -> Result<()> {
-        let policy = self.d.settle_policy();
-        let (now, report) = (self.now, &mut *self.report);
-        self.conn
-            .write_tx(|c| write_outcomes(c, policy, done, now, report))
+    fn write(&mut self, done: &[Settle], rooms: &[(String, String)]) -> Result<()> {
+        self.write_with_rooms(done, rooms)
     }
 
     fn watch(&mut self) -> Result<()> {

@@ -1,11 +1,12 @@
-//! A round's rows that are not email: grouped per (sender, recipient,
-//! channel), each group one message; groups with no address given up at
-//! once; XMPP, SMS, webhooks, the presets and Matrix sent by their
-//! listeners, a batch per channel; a webhook that answered 410 Gone, or a
-//! Matrix contact point refused with `M_FORBIDDEN`, disabled; the Matrix
-//! rooms opened kept. The email
-//! groups go back to the pass as jobs for the builder.
+//! A round's rows, planned: grouped per (sender, recipient, channel),
+//! each group one message; groups with no address given up at once; the
+//! email groups jobs for the builder; XMPP, SMS, webhooks, the presets
+//! and Matrix messages for the pusher ([`super::super::pusher`]). Their
+//! outcomes are written with what they call for: a webhook that answered
+//! 410 Gone, or a Matrix contact point refused with `M_FORBIDDEN`,
+//! disabled; the Matrix rooms opened kept.
 
+use super::super::pusher::Push;
 use super::*;
 
 /// What a round's groups become before anything is sent.
@@ -13,23 +14,22 @@ use super::*;
 struct Plan {
     /// The email groups, for the builder.
     jobs: Vec<EmailJob>,
-    /// Every other group's outcome-to-be, in the round's order.
-    others: Vec<Settle>,
-    /// (channel, index in `others`, message) for the push listeners.
-    pushes: Vec<(Channel, usize, Outgoing)>,
+    /// The groups given up at once.
+    refused: Vec<Settle>,
+    /// The other groups' messages, in the round's order, for the pusher.
+    pushes: Vec<Push>,
 }
 
 impl Plan {
     /// `m` to be sent by `ch`'s listener; `settle` takes its outcome.
-    fn send(&mut self, ch: Channel, m: Outgoing, settle: Settle) {
-        self.pushes.push((ch, self.others.len(), m));
-        self.others.push(settle);
+    fn send(&mut self, ch: Channel, msg: Outgoing, settle: Settle) {
+        self.pushes.push(Push { ch, settle, msg });
     }
 
     /// A group with nothing that can be sent: given up at once, no
     /// attempt counted.
     fn refuse(&mut self, batch: &[Row], why: impl Into<String>) {
-        self.others.push(Settle {
+        self.refused.push(Settle {
             attempted: false,
             ..settle_of(batch, Outcome::permanent(None, why))
         });
@@ -121,10 +121,9 @@ struct Keys {
 
 impl Rounds<'_> {
     /// Groups the round per (sender, recipient, channel); gives up the
-    /// groups with no address, sends the XMPP, SMS and webhook ones and
-    /// writes their outcomes (a webhook that answered 410 Gone is
-    /// disabled); returns the email ones.
-    pub(super) fn settle_all_but_email(&mut self, round: &Round) -> Result<Vec<EmailJob>> {
+    /// groups with no address and writes their outcomes; returns the
+    /// email groups and the other messages.
+    pub(super) fn plan(&mut self, round: &Round) -> Result<(Vec<EmailJob>, Vec<Push>)> {
         let keys = Keys {
             secrets: self.webhook_secrets(&round.rows)?,
             rooms: self.matrix_rooms(&round.rows)?,
@@ -133,18 +132,40 @@ impl Rounds<'_> {
         for range in groups(&round.rows) {
             self.plan_group(round, range, &keys, &mut plan)?;
         }
-        let Plan {
-            jobs,
-            mut others,
-            pushes,
-        } = plan;
-        self.send_pushes(pushes, &mut others);
-        self.keep_rooms()?;
-        self.disable_gone(&others)?;
-        if !others.is_empty() {
-            email::Source::write(self, &others)?;
+        if !plan.refused.is_empty() {
+            self.write_with_rooms(&plan.refused, &[])?;
         }
-        Ok(jobs)
+        Ok((plan.jobs, plan.pushes))
+    }
+
+    /// Writes `done`'s outcomes in one transaction, with the Matrix rooms
+    /// `rooms` kept on their contact points (so the next messages go to
+    /// the same rooms) and the contact points that answered 410 Gone
+    /// (webhooks) or `M_FORBIDDEN` (Matrix) disabled.
+    pub(super) fn write_with_rooms(
+        &mut self,
+        done: &[Settle],
+        rooms: &[(String, String)],
+    ) -> Result<()> {
+        let gone = gone(done);
+        let policy = self.d.settle_policy();
+        let (now, report) = (self.now, &mut *self.report);
+        self.conn.write_tx(|c| {
+            if !rooms.is_empty() {
+                crate::parties::keep_matrix_rooms_in_tx(c, rooms)?;
+            }
+            for (party, ch, url) in &gone {
+                crate::parties::disable_gone_webhook_in_tx(c, now, *party, *ch, url)?;
+            }
+            write_outcomes(c, policy, done, now, report)
+        })?;
+        if !gone.is_empty() {
+            tracing::warn!(
+                endpoints = gone.len(),
+                "contact points disabled: 410 Gone (webhooks) or M_FORBIDDEN (Matrix)"
+            );
+        }
+        Ok(())
     }
 
     /// Adds the group of `round`'s rows in `range` to `plan`.
@@ -213,78 +234,6 @@ impl Rounds<'_> {
         Ok(())
     }
 
-    /// Sends `pushes` by their listeners, a batch per channel (one XMPP
-    /// session, one ping for all of them), and writes each outcome into
-    /// `others`: every channel but email, so none added later is left
-    /// unsent. Each acceptance is noted in the journal as it comes (the
-    /// listeners send one message at a time, or tell of each as it is
-    /// taken).
-    fn send_pushes(&mut self, mut pushes: Vec<(Channel, usize, Outgoing)>, others: &mut [Settle]) {
-        for ch in Channel::ALL.into_iter().filter(|c| *c != Channel::Email) {
-            let (mine, rest): (Vec<_>, Vec<_>) = pushes.into_iter().partition(|p| p.0 == ch);
-            pushes = rest;
-            let (idx, msgs): (Vec<usize>, Vec<Outgoing>) =
-                mine.into_iter().map(|(_, k, m)| (k, m)).unzip();
-            if msgs.is_empty() {
-                continue;
-            }
-            let keys: Vec<&[journal::RowKey]> = idx.iter().map(|&k| &others[k].keys[..]).collect();
-            let journal = self.journal;
-            let sent = self
-                .d
-                .listener(ch)
-                .send_noting(&msgs, &|i, d| journal.note(keys[i], d));
-            for (k, r) in idx.into_iter().zip(sent) {
-                others[k].outcome = Outcome::from(r);
-            }
-        }
-    }
-
-    /// Disables the webhook and preset contact points that answered
-    /// 410 Gone, and the Matrix ones refused with `M_FORBIDDEN`.
-    fn disable_gone(&mut self, others: &[Settle]) -> Result<()> {
-        let gone: Vec<(i64, Channel, String)> = others
-            .iter()
-            .filter_map(|s| {
-                let ch = Channel::parse(&s.keys.first()?.2).ok()?;
-                let gone = match ch {
-                    Channel::Matrix => matrix::FORBIDDEN,
-                    url if url.is_url() => webhook::GONE,
-                    _ => return None,
-                };
-                matches!(s.outcome, Outcome::Permanent { code: Some(c), .. } if c == gone)
-                    .then_some((s, ch))
-            })
-            .filter_map(|(s, ch)| Some((s.keys[0].1, ch, s.address.clone()?)))
-            .collect();
-        if gone.is_empty() {
-            return Ok(());
-        }
-        let now = self.now;
-        self.conn.write_tx(|c| {
-            for (party, ch, url) in &gone {
-                crate::parties::disable_gone_webhook_in_tx(c, now, *party, *ch, url)?;
-            }
-            Ok(())
-        })?;
-        tracing::warn!(
-            endpoints = gone.len(),
-            "contact points disabled: 410 Gone (webhooks) or M_FORBIDDEN (Matrix)"
-        );
-        Ok(())
-    }
-
-    /// Keeps the direct rooms the Matrix listener opened on their
-    /// contact points, so the next messages go to the same rooms.
-    fn keep_rooms(&mut self) -> Result<()> {
-        let opened = self.d.listener(Channel::Matrix).opened_rooms();
-        if !opened.is_empty() {
-            self.conn
-                .write_tx(|c| crate::parties::keep_matrix_rooms_in_tx(c, &opened))?;
-        }
-        Ok(())
-    }
-
     /// The rooms kept on the Matrix contact points the round's Matrix
     /// rows go to, by (party, address).
     fn matrix_rooms(&mut self, rows: &[Row]) -> Result<HashMap<(i64, String), Option<String>>> {
@@ -304,4 +253,23 @@ impl Rounds<'_> {
         }
         crate::parties::webhook_secrets(self.conn, &parties)
     }
+}
+
+/// The contact points of `done` to disable: (party, channel, address) of
+/// each webhook or preset that answered 410 Gone and each Matrix contact
+/// point refused with `M_FORBIDDEN`.
+fn gone(done: &[Settle]) -> Vec<(i64, Channel, String)> {
+    done.iter()
+        .filter_map(|s| {
+            let ch = Channel::parse(&s.keys.first()?.2).ok()?;
+            let gone = match ch {
+                Channel::Matrix => matrix::FORBIDDEN,
+                url if url.is_url() => webhook::GONE,
+                _ => return None,
+            };
+            matches!(s.outcome, Outcome::Permanent { code: Some(c), .. } if c == gone)
+                .then_some((s, ch))
+        })
+        .filter_map(|(s, ch)| Some((s.keys[0].1, ch, s.address.clone()?)))
+        .collect()
 }
