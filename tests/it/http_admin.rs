@@ -19,6 +19,7 @@ use digestd::ids::RequestId;
 use digestd::parties::{self, Channel, ContactChange};
 use digestd::schedule;
 use digestd::subscriptions::{SubscribeRequest, Subscribed};
+use digestd::validate::UrlPolicy;
 
 use common::pages::{csrf, snapshot, world, EVIL, NOW};
 use common::web::{each_backend, Answer, Web};
@@ -642,10 +643,15 @@ fn subscribers_show_addresses_bounces_and_re_enable() {
             &ContactChange::Disable,
         )
         .unwrap();
+        // A webhook's URL carries its receiver's credential in the path.
+        let hook = "https://hooks.example.com/services/T000/B000/s3cr3t";
+        parties::set_webhook(&mut c, at(NOW), "bo", hook, None, UrlPolicy::ANY).unwrap();
         let s = signed_in(web);
         let a = get(web, "/admin/subscribers", &s);
         assert_eq!(a.status, 200, "{}", a.text);
+        assert!(!a.text.contains("s3cr3t"), "{}", a.text);
         for want in [
+            "<td>webhook</td><td>https://hooks.example.com/***</td>",
             "<section class=\"user\" id=\"user-asha\">",
             "<section class=\"user\" id=\"user-bo\">",
             "<td>email</td><td>asha@example.com</td><td>yes</td><td><span class=\"bad\">disabled</span></td><td class=\"num\">0</td>",
@@ -770,5 +776,55 @@ fn the_grid_page_draws_the_week_with_groups_and_empty_runs() {
             !csp.contains("img-src") && !csp.contains("script-src"),
             "{csp}"
         );
+    });
+}
+
+#[test]
+fn home_counts_every_waiting_event_and_a_days_finished_ones() {
+    use digestd::db::schema::events as ev;
+    use digestd::events::{self, Event, Kind};
+    each_backend(at(NOW), |web| {
+        let mut c = web.db.conn();
+        world(&mut c);
+        diesel::delete(ev::table).execute(&mut c).unwrap();
+        let record = |c: &mut DbConn, when, n: usize| -> Vec<i64> {
+            let list = vec![Event::new(Kind::SignupConfirmed); n];
+            c.write_tx(|c| events::record_in_tx(c, when, &list))
+                .unwrap();
+            ev::table
+                .filter(ev::occurred_at.eq(when.naive_utc()))
+                .select(ev::id)
+                .order(ev::id.asc())
+                .load(c)
+                .unwrap()
+        };
+        let set = |c: &mut DbConn, id: i64, status: &str, error: Option<&str>| {
+            diesel::update(ev::table.find(id))
+                .set((ev::status.eq(status), ev::last_error.eq(error)))
+                .execute(c)
+                .unwrap();
+        };
+        // Two days old: one still waiting, two sent, one failed.
+        let old = record(&mut c, at(NOW) - Duration::days(2), 4);
+        set(&mut c, old[1], "sent", None);
+        set(&mut c, old[2], "sent", None);
+        set(&mut c, old[3], "failed", Some("old failure"));
+        // Within the day: one waiting, one sent, one failed, one skipped.
+        let new = record(&mut c, at(NOW) - Duration::hours(1), 4);
+        set(&mut c, new[1], "sent", None);
+        set(&mut c, new[2], "failed", Some("HTTP 500 from receiver"));
+        set(&mut c, new[3], "skipped", None);
+        let s = signed_in(web);
+        let t = get(web, "/admin", &s).text;
+        for want in [
+            "<tr id=\"events-pending\"><td>pending</td><td class=\"num\">2</td>",
+            "<tr id=\"events-sent\"><td>sent</td><td class=\"num\">1</td>",
+            "<tr id=\"events-failed\"><td>failed</td><td class=\"num\">1</td>",
+            "<tr id=\"events-skipped\"><td>skipped</td><td class=\"num\">1</td>",
+            "HTTP 500 from receiver",
+        ] {
+            assert!(t.contains(want), "{want:?} in {t}");
+        }
+        assert!(!t.contains("old failure"), "{t}");
     });
 }

@@ -100,9 +100,18 @@ pub fn list(
     Ok(rows.into_iter().map(EventRow::from).collect())
 }
 
-/// How many events are in each status.
-pub fn counts(c: &mut DbConn) -> Result<BTreeMap<String, i64>> {
+/// How many events are in each status: every pending one (the pending
+/// index holds only those), and of the others those that happened at or
+/// after `since` (the time index), so a page that shows them reads a
+/// day's events, not all that `queue purge` has kept.
+pub fn counts(c: &mut DbConn, since: DateTime<Utc>) -> Result<BTreeMap<String, i64>> {
+    let pending: i64 = events::table
+        .filter(events::status.eq(PENDING))
+        .count()
+        .get_result(c)?;
     let rows: Vec<(String, i64)> = events::table
+        .filter(events::occurred_at.ge(since.naive_utc()))
+        .filter(events::status.ne(PENDING))
         .group_by(events::status)
         .select((events::status, diesel::dsl::count_star()))
         .load(c)?;
@@ -111,6 +120,7 @@ pub fn counts(c: &mut DbConn) -> Result<BTreeMap<String, i64>> {
         .map(|s| (s.to_string(), 0))
         .collect();
     out.extend(rows);
+    out.insert(PENDING.to_string(), pending);
     Ok(out)
 }
 
@@ -290,10 +300,11 @@ pub fn pending(c: &mut DbConn) -> Result<(i64, Option<DateTime<Utc>>)> {
     Ok((n, oldest.map(|t| t.and_utc())))
 }
 
-/// The newest event that failed to post and waits or was given up: its
-/// id, type and error.
-pub fn last_error(c: &mut DbConn) -> Result<Option<(i64, String, String)>> {
+/// The newest event that happened at or after `since`, failed to post
+/// and waits or was given up: its id, type and error.
+pub fn last_error(c: &mut DbConn, since: DateTime<Utc>) -> Result<Option<(i64, String, String)>> {
     let row: Option<(i64, String, Option<String>)> = events::table
+        .filter(events::occurred_at.ge(since.naive_utc()))
         .filter(events::status.eq_any([PENDING, FAILED]))
         .filter(events::last_error.is_not_null())
         .order(events::id.desc())

@@ -23,6 +23,17 @@ pub struct ContactPoint {
     pub bounce_count: i32,
 }
 
+impl ContactPoint {
+    /// The contact point as pages and the API show it: a URL channel's
+    /// address (the receiver's credential is in its path) masked.
+    pub fn shown(mut self) -> ContactPoint {
+        if let Ok(ch) = super::Channel::parse(&self.channel) {
+            self.address = ch.shown(&self.address);
+        }
+        self
+    }
+}
+
 /// The contact points of a party.
 pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPoint>> {
     Ok(contact_points::table

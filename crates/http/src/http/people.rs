@@ -232,13 +232,10 @@ impl RemovedView {
 
 /// A contact point as the API shows it, a URL channel's address masked.
 fn contact_view(p: parties::ContactPoint) -> ContactView {
-    let address = match parties::Channel::parse(&p.channel) {
-        Ok(ch) => ch.shown(&p.address),
-        Err(_) => p.address,
-    };
+    let p = p.shown();
     ContactView {
         channel: p.channel,
-        address: Some(address),
+        address: Some(p.address),
         verified: p.verified,
         disabled: p.disabled,
         bounce_count: p.bounce_count,

@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 
 use crate::deliver::queue;
+use crate::parties::Channel;
 use crate::{metrics, schedule};
 
 use super::super::super::App;
@@ -115,14 +116,21 @@ pub async fn show(State(app): State<App>, headers: HeaderMap) -> PageResult {
             })
             .collect();
         let oldest_pending = since(db.oldest_pending, now);
+        // The finished events of the last day: the table keeps every
+        // event until `queue purge`, and this page reads no more than that.
+        let day = now - chrono::Duration::hours(24);
         let events = EventsView {
             target: match &cfg.url {
                 u if u.is_empty() => "not posted: [events] url is empty".into(),
-                u => format!("posted to {}", crate::validate::escape_for_line(u)),
+                // A receiver's URL may hold its credential: masked.
+                u => format!(
+                    "posted to {}",
+                    crate::validate::escape_for_line(&Channel::Webhook.shown(u))
+                ),
             },
-            counts: crate::events::counts(c)?.into_iter().collect(),
+            counts: crate::events::counts(c, day)?.into_iter().collect(),
             oldest_pending: since(db.oldest_pending_event, now),
-            last_error: crate::events::last_error(c)?
+            last_error: crate::events::last_error(c, day)?
                 .map(|(id, kind, e)| format!("event {id} ({kind}): {e}")),
         };
         Ok(render(

@@ -85,7 +85,11 @@ fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
         out.push(UserView {
             name,
             timezone: user.timezone,
-            contacts: parties::contact_points(c, id)?,
+            // A webhook's URL is its receiver's credential: masked.
+            contacts: parties::contact_points(c, id)?
+                .into_iter()
+                .map(ContactPoint::shown)
+                .collect(),
             subs,
             optouts: subscriptions::opted_out(c, id)?
                 .iter()
