@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::webhook::{http_client, read_answer, retry_after_secs, sign};
+use super::webhook::{http_client, read_answer, retry_after, sign};
 use crate::config::EventsConfig;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
@@ -181,11 +181,7 @@ impl EventPoster {
         if (200..300).contains(&status) {
             return Ok(());
         }
-        let asked = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| retry_after_secs(v, now));
+        let asked = retry_after(resp.headers(), Some(now));
         let (answer, _) = read_answer(resp);
         let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
         Err((format!("events: {status} {shown}"), asked))

@@ -143,14 +143,7 @@ impl Listener for SmsGateway {
             retry_after_secs: None,
         })?;
         let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("Retry-After")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| match self.now {
-                Some(now) => super::webhook::retry_after_secs(v, now),
-                None => v.trim().parse::<u64>().ok(),
-            });
+        let retry_after = super::webhook::retry_after(resp.headers(), self.now);
         // At most 64 KiB of the answer is read, as from a webhook.
         let (answer, _) = super::webhook::read_answer(resp);
         let text: String = answer.chars().take(500).collect();

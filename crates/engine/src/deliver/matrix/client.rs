@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::super::listener::DeliveryError;
@@ -21,6 +22,8 @@ pub const FORBIDDEN: u16 = 403;
 pub struct Homeserver {
     base: String,
     client: reqwest::blocking::Client,
+    /// The pass's instant, for a `Retry-After` given as a date.
+    pub now: Option<DateTime<Utc>>,
 }
 
 fn transient(text: String) -> DeliveryError {
@@ -48,7 +51,11 @@ impl Homeserver {
             .user_agent(crate::deliver::webhook::sign::USER_AGENT)
             .build()
             .map_err(|e| transient(format!("matrix client: {e}")))?;
-        Ok(Homeserver { base, client })
+        Ok(Homeserver {
+            base,
+            client,
+            now: None,
+        })
     }
 
     /// `{base}/_matrix/client/v3/` and `segments`, each percent-encoded.
@@ -92,11 +99,7 @@ impl Homeserver {
             ))
         })?;
         let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = crate::deliver::webhook::retry_after(resp.headers(), self.now);
         let (answer, _) = crate::deliver::webhook::read_answer(resp);
         let json: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
         if (200..300).contains(&status) {

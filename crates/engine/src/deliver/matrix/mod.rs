@@ -84,6 +84,8 @@ pub struct MatrixListener {
     rooms: HashMap<String, String>,
     /// The rooms opened and not yet handed to the queue.
     opened: Vec<(String, String)>,
+    /// The pass's instant, for a `Retry-After` given as a date.
+    now: Option<DateTime<Utc>>,
 }
 
 impl MatrixListener {
@@ -101,6 +103,7 @@ impl MatrixListener {
             token: None,
             rooms: HashMap::new(),
             opened: Vec::new(),
+            now: None,
         })
     }
 
@@ -114,6 +117,9 @@ impl MatrixListener {
                     text: format!("matrix: {e}"),
                 })?;
             self.server = Some(Homeserver::new(&self.cfg, base)?);
+        }
+        if let Some(server) = self.server.as_mut() {
+            server.now = self.now;
         }
         let server = self.server.as_ref().expect("opened above");
         if self.token.is_none() {
@@ -235,6 +241,10 @@ impl Listener for MatrixListener {
             text: format!("sent to {room}"),
             remote_id: Some(event),
         })
+    }
+
+    fn pass_at(&mut self, now: DateTime<Utc>) {
+        self.now = Some(now);
     }
 
     fn opened_rooms(&mut self) -> Vec<(String, String)> {

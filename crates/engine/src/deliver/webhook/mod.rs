@@ -161,7 +161,7 @@ impl WebhookListener {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
-        let retry_after = header("retry-after").and_then(|v| retry_after_secs(&v, self.now?));
+        let retry_after = retry_after(resp.headers(), self.now);
         let location = header("location");
         let (answer, cut) = read_answer(resp);
         let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
@@ -225,6 +225,19 @@ pub fn http_client(timeout: Duration) -> reqwest::blocking::ClientBuilder {
         .connect_timeout(timeout)
 }
 
+/// An answer's `Retry-After` as seconds ([`retry_after_secs`]); without
+/// `now` (no pass has said its instant) only delta-seconds are read.
+pub fn retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: Option<DateTime<Utc>>,
+) -> Option<u64> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    match now {
+        Some(now) => retry_after_secs(v, now),
+        None => v.trim().parse().ok(),
+    }
+}
+
 /// `Retry-After` (RFC 9110) as seconds after `now`: delta-seconds, or an
 /// HTTP date (one already past is 0).
 pub fn retry_after_secs(v: &str, now: DateTime<Utc>) -> Option<u64> {
@@ -281,5 +294,35 @@ impl Listener for WebhookListener {
             Some(outbox) => self.write(outbox, m, &m.bytes, &headers),
             None => self.post(m, &m.bytes, &headers),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+
+    fn asked(v: &[u8], now: Option<DateTime<Utc>>) -> Option<u64> {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_bytes(v).unwrap());
+        retry_after(&h, now)
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates_and_nothing_else() {
+        let now = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(asked(b" 120 ", Some(now)), Some(120));
+        assert_eq!(asked(b"120", None), Some(120));
+        let date = b"Sun, 29 Nov 2026 12:01:30 GMT";
+        assert_eq!(asked(date, Some(now)), Some(90));
+        // A date needs the pass's instant; a past one waits nothing.
+        assert_eq!(asked(date, None), None);
+        assert_eq!(asked(b"Sun, 29 Nov 2026 11:00:00 GMT", Some(now)), Some(0));
+        for bad in [&b"-5"[..], b"soon", b"1e3", b"\xff\xfe", b""] {
+            assert_eq!(asked(bad, Some(now)), None, "{bad:?}");
+        }
+        assert_eq!(retry_after(&HeaderMap::new(), Some(now)), None);
     }
 }
