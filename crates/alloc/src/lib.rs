@@ -96,7 +96,7 @@ pub fn init() {
 /// and stays so while any of them is in use: the 4 KiB pages mimalloc
 /// purges inside it go back to no one. In the soak the server had 38–63
 /// MiB of anonymous huge pages and minute peaks of 167–208 MiB; without
-/// them, 112–142 MiB (`docs/benchmarks.md`, Soak).
+/// them, 112–142 MiB (`docs/benchmarks-history.md`, Soak).
 pub fn no_huge_pages() -> bool {
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
         return false;

@@ -77,7 +77,7 @@ impl Row {
 /// a round of 2,000 hourly digests held its own copy of each body, and
 /// with one round building while the next is read, the bodies were the
 /// largest part of a server's memory under the soak's load
-/// (`docs/benchmarks.md`, Soak).
+/// (`docs/benchmarks-history.md`, Soak).
 #[derive(Clone)]
 pub(super) struct Req {
     pub id: i64,
