@@ -1,12 +1,13 @@
 //! Email messages: RFC 5322 with MIME multipart/alternative (text and
-//! HTML), built with lettre's builder, which encodes non-ASCII headers
+//! HTML; inside multipart/mixed with a forward digest's calendar), built
+//! with lettre's builder, which encodes non-ASCII headers
 //! (RFC 2047); [`super::encode`] encodes the bodies. Header values come
 //! from validated text and pass through [`one_line`] again here, so no
 //! value can start a header.
 
 use chrono::{DateTime, Utc};
 use lettre::message::dkim::DkimConfig;
-use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::header::{ContentDisposition, ContentType, HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
@@ -34,6 +35,9 @@ pub struct Email<'a> {
     pub unsubscribe: Option<&'a str>,
     /// A digest's thread and list ([`super::threading`]).
     pub thread: Option<&'a Thread>,
+    /// A forward digest's calendar: attached beside the text and HTML
+    /// ([`with_calendar`]).
+    pub calendar: Option<&'a str>,
     /// Signs the message when DKIM is configured.
     pub dkim: Option<&'a DkimConfig>,
 }
@@ -80,18 +84,43 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     for h in e.thread.map(threading::headers).unwrap_or_default() {
         b = b.raw_header(h);
     }
-    let mut msg = match e.html {
-        Some(h) => b.multipart(MultiPart::alternative_plain_html(
+    let mut msg = match (e.html, e.calendar) {
+        (Some(h), None) => b.multipart(MultiPart::alternative_plain_html(
             encode::body(e.text),
             encode::body(h),
         )),
-        None => b.singlepart(SinglePart::plain(encode::body(e.text))),
+        (None, None) => b.singlepart(SinglePart::plain(encode::body(e.text))),
+        (html, Some(cal)) => b.multipart(with_calendar(e.text, html, cal)?),
     }
     .map_err(|err| Error::invalid(format!("building a message: {err}")))?;
     if let Some(k) = e.dkim {
         msg.sign(k);
     }
     Ok(msg.formatted())
+}
+
+/// The file name a calendar is attached under.
+pub const CALENDAR_FILE: &str = "digest.ics";
+
+/// The body of a message with a calendar: `multipart/mixed` holding the
+/// readable message (text and HTML as `multipart/alternative`) and the
+/// calendar as an attachment, `text/calendar; method=PUBLISH`, named
+/// [`CALENDAR_FILE`] (RFC 6047 §2.4, §2.6). Not a third alternative: the
+/// calendar is not the message in another form, and a reader that prefers
+/// the last alternative it can show would show the calendar instead of
+/// the digest (`docs/digests.md`, Calendar).
+fn with_calendar(text: &str, html: Option<&str>, calendar: &str) -> Result<MultiPart> {
+    let readable = match html {
+        Some(h) => MultiPart::alternative_plain_html(encode::body(text), encode::body(h)),
+        None => MultiPart::alternative().singlepart(SinglePart::plain(encode::body(text))),
+    };
+    let kind = ContentType::parse("text/calendar; method=PUBLISH; charset=UTF-8")
+        .map_err(|err| Error::Storage(format!("the calendar's content type: {err}")))?;
+    let part = SinglePart::builder()
+        .header(kind)
+        .header(ContentDisposition::attachment(CALENDAR_FILE))
+        .body(encode::body(calendar));
+    Ok(MultiPart::mixed().multipart(readable).singlepart(part))
 }
 
 /// The one RFC 8058 target of a message holding several digests: their
@@ -249,6 +278,7 @@ mod tests {
             message_id: "digest.1000.7@localhost",
             unsubscribe: Some("http://localhost:8080/u/abc/7"),
             thread: None,
+            calendar: None,
             dkim: None,
         }
     }
