@@ -321,6 +321,59 @@ fn forward_digests_carry_a_calendar_both_readers_agree_with(db: &TestDb) {
         }
     }
     a_retry_sends_the_calendar_of_the_tick(&mut c, &server);
+    preview_prints_the_calendar_of_a_forward_digest_alone(db, &mut c);
+}
+
+/// `digestd preview --ics` prints what the email attaches; a modification
+/// digest, or any digest with `[email] calendar = false`, has none: exit
+/// 2, one line, nothing on stdout.
+fn preview_prints_the_calendar_of_a_forward_digest_alone(db: &TestDb, c: &mut DbConn) {
+    use digestd::db::schema::{parties, subscriptions};
+    let subs: Vec<(i64, String)> = subscriptions::table
+        .inner_join(parties::table)
+        .filter(parties::name.eq("lena"))
+        .select((subscriptions::id, subscriptions::kind))
+        .load(c)
+        .unwrap();
+    let id = |kind: &str| subs.iter().find(|(_, k)| k == kind).unwrap().0.to_string();
+    let run = |id: &str, calendar: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_digestd"))
+            .args(["--db", &db.url, "preview", id, "--ics"])
+            .args(["--at", "2026-11-02T07:30:00Z"])
+            .env_remove("DIGESTD_DATABASE_URL")
+            .env_remove("RUST_LOG")
+            .env("DIGESTD_EMAIL__CALENDAR", calendar)
+            .output()
+            .unwrap()
+    };
+    let out = run(&id("forward"), "true");
+    let ics = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        ics.starts_with("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"),
+        "{ics}"
+    );
+    for line in [
+        "SUMMARY:Standup",
+        "RRULE:FREQ=WEEKLY;BYDAY=MO",
+        "DTSTART;TZID=America/New_York:20261019T090000",
+        "SUMMARY:NY lunch again",
+        "DTSTART;TZID=America/New_York:20261102T120000",
+    ] {
+        assert!(ics.contains(&format!("\r\n{line}\r\n")), "{line}: {ics}");
+    }
+    for (id, calendar) in [(id("forward"), "false"), (id("modification"), "true")] {
+        let out = run(&id, calendar);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("gets no calendar"), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
 }
 
 /// max's first delivery (Friday's digest) was cut off and sent again an
