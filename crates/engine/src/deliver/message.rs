@@ -264,6 +264,7 @@ mod tests {
     use super::*;
     use crate::config::parse_from;
     use chrono::TimeZone;
+    use mail_parser::MimeHeaders;
 
     fn email<'a>(from: &'a Mailbox, subject: &'a str, name: &'a str) -> Email<'a> {
         Email {
@@ -329,6 +330,52 @@ mod tests {
             assert!(got.ends_with('…'));
         }
         assert_eq!(subject_line("short"), "short");
+    }
+
+    /// A calendar goes beside the text and HTML, as an attachment with its
+    /// method, and comes back byte for byte (quoted-printable when it is
+    /// not ASCII); without one the message is text and HTML alone.
+    #[test]
+    fn a_calendar_is_attached_beside_the_readable_message() {
+        let from = parse_from("digestd <digestd@localhost>").unwrap();
+        let cal = "BEGIN:VCALENDAR\r\nMETHOD:PUBLISH\r\nSUMMARY:Café\\; 東京\r\nEND:VCALENDAR\r\n";
+        let plain = build(&email(&from, "s", "n")).unwrap();
+        let with = build(&Email {
+            calendar: Some(cal),
+            ..email(&from, "s", "n")
+        })
+        .unwrap();
+        let m = mail_parser::MessageParser::default().parse(&with).unwrap();
+        let types: Vec<String> = m
+            .parts
+            .iter()
+            .map(|p| {
+                let t = p.content_type().unwrap();
+                format!("{}/{}", t.ctype(), t.subtype().unwrap_or_default())
+            })
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "multipart/mixed",
+                "multipart/alternative",
+                "text/plain",
+                "text/html",
+                "text/calendar"
+            ]
+        );
+        let part = m.attachments().next().unwrap();
+        assert_eq!(part.attachment_name(), Some(CALENDAR_FILE));
+        assert_eq!(
+            part.content_type().unwrap().attribute("method"),
+            Some("PUBLISH")
+        );
+        assert_eq!(part.contents(), cal.as_bytes());
+        let p = mail_parser::MessageParser::default().parse(&plain).unwrap();
+        assert_eq!(p.attachment_count(), 0);
+        assert!(!String::from_utf8(plain)
+            .unwrap()
+            .contains("multipart/mixed"));
     }
 
     #[test]
