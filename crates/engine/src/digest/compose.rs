@@ -180,7 +180,8 @@ pub struct Upcoming {
     pub recurring: bool,
     /// Where the item lives in its source system, if it said.
     pub url: Option<String>,
-    /// How the item is timed, as stored (its calendar entry: `digest::ics`).
+    /// How the item is timed, as stored: what its calendar entry says
+    /// (`digest::calendar`).
     #[serde(skip)]
     pub timing: Arc<Timing>,
 }
