@@ -98,7 +98,7 @@ pub struct TickArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook", "preset", "matrix"]))]
+#[command(group = clap::ArgGroup::new("part").args(["html", "chat", "sms", "webhook", "preset", "matrix", "ics"]))]
 pub struct PreviewArgs {
     /// The subscription's id (`digestd subscription list`).
     id: i64,
@@ -124,6 +124,9 @@ pub struct PreviewArgs {
     /// The Matrix message's content (`m.room.message`: plain text and HTML).
     #[arg(long)]
     matrix: bool,
+    /// A forward digest's calendar (iCalendar, as its email attaches it).
+    #[arg(long)]
+    ics: bool,
 }
 
 #[derive(Args, Debug)]
@@ -345,6 +348,13 @@ pub fn preview(a: PreviewArgs, ctx: &mut Ctx) -> Result<()> {
         r.sms.unwrap_or_default()
     } else if a.webhook {
         r.webhook.unwrap_or_default()
+    } else if a.ics {
+        r.calendar.ok_or_else(|| {
+            Error::invalid(format!(
+                "preview --ics: subscription {} gets no calendar: only a forward digest listing an item with a start does, with [email] calendar = true",
+                a.id
+            ))
+        })?
     } else if a.matrix {
         let doc = r.webhook.unwrap_or_default();
         let content =

@@ -1,5 +1,6 @@
 //! DKIM: every email is signed (single and batched messages, non-ASCII
-//! subjects, a digest with its thread and list headers), checked with an independent verifier — dkimpy, through
+//! subjects, a digest with its thread and list headers, a forward digest
+//! with its calendar), checked with an independent verifier — dkimpy, through
 //! `tests/fixtures/dkim/verify.py`, the selector's TXT record given to it
 //! instead of DNS — for RSA-2048 and Ed25519 keys made by `openssl` at test
 //! time; a tampered message fails the same check; bad settings are
@@ -153,6 +154,42 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
                 "{head}"
             );
             assert_eq!(verify(dir.path(), &record, &[digest]), [true], "a digest");
+            // A forward digest, its calendar attached, verifies too.
+            use common::digest::{item, put};
+            put(
+                &mut c,
+                &digestd::items::ItemInput {
+                    tz: Some("America/Los_Angeles".into()),
+                    ..item(
+                        9,
+                        &cal,
+                        "Café; plan, Q1 \\ 東京",
+                        "2026-11-23T01:00:00Z",
+                        "gr24",
+                        "2026-11-22T16:00:00Z",
+                    )
+                },
+            );
+            let forward = digestd::subscriptions::SubscribeRequest {
+                kind: "forward".into(),
+                ..daily("ann", &cal)
+            };
+            subscribe(&mut c, forward);
+            digestd::schedule::tick::tick(&mut c, t, &mut composer()).unwrap();
+            queue::run_pass(&mut c, &mut d, t).unwrap();
+            let digest = server.received().pop().unwrap().data;
+            let text = String::from_utf8_lossy(&digest);
+            assert!(
+                text.contains("multipart/mixed")
+                    && text.contains("text/calendar; method=PUBLISH")
+                    && text.contains("SUMMARY:Caf"),
+                "{text}"
+            );
+            assert_eq!(
+                verify(dir.path(), &record, &[digest]),
+                [true],
+                "with a calendar"
+            );
         }
         // The check can fail: a changed body, or another key's record.
         let mut tampered = got[0].clone();

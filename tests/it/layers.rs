@@ -17,7 +17,7 @@ use crate::common::source::rust_files;
 const CRATES: &[(&str, &[&str])] = &[
     (
         "crates/core",
-        &["error", "clock", "ids", "validate", "text", "recur"],
+        &["error", "clock", "ids", "validate", "text", "recur", "ics"],
     ),
     (
         "crates/store",

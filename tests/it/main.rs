@@ -10,6 +10,7 @@ mod bench_channels;
 mod bench_ndjson;
 mod bench_soak;
 mod browser;
+mod calendar;
 mod cli_content;
 mod cli_delete;
 mod cli_general;

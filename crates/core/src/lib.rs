@@ -8,10 +8,12 @@
 //! - [`text`]: one-line folding, hex, SMS segment arithmetic, URLs with
 //!   their password hidden, HMAC-SHA256 for the MACs under the site secret.
 //! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
+//! - [`ics`]: iCalendar objects (RFC 5545) for the calendar part of a forward digest.
 #![forbid(unsafe_code)]
 
 pub mod clock;
 pub mod error;
+pub mod ics;
 pub mod ids;
 pub mod recur;
 pub mod text;

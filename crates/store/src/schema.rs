@@ -185,6 +185,7 @@ diesel::table! {
         manage_url -> Nullable<Text>,
         full_url -> Nullable<Text>,
         message_webhook -> Nullable<Text>,
+        calendar -> Nullable<Text>,
     }
 }
 
@@ -194,6 +195,7 @@ diesel::table! {
         message -> Text,
         message_html -> Nullable<Text>,
         message_chat -> Nullable<Text>,
+        calendar -> Nullable<Text>,
     }
 }
 

@@ -301,6 +301,9 @@ pub struct EmailConfig {
     pub dkim_selector: String,
     /// A PEM file with the private key: RSA (2048 bits or more) or Ed25519.
     pub dkim_key: String,
+    /// A forward digest's email carries its items as an iCalendar part
+    /// (`text/calendar; method=PUBLISH`, `docs/digests.md`).
+    pub calendar: bool,
 }
 
 impl Default for EmailConfig {
@@ -323,6 +326,7 @@ impl Default for EmailConfig {
             dkim_domain: String::new(),
             dkim_selector: String::new(),
             dkim_key: String::new(),
+            calendar: true,
         }
     }
 }

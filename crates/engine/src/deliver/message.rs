@@ -1,12 +1,13 @@
 //! Email messages: RFC 5322 with MIME multipart/alternative (text and
-//! HTML), built with lettre's builder, which encodes non-ASCII headers
+//! HTML; inside multipart/mixed with a forward digest's calendar), built
+//! with lettre's builder, which encodes non-ASCII headers
 //! (RFC 2047); [`super::encode`] encodes the bodies. Header values come
 //! from validated text and pass through [`one_line`] again here, so no
 //! value can start a header.
 
 use chrono::{DateTime, Utc};
 use lettre::message::dkim::DkimConfig;
-use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::header::{ContentDisposition, ContentType, HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
@@ -34,6 +35,9 @@ pub struct Email<'a> {
     pub unsubscribe: Option<&'a str>,
     /// A digest's thread and list ([`super::threading`]).
     pub thread: Option<&'a Thread>,
+    /// A forward digest's calendar: attached beside the text and HTML
+    /// ([`with_calendar`]).
+    pub calendar: Option<&'a str>,
     /// Signs the message when DKIM is configured.
     pub dkim: Option<&'a DkimConfig>,
 }
@@ -80,18 +84,43 @@ pub fn build(e: &Email) -> Result<Vec<u8>> {
     for h in e.thread.map(threading::headers).unwrap_or_default() {
         b = b.raw_header(h);
     }
-    let mut msg = match e.html {
-        Some(h) => b.multipart(MultiPart::alternative_plain_html(
+    let mut msg = match (e.html, e.calendar) {
+        (Some(h), None) => b.multipart(MultiPart::alternative_plain_html(
             encode::body(e.text),
             encode::body(h),
         )),
-        None => b.singlepart(SinglePart::plain(encode::body(e.text))),
+        (None, None) => b.singlepart(SinglePart::plain(encode::body(e.text))),
+        (html, Some(cal)) => b.multipart(with_calendar(e.text, html, cal)?),
     }
     .map_err(|err| Error::invalid(format!("building a message: {err}")))?;
     if let Some(k) = e.dkim {
         msg.sign(k);
     }
     Ok(msg.formatted())
+}
+
+/// The file name a calendar is attached under.
+pub const CALENDAR_FILE: &str = "digest.ics";
+
+/// The body of a message with a calendar: `multipart/mixed` holding the
+/// readable message (text and HTML as `multipart/alternative`) and the
+/// calendar as an attachment, `text/calendar; method=PUBLISH`, named
+/// [`CALENDAR_FILE`] (RFC 6047 §2.4, §2.6). Not a third alternative: the
+/// calendar is not the message in another form, and a reader that prefers
+/// the last alternative it can show would show the calendar instead of
+/// the digest (`docs/digests.md`, Calendar).
+fn with_calendar(text: &str, html: Option<&str>, calendar: &str) -> Result<MultiPart> {
+    let readable = match html {
+        Some(h) => MultiPart::alternative_plain_html(encode::body(text), encode::body(h)),
+        None => MultiPart::alternative().singlepart(SinglePart::plain(encode::body(text))),
+    };
+    let kind = ContentType::parse("text/calendar; method=PUBLISH; charset=UTF-8")
+        .map_err(|err| Error::Storage(format!("the calendar's content type: {err}")))?;
+    let part = SinglePart::builder()
+        .header(kind)
+        .header(ContentDisposition::attachment(CALENDAR_FILE))
+        .body(encode::body(calendar));
+    Ok(MultiPart::mixed().multipart(readable).singlepart(part))
 }
 
 /// The one RFC 8058 target of a message holding several digests: their
@@ -235,6 +264,7 @@ mod tests {
     use super::*;
     use crate::config::parse_from;
     use chrono::TimeZone;
+    use mail_parser::MimeHeaders;
 
     fn email<'a>(from: &'a Mailbox, subject: &'a str, name: &'a str) -> Email<'a> {
         Email {
@@ -249,6 +279,7 @@ mod tests {
             message_id: "digest.1000.7@localhost",
             unsubscribe: Some("http://localhost:8080/u/abc/7"),
             thread: None,
+            calendar: None,
             dkim: None,
         }
     }
@@ -299,6 +330,52 @@ mod tests {
             assert!(got.ends_with('…'));
         }
         assert_eq!(subject_line("short"), "short");
+    }
+
+    /// A calendar goes beside the text and HTML, as an attachment with its
+    /// method, and comes back byte for byte (quoted-printable when it is
+    /// not ASCII); without one the message is text and HTML alone.
+    #[test]
+    fn a_calendar_is_attached_beside_the_readable_message() {
+        let from = parse_from("digestd <digestd@localhost>").unwrap();
+        let cal = "BEGIN:VCALENDAR\r\nMETHOD:PUBLISH\r\nSUMMARY:Café\\; 東京\r\nEND:VCALENDAR\r\n";
+        let plain = build(&email(&from, "s", "n")).unwrap();
+        let with = build(&Email {
+            calendar: Some(cal),
+            ..email(&from, "s", "n")
+        })
+        .unwrap();
+        let m = mail_parser::MessageParser::default().parse(&with).unwrap();
+        let types: Vec<String> = m
+            .parts
+            .iter()
+            .map(|p| {
+                let t = p.content_type().unwrap();
+                format!("{}/{}", t.ctype(), t.subtype().unwrap_or_default())
+            })
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "multipart/mixed",
+                "multipart/alternative",
+                "text/plain",
+                "text/html",
+                "text/calendar"
+            ]
+        );
+        let part = m.attachments().next().unwrap();
+        assert_eq!(part.attachment_name(), Some(CALENDAR_FILE));
+        assert_eq!(
+            part.content_type().unwrap().attribute("method"),
+            Some("PUBLISH")
+        );
+        assert_eq!(part.contents(), cal.as_bytes());
+        let p = mail_parser::MessageParser::default().parse(&plain).unwrap();
+        assert_eq!(p.attachment_count(), 0);
+        assert!(!String::from_utf8(plain)
+            .unwrap()
+            .contains("multipart/mixed"));
     }
 
     #[test]

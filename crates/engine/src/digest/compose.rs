@@ -180,6 +180,21 @@ pub struct Upcoming {
     pub recurring: bool,
     /// Where the item lives in its source system, if it said.
     pub url: Option<String>,
+    /// How the item is timed, as stored: what its calendar entry says
+    /// (`digest::calendar`).
+    #[serde(skip)]
+    pub timing: Arc<Timing>,
+}
+
+/// An item's times as stored, shared by the occurrences listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timing {
+    /// The start (a series' first).
+    pub start: Option<DateTime<Utc>>,
+    pub reminder: Option<DateTime<Utc>>,
+    pub rrule: Option<String>,
+    /// The zone its rule repeats in; `None`: none named (UTC).
+    pub tz: Option<Tz>,
 }
 
 /// Occurrences per recurring item at most; a rule that fires more often
@@ -260,6 +275,12 @@ pub(crate) fn expand(
     let mut out = Vec::new();
     for (coll, uuid, kind, title, start, reminder, rule, tz, url) in rows {
         let (start, reminder) = (start.map(|s| s.and_utc()), reminder.map(|r| r.and_utc()));
+        let timing = Arc::new(Timing {
+            start,
+            reminder,
+            rrule: rule.clone(),
+            tz: tz.as_deref().and_then(|z| z.parse().ok()),
+        });
         let mut push = |at: DateTime<Utc>, what: When, recurring: bool| {
             if seen.insert((at, what, uuid.clone())) {
                 out.push(Upcoming {
@@ -271,6 +292,7 @@ pub(crate) fn expand(
                     title: title.clone(),
                     recurring,
                     url: url.clone(),
+                    timing: timing.clone(),
                 });
             }
         };

@@ -2,6 +2,8 @@
 //!
 //! - [`compose`]: `findModifiedItems` (the log of a window, collapsed per
 //!   item) and `findItemsInRange` (what starts or reminds in a window);
+//! - [`calendar`]: a forward digest's items as an iCalendar object, for
+//!   its email;
 //! - [`words`]: the Cosmo-style sentences, in the recipient's zone and
 //!   12/24-hour convention;
 //! - [`render`]: askama templates per channel, the subject, the cap;
@@ -24,6 +26,7 @@
 //!   connections;
 //! - `window`: a window of the log as the composer keeps it.
 
+pub mod calendar;
 pub mod compose;
 mod handoff;
 pub mod link;

@@ -23,6 +23,7 @@ use chrono_tz::Tz;
 use diesel::prelude::*;
 use lettre::message::Mailbox;
 
+use super::calendar::Publisher;
 use super::compose::{self, Upcoming};
 use super::handoff::StoredKey;
 use super::link::LinkKey;
@@ -86,6 +87,8 @@ pub(super) type BodyKey = (
 pub struct Composer {
     pub(super) cfg: Arc<DigestConfig>,
     from: Mailbox,
+    /// Who publishes forward digests' calendars (`[email] calendar`).
+    pub(super) calendar: Option<Arc<Publisher>>,
     pub(super) system: Option<PartyId>,
     recipients: IdMap<PartyId, Arc<Recipient>>,
     pub(super) names: Names,
@@ -144,9 +147,11 @@ pub struct Composer {
 
 impl Composer {
     pub fn new(digest: &DigestConfig, email: &EmailConfig) -> Result<Composer> {
+        let from = crate::config::parse_from(&email.from)?;
         Ok(Composer {
             cfg: Arc::new(digest.clone()),
-            from: crate::config::parse_from(&email.from)?,
+            calendar: email.calendar.then(|| Arc::new(Publisher::new(&from))),
+            from,
             system: None,
             recipients: IdMap::default(),
             names: Names::default(),
@@ -631,7 +636,8 @@ impl Composer {
     /// names loaded already.
     fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
         let names = |p| self.names.get(&p);
-        super::workers::body_of(&self.cfg, run, content, style, &self.collections, &names)
+        let (cfg, cal) = (&self.cfg, self.calendar.as_ref());
+        super::workers::body_of(cfg, cal, run, content, style, &self.collections, &names)
     }
 }
 

@@ -11,6 +11,7 @@ use askama::filters::{Escaper, Html};
 use askama::Template;
 use chrono::{DateTime, Utc};
 
+use super::calendar::Publisher;
 use super::compose::Upcoming;
 use super::listed::Listed;
 use super::words::{self, Line, Style};
@@ -97,6 +98,9 @@ pub struct Frame<'a> {
     pub unsubscribe_url: Option<String>,
     /// Where the whole digest can be read (the SMS and "N more" link).
     pub full_url: String,
+    /// Who publishes a forward digest's calendar; `None`: it has none
+    /// (`[email] calendar = false`, or a frame that renders a built body).
+    pub calendar: Option<Arc<Publisher>>,
 }
 
 /// Which renderings a digest gets: only what the channels of its request
@@ -154,15 +158,24 @@ pub struct Rendered {
     pub sms: Option<String>,
     /// The webhook's JSON document.
     pub webhook: Option<String>,
+    /// The email's calendar (a forward digest's, `super::calendar`).
+    pub calendar: Option<String>,
 }
 
 impl Rendered {
     /// Bytes of text rendered.
     pub fn bytes(&self) -> usize {
-        [&self.text, &self.html, &self.chat, &self.sms, &self.webhook]
-            .iter()
-            .map(|r| r.as_ref().map_or(0, String::len))
-            .sum()
+        [
+            &self.text,
+            &self.html,
+            &self.chat,
+            &self.sms,
+            &self.webhook,
+            &self.calendar,
+        ]
+        .iter()
+        .map(|r| r.as_ref().map_or(0, String::len))
+        .sum()
     }
 }
 
@@ -185,6 +198,9 @@ pub struct Body {
     pub sections: Vec<Section>,
     /// Items left out by the cap.
     pub more: usize,
+    /// A forward digest's calendar of the items its lines list: the same
+    /// for every recipient of its content, whatever their style.
+    pub calendar: Option<String>,
 }
 
 /// What the templates see: the body and the recipient's own links.
@@ -197,6 +213,7 @@ pub struct View<'a> {
     pub manage_url: &'a str,
     pub unsubscribe_url: Option<&'a str>,
     pub full_url: &'a str,
+    pub calendar: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -279,11 +296,18 @@ pub fn body(content: &Content, f: &Frame) -> Body {
         f.collection.map(|c| (f.collection_name)(c)).as_deref(),
     );
     let n = content.len();
+    let calendar = match (content, &f.calendar) {
+        (Content::Upcoming(v), Some(p)) if f.kind == Kind::Forward => {
+            super::calendar::calendar(v, shown, p, (f.window_start, f.window_end))
+        }
+        _ => None,
+    };
     Body {
         subject: one_line(&subject),
         heading: one_line(&heading(content.len(), &colls, f)),
         sections: sections.into_iter().map(|(_, s)| s).collect(),
         more: n - shown,
+        calendar,
     }
 }
 
@@ -337,6 +361,7 @@ pub fn view<'a>(b: &'a Body, f: &'a Frame) -> View<'a> {
         manage_url: &f.manage_url,
         unsubscribe_url: f.unsubscribe_url.as_deref(),
         full_url: &f.full_url,
+        calendar: b.calendar.as_deref(),
     }
 }
 
@@ -405,6 +430,7 @@ fn render_view(v: &View, parts: Parts, segments: usize) -> Result<Rendered> {
         chat: run(parts.chat, &|| Chat { d: v }.render())?,
         sms: parts.sms.then(|| sms_body(v, segments)),
         webhook: None,
+        calendar: v.calendar.filter(|_| parts.email).map(str::to_string),
         subject: v.subject.to_string(),
     })
 }

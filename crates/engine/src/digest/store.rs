@@ -83,8 +83,8 @@ struct NewRequest<'a> {
     unsubscribe_url: Option<&'a str>,
 }
 
-/// Rows per multi-row `INSERT` on SQLite (messages: 8 parameters a row,
-/// renderings 4): well under its 32,766 parameters.
+/// Rows per multi-row `INSERT` on SQLite (messages: 10 parameters a row,
+/// renderings 5): well under its 32,766 parameters.
 const SQLITE_ROWS: usize = 500;
 
 /// Rows per kept multi-row `INSERT` of requests on SQLite (13 parameters
@@ -165,6 +165,7 @@ struct NewMessage<'a> {
     manage_url: Option<&'a str>,
     full_url: Option<&'a str>,
     message_webhook: Option<&'a str>,
+    calendar: Option<&'a str>,
 }
 
 #[derive(Insertable)]
@@ -174,6 +175,7 @@ struct NewBody<'a> {
     message: &'a str,
     message_html: Option<&'a str>,
     message_chat: Option<&'a str>,
+    calendar: Option<&'a str>,
 }
 
 /// Writes the shared renderings `bodies` in one statement, returning their
@@ -191,6 +193,7 @@ pub(super) fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i6
             message: r.text.as_deref().unwrap_or(""),
             message_html: r.html.as_deref(),
             message_chat: r.chat.as_deref(),
+            calendar: r.calendar.as_deref(),
         })
         .collect();
     match c {
@@ -251,6 +254,7 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
                     manage_url: None,
                     full_url: None,
                     message_webhook: r.webhook.as_deref(),
+                    calendar: r.calendar.as_deref(),
                 },
                 Bodies::Shared {
                     body,
@@ -275,6 +279,8 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
                     manage_url: Some(manage_url),
                     full_url: Some(full_url),
                     message_webhook: webhook.as_deref(),
+                    // The shared rendering holds it.
+                    calendar: None,
                 },
             })
         })

@@ -26,6 +26,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::calendar::Publisher;
 use super::link::LinkKey;
 use super::listed::Actors;
 use super::names::NameMap;
@@ -103,6 +104,8 @@ impl Planned {
             manage_url: links.manage_url,
             unsubscribe_url: links.unsubscribe_url,
             full_url: links.full_url,
+            // The body is built: its calendar with it.
+            calendar: None,
         }
     }
 }
@@ -121,6 +124,7 @@ pub(super) struct Job<'r> {
 /// composer may load more while they work.
 pub(super) struct Env {
     cfg: Arc<DigestConfig>,
+    calendar: Option<Arc<Publisher>>,
     names: Arc<NameMap>,
     collections: Arc<IdMap<CollectionId, String>>,
     system: Option<PartyId>,
@@ -133,6 +137,7 @@ impl Composer {
     pub(super) fn env(&mut self) -> Env {
         Env {
             cfg: self.cfg.clone(),
+            calendar: self.calendar.clone(),
             names: self.names.share(),
             collections: self.collections.clone(),
             system: self.system,
@@ -217,6 +222,7 @@ pub(super) fn finish_beside<T>(
 /// `names` and `collections` (one missing is shown by its id).
 pub(super) fn body_of<'n>(
     cfg: &DigestConfig,
+    calendar: Option<&Arc<Publisher>>,
     run: &DueRun,
     content: &Content,
     style: Style,
@@ -250,6 +256,7 @@ pub(super) fn body_of<'n>(
         manage_url: String::new(),
         unsubscribe_url: None,
         full_url: String::new(),
+        calendar: calendar.cloned(),
     };
     render::body(content, &frame)
 }
@@ -258,7 +265,8 @@ impl Env {
     /// The subject and lines of `content` in `style` (every name loaded).
     pub fn body(&self, run: &DueRun, content: &Content, style: Style) -> render::Body {
         let names = |p| self.names.get(&p);
-        body_of(&self.cfg, run, content, style, &self.collections, &names)
+        let (cfg, cal) = (&self.cfg, self.calendar.as_ref());
+        body_of(cfg, cal, run, content, style, &self.collections, &names)
     }
 
     /// `run`'s links for its recipient `r`: where to manage its

@@ -80,6 +80,9 @@ impl BuildCtx {
             .copied()
             .unwrap_or_else(message::utc_style);
         let (mut subject, text, html) = message::combine(&ps, &style);
+        // Forward digests' calendars, as one (RFC 6047: one object a method).
+        let cals: Vec<&str> = parts.iter().filter_map(|q| q.calendar.as_deref()).collect();
+        let calendar = (!cals.is_empty()).then(|| crate::ics::merge(&cals));
         let thread = self.thread(round, &parts, r0.party_to);
         if thread.is_some() {
             // Digests of one subscription waiting together (a queue that
@@ -117,6 +120,7 @@ impl BuildCtx {
             message_id: &message_id,
             unsubscribe: unsubscribe.as_deref(),
             thread: thread.as_ref(),
+            calendar: calendar.as_deref(),
             dkim: self.dkim.as_deref(),
         })?;
         let msg = Outgoing {

@@ -69,6 +69,7 @@ impl Req {
                 .as_deref()
                 .map(|t| code.map_or_else(|| t.to_string(), |c| fill_code_json(t, c))),
             subscription_id: self.subscription_id,
+            calendar: self.calendar.clone(),
         }
     }
 }

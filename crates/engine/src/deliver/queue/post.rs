@@ -429,6 +429,7 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
         message_id: &format!("test.{}@{}", now.timestamp_micros(), d.host),
         unsubscribe: None,
         thread: None,
+        calendar: None,
         dkim: d.dkim.as_deref(),
     })?;
     let out = Outgoing {

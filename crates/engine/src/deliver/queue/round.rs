@@ -97,6 +97,8 @@ pub(super) struct Req {
     pub message_webhook: Option<String>,
     /// A digest's subscription (`None` for a notification).
     pub subscription_id: Option<i64>,
+    /// A forward digest's calendar, for its email (read for email only).
+    pub calendar: Option<Arc<str>>,
 }
 
 /// A claimed round, loaded and owned, so its email can be built on another

@@ -28,6 +28,7 @@ fn built(t: &Thread) -> (Vec<u8>, String) {
         message_id: "nt.1000.7.1.b2c5e6fe4415c8dc7671@example.org",
         unsubscribe: Some("http://localhost:8080/s/abc/unsubscribe/42"),
         thread: Some(t),
+        calendar: None,
         dkim: None,
     })
     .unwrap();

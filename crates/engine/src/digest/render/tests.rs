@@ -19,6 +19,7 @@ fn body(more: usize) -> Body {
             lines: vec![line("Janitor's <Pipe> Dream"), line("Budget sync")],
         }],
         more,
+        calendar: None,
     }
 }
 
@@ -43,6 +44,7 @@ fn frame<'a>(
         manage_url: format!("{base}/s/code"),
         unsubscribe_url: unsubscribe,
         full_url: format!("{base}/d/7/2026-11-22/0123"),
+        calendar: None,
     }
 }
 

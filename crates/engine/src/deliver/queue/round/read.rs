@@ -79,7 +79,8 @@ fn claimed_rows(conn: &mut DbConn, tokens: &[String]) -> Result<Vec<Row>> {
 
 /// The claimed rows' requests, by id (one array constant on PostgreSQL).
 /// Email needs the text and HTML bodies, XMPP and SMS their own texts
-/// (and the text as a fallback): each query reads only what its channels
+/// (and the text as a fallback), email a forward digest's calendar too:
+/// each query reads only what its channels
 /// need, so an email round does not carry a chat body it never sends.
 /// A digest's text, HTML and chat text may be a shared rendering
 /// (`nt_bodies`), read once however many requests share it.
@@ -114,6 +115,7 @@ fn requests(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Req>> {
                 nt_messages::full_url,
                 body("nt_messages.message_webhook", !email),
                 nt_requests::subscription_id,
+                body("nt_messages.calendar", email),
             ))
             .load(conn)?;
         let shared = shared_bodies(conn, &loaded, email)?;
@@ -170,23 +172,32 @@ struct ReqRow {
     full_url: Option<String>,
     message_webhook: Option<String>,
     subscription_id: Option<i64>,
+    calendar: Option<String>,
 }
 
-/// A shared rendering's text, HTML and chat text.
-type Shared = (Arc<str>, Option<Arc<str>>, Option<Arc<str>>);
+/// A shared rendering's text, HTML, chat text and calendar.
+type Shared = (
+    Arc<str>,
+    Option<Arc<str>>,
+    Option<Arc<str>>,
+    Option<Arc<str>>,
+);
 
 impl ReqRow {
     fn into_req(self, shared: &HashMap<i64, Shared>) -> Req {
         let own = |s: Option<String>| s.map(Arc::<str>::from);
-        let (message, message_html, message_chat) = match self.body_id.and_then(|b| shared.get(&b))
-        {
-            Some((text, html, chat)) => (text.clone(), html.clone(), chat.clone()),
-            None => (
-                self.message.into(),
-                own(self.message_html),
-                own(self.message_chat),
-            ),
-        };
+        let (message, message_html, message_chat, calendar) =
+            match self.body_id.and_then(|b| shared.get(&b)) {
+                Some((text, html, chat, cal)) => {
+                    (text.clone(), html.clone(), chat.clone(), cal.clone())
+                }
+                None => (
+                    self.message.into(),
+                    own(self.message_html),
+                    own(self.message_chat),
+                    own(self.calendar),
+                ),
+            };
         Req {
             id: self.id,
             subject: self.subject,
@@ -201,6 +212,7 @@ impl ReqRow {
             full_url: self.full_url,
             message_webhook: self.message_webhook,
             subscription_id: self.subscription_id,
+            calendar,
         }
     }
 }
@@ -217,18 +229,20 @@ fn shared_bodies(
     ids.dedup();
     let mut shared = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(10_000) {
-        let found: Vec<(i64, String, Option<String>, Option<String>)> = nt_bodies::table
+        type Found = (i64, String, Option<String>, Option<String>, Option<String>);
+        let found: Vec<Found> = nt_bodies::table
             .filter(nt_bodies::body_id.eq_any(chunk))
             .select((
                 nt_bodies::body_id,
                 nt_bodies::message,
                 body("nt_bodies.message_html", email),
                 body("nt_bodies.message_chat", !email),
+                body("nt_bodies.calendar", email),
             ))
             .load(conn)?;
-        for (id, text, html, chat) in found {
+        for (id, text, html, chat, cal) in found {
             let arc = |s: Option<String>| s.map(Arc::<str>::from);
-            shared.insert(id, (text.into(), arc(html), arc(chat)));
+            shared.insert(id, (text.into(), arc(html), arc(chat), arc(cal)));
         }
     }
     Ok(shared)

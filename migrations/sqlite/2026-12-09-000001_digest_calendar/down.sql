@@ -1,0 +1,2 @@
+ALTER TABLE nt_bodies DROP COLUMN calendar;
+ALTER TABLE nt_messages DROP COLUMN calendar;
