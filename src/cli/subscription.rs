@@ -101,29 +101,9 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
                 day,
                 channels: (!channel.is_empty()).then_some(channel),
             };
-            if retime.is_empty() {
-                return Err(Error::invalid(
-                    "give --frequency, --hour, --day or --channel",
-                ));
-            }
-            let id = SubscriptionId(id);
-            crate::manage::change_subscription(&mut conn, ctx.now(), id, None, &retime)?;
-            let s = subscriptions::get(&mut conn, id)?;
-            writeln!(ctx.out, "{s}")?;
+            retime_one(&mut conn, ctx, SubscriptionId(id), &retime)?;
         }
-        SubscriptionCmd::Flush { id } => {
-            let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
-            let now = ctx.now();
-            let done = conn
-                .write_tx(|c| schedule::flush_in_tx(c, SubscriptionId(id), now, &mut composer))?;
-            match done {
-                schedule::Flushed::Sent { request, .. } => {
-                    writeln!(ctx.out, "subscription {id}: posted request {request}")?;
-                    writeln!(ctx.out, "{request}")?;
-                }
-                schedule::Flushed::Nothing => writeln!(ctx.out, "nothing waiting")?,
-            }
-        }
+        SubscriptionCmd::Flush { id } => flush(&mut conn, ctx, SubscriptionId(id))?,
         SubscriptionCmd::End { id } => {
             let r = crate::remove::subscription(&mut conn, ctx.now(), SubscriptionId(id))?;
             writeln!(
@@ -187,6 +167,39 @@ pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
             subscriptions::clear_optout(&mut conn, SubscriptionId(id), &member)?;
             writeln!(ctx.out, "cleared {member}'s opt-out from subscription {id}")?;
         }
+    }
+    Ok(())
+}
+
+/// `subscription retime`: the change, then the subscription as it is now.
+fn retime_one(
+    conn: &mut crate::db::DbConn,
+    ctx: &mut Ctx,
+    id: SubscriptionId,
+    retime: &subscriptions::Retime,
+) -> Result<()> {
+    if retime.is_empty() {
+        return Err(Error::invalid(
+            "give --frequency, --hour, --day or --channel",
+        ));
+    }
+    crate::manage::change_subscription(conn, ctx.now(), id, None, retime)?;
+    let s = subscriptions::get(conn, id)?;
+    writeln!(ctx.out, "{s}")?;
+    Ok(())
+}
+
+/// `subscription flush`: the request posted (its id the last line, for
+/// scripts), or "nothing waiting".
+fn flush(conn: &mut crate::db::DbConn, ctx: &mut Ctx, id: SubscriptionId) -> Result<()> {
+    let mut composer = Composer::new(&ctx.cfg.digest, &ctx.cfg.email)?;
+    let now = ctx.now();
+    match conn.write_tx(|c| schedule::flush_in_tx(c, id, now, &mut composer))? {
+        schedule::Flushed::Sent { request, .. } => {
+            writeln!(ctx.out, "subscription {id}: posted request {request}")?;
+            writeln!(ctx.out, "{request}")?;
+        }
+        schedule::Flushed::Nothing => writeln!(ctx.out, "nothing waiting")?,
     }
     Ok(())
 }
