@@ -303,3 +303,38 @@ fn the_page_sends_now_and_changes_the_cadence() {
         assert!(t.contains("Weekly on Tuesday at 07:00"), "{t}");
     });
 }
+
+/// A group's subscription: the operator flushes it (to the group, as its
+/// digests go); a member's page offers no button for it, and the form
+/// naming it is the bad-link page, nothing written.
+#[test]
+fn a_groups_digest_is_the_operators_to_send_now() {
+    each_backend(at(NOW), |web| {
+        let mut c = web.db.conn();
+        let w = world(&mut c);
+        let sub = crate::common::pages::team(&mut c, &w.cal, &["asha"], 9);
+        change(web, &mut c, &w.cal, 1);
+        let asha = code(&mut c, w.asha);
+        let path = format!("/s/{asha}");
+        let page = web.get(&path, None).text;
+        assert!(page.contains(&format!("id=\"group-sub-{sub}\"")));
+        assert!(!page.contains(&format!("id=\"flush-{sub}\"")));
+        let before = snapshot(&mut c);
+        let f = [
+            ("csrf", csrf(&page)),
+            ("action", "flush".into()),
+            ("subscription", sub.0.to_string()),
+        ];
+        let f: Vec<(&str, &str)> = f.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(post_form(web, &path, &f).status, 404);
+        assert_eq!(snapshot(&mut c), before);
+        let admin = web.token("ops", Scope::Admin);
+        let (s, body) = flush_post(web, &sub.0.to_string(), Some(&admin), None);
+        assert_eq!(s, 201, "{body}");
+        let d = crate::subscription_flush::digests(&mut c);
+        assert_eq!(d.last().unwrap().0, Some(sub.0));
+        // Both asha's and the group's Calendar digest hold the change: the
+        // group's was flushed, asha's waits for 09:00.
+        assert_eq!(crate::subscription_flush::sent(&mut c, "Item 1"), 1);
+    });
+}
