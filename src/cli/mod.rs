@@ -7,7 +7,7 @@
 //!
 //! One file per group of commands: [`parties`] (user, group, contact),
 //! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
-//! subscription, tick, preview, simulate, grid), [`queue`] (queue, notify, cancel,
+//! tick, preview, simulate, grid), [`subscription`], [`queue`] (queue, notify, cancel,
 //! request, inbound, test-alert, report), [`bench`].
 
 mod access;
@@ -19,6 +19,7 @@ mod logging;
 mod parties;
 mod queue;
 mod schedule;
+mod subscription;
 
 use std::io::{IsTerminal, Read, Stdout, Write};
 use std::path::PathBuf;
@@ -122,9 +123,9 @@ pub enum Command {
     /// The operators' events ([events]): list, replay, make a secret.
     #[command(subcommand)]
     Events(events::EventsCmd),
-    /// Pause, resume, end or list subscriptions.
+    /// Pause, resume, retime, send now (flush), end or list subscriptions.
     #[command(subcommand)]
-    Subscription(schedule::SubscriptionCmd),
+    Subscription(subscription::SubscriptionCmd),
     /// Delete modifications older than a duration.
     Purge(content::PurgeArgs),
     /// Build a small demo world in SQLite and print what it holds.
@@ -243,7 +244,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Record => content::record(ctx),
         Command::Purge(a) => content::purge(a, ctx),
         Command::Subscribe(a) => schedule::subscribe(a, ctx),
-        Command::Subscription(c) => schedule::subscription(c, ctx),
+        Command::Subscription(c) => subscription::subscription(c, ctx),
         Command::Tick(a) => schedule::tick(a, ctx),
         Command::Preview(a) => schedule::preview(a, ctx),
         Command::Simulate(a) => schedule::simulate(a, ctx),

@@ -1,11 +1,11 @@
-//! `subscribe`, `subscription`, `tick`, `simulate` and `grid`: when digests
+//! `subscribe`, `tick`, `preview`, `simulate` and `grid`: when digests
 //! are due.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use clap::{Args, Subcommand};
+use clap::Args;
 
 use super::Ctx;
 use crate::digest::Composer;
@@ -44,45 +44,6 @@ pub struct SubscribeArgs {
     /// Send a digest even when nothing changed (not sent by default; the run is recorded either way).
     #[arg(long)]
     pub send_empty: bool,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum SubscriptionCmd {
-    /// Stop a subscription's digests.
-    Pause { id: i64 },
-    /// Resume a paused subscription from now on (no burst for the paused time).
-    Resume { id: i64 },
-    /// End a subscription for good: unsent digests of it are cancelled,
-    /// its run records go; digests already sent stay as history.
-    End { id: i64 },
-    /// Create many subscriptions from JSON lines on stdin: {"party",
-    /// "frequency", "kind", "collection" | "all": true, "channels", "hour",
-    /// "day", "include_own", "send_empty"}, the rules of `subscribe`. Prints
-    /// each one's id, a line each, in input order. Any bad line: nothing is
-    /// written.
-    Import,
-    /// List subscriptions: who, how often, of which collection.
-    List {
-        /// A JSON array: ids, and the party's and collection's names.
-        #[arg(long)]
-        json: bool,
-    },
-    /// List the members who opted out of a group subscription (of
-    /// subscription ID, or of every one): its digests leave them out.
-    Optouts {
-        id: Option<i64>,
-        /// A JSON array of {"subscription", "member", "created_at"}.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Clear a member's opt-out from group subscription ID: its digests
-    /// reach them again from its next one.
-    Optin {
-        id: i64,
-        /// The member (a user's name).
-        #[arg(long)]
-        member: String,
-    },
 }
 
 #[derive(Args, Debug)]
@@ -188,84 +149,6 @@ pub fn subscribe(a: SubscribeArgs, ctx: &mut Ctx) -> Result<()> {
     }
     // The id stays the last line, for scripts.
     writeln!(ctx.out, "{}", id.id())?;
-    Ok(())
-}
-
-pub fn subscription(cmd: SubscriptionCmd, ctx: &mut Ctx) -> Result<()> {
-    let mut conn = ctx.conn()?;
-    match cmd {
-        SubscriptionCmd::Pause { id } => {
-            subscriptions::pause(&mut conn, ctx.now(), SubscriptionId(id))?;
-            writeln!(ctx.out, "paused {id}")?;
-        }
-        SubscriptionCmd::Resume { id } => {
-            crate::manage::resume(&mut conn, SubscriptionId(id), ctx.now())?;
-            writeln!(ctx.out, "resumed {id}")?;
-        }
-        SubscriptionCmd::End { id } => {
-            let r = crate::remove::subscription(&mut conn, ctx.now(), SubscriptionId(id))?;
-            writeln!(
-                ctx.out,
-                "ended subscription {id}: {} pending messages cancelled, {} runs forgotten",
-                r.messages_cancelled(),
-                r.runs_forgotten
-            )?;
-        }
-        SubscriptionCmd::Import => {
-            let bar = super::progress(0);
-            let events = ctx.cfg.events.wants("subscription.created");
-            let ids = crate::import::subs::import(
-                &mut conn,
-                ctx.now(),
-                std::io::stdin().lock(),
-                events,
-                &mut |n| bar.set_position(n as u64),
-            )?;
-            bar.finish_and_clear();
-            for id in ids {
-                writeln!(ctx.out, "{id}")?;
-            }
-        }
-        SubscriptionCmd::List { json } => {
-            let subs = subscriptions::list_named(&mut conn)?;
-            if json {
-                writeln!(
-                    ctx.out,
-                    "{}",
-                    serde_json::to_string(&subs).expect("serialisable")
-                )?;
-            } else {
-                for s in subs {
-                    writeln!(ctx.out, "{s}")?;
-                }
-            }
-        }
-        SubscriptionCmd::Optouts { id, json } => {
-            let outs = subscriptions::list_optouts(&mut conn, id.map(SubscriptionId))?;
-            if json {
-                writeln!(
-                    ctx.out,
-                    "{}",
-                    serde_json::to_string(&outs).expect("serialisable")
-                )?;
-            } else {
-                for o in outs {
-                    writeln!(
-                        ctx.out,
-                        "subscription {}: {} opted out at {}",
-                        o.subscription,
-                        o.member,
-                        o.created_at
-                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    )?;
-                }
-            }
-        }
-        SubscriptionCmd::Optin { id, member } => {
-            subscriptions::clear_optout(&mut conn, SubscriptionId(id), &member)?;
-            writeln!(ctx.out, "cleared {member}'s opt-out from subscription {id}")?;
-        }
-    }
     Ok(())
 }
 

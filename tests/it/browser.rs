@@ -13,13 +13,16 @@
 //! A new flow is one function `fn flow(web: &Web, b: &Browser)` and one
 //! `#[test]` that hands it to [`in_browser`]. Sign-up with its
 //! verification link (`browser/signup.rs`), the operator's pages
-//! (`browser/admin.rs`) and the Matrix ID form (`browser/matrix.rs`) are
-//! flows of their own files.
+//! (`browser/admin.rs`), the Matrix ID form (`browser/matrix.rs`) and
+//! "Send it now" with the "How often and where" form
+//! (`browser/cadence.rs`) are flows of their own files.
 
 use crate::common;
 
 #[path = "browser/admin.rs"]
 mod admin;
+#[path = "browser/cadence.rs"]
+mod cadence;
 #[path = "browser/matrix.rs"]
 mod matrix;
 #[path = "browser/signup.rs"]

@@ -16,7 +16,6 @@ use digestd::db::schema::nt_requests;
 use digestd::db::DbConn;
 use digestd::digest::link::LinkKey;
 use digestd::ids::SubscriptionId;
-use digestd::subscriptions::SubscribeRequest;
 
 const BASE: &str = "http://localhost:8080";
 
@@ -183,27 +182,7 @@ fn a_groups_digest_opens_for_its_members() {
     each_backend(at(NOW), |web| {
         let mut c = web.db.conn();
         let w = world(&mut c);
-        let t0 = at("2026-11-01T00:00:00Z");
-        digestd::parties::create_group(&mut c, t0, "team", None).unwrap();
-        digestd::parties::add_member(&mut c, "team", "asha").unwrap();
-        digestd::parties::add_member(&mut c, "team", "bo").unwrap();
-        let team = match digestd::manage::subscribe(
-            &mut c,
-            at("2026-11-22T00:00:00Z"),
-            &SubscribeRequest {
-                party: "team".into(),
-                frequency: "daily".into(),
-                kind: "modification".into(),
-                collection: Some(w.cal.clone()),
-                hour: Some(6),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        {
-            digestd::subscriptions::Subscribed::Created(id) => id,
-            other => panic!("{other:?}"),
-        };
+        let team = common::pages::team(&mut c, &w.cal, &["asha", "bo"], 6);
         events(&mut c, &w.cal, 4);
         // A group's digest is in UTC: 06:00Z.
         tick(&mut c, "2026-11-23T06:00:00Z");

@@ -530,7 +530,7 @@ fn invalid() -> Vec<(&'static str, Value)> {
         ("subscription-patch", json!({"paused": "yes"})),
         ("subscription-patch", json!({"hour": 99})),
         ("subscription-patch", json!({"day": "someday"})),
-        ("subscription-patch", json!({"frequency": "hourly"})),
+        ("subscription-patch", json!({"frequency": "fortnightly"})),
     ];
     // Every character class digestd refuses in text, in a title.
     for c in [

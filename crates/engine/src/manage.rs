@@ -148,9 +148,11 @@ pub fn put_users(conn: &mut DbConn, now: DateTime<Utc>, puts: &[UserPut]) -> Res
     })
 }
 
-/// Pauses or resumes a subscription and changes its hour, day or channels
-/// (`PATCH /api/v1/subscriptions/{id}`), in one transaction: a new hour or
-/// day reschedules it, a resume does what [`resume`] does.
+/// Pauses or resumes a subscription and changes its frequency, hour, day
+/// or channels (`PATCH /api/v1/subscriptions/{id}`, `digestd subscription
+/// retime`, the manage page), in one transaction: a new frequency, hour or
+/// day reschedules it (its next digest holds everything since its last
+/// one, whatever the cadence was), a resume does what [`resume`] does.
 pub fn change_subscription(
     conn: &mut DbConn,
     now: DateTime<Utc>,
@@ -173,7 +175,7 @@ pub fn change_subscription(
         };
         if resumed {
             reschedule(c, id, Some(now))?;
-        } else if retime.hour.is_some() || retime.day.is_some() {
+        } else if retime.moves_periods() {
             reschedule(c, id, None)?;
         }
         Ok(())

@@ -289,9 +289,20 @@ mod tests {
         let seen: Vec<i64> = (98..107).filter(|p| s.sees(*p)).collect();
         assert_eq!(seen, vec![98, 99, 100, 102, 104]);
         assert_eq!((s.floor(), s.ceiling()), (100, 105));
-        // A later cut of one back end wins; a snapshot is taken as later.
+        // A later cut of one back end wins, either way round.
         assert_eq!(Cut::from_stored("9".into()).later(&n).as_str(), "9");
         assert_eq!(Cut::from_stored("5".into()).later(&n).as_str(), "7");
         assert_eq!(Cut::beginning().later(&Cut::beginning()).as_str(), "");
+        let snap = |t: &str| Cut::from_stored(t.into());
+        for (a, b) in [
+            ("100:105:101,103", "100:107:101,103,106"),
+            ("100:105:101,103", "101:105:103"),
+            ("100:105:101,103", "100:105:103"),
+        ] {
+            assert_eq!(snap(a).later(&snap(b)).as_str(), b);
+            assert_eq!(snap(b).later(&snap(a)).as_str(), b);
+        }
+        assert_eq!(Cut::beginning().later(&s).as_str(), s.as_str());
+        assert_eq!(s.clone().later(&Cut::beginning()).as_str(), s.as_str());
     }
 }

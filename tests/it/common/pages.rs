@@ -205,3 +205,14 @@ pub fn mails_in(dir: &std::path::Path) -> Vec<Vec<u8>> {
         .map(|e| std::fs::read(e.path()).unwrap())
         .collect()
 }
+
+/// Group `team` of `members`, subscribed to the Calendar (`cal`) daily at
+/// `hour` UTC (a group without preferences), from `CREATED`.
+pub fn team(c: &mut DbConn, cal: &str, members: &[&str], hour: i64) -> SubscriptionId {
+    let t0 = at("2026-11-01T00:00:00Z");
+    parties::create_group(c, t0, "team", None).unwrap();
+    for m in members {
+        parties::add_member(c, "team", m).unwrap();
+    }
+    sub(c, daily("team", cal, hour))
+}

@@ -111,12 +111,26 @@ impl Cut {
 
     /// The later of two cuts of one back end (a SQLite counter never goes
     /// back; a later PostgreSQL snapshot sees all an earlier one saw).
+    /// Snapshots are ordered by `xmax`, then `xmin`, then by fewer
+    /// transactions still running: of two snapshots taken one after the
+    /// other, the later is never lower in any of them, and two that tie on
+    /// all three see the same transactions. A flush stores a cut between
+    /// a tick's cut and its claim, so the tick must not go back to its own.
     pub fn later(self, other: &Cut) -> Cut {
-        if self.is_snapshot() || other.0.is_empty() || self.ceiling() >= other.ceiling() {
+        if other.0.is_empty() || self.order() >= other.order() {
             self
         } else {
             other.clone()
         }
+    }
+
+    /// What [`Cut::later`] compares.
+    fn order(&self) -> (LogPos, LogPos, std::cmp::Reverse<usize>) {
+        let running = match self.0.split(':').nth(2) {
+            Some(r) if !r.is_empty() => r.split(',').count(),
+            _ => 0,
+        };
+        (self.ceiling(), self.floor(), std::cmp::Reverse(running))
     }
 }
 

@@ -2,7 +2,8 @@
 //! page: each tick that recorded runs is the set of runs with one `ran_at`
 //! (the tick's instant). How long a tick took is not stored (it is in the
 //! process's `/metrics`, `digestd_tick_duration_seconds`); a tick that found
-//! nothing due leaves no run, only `nt_job`'s last run and count.
+//! nothing due leaves no run, only `nt_job`'s last run and count. A
+//! flush's run (`super::flush`) is no tick's and is left out.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +41,7 @@ pub fn recent_ticks(conn: &mut DbConn, n: usize) -> Result<Vec<TickSummary>> {
             subscription_runs::scheduled_at,
             subscription_runs::request_id,
         ))
+        .filter(subscription_runs::period.not_like("flush-%"))
         .order(subscription_runs::id.desc())
         .limit(RUNS_READ)
         .load(conn)?;

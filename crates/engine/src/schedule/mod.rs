@@ -1,14 +1,16 @@
 //! The scheduler: local periods ([`period`]), the 168-bucket week grid
 //! ([`grid`]), the tick that finds and claims due runs ([`tick`]), the run
 //! a tick would find, claimed by nobody ([`preview_run`]), the last ticks
-//! as their runs recorded them ([`recent_ticks`]), and the lease
-//! that keeps two processes from running the same job ([`lease`]).
+//! as their runs recorded them ([`recent_ticks`]), the lease
+//! that keeps two processes from running the same job ([`lease`]), and a
+//! subscription's waiting changes sent now, out of its schedule ([`flush`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
 //! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_period`,
 //! `last_window_end`) and `nt_job`.
 
 mod claim;
+pub mod flush;
 pub mod grid;
 mod history;
 pub mod lease;
@@ -18,6 +20,7 @@ mod simulate;
 pub mod tick;
 
 pub use claim::{list as list_runs, RunRecord};
+pub use flush::{flush_in_tx, Flushed};
 pub use history::{recent_ticks, TickSummary};
 pub use period::{Period, Rule};
 pub use preview::{past_run, preview_run, PreviewRun};

@@ -333,7 +333,9 @@ fn plan_candidate(
             Kind::Forward => p.scheduled,
         });
         let window_end = match kind {
-            Kind::Modification => at,
+            // Never before the chain's end: a flush may have moved it past
+            // this tick's instant ([`super::flush`]).
+            Kind::Modification => chained.map_or(at, |c| c.max(at)),
             Kind::Forward => following,
         };
         let window_start = window_start.max(active).min(window_end);

@@ -1,5 +1,6 @@
-//! A subscription's later life: read by party, its hour, day and channels
-//! changed (`PATCH /api/v1/subscriptions/{id}`), and ended for good
+//! A subscription's later life: read by party, its frequency, hour, day
+//! and channels changed (`PATCH /api/v1/subscriptions/{id}`, `digestd
+//! subscription retime`, the manage page), and ended for good
 //! (`digestd subscription end`, and with its user, group or collection).
 //! The writes run in the caller's transaction: `manage` reschedules a
 //! changed one, `remove` cancels the pending digests of ended ones.
@@ -121,6 +122,8 @@ pub fn end_in_tx(
 /// What `PATCH` may change besides pausing.
 #[derive(Debug, Clone, Default)]
 pub struct Retime {
+    /// hourly, daily or weekly.
+    pub frequency: Option<String>,
     pub hour: Option<i64>,
     pub day: Option<String>,
     pub channels: Option<Vec<String>>,
@@ -128,7 +131,15 @@ pub struct Retime {
 
 impl Retime {
     pub fn is_empty(&self) -> bool {
-        self.hour.is_none() && self.day.is_none() && self.channels.is_none()
+        self.frequency.is_none()
+            && self.hour.is_none()
+            && self.day.is_none()
+            && self.channels.is_none()
+    }
+
+    /// Whether it moves the subscription's periods (the caller reschedules).
+    pub fn moves_periods(&self) -> bool {
+        self.frequency.is_some() || self.hour.is_some() || self.day.is_some()
     }
 }
 
@@ -146,31 +157,57 @@ pub(super) fn parse_channels(list: &[String]) -> Result<Vec<Channel>> {
     Ok(channels)
 }
 
-/// Changes a subscription's hour, day or channels in the caller's
-/// transaction, checked as `subscribe` checks them. Refused (409, naming
-/// it) when the party already has the digest the new hour and day make.
+/// The hour and day a subscription of `frequency` keeps: an hourly one
+/// takes neither, a daily one an hour and no day, a weekly one both. Each
+/// is the one asked for, else the one stored; one that the frequency needs
+/// and neither gives is refused, as is one it does not take.
+fn timing(
+    frequency: Frequency,
+    asked: (Option<u8>, Option<u8>),
+    stored: (Option<i32>, Option<i32>),
+) -> Result<(Option<i32>, Option<i32>)> {
+    let hour = asked.0.map(i32::from).or(stored.0);
+    let day = asked.1.map(i32::from).or(stored.1);
+    let need = |v: Option<i32>, what: &str| {
+        v.map(Some).ok_or_else(|| {
+            Error::invalid(format!(
+                "a {} subscription needs {what}",
+                frequency.as_str()
+            ))
+        })
+    };
+    match frequency {
+        Frequency::Hourly if asked.0.is_some() || asked.1.is_some() => Err(Error::invalid(
+            "an hourly subscription takes neither hour nor day",
+        )),
+        Frequency::Hourly => Ok((None, None)),
+        Frequency::Daily if asked.1.is_some() => {
+            Err(Error::invalid("a daily subscription takes hour, not day"))
+        }
+        Frequency::Daily => Ok((need(hour, "an hour (0-23)")?, None)),
+        Frequency::Weekly => Ok((
+            need(hour, "an hour (0-23)")?,
+            need(day, "a day (mon..sun)")?,
+        )),
+    }
+}
+
+/// Changes a subscription's frequency, hour, day or channels in the
+/// caller's transaction, checked as `subscribe` checks them (a user's
+/// channels each need an enabled address). Refused (409, naming it) when
+/// the party already has the digest the new frequency, hour and day make.
 /// The caller reschedules.
 pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()> {
+    let asked = r.frequency.as_deref().map(Frequency::parse).transpose()?;
     let hour = r.hour.map(validate::hour).transpose()?;
     let day = r.day.as_deref().map(validate::weekday).transpose()?;
     let channels = r.channels.as_deref().map(parse_channels).transpose()?;
     let s = get(c, id)?;
-    let frequency = Frequency::parse(&s.frequency)?;
-    match frequency {
-        Frequency::Hourly if hour.is_some() || day.is_some() => {
-            return Err(Error::invalid(
-                "an hourly subscription takes neither hour nor day",
-            ))
-        }
-        Frequency::Daily if day.is_some() => {
-            return Err(Error::invalid("a daily subscription takes hour, not day"))
-        }
-        _ => {}
-    }
-    let (new_hour, new_day) = (
-        hour.map(i32::from).or(s.hour_of_day),
-        day.map(i32::from).or(s.day_of_week),
-    );
+    let frequency = match asked {
+        Some(f) => f,
+        None => Frequency::parse(&s.frequency)?,
+    };
+    let (new_hour, new_day) = timing(frequency, (hour, day), (s.hour_of_day, s.day_of_week))?;
     if let Some(ch) = &channels {
         let (name, kind) = (parties::name_of(c, s.party)?, parties_kind(c, s.party)?);
         if kind == "user" {
@@ -195,6 +232,7 @@ pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()
     }
     diesel::update(subscriptions::table.find(id.0))
         .set((
+            subscriptions::frequency.eq(frequency.as_str()),
             subscriptions::hour_of_day.eq(new_hour),
             subscriptions::day_of_week.eq(new_day),
         ))

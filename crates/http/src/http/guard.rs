@@ -146,6 +146,7 @@ pub const RULES: &[Rule] = &[
     rule("POST", "/api/v1/subscriptions", ADMIN, Api),
     rule("PATCH", "/api/v1/subscriptions/{id}", ADMIN, Api),
     rule("DELETE", "/api/v1/subscriptions/{id}", ADMIN, Api),
+    rule("POST", "/api/v1/subscriptions/{id}/flush", ADMIN, Api),
     rule("GET", "/api/v1/subscriptions/{id}/optouts", ADMIN, Api),
     rule(
         "DELETE",

@@ -1,6 +1,7 @@
 //! `/api/v1/subscriptions`: subscribe (a twin refused or merged exactly as
 //! `digestd subscribe` does), list by party (a read token may), pause,
-//! resume and retime, end; the members who opted out of a group's
+//! resume and retime (frequency, hour, day, channels), send now
+//! ([`flush`]), end; the members who opted out of a group's
 //! subscription, listed and cleared (`digestd subscription optouts`,
 //! `optin`). Admin tokens for the rest.
 
@@ -8,7 +9,7 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, patch};
+use axum::routing::{delete, get, patch, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -23,9 +24,11 @@ use super::guard::Authed;
 use super::people::{json, RemovedView};
 use super::{ApiError, App};
 
+mod flush;
+
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(subscribe, list, change, end, optouts, optin),
+    paths(subscribe, list, change, end, optouts, optin, flush::flush),
     components(schemas(SubscribeBody, Subscribed201, SubscriptionView, PatchBody, OptOutView))
 )]
 struct Doc;
@@ -38,6 +41,7 @@ pub fn routes() -> Router<App> {
     Router::new()
         .route("/api/v1/subscriptions", get(list).post(subscribe))
         .route("/api/v1/subscriptions/{id}", patch(change).delete(end))
+        .route("/api/v1/subscriptions/{id}/flush", post(flush::flush))
         .route("/api/v1/subscriptions/{id}/optouts", get(optouts))
         .route("/api/v1/subscriptions/{id}/optouts/{member}", delete(optin))
 }
@@ -100,6 +104,10 @@ pub struct SubscriptionView {
 pub struct PatchBody {
     /// true pauses; false resumes from now (no burst for the paused time).
     paused: Option<bool>,
+    /// hourly (no hour, no day), daily (an hour) or weekly (an hour and a
+    /// day); each kept from before when not given, refused when the new
+    /// frequency needs one the subscription has not.
+    frequency: Option<String>,
     hour: Option<i64>,
     day: Option<String>,
     channels: Option<Vec<String>>,
@@ -120,7 +128,7 @@ pub struct ListQuery {
     party: Option<String>,
 }
 
-fn parse_id(s: &str) -> ApiResult<SubscriptionId> {
+pub(super) fn parse_id(s: &str) -> ApiResult<SubscriptionId> {
     s.parse::<i64>()
         .ok()
         .filter(|i| *i > 0)
@@ -250,12 +258,13 @@ async fn list(
 }
 
 /// Pauses or resumes (from now, no burst) a subscription, or changes its
-/// hour, day or channels (checked as `subscribe` checks them; a new hour or
-/// day reschedules it).
+/// frequency, hour, day or channels (checked as `subscribe` checks them; a
+/// new frequency, hour or day reschedules it, and its next digest holds
+/// everything since its last).
 #[utoipa::path(patch, path = "/api/v1/subscriptions/{id}", tag = "subscriptions", security(("bearer" = [])),
     params(("id" = i64, Path)), request_body = PatchBody,
     responses((status = 200, body = SubscriptionView), (status = 404, description = "no such subscription"),
-        (status = 409, description = "the party has the digest the new hour and day make")))]
+        (status = 409, description = "the party has the digest the new frequency, hour and day make")))]
 async fn change(
     State(app): State<App>,
     _: Authed,
@@ -265,6 +274,7 @@ async fn change(
     let id = parse_id(&id)?;
     let b: PatchBody = json(&raw)?;
     let retime = Retime {
+        frequency: b.frequency,
         hour: b.hour,
         day: b.day,
         channels: b.channels,

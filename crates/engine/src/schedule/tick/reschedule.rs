@@ -1,5 +1,7 @@
 //! Moving `next_due_at` when a rule changes (a new timezone or week
-//! start) or a paused subscription resumes.
+//! start, a new frequency, hour or day) or a paused subscription resumes.
+//! A new frequency also restates the last period run in the new
+//! frequency's keys, which the tick compares it with.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
@@ -68,6 +70,16 @@ pub fn reschedule(
         user.or(group).as_ref().map(|(t, w)| (t.as_str(), *w)),
     )?;
     let active = resume_at.unwrap_or(active.and_utc());
+    let last_key = match (last, last_key) {
+        (Some(l), Some(k)) if !fits(rule.frequency, &k) => {
+            let key = key_for_new_frequency(c, id, &rule, l)?;
+            diesel::update(subscriptions::table.find(id.0))
+                .set(subscriptions::last_period.eq(Some(&key)))
+                .execute(c)?;
+            Some(key)
+        }
+        (_, k) => k,
+    };
     let next = match last.map(|l| l.and_utc()) {
         Some(l) if l >= active => {
             let mut p = rule.first_after(l);
@@ -85,4 +97,48 @@ pub fn reschedule(
         ))
         .execute(c)?;
     Ok(())
+}
+
+/// Whether `key` is a period key of `frequency`: daily keys are dates
+/// (`2026-11-22`), weekly ones `week-` and a date, hourly ones a local
+/// hour with its offset (`2026-11-22T08:00+01:00`).
+fn fits(frequency: Frequency, key: &str) -> bool {
+    let week = key.starts_with("week-");
+    match frequency {
+        Frequency::Weekly => week,
+        Frequency::Daily => !week && !key.contains('T'),
+        Frequency::Hourly => !week && key.contains('T'),
+    }
+}
+
+/// The last period of a subscription whose frequency changed, as a key of
+/// the new frequency: the new rule's period at or before the last one run
+/// (`last`), or a run of the new frequency's shape recorded earlier (the
+/// subscription had this frequency before) when that is later. A period
+/// of the new rule is then run only after both: no digest of a period that
+/// has one already, so no run's key `(subscription, period)` is taken twice.
+fn key_for_new_frequency(
+    c: &mut DbConn,
+    id: SubscriptionId,
+    rule: &super::Rule,
+    last: NaiveDateTime,
+) -> Result<String> {
+    use crate::db::schema::subscription_runs as r;
+    let key = rule.latest_at_or_before(last.and_utc()).key;
+    let q = r::table
+        .filter(r::subscription_id.eq(id.0))
+        .filter(r::period.not_like("flush-%"))
+        .select(r::period)
+        .order(r::period.desc())
+        .limit(1)
+        .into_boxed();
+    let q = match rule.frequency {
+        Frequency::Weekly => q.filter(r::period.like("week-%")),
+        Frequency::Daily => q
+            .filter(r::period.not_like("week-%"))
+            .filter(r::period.not_like("%T%")),
+        Frequency::Hourly => return Ok(key),
+    };
+    let stored: Option<String> = q.first(c).optional()?;
+    Ok(stored.filter(|s| *s > key).unwrap_or(key))
 }

@@ -24,16 +24,19 @@ use chrono::{DateTime, Utc};
 
 use crate::db::DbConn;
 use crate::digest::words::Style;
+use crate::digest::Composer;
 use crate::error::Error;
-use crate::ids::{PartyId, SubscriptionId};
-use crate::parties::{self, ContactChange, UserChanges};
-use crate::subscriptions::{self, Retime};
-use crate::{items, manage, remove, validate};
+use crate::ids::PartyId;
+use crate::schedule::{self, Flushed};
+use crate::{items, parties, subscriptions, validate};
 
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::view::{self, Choice, ContactView, SubView};
 use super::{form, is_form, person, FormKey, Page, PageResult};
+
+mod apply;
+use apply::{apply, own_subscription};
 
 #[derive(Template)]
 #[template(path = "pages/manage.html")]
@@ -70,6 +73,9 @@ fn notice(done: &str) -> Option<&'static str> {
         "pause" => "Paused. It sends nothing until you resume it.",
         "resume" => "Resumed: the next digest comes at its next time, without what happened while it was paused.",
         "hour" => "Changed: the next digest comes at the new time.",
+        "cadence" => "Changed: the next digest comes at the new time and holds everything since the last one.",
+        "flushed" => "Sent: the digest is on its way. The next one holds only what changes from now on.",
+        "nothing" => "Nothing is waiting: nothing was sent.",
         "end" => "Ended for good.",
         "prefs" => "Saved. Your digests follow the new settings from their next time.",
         "stop" => "Everything is stopped: every subscription is paused, no group's digest is sent to you, and nothing queued will be sent.",
@@ -97,12 +103,22 @@ pub fn load(
         .into_iter()
         .map(|k| (k.id.0, k.name))
         .collect();
+    let points = parties::contact_points(c, party)?;
+    let usable: Vec<String> = points
+        .iter()
+        .filter(|p| !p.disabled)
+        .map(|p| p.channel.clone())
+        .collect();
+    let prefs = (user.daily_hour, user.week_start.as_str());
     let subs = subscriptions::list_for_party(c, party)?
         .iter()
-        .map(|s| view::describe(s, &names, &style))
+        .map(|s| SubView {
+            cadence: Some(view::cadence(s, &style, prefs, &usable)),
+            flushable: s.kind == "modification" && !s.paused,
+            ..view::describe(s, &names, &style)
+        })
         .collect();
     let groups = group_subs(c, party, &names, &style)?;
-    let points = parties::contact_points(c, party)?;
     let matrix = points
         .iter()
         .find(|p| p.channel == parties::Channel::Matrix.as_str())
@@ -195,6 +211,8 @@ enum Outcome {
     Done(String),
     Refused(Box<ManagePage>),
     NewLink,
+    /// Done, and a digest is queued: the queue is woken.
+    Sent(String),
 }
 
 pub async fn act(
@@ -211,6 +229,7 @@ pub async fn act(
     let now = app.clock.now();
     let pre = prefix(&app);
     let (email, base) = (app.cfg.email.clone(), app.cfg.digest.base_url.clone());
+    let dcfg = app.cfg.digest.clone();
     let outcome = app
         .blocking(move |c| {
             let Some((party, key)) = person(c, &code)? else {
@@ -219,13 +238,16 @@ pub async fn act(
             if !key.verify(&code, f.get("csrf").map(String::as_str)) {
                 return Ok(Outcome::Forbidden);
             }
-            let done = if f.get("action").map(String::as_str) == Some("newlink") {
-                crate::signup::send_new_link(c, &email, &base, party, now).map(|()| "newlink")
-            } else {
-                apply(c, now, party, &f)
+            let done = match f.get("action").map(String::as_str) {
+                Some("newlink") => {
+                    crate::signup::send_new_link(c, &email, &base, party, now).map(|()| "newlink")
+                }
+                Some("flush") => flush(c, now, party, &f, (&dcfg, &email)),
+                _ => apply(c, now, party, &f),
             };
             match done {
                 Ok("newlink") => Ok(Outcome::NewLink),
+                Ok("flushed") => Ok(Outcome::Sent(format!("{pre}/s/{code}?done=flushed"))),
                 Ok(done) => Ok(Outcome::Done(format!("{pre}/s/{code}?done={done}"))),
                 Err(Error::NotFound(_)) => Ok(Outcome::NotFound),
                 Err(e) if e.is_bad_input() => {
@@ -241,6 +263,10 @@ pub async fn act(
         Outcome::NotFound => Err(Page::not_found()),
         Outcome::Forbidden => Err(Page::forbidden()),
         Outcome::Done(to) => Ok(Page::see_other(to)),
+        Outcome::Sent(to) => {
+            app.db.wake_queue();
+            Ok(Page::see_other(to))
+        }
         Outcome::NewLink => {
             // Mailed now, not at the next queue pass.
             app.db.wake_queue();
@@ -257,164 +283,23 @@ pub async fn act(
     }
 }
 
-/// The subscription a form names (`subscription`); none, or not a
-/// number, is NotFound (the bad-link page).
-fn subscription_field(f: &HashMap<String, String>) -> crate::Result<SubscriptionId> {
-    f.get("subscription")
-        .and_then(|s| s.parse::<i64>().ok())
-        .map(SubscriptionId)
-        .ok_or_else(|| Error::not_found("no such subscription"))
-}
-
-/// One of `party`'s subscriptions, named by a form field; another
-/// person's, or none, is NotFound (the bad-link page).
-fn own_subscription(
-    c: &mut DbConn,
-    party: PartyId,
-    f: &HashMap<String, String>,
-) -> crate::Result<SubscriptionId> {
-    let id = subscription_field(f)?;
-    if subscriptions::ids_of_party(c, party)?.contains(&id) {
-        Ok(id)
-    } else {
-        Err(Error::not_found("no such subscription"))
-    }
-}
-
-/// A group subscription that reaches `party`, named by a form field; any
-/// other, or none, is NotFound (the bad-link page).
-fn reaching_subscription(
-    c: &mut DbConn,
-    party: PartyId,
-    f: &HashMap<String, String>,
-) -> crate::Result<SubscriptionId> {
-    let id = subscription_field(f)?;
-    if subscriptions::reaching(c, party)?
-        .iter()
-        .any(|s| s.id == id)
-    {
-        Ok(id)
-    } else {
-        Err(Error::not_found("no such subscription"))
-    }
-}
-
-/// Does what the form asked; returns the action done.
-fn apply(
+/// `flush` ("Send it now"): what is waiting for one of the person's own
+/// subscriptions, posted as a digest ([`schedule::flush_in_tx`]); pressed
+/// again with nothing new, it sends nothing. A group's subscription is not
+/// the person's to send to the group (NotFound, like another's).
+fn flush(
     c: &mut DbConn,
     now: DateTime<Utc>,
     party: PartyId,
     f: &HashMap<String, String>,
+    (digest, email): (&crate::config::DigestConfig, &crate::config::EmailConfig),
 ) -> crate::Result<&'static str> {
-    let field = |k: &str| f.get(k).map(String::as_str);
-    match field("action").unwrap_or("") {
-        "pause" => {
-            let id = own_subscription(c, party, f)?;
-            manage::change_subscription(c, now, id, Some(true), &Retime::default())?;
-            Ok("pause")
-        }
-        "resume" => {
-            let id = own_subscription(c, party, f)?;
-            manage::change_subscription(c, now, id, Some(false), &Retime::default())?;
-            Ok("resume")
-        }
-        "hour" => {
-            let id = own_subscription(c, party, f)?;
-            let h = field("hour").unwrap_or("");
-            let hour = h
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))?;
-            let retime = Retime {
-                hour: Some(hour),
-                ..Retime::default()
-            };
-            manage::change_subscription(c, now, id, None, &retime)?;
-            Ok("hour")
-        }
-        "end" => {
-            let id = own_subscription(c, party, f)?;
-            if field("confirm") != Some("yes") {
-                return Err(Error::invalid(
-                    "tick the box to confirm that this subscription ends for good",
-                ));
-            }
-            remove::subscription(c, now, id)?;
-            Ok("end")
-        }
-        "prefs" => {
-            let daily_hour = match field("daily_hour") {
-                Some(h) => Some(
-                    h.trim()
-                        .parse::<i64>()
-                        .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))?,
-                ),
-                None => None,
-            };
-            let ch = UserChanges {
-                timezone: field("timezone").map(str::to_string),
-                week_start: field("week_start").map(str::to_string),
-                daily_hour,
-                locale: field("locale").map(|l| l.trim().to_string()),
-            };
-            let name = parties::name_of(c, party)?;
-            manage::update_user(c, &name, &ch)?;
-            Ok("prefs")
-        }
-        "optout" => {
-            let id = reaching_subscription(c, party, f)?;
-            c.write_tx(|c| remove::opt_out_in_tx(c, now, party, &[id], remove::Via::Page))?;
-            Ok("optout")
-        }
-        "optin" => {
-            let id = reaching_subscription(c, party, f)?;
-            c.write_tx(|c| subscriptions::opt_in_in_tx(c, id, party))?;
-            Ok("optin")
-        }
-        "matrix" | "unmatrix" => matrix(c, now, party, field("action"), field("matrix")),
-        "stop" => {
-            let ids = subscriptions::ids_of_party(c, party)?;
-            let groups: Vec<SubscriptionId> = subscriptions::reaching(c, party)?
-                .iter()
-                .map(|s| s.id)
-                .collect();
-            c.write_tx(|c| {
-                remove::unsubscribe_in_tx(c, now, &ids, remove::Via::Page)?;
-                remove::opt_out_in_tx(c, now, party, &groups, remove::Via::Page)
-            })?;
-            Ok("stop")
-        }
-        other => Err(Error::invalid(format!("unknown action {other:?}"))),
-    }
-}
-
-/// `matrix`: the person's Matrix ID set to the form's `matrix` (spaces
-/// around it dropped; validated as `contact --set` validates it: enabled,
-/// not verified, a new direct room at the next delivery; the same ID
-/// again changes nothing); `unmatrix`: it is removed. Webhook and preset URLs have no such form: the operator
-/// sets them.
-fn matrix(
-    c: &mut DbConn,
-    now: DateTime<Utc>,
-    party: PartyId,
-    action: Option<&str>,
-    id: Option<&str>,
-) -> crate::Result<&'static str> {
-    let name = parties::name_of(c, party)?;
-    let ch = parties::Channel::Matrix;
-    if action == Some("unmatrix") {
-        return match parties::remove_contact(c, &name, ch) {
-            Err(Error::NotFound(_)) => Err(Error::invalid("you have no Matrix ID to remove")),
-            other => other.map(|_| "unmatrix"),
-        };
-    }
-    let id = ch.validate_address(id.unwrap_or("").trim_matches(' '))?;
-    // The same ID again keeps its state and its room, as a user PUT does.
-    let same = parties::contact_points(c, party)?
-        .iter()
-        .any(|p| p.channel == ch.as_str() && p.address == id);
-    if !same {
-        parties::change_contact(c, now, &name, ch, &ContactChange::Set(id))?;
-    }
-    Ok("matrix")
+    let id = own_subscription(c, party, f)?;
+    let mut composer = Composer::new(digest, email)?;
+    Ok(
+        match c.write_tx(|c| schedule::flush_in_tx(c, id, now, &mut composer))? {
+            Flushed::Sent { .. } => "flushed",
+            Flushed::Nothing => "nothing",
+        },
+    )
 }

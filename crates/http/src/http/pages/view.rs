@@ -40,6 +40,66 @@ pub struct SubView {
     pub group: Option<String>,
     /// The person opted out of this group subscription.
     pub opted_out: bool,
+    /// The form for how often and where (the person's own ones).
+    pub cadence: Option<Cadence>,
+    /// "Send it now" is offered: a modification digest, not paused, the
+    /// person's own.
+    pub flushable: bool,
+}
+
+/// The choices of one subscription's "how often and where" form.
+pub struct Cadence {
+    pub frequencies: Vec<Choice>,
+    pub hours: Vec<Choice>,
+    pub days: Vec<Choice>,
+    /// The person's channels with an enabled address, and the ones the
+    /// subscription has; ticked when it has them.
+    pub channels: Vec<Choice>,
+}
+
+/// The "how often and where" form of `s`: its frequency, hour and day
+/// selected (the person's daily hour and first day when it has none), the
+/// channels the person can get it on (`usable`) and the ones it has.
+pub fn cadence(
+    s: &Subscription,
+    style: &Style,
+    (daily_hour, week_start): (i32, &str),
+    usable: &[String],
+) -> Cadence {
+    let frequencies = ["hourly", "daily", "weekly"]
+        .iter()
+        .map(|f| Choice {
+            value: (*f).into(),
+            label: match *f {
+                "hourly" => "Every hour",
+                "daily" => "Daily",
+                _ => "Weekly",
+            }
+            .into(),
+            selected: s.frequency == *f,
+        })
+        .collect();
+    let day = s.day_of_week.map_or(
+        week_start,
+        |d| validate::weekday_name(d.rem_euclid(7) as u8),
+    );
+    let mut channels: Vec<Choice> = Channel::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| usable.iter().chain(&s.channels).any(|u| u == c))
+        .map(|c| Choice {
+            value: c.into(),
+            label: c.into(),
+            selected: s.channels.iter().any(|h| h == c),
+        })
+        .collect();
+    channels.dedup_by(|a, b| a.value == b.value);
+    Cadence {
+        frequencies,
+        hours: hour_choices(style, s.hour_of_day.unwrap_or(daily_hour)),
+        days: day_choices(day),
+        channels,
+    }
 }
 
 /// One contact point, its address masked.
@@ -118,6 +178,8 @@ pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -
             .unwrap_or_default(),
         group: None,
         opted_out: false,
+        cadence: None,
+        flushable: false,
     }
 }
 
