@@ -22,7 +22,8 @@
 //! - `names`: the party names the workers read while more are loaded;
 //! - `readers`: reads spread over the tick's and the pool's idle
 //!   connections;
-//! - `window`: a window of the log as the composer keeps it.
+//! - `window`: a window of the log as the composer keeps it;
+//! - `seen`: seen marks, a per-recipient filter of a window's list.
 
 pub mod compose;
 mod handoff;
@@ -34,6 +35,7 @@ pub mod preview;
 pub mod range_page;
 mod readers;
 pub mod render;
+mod seen;
 mod store;
 mod window;
 pub mod words;

@@ -281,9 +281,20 @@ pub fn body(content: &Content, f: &Frame) -> Body {
     let n = content.len();
     Body {
         subject: one_line(&subject),
-        heading: one_line(&heading(content.len(), &colls, f)),
+        heading: one_line(&with_seen(heading(content.len(), &colls, f), content)),
         sections: sections.into_iter().map(|(_, s)| s).collect(),
         more: n - shown,
+    }
+}
+
+/// `heading` and, when seen marks left changes out, how many: in the first
+/// line, so every channel's rendering says it.
+fn with_seen(heading: String, content: &Content) -> String {
+    match content {
+        Content::Changes(v) if v.seen > 0 => {
+            format!("{heading} ({})", words::seen_left_out(v.seen))
+        }
+        _ => heading,
     }
 }
 
