@@ -101,8 +101,11 @@ fn last_request(c: &mut DbConn) -> i64 {
         .unwrap_or(0)
 }
 
-fn tick_at(c: &mut DbConn, t: &str) {
-    tick(c, at(t), &mut composer()).unwrap();
+/// The tick at `t`; how many queries it made for seen marks.
+fn tick_at(c: &mut DbConn, t: &str) -> usize {
+    let mut composer = composer();
+    tick(c, at(t), &mut composer).unwrap();
+    composer.seen_queries()
 }
 
 fn of<'a>(all: &'a [(String, String, String)], who: &str) -> Vec<&'a (String, String, String)> {
@@ -122,7 +125,8 @@ fn a_digest_leaves_out_what_its_recipient_saw(db: &TestDb) {
     mark(&mut c, "amy", 2, "2026-11-23T08:41:00Z");
     // Seen before its change: no help.
     mark(&mut c, "amy", 3, "2026-11-23T08:35:00Z");
-    tick_at(&mut c, "2026-11-23T09:00:00Z");
+    // One query for both recipients of the window.
+    assert_eq!(tick_at(&mut c, "2026-11-23T09:00:00Z"), 1);
     let all = digests(&mut c, 0);
     let amy = of(&all, "amy");
     assert_eq!(amy.len(), 1, "{all:#?}");
@@ -168,6 +172,8 @@ fn a_digest_leaves_out_what_its_recipient_saw(db: &TestDb) {
     let all = digests(&mut c, before);
     assert!(of(&all, "amy").is_empty(), "{all:#?}");
     assert_eq!(of(&all, "ben").len(), 1, "{all:#?}");
+    // A window without items asks for no marks.
+    assert_eq!(tick_at(&mut c, "2026-11-23T12:00:00Z"), 0);
 }
 
 /// Asked for empty digests, one left empty by marks is sent and says why.

@@ -31,6 +31,14 @@ use crate::schedule::DueRun;
 use crate::seen::{self, Marks};
 use crate::subscriptions::Kind;
 
+impl super::post::Composer {
+    /// Queries for seen marks made so far (one per chunk in the common
+    /// case; none for windows without items).
+    pub fn seen_queries(&self) -> usize {
+        self.seen.queries
+    }
+}
+
 /// The marks of a chunk's recipients on its windows' items.
 #[derive(Default)]
 pub(super) struct SeenMarks {
