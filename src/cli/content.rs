@@ -1,4 +1,4 @@
-//! `collection`, `item put`, `record` and `purge`: what digests are made of.
+//! `collection`, `item put`, `record`, `seen` and `purge`: what digests are made of.
 
 use std::io::Write;
 
@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{read_stdin_limited, Ctx};
 use crate::error::{Error, Result};
-use crate::{ingest, items, modlog, validate};
+use crate::{ingest, items, modlog, seen, validate};
 
 #[derive(Subcommand, Debug)]
 pub enum CollectionCmd {
@@ -45,6 +45,31 @@ pub enum ItemCmd {
     /// Upsert one item (JSON on stdin) and record its diff.
     Put,
 }
+
+#[derive(Args, Debug)]
+pub struct SeenArgs {
+    /// The user who saw the item.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub party: Option<String>,
+    /// The item's UUID.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub item: Option<String>,
+    /// When they saw it: RFC 3339, now, or +/-DURATION from now (default now).
+    #[arg(
+        long,
+        value_name = "TIME",
+        allow_hyphen_values = true,
+        conflicts_with = "file"
+    )]
+    pub at: Option<String>,
+    /// Marks as JSON lines {"party", "item", "at"} from a file (- for stdin),
+    /// all checked before any is written, in one transaction.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<String>,
+}
+
+/// Largest `digestd seen --file` accepted.
+const MAX_SEEN_FILE: usize = 16 << 20;
 
 #[derive(Args, Debug)]
 pub struct PurgeArgs {
@@ -137,13 +162,80 @@ pub fn record(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
+/// The marks of `digestd seen`: the arguments, or the file's lines.
+fn seen_marks(a: SeenArgs, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<seen::MarkInput>> {
+    let Some(file) = a.file else {
+        let at = validate::cli_instant("--at", a.at.as_deref().unwrap_or("now"), now)?;
+        return Ok(vec![seen::MarkInput {
+            party: a.party.unwrap_or_default(),
+            item: a.item.unwrap_or_default(),
+            at: at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        }]);
+    };
+    let text = match file.as_str() {
+        "-" => read_stdin_limited(MAX_SEEN_FILE)?,
+        path => {
+            let bytes =
+                std::fs::read(path).map_err(|e| Error::invalid(format!("--file {path}: {e}")))?;
+            if bytes.len() > MAX_SEEN_FILE {
+                return Err(Error::invalid(format!(
+                    "--file {path} is larger than {MAX_SEEN_FILE} bytes"
+                )));
+            }
+            String::from_utf8(bytes)
+                .map_err(|_| Error::invalid(format!("--file {path} is not valid UTF-8")))?
+        }
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                Error::invalid(format!(
+                    "line {}: bad mark: {e}; nothing was written",
+                    n + 1
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `digestd seen`: every mark checked, then all written in one transaction.
+pub fn seen(a: SeenArgs, ctx: &mut Ctx) -> Result<()> {
+    let marks = seen_marks(a, ctx.now())?;
+    if marks.is_empty() {
+        return Err(Error::invalid("no marks: the file holds no line"));
+    }
+    let bounds = ctx.cfg.record.at_bounds(ctx.now());
+    let mut conn = ctx.conn()?;
+    let mut checked = Vec::with_capacity(marks.len());
+    for (k, batch) in marks.chunks(seen::MAX_BATCH).enumerate() {
+        match seen::check(&mut conn, batch, &bounds)? {
+            Ok(m) => checked.push(m),
+            Err(mut r) => {
+                r.index += k * seen::MAX_BATCH;
+                return Err(r.into_error());
+            }
+        }
+    }
+    let n = conn.write_tx(|c| {
+        checked
+            .iter()
+            .map(|m| seen::record_in_tx(c, m))
+            .sum::<Result<usize>>()
+    })?;
+    writeln!(ctx.out, "recorded {n} seen marks")?;
+    Ok(())
+}
+
 pub fn purge(a: PurgeArgs, ctx: &mut Ctx) -> Result<()> {
     let cutoff = ctx.now() - validate::duration(&a.older_than)?;
     let mut conn = ctx.conn()?;
     let p = modlog::purge(&mut conn, cutoff)?;
+    let marks = seen::purge_before(&mut conn, cutoff)?;
     writeln!(
         ctx.out,
-        "purged {} modifications and {} values older than {}",
+        "purged {} modifications, {} values and {marks} seen marks older than {}",
         p.modifications,
         p.values,
         cutoff.to_rfc3339()

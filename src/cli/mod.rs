@@ -6,7 +6,7 @@
 //! `bench` their own); every other command refuses one that is not there.
 //!
 //! One file per group of commands: [`parties`] (user, group, contact),
-//! [`content`] (collection, item, record, purge), [`schedule`] (subscribe,
+//! [`content`] (collection, item, record, seen, purge), [`schedule`] (subscribe,
 //! tick, preview, simulate, grid), [`subscription`], [`queue`] (queue, notify, cancel,
 //! request, inbound, test-alert, report), [`bench`].
 
@@ -73,6 +73,9 @@ pub enum Command {
     Item(content::ItemCmd),
     /// Record modifications: JSON lines on stdin, all validated before any is written.
     Record,
+    /// Record that a user saw an item (or marks as JSON lines, --file): their
+    /// digests leave out changes to it made before then.
+    Seen(content::SeenArgs),
     /// Subscribe a user or group to digests of a collection (or all). A digest the party
     /// already has is refused, naming that subscription, or gets the new channels merged in.
     Subscribe(schedule::SubscribeArgs),
@@ -126,7 +129,7 @@ pub enum Command {
     /// Pause, resume, retime, send now (flush), end or list subscriptions.
     #[command(subcommand)]
     Subscription(subscription::SubscriptionCmd),
-    /// Delete modifications older than a duration.
+    /// Delete modifications and seen marks older than a duration.
     Purge(content::PurgeArgs),
     /// Build a small demo world in SQLite and print what it holds.
     Demo,
@@ -242,6 +245,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Collection(c) => content::collection(c, ctx),
         Command::Item(c) => content::item(c, ctx),
         Command::Record => content::record(ctx),
+        Command::Seen(a) => content::seen(a, ctx),
         Command::Purge(a) => content::purge(a, ctx),
         Command::Subscribe(a) => schedule::subscribe(a, ctx),
         Command::Subscription(c) => subscription::subscription(c, ctx),

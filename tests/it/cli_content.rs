@@ -188,7 +188,7 @@ fn purge_deletes_only_older_modifications_and_prints_a_summary() {
     ]);
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(
-        out.starts_with("purged 2 modifications and 2 values older than "),
+        out.starts_with("purged 2 modifications, 2 values and 0 seen marks older than "),
         "{out}"
     );
     assert_eq!(env.count("modifications"), 1);
@@ -201,7 +201,7 @@ fn purge_deletes_only_older_modifications_and_prints_a_summary() {
         "1w",
     ]);
     assert!(
-        again.starts_with("purged 0 modifications and 0 values"),
+        again.starts_with("purged 0 modifications, 0 values and 0 seen marks"),
         "{again}"
     );
 }

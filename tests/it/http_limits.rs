@@ -78,6 +78,7 @@ fn a_body_without_a_valid_token_is_never_read() {
     let w = Web::start(TestDb::sqlite(), at());
     let routes = [
         ("POST", "/api/v1/modifications"),
+        ("POST", "/api/v1/seen"),
         ("PUT", ITEM),
         ("POST", "/api/v1/collections"),
         ("POST", "/api/v1/users"),
@@ -107,12 +108,14 @@ fn a_body_without_a_valid_token_is_never_read() {
     let read = w.token("reader", Scope::Read);
     assert_eq!(head(Some(&read)), 200);
     // A real token without the scope: 403, just as soon.
-    let mut s = stalled_upload(&w, "POST", "/api/v1/modifications", Some(&read));
-    let answer = read_until_closed(&mut s).expect("an answer without the body");
-    let (status, head, body) = parse(&answer);
-    assert_eq!(status, 403, "{answer}");
-    assert!(head.contains("\r\nconnection: close"), "{answer}");
-    assert!(body.contains("needs ingest"), "{body}");
+    for path in ["/api/v1/modifications", "/api/v1/seen"] {
+        let mut s = stalled_upload(&w, "POST", path, Some(&read));
+        let answer = read_until_closed(&mut s).expect("an answer without the body");
+        let (status, head, body) = parse(&answer);
+        assert_eq!(status, 403, "{path}: {answer}");
+        assert!(head.contains("\r\nconnection: close"), "{answer}");
+        assert!(body.contains("needs ingest"), "{body}");
+    }
 }
 
 #[test]

@@ -42,6 +42,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "parties",
             "modlog",
             "items",
+            "seen",
             "access",
             "subscriptions",
             "ingest",

@@ -78,6 +78,7 @@ mod schedule;
 mod schedule_groups;
 mod schedule_shared;
 mod schemas;
+mod seen;
 mod serve;
 mod serve_shared;
 mod sms;

@@ -18,6 +18,7 @@
 //! - [`parties`]: users, groups, membership, expansion, contact points, the system party.
 //! - [`modlog`]: the modification log and its values; bulk writes; purge.
 //! - [`items`]: collections and items; item upserts record their diff.
+//! - [`seen`]: when a person last viewed an item (seen marks), which digests leave out.
 //! - [`access`]: API tokens and collection read tickets (secrets kept as hashes).
 //! - [`subscriptions`]: the subscription table and its validation.
 //! - [`ingest`]: JSON-lines input for `digestd record`.
@@ -59,6 +60,7 @@ pub mod parties;
 pub mod remove;
 pub mod report;
 pub mod schedule;
+pub mod seen;
 pub mod signup;
 pub mod subscriptions;
 

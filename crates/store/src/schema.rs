@@ -411,3 +411,15 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(events, parties);
+
+diesel::table! {
+    /// When a person last viewed an item (engine `seen`); the digest leaves
+    /// out what they saw.
+    seen (party_id, item_uuid) {
+        party_id -> BigInt,
+        item_uuid -> Text,
+        seen_at -> Timestamp,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(seen, parties);

@@ -149,6 +149,13 @@ pub fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
 /// first, then the command) and `stdin` on its input, as a client system
 /// would; it must succeed. Returns what it printed.
 pub fn digestd_on(url: &str, args: &[&str], stdin: &[u8]) -> String {
+    let (code, out, err) = digestd_run(url, args, stdin);
+    assert_eq!(code, 0, "digestd {args:?}: {err}");
+    out
+}
+
+/// [`digestd_on`] whatever the outcome: exit code, stdout, stderr.
+pub fn digestd_run(url: &str, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_digestd"))
@@ -163,12 +170,12 @@ pub fn digestd_on(url: &str, args: &[&str], stdin: &[u8]) -> String {
         .expect("digestd runs");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "digestd {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+    (
+        out.status.code().expect("an exit code"),
+        text(out.stdout),
+        text(out.stderr),
+    )
 }
 
 /// Runs the digestd binary with `--config config` and `args`, in the

@@ -256,6 +256,7 @@ impl HandOff for Composer {
         self.chunk_committed = false;
         self.trim_recipients();
         self.excluders = Some(super::window::excluders(runs));
+        self.seen.begin_chunk(runs);
         let parties_: Vec<PartyId> = runs.iter().map(|r| r.party).collect();
         self.load_recipients(c, &parties_)
     }

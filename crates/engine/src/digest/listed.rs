@@ -64,6 +64,9 @@ pub struct Listed {
     /// The collections of the rest, in order of their first change there.
     pub rest_collections: Vec<CollectionId>,
     pub rest_actors: Actors,
+    /// Changes left out because the recipient saw them (seen marks:
+    /// `super::seen`); counted apart from the rest, and not in [`Listed::len`].
+    pub seen: usize,
 }
 
 impl Listed {
@@ -204,6 +207,7 @@ impl Lister {
                 rest: self.rest.count,
                 rest_collections: self.rest.collections(),
                 rest_actors: self.rest.actors,
+                seen: 0,
             },
             touched,
         }
@@ -271,5 +275,6 @@ pub fn without(all: &Listed, own: &Own, cap: usize) -> Listed {
         items,
         rest_collections,
         rest_actors,
+        seen: 0,
     }
 }

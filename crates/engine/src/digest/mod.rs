@@ -24,7 +24,8 @@
 //! - `names`: the party names the workers read while more are loaded;
 //! - `readers`: reads spread over the tick's and the pool's idle
 //!   connections;
-//! - `window`: a window of the log as the composer keeps it.
+//! - `window`: a window of the log as the composer keeps it;
+//! - `seen`: seen marks, a per-recipient filter of a window's list.
 
 pub mod calendar;
 pub mod compose;
@@ -37,6 +38,7 @@ pub mod preview;
 pub mod range_page;
 mod readers;
 pub mod render;
+mod seen;
 mod store;
 mod window;
 pub mod words;

@@ -99,6 +99,8 @@ pub struct Composer {
     changes: HashMap<Window, Arc<WindowChanges>>,
     /// Changes kept by the windows in `changes`.
     changes_kept: usize,
+    /// The seen marks of the chunk's recipients on its windows' items.
+    pub(super) seen: super::seen::SeenMarks,
     /// Who leaves their own changes out, per window of the chunk being
     /// handed off: what a window read for it keeps of its log.
     pub(super) excluders: Option<Excluders>,
@@ -160,6 +162,7 @@ impl Composer {
             changes: HashMap::new(),
             changes_kept: 0,
             excluders: None,
+            seen: Default::default(),
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
@@ -348,10 +351,12 @@ impl Composer {
                         w
                     }
                 };
+                // Marks on its items, unless the chunk's read them.
+                self.seen.read(c, &[(key.clone(), &w)], Some(run.party))?;
                 // Most subscribers made none of the window's changes: they
                 // share the one collapse; the others get their own, whose
                 // names (a subset of the window's actors) are loaded here.
-                match me {
+                let src = match me {
                     Some(me) if w.actors.contains(&me) => {
                         // Read for another chunk, without what `me` needs.
                         let w = if w.covers(me) {
@@ -379,7 +384,9 @@ impl Composer {
                         (Source::Collapse(w, me), false)
                     }
                     _ => (Source::Ready(Content::Changes(w.all.clone())), true),
-                }
+                };
+                // What the recipient saw already leaves the list.
+                self.seen.apply(run.party, src)
             }
             Kind::Forward => {
                 let ups = match self.upcoming.get(&key) {
@@ -559,6 +566,17 @@ impl Composer {
     /// each digest of content no one else had read cost a round trip.
     pub(super) fn preload_names(&mut self, c: &mut DbConn, batch: &[DueRun]) -> Result<()> {
         self.preload_windows(c, batch)?;
+        // The marks on the items of the batch's windows not read for yet
+        // in this chunk, in one query.
+        let read: Vec<(Window, &WindowChanges)> = batch
+            .iter()
+            .filter(|r| r.kind == Kind::Modification)
+            .filter_map(|r| {
+                let k = (r.collection, r.span());
+                self.changes.get(&k).map(|w| (k, &**w))
+            })
+            .collect();
+        self.seen.read(c, &read, None)?;
         let mut actors = Vec::new();
         // Each list once; kept, so no address is reused while it is seen.
         let mut seen = HashSet::new();

@@ -304,10 +304,21 @@ pub fn body(content: &Content, f: &Frame) -> Body {
     };
     Body {
         subject: one_line(&subject),
-        heading: one_line(&heading(content.len(), &colls, f)),
+        heading: one_line(&with_seen(heading(content.len(), &colls, f), content)),
         sections: sections.into_iter().map(|(_, s)| s).collect(),
         more: n - shown,
         calendar,
+    }
+}
+
+/// `heading` and, when seen marks left changes out, how many: in the first
+/// line, so every channel's rendering says it.
+fn with_seen(heading: String, content: &Content) -> String {
+    match content {
+        Content::Changes(v) if v.seen > 0 => {
+            format!("{heading} ({})", words::seen_left_out(v.seen))
+        }
+        _ => heading,
     }
 }
 

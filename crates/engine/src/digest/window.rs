@@ -81,6 +81,22 @@ impl WindowChanges {
         &self.read_for
     }
 
+    /// The items this window keeps (everyone's, and each own collapse's),
+    /// and the earliest instant of their last changes: what a seen mark
+    /// must reach to leave one out (`super::seen`).
+    pub fn kept_items(&self) -> (Vec<&str>, Option<chrono::DateTime<chrono::Utc>>) {
+        let own = self.own.values().flat_map(|o| o.mine.items.iter());
+        let mut out = Vec::new();
+        let mut first = None;
+        for c in self.all.items.iter().chain(own) {
+            out.push(c.item_uuid.as_str());
+            first = Some(first.map_or(c.last_at, |f: chrono::DateTime<chrono::Utc>| {
+                f.min(c.last_at)
+            }));
+        }
+        (out, first)
+    }
+
     /// The window as `me` gets it, their own changes left out (`me` among
     /// those it was read for).
     pub fn content_for(&self, me: PartyId) -> Listed {

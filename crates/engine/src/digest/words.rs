@@ -453,6 +453,15 @@ pub fn subject(kind: Kind, frequency: Frequency, collection: Option<&str>) -> St
 }
 
 /// "1 change", "3 changes".
+/// What a digest says when seen marks left `n` changes out.
+pub fn seen_left_out(n: usize) -> String {
+    if n == 1 {
+        "1 change you have already seen is left out".into()
+    } else {
+        format!("{n} changes you have already seen are left out")
+    }
+}
+
 pub fn count(n: usize, one: &str, many: &str) -> String {
     if n == 1 {
         format!("1 {one}")

@@ -33,6 +33,8 @@ pub struct ApiError {
     pub lines_not_listed: usize,
     /// When to retry (a 429, a busy database's 503): `Retry-After` and `"retry_after_seconds"`.
     pub retry_after_secs: Option<u64>,
+    /// The bad entry of a batch refused at its first (0-based): `"entry"`.
+    pub entry: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -44,6 +46,8 @@ struct Body<'a> {
     lines_not_listed: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     retry_after_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry: Option<usize>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -93,7 +97,14 @@ impl ApiError {
             lines: Vec::new(),
             lines_not_listed: 0,
             retry_after_secs: None,
+            entry: None,
         }
+    }
+
+    /// The refusal names entry `i` (0-based) of the batch.
+    pub fn with_entry(mut self, i: usize) -> Self {
+        self.entry = Some(i);
+        self
     }
     pub fn bad_request(m: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, m)
@@ -182,6 +193,7 @@ impl IntoResponse for ApiError {
             lines: &self.lines,
             lines_not_listed: self.lines_not_listed,
             retry_after_seconds: self.retry_after_secs,
+            entry: self.entry,
         };
         let mut r = (self.status, Json(body)).into_response();
         if let Some(s) = self.retry_after_secs {

@@ -90,6 +90,7 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/atom/collection/{uuid}/range", Access::Own, Api),
     rule("POST", "/api/v1/modifications", INGEST, Bulk),
     rule("PUT", "/api/v1/items/{uuid}", INGEST, Bulk),
+    rule("POST", "/api/v1/seen", INGEST, Bulk),
     rule("POST", "/api/v1/collections", ADMIN, Api),
     rule("GET", "/api/v1/collections", READ, Api),
     rule("POST", "/api/v1/requests", ADMIN, Bulk),

@@ -8,7 +8,8 @@
 //! Routes: [`health`] (`/healthz`, `/readyz`, `/api/v1/token`),
 //! [`openapi`] (`/api/v1/openapi.json`, merged from each route module's
 //! `openapi()`), [`metrics`] (`/metrics`, Prometheus text), [`ingest`]
-//! (`/api/v1/modifications`, `/items`, `/collections`), [`requests`]
+//! (`/api/v1/modifications`, `/items`, `/collections`), [`seen`]
+//! (`/api/v1/seen`), [`requests`]
 //! (`/api/v1/requests`, `/queue`) with [`idempotency`] for the POSTs that write,
 //! [`atom`] (`/atom/collection/{uuid}/changed|range`, the Cosmo feeds),
 //! [`pages`] (`/s/{code}…`, the HTML pages digests link to, and `/admin…`,
@@ -34,6 +35,7 @@ pub mod openapi;
 pub mod pages;
 pub mod people;
 pub mod requests;
+pub mod seen;
 pub mod server;
 pub mod stream;
 pub mod subscriptions;
@@ -148,6 +150,7 @@ pub fn router(app: App) -> Router {
         .merge(openapi::routes())
         .merge(metrics::routes())
         .merge(ingest::routes())
+        .merge(seen::routes())
         .merge(requests::routes())
         .merge(people::routes())
         .merge(subscriptions::routes())

@@ -24,6 +24,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.merge(health::openapi());
     doc.merge(metrics::openapi());
     doc.merge(super::ingest::openapi());
+    doc.merge(super::seen::openapi());
     doc.merge(super::requests::openapi());
     doc.merge(atom::openapi());
     doc.merge(super::people::openapi());

@@ -80,6 +80,11 @@ pub struct ComposeArgs {
     /// speed moves within seconds).
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+    /// The share of subscribers (0 to 1) with seen marks on ten items of
+    /// their window, seen after their changes, so their digests leave
+    /// those out (`digest::seen`): the tick with them against without.
+    #[arg(long, default_value_t = 0.0)]
+    pub seen: f64,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-compose.db";
@@ -265,11 +270,17 @@ pub fn compose(args: &ComposeArgs, url: Option<&str>, out: &mut dyn Write) -> Re
     let mut c = db.conn()?;
     let anon = AnonPeak::start();
     let at = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+    if !(0.0..=1.0).contains(&args.seen) {
+        return Err(crate::error::Error::invalid(
+            "--seen is a share from 0 to 1",
+        ));
+    }
     let (_, load) = timed(|| build_world(&mut c, args, at))?;
+    let marks = world::add_seen(&mut c, args, at)?;
     writeln!(
         out,
         "bench compose on {:?}: {} subscribers (daily, one of {} collections each, 6 zones, on {}), \
-         {} modifications over {} days on {} items per collection; loaded in {:.1} s",
+         {} modifications over {} days on {} items per collection, {marks} seen marks; loaded in {:.1} s",
         c.backend(),
         args.subs,
         args.collections,

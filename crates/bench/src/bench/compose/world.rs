@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::connection::SimpleConnection;
+use diesel::RunQueryDsl;
 
 use super::ComposeArgs;
 use crate::bench::sql::Dialect;
@@ -120,6 +121,37 @@ pub(super) fn build_world(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) ->
 /// The floor of the hand-off's writes: the engine's own `INSERT … SELECT`
 /// of one request and one message per subscription, of the shape a shared
 /// digest has (subject, links), with no composing and no client in between.
+/// Seen marks for `--seen` of the subscribers (every 1000 subscribers,
+/// the first `seen × 1000`): on the ten items whose changes open their
+/// window (the ones a digest shows first), seen at the tick, after every
+/// change. How many marks.
+pub(super) fn add_seen(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) -> Result<usize> {
+    let permille = (a.seen * 1000.0).round() as usize;
+    if permille == 0 {
+        return Ok(0);
+    }
+    let d = Dialect(c.backend());
+    // The modification that opens the window, and its item.
+    let span = (a.days * 86_400) as f64;
+    let step = span / a.mods as f64;
+    let first = ((86_400f64.min(span) - span).abs() / step).ceil() as usize;
+    let first_item = (first / a.collections.max(1)) % a.items.max(1);
+    let mut n = 0;
+    for j in 0..10.min(a.items) {
+        let item = (first_item + j) % a.items;
+        let uuid = d.uuid(&format!("(i % {}) * 100000 + {item}", a.collections));
+        n += diesel::sql_query(format!(
+            "INSERT INTO seen (party_id, item_uuid, seen_at) SELECT {PARTY0} + i, {uuid}, {} FROM {} \
+             WHERE i % 1000 < {permille}",
+            d.ts_lit(at),
+            d.series(a.subs)
+        ))
+        .execute(c)?;
+    }
+    c.batch_execute("ANALYZE")?;
+    Ok(n)
+}
+
 pub(super) fn write_floor(c: &mut DbConn, at: DateTime<Utc>) -> Result<()> {
     let d = Dialect(c.backend());
     let ts = d.ts_lit(at);

@@ -248,3 +248,19 @@ fn a_subject_names_the_subscription_not_the_period() {
         "Hourly digest: all collections"
     );
 }
+
+#[test]
+fn what_seen_marks_left_out_is_said_in_the_singular_and_the_plural() {
+    assert_eq!(
+        seen_left_out(1),
+        "1 change you have already seen is left out"
+    );
+    assert_eq!(
+        seen_left_out(2),
+        "2 changes you have already seen are left out"
+    );
+    assert_eq!(
+        seen_left_out(1000),
+        "1000 changes you have already seen are left out"
+    );
+}
