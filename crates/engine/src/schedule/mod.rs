@@ -1,7 +1,8 @@
 //! The scheduler: local periods ([`period`]), the 168-bucket week grid
 //! ([`grid`]), the tick that finds and claims due runs ([`tick`]), the run
 //! a tick would find, claimed by nobody ([`preview_run`]), the last ticks
-//! as their runs recorded them ([`recent_ticks`]), and the lease
+//! as their runs recorded them ([`recent_ticks`]), quiet hours in time
+//! ([`quiet`]), and the lease
 //! that keeps two processes from running the same job ([`lease`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
@@ -14,6 +15,7 @@ mod history;
 pub mod lease;
 pub mod period;
 mod preview;
+pub mod quiet;
 mod simulate;
 pub mod tick;
 
