@@ -84,6 +84,7 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
                 ),
                 daily_hour: Some(i64::from(hour)),
                 locale: Some(locale.into()),
+                quiet_hours: None,
             },
         )?;
     }

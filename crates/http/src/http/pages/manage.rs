@@ -49,6 +49,9 @@ pub struct ManagePage {
     pub daily_hour: String,
     pub week_start: &'static str,
     pub locale: String,
+    /// HH:MM-HH:MM, or empty; and the digests sent inside them.
+    pub quiet_hours: String,
+    pub quiet_notes: Vec<String>,
     pub clock: &'static str,
     pub subs: Vec<SubView>,
     /// The group subscriptions that reach the person as a member.
@@ -108,6 +111,7 @@ pub fn load(
         .find(|p| p.channel == parties::Channel::Matrix.as_str())
         .map(|p| view::mask(&p.channel, &p.address));
     let contacts = points.iter().map(view::contact).collect();
+    let quiet_notes = super::quiet::notes(c, party, &user.quiet_hours, &names, &style)?;
     let path = format!("{app_prefix}/s/{code}");
     Ok(ManagePage {
         unsubscribe: format!("{path}/unsubscribe/"),
@@ -127,6 +131,8 @@ pub fn load(
         name: user.username,
         timezone: user.timezone,
         locale: user.locale,
+        quiet_hours: user.quiet_hours,
+        quiet_notes,
         error: None,
         notice: None,
     })
@@ -356,6 +362,7 @@ fn apply(
                 week_start: field("week_start").map(str::to_string),
                 daily_hour,
                 locale: field("locale").map(|l| l.trim().to_string()),
+                quiet_hours: field("quiet_hours").map(str::to_string),
             };
             let name = parties::name_of(c, party)?;
             manage::update_user(c, &name, &ch)?;
