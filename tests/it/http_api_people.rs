@@ -608,6 +608,7 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
                 message: "m".into(),
                 max_retries: None,
                 channels: vec![],
+                urgent: false,
             };
             queue::post_request(c, &cfg.email, &n, at()).unwrap();
         };
