@@ -13,8 +13,8 @@
 //! A new flow is one function `fn flow(web: &Web, b: &Browser)` and one
 //! `#[test]` that hands it to [`in_browser`]. Sign-up with its
 //! verification link (`browser/signup.rs`), the operator's pages
-//! (`browser/admin.rs`) and the Matrix ID form (`browser/matrix.rs`) are
-//! flows of their own files.
+//! (`browser/admin.rs`), the Matrix ID form (`browser/matrix.rs`) and
+//! quiet hours (`browser/quiet.rs`) are flows of their own files.
 
 use crate::common;
 
@@ -22,6 +22,8 @@ use crate::common;
 mod admin;
 #[path = "browser/matrix.rs"]
 mod matrix;
+#[path = "browser/quiet.rs"]
+mod quiet;
 #[path = "browser/signup.rs"]
 mod signup;
 
