@@ -29,10 +29,7 @@ fn set_quiet(c: &mut DbConn, share: f64, on: bool) -> Result<()> {
              last_period = NULL, last_window_end = NULL \
          FROM quiet_saved AS s WHERE subscriptions.id = s.id;"
     ))?;
-    if let DbConn::Postgres(pg) = c {
-        pg.batch_execute("VACUUM ANALYZE subscriptions, subscription_runs, users")?;
-    }
-    Ok(())
+    super::vacuum(c)
 }
 
 /// One round: every instant ticked, the runs counted, the time summed.
