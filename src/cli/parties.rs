@@ -23,6 +23,10 @@ pub struct Prefs {
     /// e.g. en-US (12-hour clock), en-GB or de-DE (24-hour).
     #[arg(long)]
     locale: Option<String>,
+    /// Quiet hours in the zone, HH:MM-HH:MM (e.g. 22:00-07:00; '' clears):
+    /// notifications and hourly digests wait until they end.
+    #[arg(long)]
+    quiet: Option<String>,
 }
 
 impl Prefs {
@@ -32,6 +36,7 @@ impl Prefs {
             week_start: self.week_start,
             daily_hour: self.daily_hour,
             locale: self.locale,
+            quiet_hours: self.quiet,
         }
     }
 }
@@ -65,6 +70,9 @@ pub enum UserCmd {
         /// e.g. en-US (default).
         #[arg(long)]
         locale: Option<String>,
+        /// Quiet hours, HH:MM-HH:MM in the zone (default none).
+        #[arg(long)]
+        quiet: Option<String>,
     },
     /// List users.
     List {
@@ -74,7 +82,7 @@ pub enum UserCmd {
     },
     /// Change a user's preferences (their subscriptions are rescheduled).
     #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
-        .args(["tz", "week_start", "daily_hour", "locale"])))]
+        .args(["tz", "week_start", "daily_hour", "locale", "quiet"])))]
     Set {
         name: String,
         #[command(flatten)]
@@ -91,7 +99,7 @@ pub enum UserCmd {
     RotateCode { name: String },
     /// Create or update many users from JSON lines on stdin:
     /// {"name", "tz", "email", "xmpp", "phone", "week_start", "daily_hour",
-    /// "locale"} (name and tz required). Any bad line: nothing is written.
+    /// "locale", "quiet_hours"} (name and tz required). Any bad line: nothing is written.
     Import,
 }
 
@@ -122,7 +130,7 @@ pub enum GroupCmd {
     },
     /// Change a group's preferences (its subscriptions are rescheduled).
     #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
-        .args(["tz", "week_start", "daily_hour", "locale"])))]
+        .args(["tz", "week_start", "daily_hour", "locale", "quiet"])))]
     Set {
         name: String,
         #[command(flatten)]
@@ -177,6 +185,7 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
             week_start,
             daily_hour,
             locale,
+            quiet,
         } => {
             let id = parties::create_user(
                 &mut conn,
@@ -191,6 +200,7 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                     week_start,
                     daily_hour,
                     locale,
+                    quiet_hours: quiet,
                 },
             )?;
             let users = parties::list_users(&mut conn)?;
@@ -198,11 +208,12 @@ pub fn user(cmd: UserCmd, ctx: &mut Ctx) -> Result<()> {
                 let addrs = addresses(u);
                 writeln!(
                     ctx.out,
-                    "added user {}: {}, week starts {}, daily {:02}:00, {}",
+                    "added user {}: {}, week starts {}, daily {:02}:00{}, {}",
                     u.username,
                     u.timezone,
                     u.week_start,
                     u.daily_hour,
+                    quiet_part(&u.quiet_hours),
                     if addrs.is_empty() {
                         "no addresses"
                     } else {
@@ -336,16 +347,26 @@ fn print_users(out: &mut dyn Write, users: &[parties::User], json: bool) -> Resu
     Ok(())
 }
 
-/// `ana  Europe/Madrid  week starts mon daily 08:00  ana@example.org`.
+/// `ana  Europe/Madrid  week starts mon daily 08:00, quiet 22:00-07:00  ana@example.org`.
 fn user_line(u: &parties::User) -> String {
     format!(
-        "{:<16} {:<24} week starts {} daily {:02}:00  {}",
+        "{:<16} {:<24} week starts {} daily {:02}:00{}  {}",
         u.username,
         u.timezone,
         u.week_start,
         u.daily_hour,
+        quiet_part(&u.quiet_hours),
         addresses(u)
     )
+}
+
+/// `, quiet 22:00-07:00`, or nothing when there are none.
+fn quiet_part(q: &str) -> String {
+    if q.is_empty() {
+        String::new()
+    } else {
+        format!(", quiet {q}")
+    }
 }
 
 fn addresses(u: &parties::User) -> String {
@@ -363,19 +384,25 @@ fn group_summary(g: &parties::Group) -> String {
         .as_deref()
         .map_or(String::new(), |e| format!(", email {e}"));
     format!(
-        "{}: {}, week starts {}, daily {:02}:00, {}{email}",
-        g.name, g.timezone, g.week_start, g.daily_hour, g.locale
+        "{}: {}, week starts {}, daily {:02}:00{}, {}{email}",
+        g.name,
+        g.timezone,
+        g.week_start,
+        g.daily_hour,
+        quiet_part(&g.quiet_hours),
+        g.locale
     )
 }
 
 /// `team  Asia/Tokyo  week starts sun daily 09:00  en-GB  3 members  team@example.com`.
 fn group_line(g: &parties::Group) -> String {
     format!(
-        "{:<16} {:<24} week starts {} daily {:02}:00  {}  {} member{}  {}",
+        "{:<16} {:<24} week starts {} daily {:02}:00{}  {}  {} member{}  {}",
         g.name,
         g.timezone,
         g.week_start,
         g.daily_hour,
+        quiet_part(&g.quiet_hours),
         g.locale,
         g.members,
         if g.members == 1 { "" } else { "s" },

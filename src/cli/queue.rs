@@ -69,6 +69,9 @@ pub struct NotifyArgs {
     /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
+    /// Send at once, even to recipients inside their quiet hours.
+    #[arg(long)]
+    pub urgent: bool,
 }
 
 #[derive(Args, Debug)]
@@ -161,6 +164,7 @@ pub fn notify(a: NotifyArgs, ctx: &mut Ctx) -> Result<()> {
             message,
             max_retries: a.max_retries,
             channels: a.channel,
+            urgent: a.urgent,
         },
         ctx.now(),
     )?;

@@ -15,7 +15,8 @@
 //! verification link (`browser/signup.rs`), the operator's pages
 //! (`browser/admin.rs`), the Matrix ID form (`browser/matrix.rs`) and
 //! "Send it now" with the "How often and where" form
-//! (`browser/cadence.rs`) are flows of their own files.
+//! (`browser/cadence.rs`) and quiet hours (`browser/quiet.rs`) are flows of
+//! their own files.
 
 use crate::common;
 
@@ -25,6 +26,8 @@ mod admin;
 mod cadence;
 #[path = "browser/matrix.rs"]
 mod matrix;
+#[path = "browser/quiet.rs"]
+mod quiet;
 #[path = "browser/signup.rs"]
 mod signup;
 

@@ -66,9 +66,10 @@ fn group_add_takes_preferences_and_list_and_show_print_them() {
         list,
         json!([
             {"id": team, "name": "team", "tz": "UTC", "week_start": "mon", "daily_hour": 8,
-             "locale": "en-GB", "email": null, "members": 0},
+             "locale": "en-GB", "quiet_hours": "", "email": null, "members": 0},
             {"id": id, "name": "tokyo", "tz": "Asia/Tokyo", "week_start": "sun",
-             "daily_hour": 9, "locale": "ja-JP", "email": "tokyo@example.org", "members": 1},
+             "daily_hour": 9, "locale": "ja-JP", "quiet_hours": "", "email": "tokyo@example.org",
+             "members": 1},
         ])
     );
     assert_eq!(show(&env, "tokyo"), list[1]);

@@ -517,7 +517,8 @@ fn a_groups_preferences_are_put_and_reschedule_as_group_set_does() {
         assert_eq!(
             g,
             json!({"name": "tokyo", "tz": "Asia/Tokyo", "week_start": "sun",
-                "daily_hour": 9, "locale": "en-US", "email": "Tokyo@example.org"})
+                "daily_hour": 9, "locale": "en-US", "quiet_hours": "",
+                "email": "Tokyo@example.org"})
         );
         let a = w.put("/api/v1/groups/plain", Some(&admin), "");
         assert_eq!(a.status, 201, "{}", a.text);
@@ -608,6 +609,7 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
                 message: "m".into(),
                 max_retries: None,
                 channels: vec![],
+                urgent: false,
             };
             queue::post_request(c, &cfg.email, &n, at()).unwrap();
         };

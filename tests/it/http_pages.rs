@@ -145,6 +145,7 @@ fn preferences_change_and_reschedule_exactly_as_user_set_does() {
                 week_start: Some("sun".into()),
                 daily_hour: Some(7),
                 locale: Some("en-US".into()),
+                quiet_hours: None,
             },
         )
         .unwrap();

@@ -302,6 +302,7 @@ fn import_decides_as_subscription_add(db: &TestDb) {
             week_start: Some("sat".into()),
             daily_hour: Some(19),
             locale: None,
+            quiet_hours: None,
         };
         digestd::manage::update_group(&mut c, team, &tokyo).unwrap();
     }

@@ -72,6 +72,8 @@ mod layers;
 mod lease;
 mod logs;
 mod matrix;
+mod quiet_hours;
+mod quiet_hours_web;
 mod readme;
 mod report;
 mod schedule;

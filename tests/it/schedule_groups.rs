@@ -324,6 +324,12 @@ fn groups_made_before_the_migration_keep_utc_monday_and_eight(db: &TestDb) {
             .unwrap();
     }
     migration(&mut c, "up.sql");
+    // The down dropped the table with the column a later migration added.
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut c,
+        "ALTER TABLE group_prefs ADD COLUMN quiet_hours TEXT NOT NULL DEFAULT ''",
+    )
+    .unwrap();
     let rows: Vec<(String, String, i32, i32, String)> = group_prefs::table
         .inner_join(party_rows::table)
         .order(party_rows::name)

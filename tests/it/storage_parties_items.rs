@@ -30,6 +30,7 @@ fn users_roundtrip(db: &TestDb) {
             week_start: Some("sun".into()),
             daily_hour: Some(7),
             locale: Some("en_IN".into()),
+            quiet_hours: None,
         },
     )
     .unwrap();

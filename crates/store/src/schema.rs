@@ -19,6 +19,7 @@ diesel::table! {
         daily_hour -> Integer,
         locale -> Text,
         subscriber_code -> Text,
+        quiet_hours -> Text,
     }
 }
 
@@ -30,6 +31,7 @@ diesel::table! {
         week_start -> Integer,
         daily_hour -> Integer,
         locale -> Text,
+        quiet_hours -> Text,
     }
 }
 
@@ -171,6 +173,7 @@ diesel::table! {
         subscription_id -> Nullable<BigInt>,
         period -> Nullable<Text>,
         unsubscribe_url -> Nullable<Text>,
+        urgent -> Bool,
     }
 }
 

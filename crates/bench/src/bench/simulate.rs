@@ -68,6 +68,7 @@ fn build(c: &mut crate::db::DbConn, users: usize, at: DateTime<Utc>) -> Result<u
                     week_start: None,
                     daily_hour: Some((i % 24) as i64),
                     locale: None,
+                    quiet_hours: None,
                 },
             )?;
             let sub = |frequency: &str, kind: &str, hour: Option<i64>, day: Option<&str>| {

@@ -73,7 +73,6 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
                 email: Some(format!("{name}@example.com")),
                 xmpp: Some(format!("{name}@localhost")),
                 phone: phone.map(String::from),
-                matrix: None,
                 week_start: Some(
                     if tz.starts_with("America") {
                         "sun"
@@ -84,6 +83,7 @@ pub fn build(c: &mut DbConn, start: DateTime<Utc>) -> Result<World> {
                 ),
                 daily_hour: Some(i64::from(hour)),
                 locale: Some(locale.into()),
+                ..Default::default()
             },
         )?;
     }

@@ -12,10 +12,12 @@ use crate::error::Result;
 mod link;
 mod matrix;
 mod net;
+mod quiet;
 mod webhook;
 pub use link::{item_url, MAX_ITEM_URL};
 pub use matrix::{homeserver_url, is_matrix_room, is_new_localpart, matrix_id, MAX_MATRIX_ID};
 pub use net::{client_block, ip_net, ip_nets, IpNet};
+pub use quiet::{quiet_hours, quiet_hours_stored, QuietHours};
 pub use webhook::{webhook_url, why_not_public, UrlPolicy, MAX_WEBHOOK_URL};
 
 /// Longest name (user, group) we accept.

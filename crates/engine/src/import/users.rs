@@ -1,5 +1,5 @@
 //! `digestd user import`: `{"name", "tz", "email", "xmpp", "phone",
-//! "week_start", "daily_hour", "locale"}` lines (only `name` and `tz`
+//! "week_start", "daily_hour", "locale", "quiet_hours"}` lines (only `name` and `tz`
 //! required), upserted by name. New users go in three multi-row statements
 //! per chunk (parties, users, contact points); a user who exists is
 //! changed as `PUT /api/v1/users/{name}` changes one, and rescheduled.
@@ -32,6 +32,7 @@ struct Line {
     week_start: Option<String>,
     daily_hour: Option<i64>,
     locale: Option<String>,
+    quiet_hours: Option<String>,
 }
 
 impl Line {
@@ -43,6 +44,7 @@ impl Line {
                 week_start: self.week_start,
                 daily_hour: self.daily_hour,
                 locale: self.locale,
+                quiet_hours: self.quiet_hours,
             },
             email: self.email,
             xmpp: self.xmpp,

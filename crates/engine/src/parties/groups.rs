@@ -85,6 +85,8 @@ pub struct Group {
     pub week_start: String,
     pub daily_hour: i32,
     pub locale: String,
+    /// `HH:MM-HH:MM` in its zone, or empty: none.
+    pub quiet_hours: String,
     /// Its own address, if it has one.
     pub email: Option<String>,
     /// How many users and groups are directly in it.
@@ -120,6 +122,7 @@ pub(super) fn insert_prefs(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Re
             group_prefs::week_start.eq(ch.week_start_or(GROUP_WEEK_START)),
             group_prefs::daily_hour.eq(ch.daily_hour_or(GROUP_DAILY_HOUR)),
             group_prefs::locale.eq(ch.locale_or(GROUP_LOCALE)),
+            group_prefs::quiet_hours.eq(ch.quiet_hours_or("")),
         ))
         .execute(c)?;
     Ok(())
@@ -141,17 +144,18 @@ pub fn apply_group_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) 
 
 /// [`apply_group_changes_in_tx`] for a group already looked up.
 pub fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Result<()> {
-    let stored: Option<(String, i32, i32, String)> = group_prefs::table
+    let stored: Option<(String, i32, i32, String, String)> = group_prefs::table
         .find(id.0)
         .select((
             group_prefs::timezone,
             group_prefs::week_start,
             group_prefs::daily_hour,
             group_prefs::locale,
+            group_prefs::quiet_hours,
         ))
         .first(c)
         .optional()?;
-    let Some((tz, ws, dh, locale)) = stored else {
+    let Some((tz, ws, dh, locale, quiet)) = stored else {
         // A group the backfill missed: its row, with the defaults.
         return insert_prefs(c, id, ch);
     };
@@ -161,6 +165,7 @@ pub fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Re
             group_prefs::week_start.eq(ch.week_start_or(ws as u8)),
             group_prefs::daily_hour.eq(ch.daily_hour_or(dh as u8)),
             group_prefs::locale.eq(ch.locale_or(&locale)),
+            group_prefs::quiet_hours.eq(ch.quiet_hours_or(&quiet)),
         ))
         .execute(c)?;
     Ok(())
@@ -193,13 +198,14 @@ fn load_groups(conn: &mut DbConn, only: Option<PartyId>) -> Result<Vec<Group>> {
             group_prefs::week_start,
             group_prefs::daily_hour,
             group_prefs::locale,
+            group_prefs::quiet_hours,
         ))
         .order(parties::name.asc())
         .into_boxed();
     if let Some(id) = only {
         q = q.filter(parties::id.eq(id.0));
     }
-    let rows: Vec<(i64, String, String, i32, i32, String)> = q.load(conn)?;
+    let rows: Vec<(i64, String, String, i32, i32, String, String)> = q.load(conn)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     let mut emails: BTreeMap<i64, String> = BTreeMap::new();
     let mut members: BTreeMap<i64, i64> = BTreeMap::new();
@@ -219,13 +225,14 @@ fn load_groups(conn: &mut DbConn, only: Option<PartyId>) -> Result<Vec<Group>> {
     }
     Ok(rows
         .into_iter()
-        .map(|(id, name, timezone, ws, dh, locale)| Group {
+        .map(|(id, name, timezone, ws, dh, locale, quiet_hours)| Group {
             id: PartyId(id),
             name,
             timezone,
             week_start: validate::weekday_name(ws as u8).to_string(),
             daily_hour: dh,
             locale,
+            quiet_hours,
             email: emails.remove(&id),
             members: members.get(&id).copied().unwrap_or(0),
         })

@@ -72,6 +72,8 @@ pub struct NewUser {
     /// 0–23; default 8.
     pub daily_hour: Option<i64>,
     pub locale: Option<String>,
+    /// `HH:MM-HH:MM`; none (or empty): no quiet hours.
+    pub quiet_hours: Option<String>,
 }
 
 /// A user as listed by `user list --json`.
@@ -85,6 +87,8 @@ pub struct User {
     pub week_start: String,
     pub daily_hour: i32,
     pub locale: String,
+    /// `HH:MM-HH:MM` in their zone, or empty: none.
+    pub quiet_hours: String,
     pub email: Option<String>,
     pub xmpp: Option<String>,
     pub phone: Option<String>,
@@ -123,6 +127,9 @@ pub fn create_user(conn: &mut DbConn, now: DateTime<Utc>, new: &NewUser) -> Resu
     };
     let daily_hour = validate::hour(new.daily_hour.unwrap_or(8))?;
     let locale = validate::locale(new.locale.as_deref().unwrap_or("en-US"))?;
+    let quiet = validate::quiet_hours_stored(validate::quiet_hours(
+        new.quiet_hours.as_deref().unwrap_or(""),
+    )?);
     let mut contacts = Vec::new();
     for (channel, addr) in [
         (Channel::Email, &new.email),
@@ -145,6 +152,7 @@ pub fn create_user(conn: &mut DbConn, now: DateTime<Utc>, new: &NewUser) -> Resu
                 users::daily_hour.eq(i32::from(daily_hour)),
                 users::locale.eq(&locale),
                 users::subscriber_code.eq(new_subscriber_code()),
+                users::quiet_hours.eq(&quiet),
             ))
             .execute(c)?;
         for (channel, address) in &contacts {
@@ -365,13 +373,14 @@ fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
             users::week_start,
             users::daily_hour,
             users::locale,
+            users::quiet_hours,
         ))
         .order(parties::name.asc())
         .into_boxed();
     if let Some(ids) = only {
         q = q.filter(parties::id.eq_any(ids));
     }
-    let rows: Vec<(i64, String, String, i32, i32, String)> = q.load(conn)?;
+    let rows: Vec<(i64, String, String, i32, i32, String, String)> = q.load(conn)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     let mut contacts: BTreeMap<(i64, String), String> = BTreeMap::new();
     for chunk in ids.chunks(10_000) {
@@ -389,7 +398,7 @@ fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
     }
     Ok(rows
         .into_iter()
-        .map(|(id, username, timezone, ws, dh, locale)| {
+        .map(|(id, username, timezone, ws, dh, locale, quiet_hours)| {
             let mut get = |ch: Channel| contacts.remove(&(id, ch.as_str().to_string()));
             User {
                 id: PartyId(id),
@@ -401,6 +410,7 @@ fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
                 week_start: validate::weekday_name(ws as u8).to_string(),
                 daily_hour: dh,
                 locale,
+                quiet_hours,
             }
         })
         .collect())

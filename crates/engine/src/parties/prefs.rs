@@ -1,4 +1,5 @@
-//! A user's preferences (timezone, first day of week, daily hour, locale):
+//! A user's preferences (timezone, first day of week, daily hour, locale,
+//! quiet hours):
 //! validated, then written inside the caller's transaction
 //! (`manage::update_user` reschedules in the same one).
 
@@ -18,6 +19,8 @@ pub struct UserChanges {
     pub week_start: Option<String>,
     pub daily_hour: Option<i64>,
     pub locale: Option<String>,
+    /// `HH:MM-HH:MM`, or empty to clear.
+    pub quiet_hours: Option<String>,
 }
 
 /// [`UserChanges`], validated.
@@ -27,6 +30,8 @@ pub struct ValidChanges {
     week_start: Option<u8>,
     daily_hour: Option<u8>,
     locale: Option<String>,
+    /// `Some("")` clears them.
+    quiet_hours: Option<String>,
 }
 
 impl UserChanges {
@@ -45,6 +50,11 @@ impl UserChanges {
                 .transpose()?,
             daily_hour: self.daily_hour.map(validate::hour).transpose()?,
             locale: self.locale.as_deref().map(validate::locale).transpose()?,
+            quiet_hours: self
+                .quiet_hours
+                .as_deref()
+                .map(|q| validate::quiet_hours(q).map(validate::quiet_hours_stored))
+                .transpose()?,
         })
     }
 }
@@ -84,6 +94,11 @@ pub(super) fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges
             .set(users::locale.eq(l))
             .execute(c)?;
     }
+    if let Some(q) = &ch.quiet_hours {
+        diesel::update(users::table.find(id.0))
+            .set(users::quiet_hours.eq(q))
+            .execute(c)?;
+    }
     Ok(())
 }
 
@@ -96,6 +111,9 @@ impl ValidChanges {
     }
     pub(super) fn daily_hour_or(&self, h: u8) -> i32 {
         i32::from(self.daily_hour.unwrap_or(h))
+    }
+    pub(super) fn quiet_hours_or<'a>(&'a self, q: &'a str) -> &'a str {
+        self.quiet_hours.as_deref().unwrap_or(q)
     }
     pub(super) fn locale_or<'a>(&'a self, l: &'a str) -> &'a str {
         self.locale.as_deref().unwrap_or(l)

@@ -102,6 +102,7 @@ pub fn put_user_in_tx(c: &mut DbConn, now: NaiveDateTime, p: &ValidPut) -> Resul
                     users::daily_hour.eq(ch.daily_hour_or(8)),
                     users::locale.eq(ch.locale_or("en-US")),
                     users::subscriber_code.eq(new_subscriber_code()),
+                    users::quiet_hours.eq(ch.quiet_hours_or("")),
                 ))
                 .execute(c)?;
             for (channel, address) in &p.contacts {
@@ -207,6 +208,7 @@ pub fn insert_users_in_tx(
             users::daily_hour.eq(ch.daily_hour_or(8)),
             users::locale.eq(ch.locale_or("en-US")),
             users::subscriber_code.eq(code.as_str()),
+            users::quiet_hours.eq(ch.quiet_hours_or("")),
         ));
         for (channel, address) in &p.contacts {
             contact_rows.push((

@@ -1,9 +1,10 @@
 //! The scheduler: local periods ([`period`]), the 168-bucket week grid
 //! ([`grid`]), the tick that finds and claims due runs ([`tick`]), the run
 //! a tick would find, claimed by nobody ([`preview_run`]), the last ticks
-//! as their runs recorded them ([`recent_ticks`]), the lease
-//! that keeps two processes from running the same job ([`lease`]), and a
-//! subscription's waiting changes sent now, out of its schedule ([`flush`]).
+//! as their runs recorded them ([`recent_ticks`]), quiet hours in time
+//! ([`quiet`]), the lease that keeps two processes from running the same
+//! job ([`lease`]), and a subscription's waiting changes sent now, out of
+//! its schedule ([`flush`]).
 //!
 //! Owns `subscription_runs`, the scheduler columns of `subscriptions`
 //! (`active_since`, `next_due_at`, `last_scheduled_at`, `last_period`,
@@ -16,6 +17,7 @@ mod history;
 pub mod lease;
 pub mod period;
 mod preview;
+pub mod quiet;
 mod simulate;
 pub mod tick;
 

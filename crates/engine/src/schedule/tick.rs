@@ -30,12 +30,14 @@ use diesel::prelude::*;
 
 use super::claim::RunRow;
 use super::period::{Period, Rule};
+use super::quiet;
 use crate::db::schema::{group_prefs, parties, subscriptions, users};
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::modlog::Cut;
 use crate::subscriptions::{Frequency, Kind};
+use crate::validate::QuietHours;
 
 /// Subscriptions claimed per transaction: about a third of a second of
 /// write lock on this hardware. 5,000 measured 15–30% slower per run
@@ -68,8 +70,8 @@ type Candidate = (
         String,
     ),
     String,
-    Option<(String, i32)>,
-    Option<(String, i32)>,
+    Option<(String, i32, String)>,
+    Option<(String, i32, String)>,
 );
 
 /// The rule of a subscription: its party's zone and first day of week (a
@@ -156,7 +158,7 @@ pub fn tick_as(
     let mut out = Vec::new();
     // Subscriptions sharing a rule share their periods: computed once per
     // rule and tick, not once per subscription or chunk.
-    let mut plans: HashMap<Rule, Plan> = HashMap::new();
+    let mut plans: Plans = HashMap::new();
     let mut lock = match conn.backend().concurrent_writers() {
         false => Lock::None,
         true => Lock::Skip,
@@ -207,7 +209,7 @@ fn claim_chunk(
     chunk: i64,
     sink: &mut dyn HandOff,
     out: &mut Vec<DueRun>,
-    plans: &mut HashMap<Rule, Plan>,
+    plans: &mut Plans,
     lock: Lock,
 ) -> Result<usize> {
     let at_n = at.naive_utc();
@@ -287,8 +289,13 @@ fn load_candidates(
                 subscriptions::last_log_cut,
             ),
             parties::name,
-            (users::timezone, users::week_start).nullable(),
-            (group_prefs::timezone, group_prefs::week_start).nullable(),
+            (users::timezone, users::week_start, users::quiet_hours).nullable(),
+            (
+                group_prefs::timezone,
+                group_prefs::week_start,
+                group_prefs::quiet_hours,
+            )
+                .nullable(),
         ))
         .load(c)?;
     Ok(Some(rows))
@@ -300,7 +307,7 @@ fn load_candidates(
 fn plan_candidate(
     row: Candidate,
     (at, cut): (DateTime<Utc>, &Cut),
-    plans: &mut HashMap<Rule, Plan>,
+    plans: &mut Plans,
     due: &mut Vec<DueRun>,
 ) -> Result<(i64, NaiveDateTime)> {
     let (
@@ -317,9 +324,12 @@ fn plan_candidate(
         frequency,
         hour,
         day,
-        zone.as_ref().map(|(t, w)| (t.as_str(), *w)),
+        zone.as_ref().map(|(t, w, _)| (t.as_str(), *w)),
     )?;
-    let plan = plans.entry(rule).or_insert_with(|| Plan::new(&rule, at));
+    let quiet = quiet::of_hourly(&rule, zone.as_ref().map(|z| z.2.as_str()));
+    let plan = plans
+        .entry((rule, quiet))
+        .or_insert_with(|| Plan::new(&rule, at, quiet.as_ref()));
     let active = active.and_utc();
     let (mut last_sched, mut last_key) = (last_sched, last_key);
     let mut chained = last_end.map(|e| e.and_utc());
@@ -415,18 +425,25 @@ struct Plan {
     next: DateTime<Utc>,
 }
 
+/// Plans per rule and (hourly) quiet window.
+type Plans = HashMap<(Rule, Option<QuietHours>), Plan>;
+
 impl Plan {
-    fn new(rule: &Rule, at: DateTime<Utc>) -> Plan {
+    /// An hourly rule's periods inside `quiet` get no run: the first after
+    /// the window takes them in its window ([`quiet::moved_past`]).
+    fn new(rule: &Rule, at: DateTime<Utc>, quiet: Option<&QuietHours>) -> Plan {
         let periods = periods_to_run(rule, at)
             .into_iter()
+            .filter(|p| quiet::moved_past(quiet, rule, p.scheduled).is_none())
             .map(|p| {
                 let following = rule.first_after(p.scheduled).scheduled;
                 (p, following)
             })
             .collect();
+        let next = rule.first_after(at).scheduled;
         Plan {
             periods,
-            next: rule.first_after(at).scheduled,
+            next: quiet::moved_past(quiet, rule, next).unwrap_or(next),
         }
     }
 }

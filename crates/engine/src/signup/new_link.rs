@@ -51,6 +51,8 @@ pub fn send_new_link(
             message,
             max_retries: None,
             channels: vec!["email".into()],
+            // Asked for on the page just now: quiet hours do not hold it.
+            urgent: true,
         };
         queue::post_request(c, email, &n, now)?;
         Ok(())

@@ -119,6 +119,8 @@ pub struct UserBody {
     daily_hour: Option<i64>,
     /// e.g. en-US (default).
     locale: Option<String>,
+    /// HH:MM-HH:MM in the user's zone (e.g. 22:00-07:00), or "" for none.
+    quiet_hours: Option<String>,
 }
 
 impl UserBody {
@@ -130,6 +132,7 @@ impl UserBody {
                 week_start: self.week_start,
                 daily_hour: self.daily_hour,
                 locale: self.locale,
+                quiet_hours: self.quiet_hours,
             },
             email: self.email,
             xmpp: self.xmpp,
@@ -152,6 +155,7 @@ pub struct UserElement {
     week_start: Option<String>,
     daily_hour: Option<i64>,
     locale: Option<String>,
+    quiet_hours: Option<String>,
 }
 
 /// A contact point and its state.
@@ -176,6 +180,8 @@ pub struct UserView {
     week_start: String,
     daily_hour: i32,
     locale: String,
+    /// HH:MM-HH:MM, or "": none.
+    quiet_hours: String,
     contacts: Vec<ContactView>,
 }
 
@@ -255,6 +261,7 @@ fn view(c: &mut crate::db::DbConn, id: PartyId) -> crate::Result<UserView> {
         week_start: u.week_start,
         daily_hour: u.daily_hour,
         locale: u.locale,
+        quiet_hours: u.quiet_hours,
         contacts,
     })
 }
@@ -319,6 +326,7 @@ async fn put_users(State(app): State<App>, _: Authed, raw: RawBody) -> ApiResult
                     week_start: e.week_start,
                     daily_hour: e.daily_hour,
                     locale: e.locale,
+                    quiet_hours: e.quiet_hours,
                 }
                 .into_put(e.name),
             ),

@@ -62,6 +62,10 @@ pub struct NewRequest {
     /// Attempts before giving up, 1–100 (default `[email] max_retries`).
     #[serde(default)]
     pub max_retries: Option<i64>,
+    /// Sent at once, even to recipients inside their quiet hours (by
+    /// default a notification waits for them to end).
+    #[serde(default)]
+    pub urgent: bool,
 }
 
 /// The queued request's id.
@@ -118,6 +122,7 @@ async fn notify(
             message: r.message,
             max_retries: r.max_retries,
             channels: r.channels,
+            urgent: r.urgent,
         };
         idempotency::once(c, key.as_ref(), now, keep, |c| {
             let id = queue::post_request(c, &email, &n, now)?;

@@ -11,6 +11,7 @@
 //! CLI, not the tick. Every subscription's scheduler state comes from the
 //! same `Rule` the product uses.
 
+mod quiet;
 mod world;
 
 use std::io::Write;
@@ -37,6 +38,10 @@ pub struct TickArgs {
     /// Then grow the subscriptions that are not due this many times over.
     #[arg(long, default_value_t = 10)]
     pub idle_factor: usize,
+    /// Instead of the rounds above: the tick with quiet hours on this share
+    /// of the users (0 to 1) beside the tick without, alternated.
+    #[arg(long)]
+    pub quiet_share: Option<f64>,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-tick.db";
@@ -199,6 +204,9 @@ pub fn tick(args: &TickArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
             "--subs and --idle-factor must be at least 1",
         ));
     }
+    if args.quiet_share.is_some_and(|s| !(0.0..=1.0).contains(&s)) {
+        return Err(Error::invalid("--quiet-share must be between 0 and 1"));
+    }
     if args.idle_factor > MAX_IDLE_FACTOR {
         return Err(Error::invalid(format!(
             "--idle-factor must be at most {MAX_IDLE_FACTOR}: each idle subscription is another weekly digest of its user, and a week has 168 hours"
@@ -230,6 +238,9 @@ pub fn tick(args: &TickArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         "warm-up: the same ticks once, untimed, then reset ({:.1} s)",
         t.elapsed().as_secs_f64()
     )?;
+    if let Some(share) = args.quiet_share {
+        return quiet::compare(&mut c, share, &instants, out);
+    }
     let base = round(&mut c, "round 1", &instants, out)?;
     reset(&mut c)?;
     let extra = args.subs * (args.idle_factor - 1);

@@ -98,6 +98,8 @@ pub struct PassReport {
     pub retrying: usize,
     /// Rows given up (no address, permanent failure, out of retries).
     pub gave_up: usize,
+    /// Notification rows held until their recipient's quiet hours end.
+    pub held: usize,
     /// Requests that reached a final status.
     pub finished: usize,
     /// Queue rows (one request to one recipient on one channel) settled,
@@ -129,6 +131,9 @@ impl std::fmt::Display for PassReport {
             self.gave_up,
             self.finished
         )?;
+        if self.held > 0 {
+            write!(f, "; held {} (quiet hours)", self.held)?;
+        }
         let e = &self.events;
         if e.sent + e.retrying + e.failed > 0 {
             write!(

@@ -32,6 +32,8 @@ pub struct NewNotification {
     pub message: String,
     pub max_retries: Option<i64>,
     pub channels: Vec<String>,
+    /// Sent at once, even to a recipient inside their quiet hours.
+    pub urgent: bool,
 }
 
 /// Longest notification body accepted.
@@ -103,6 +105,7 @@ pub fn post_request(
                 nt_requests::request_date.eq(now.naive_utc()),
                 nt_requests::status.eq(RequestStatus::Pending.as_str()),
                 nt_requests::max_retries.eq(max_retries as i32),
+                nt_requests::urgent.eq(n.urgent),
             ))
             .returning(nt_requests::request_id)
             .get_result::<i64>(c)?;

@@ -37,6 +37,7 @@ use crate::parties::Channel;
 /// Rows in a pass's first round.
 mod claim;
 mod push;
+mod quiet;
 mod read;
 use claim::claim_round;
 use read::load;
@@ -58,6 +59,9 @@ pub(super) struct Row {
     /// over a group has one row per channel it names.
     pub expand_group: bool,
     pub channels: String,
+    /// A notification that is not urgent: held while its recipient is
+    /// inside their quiet hours ([`quiet`]).
+    pub holdable: bool,
 }
 
 impl Row {
@@ -239,7 +243,7 @@ impl email::Source for Rounds<'_> {
                     report: self.report,
                 },
             )?;
-            let (round, ex) =
+            let (mut round, ex) =
                 claim_round(self.conn, self.now, self.d.claim_for, limit, self.leader)?;
             let expanded = ex.n;
             self.report.expanded += expanded;
@@ -249,6 +253,14 @@ impl email::Source for Rounds<'_> {
                     return Ok(None);
                 }
                 continue;
+            }
+            // Notifications to recipients inside their quiet hours wait.
+            let held = quiet::take_held(self.conn, self.now, &mut round)?;
+            if !held.is_empty() {
+                self.write_with_rooms(&held, &[])?;
+                if round.rows.is_empty() {
+                    continue;
+                }
             }
             self.rows += round.rows.len();
             let (jobs, pushes) = self.plan(&round)?;

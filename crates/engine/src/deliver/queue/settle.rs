@@ -22,8 +22,9 @@ mod warn;
 /// What to write back for a batch of rows.
 #[derive(Clone)]
 pub(super) struct Settle {
-    /// False when nothing was attempted (no address): given up without
-    /// counting an attempt.
+    /// False when nothing was attempted: given up without counting an
+    /// attempt (no address), or, with a transient outcome, held until its
+    /// `retry_after_secs` (the recipient's quiet hours).
     pub(super) attempted: bool,
     pub(super) keys: Vec<(i64, i64, String)>,
     pub(super) retry_counts: Vec<i32>,
@@ -128,7 +129,7 @@ fn row_updates(
         }
         if let Some((_, _, ch)) = s.keys.first() {
             let retry = matches!(s.outcome, Outcome::Transient { .. })
-                && s.retry_counts[0] + 1 < s.max_retries[0];
+                && (!s.attempted || s.retry_counts[0] + 1 < s.max_retries[0]);
             warn::failed(s, Channel::parse(ch)?.as_str(), retry);
         }
         for (k, (req, party, ch)) in s.keys.iter().enumerate() {
@@ -157,6 +158,17 @@ fn row_updates(
                     u.is_successful = true;
                     u.retry_count = s.retry_counts[k];
                     *report.rows.entry((channel, RowState::Sent)).or_default() += 1;
+                }
+                // Held, not attempted (the recipient's quiet hours): no
+                // attempt counted, no backoff, not retrying.
+                Outcome::Transient {
+                    retry_after_secs, ..
+                } if !s.attempted => {
+                    let wait = chrono::Duration::seconds(retry_after_secs.unwrap_or(0) as i64);
+                    u.next_attempt_at = (now + wait).naive_utc();
+                    u.retry_count = s.retry_counts[k];
+                    u.logged = LogOutcome::Transient;
+                    report.held += 1;
                 }
                 Outcome::Transient {
                     retry_after_secs, ..

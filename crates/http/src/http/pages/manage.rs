@@ -52,6 +52,9 @@ pub struct ManagePage {
     pub daily_hour: String,
     pub week_start: &'static str,
     pub locale: String,
+    /// HH:MM-HH:MM, or empty; and the digests sent inside them.
+    pub quiet_hours: String,
+    pub quiet_notes: Vec<String>,
     pub clock: &'static str,
     pub subs: Vec<SubView>,
     /// The group subscriptions that reach the person as a member.
@@ -124,6 +127,7 @@ pub fn load(
         .find(|p| p.channel == parties::Channel::Matrix.as_str())
         .map(|p| view::mask(&p.channel, &p.address));
     let contacts = points.iter().map(view::contact).collect();
+    let quiet_notes = super::quiet::notes(c, party, &user.quiet_hours, &names, &style)?;
     let path = format!("{app_prefix}/s/{code}");
     Ok(ManagePage {
         unsubscribe: format!("{path}/unsubscribe/"),
@@ -143,6 +147,8 @@ pub fn load(
         name: user.username,
         timezone: user.timezone,
         locale: user.locale,
+        quiet_hours: user.quiet_hours,
+        quiet_notes,
         error: None,
         notice: None,
     })

@@ -20,6 +20,7 @@ mod admin;
 mod csrf;
 mod digest;
 mod manage;
+mod quiet;
 mod signup;
 mod unsubscribe;
 mod view;

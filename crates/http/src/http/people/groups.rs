@@ -68,6 +68,8 @@ pub struct GroupBody {
     daily_hour: Option<i64>,
     /// e.g. en-GB (default).
     locale: Option<String>,
+    /// HH:MM-HH:MM in the group's zone, or "" for none (default none).
+    quiet_hours: Option<String>,
 }
 
 /// A group and its preferences.
@@ -79,6 +81,8 @@ pub struct GroupView {
     week_start: String,
     daily_hour: i32,
     locale: String,
+    /// HH:MM-HH:MM, or "": none.
+    quiet_hours: String,
     email: Option<String>,
 }
 
@@ -114,6 +118,7 @@ async fn put_group(
             week_start: body.week_start,
             daily_hour: body.daily_hour,
             locale: body.locale,
+            quiet_hours: body.quiet_hours,
         },
     };
     let (g, created) = app
@@ -137,6 +142,7 @@ async fn put_group(
             week_start: g.week_start,
             daily_hour: g.daily_hour,
             locale: g.locale,
+            quiet_hours: g.quiet_hours,
             email: g.email,
         }),
     ))

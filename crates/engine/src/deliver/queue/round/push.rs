@@ -37,7 +37,7 @@ impl Plan {
 }
 
 /// `batch` (one group's rows) settled with `outcome`.
-fn settle_of(batch: &[Row], outcome: Outcome) -> Settle {
+pub(super) fn settle_of(batch: &[Row], outcome: Outcome) -> Settle {
     Settle {
         attempted: true,
         address: batch[0].address.clone(),
@@ -54,7 +54,7 @@ fn settle_of(batch: &[Row], outcome: Outcome) -> Settle {
 
 /// The groups of `rows` (sorted by sender, recipient and channel): each
 /// run of one (sender, recipient, channel), as a range of indexes.
-fn groups(rows: &[Row]) -> Vec<(usize, usize)> {
+pub(super) fn groups(rows: &[Row]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     fn key(r: &Row) -> (i64, i64, &str) {

@@ -67,6 +67,9 @@ fn claimed_rows(conn: &mut DbConn, tokens: &[String]) -> Result<Vec<Row>> {
             ),
             nt_requests::expand_group,
             nt_requests::channels,
+            diesel::dsl::sql::<diesel::sql_types::Bool>(
+                "(nt_requests.kind = 'notification' AND NOT nt_requests.urgent)",
+            ),
         ))
         .order((
             nt_requests::party_from.asc(),

@@ -13,7 +13,7 @@ use super::Settle;
 const MAX_REPLY: usize = 300;
 
 /// Logs `s` at `warn` when an attempt failed (at `info` when there was
-/// nothing to attempt). `retry`: whether its rows will be tried again.
+/// nothing to attempt, or the rows are held for quiet hours). `retry`: whether its rows will be tried again.
 pub(super) fn failed(s: &Settle, channel: &str, retry: bool) {
     if matches!(s.outcome, Outcome::Sent { .. }) {
         return;
@@ -21,6 +21,15 @@ pub(super) fn failed(s: &Settle, channel: &str, retry: bool) {
     // No attempt was made: the recipient has no address on the channel
     // (none given, or disabled by bounces), which `request show` tells;
     // not a failure of the far end to warn about.
+    if !s.attempted && matches!(s.outcome, Outcome::Transient { .. }) {
+        tracing::info!(
+            channel,
+            rows = s.keys.len(),
+            reason = %escape_for_line(&s.outcome.text()),
+            "not sent yet"
+        );
+        return;
+    }
     if !s.attempted {
         tracing::info!(
             channel,

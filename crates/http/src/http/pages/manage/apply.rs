@@ -112,6 +112,7 @@ pub(super) fn apply(
                 week_start: field("week_start").map(str::to_string),
                 daily_hour,
                 locale: field("locale").map(|l| l.trim().to_string()),
+                quiet_hours: field("quiet_hours").map(str::to_string),
             };
             let name = parties::name_of(c, party)?;
             manage::update_user(c, &name, &ch)?;
