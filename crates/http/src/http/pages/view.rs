@@ -9,7 +9,7 @@ use askama::Template;
 
 use crate::digest::words::Style;
 use crate::parties::{Channel, ContactPoint};
-use crate::subscriptions::Subscription;
+use crate::subscriptions::{Frequency, Subscription};
 use crate::validate;
 
 /// A one-thing page: a bad link, a refusal, a failure.
@@ -66,24 +66,24 @@ pub fn cadence(
     (daily_hour, week_start): (i32, &str),
     usable: &[String],
 ) -> Cadence {
-    let frequencies = ["hourly", "daily", "weekly"]
-        .iter()
+    let frequencies = [Frequency::Hourly, Frequency::Daily, Frequency::Weekly]
+        .into_iter()
         .map(|f| Choice {
-            value: (*f).into(),
-            label: match *f {
-                "hourly" => "Every hour",
-                "daily" => "Daily",
-                _ => "Weekly",
+            value: f.as_str().into(),
+            label: match f {
+                Frequency::Hourly => "Every hour",
+                Frequency::Daily => "Daily",
+                Frequency::Weekly => "Weekly",
             }
             .into(),
-            selected: s.frequency == *f,
+            selected: s.frequency == f.as_str(),
         })
         .collect();
     let day = s.day_of_week.map_or(
         week_start,
         |d| validate::weekday_name(d.rem_euclid(7) as u8),
     );
-    let mut channels: Vec<Choice> = Channel::ALL
+    let channels: Vec<Choice> = Channel::ALL
         .iter()
         .map(|c| c.as_str())
         .filter(|c| usable.iter().chain(&s.channels).any(|u| u == c))
@@ -93,7 +93,6 @@ pub fn cadence(
             selected: s.channels.iter().any(|h| h == c),
         })
         .collect();
-    channels.dedup_by(|a, b| a.value == b.value);
     Cadence {
         frequencies,
         hours: hour_choices(style, s.hour_of_day.unwrap_or(daily_hour)),
