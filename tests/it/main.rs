@@ -72,6 +72,7 @@ mod layers;
 mod lease;
 mod logs;
 mod matrix;
+mod matrix_crash;
 mod quiet_hours;
 mod quiet_hours_web;
 mod readme;

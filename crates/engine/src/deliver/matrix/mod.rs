@@ -182,10 +182,15 @@ impl MatrixListener {
         let server = self.server.as_ref().expect("opened by session");
         let (room, theirs) = if let Some(r) = kept {
             let theirs = server.membership(&token, r, user)?;
-            if let Some(gone) = theirs.as_deref().filter(|t| !matches!(*t, "join" | "invite")) {
+            if let Some(gone) = theirs
+                .as_deref()
+                .filter(|t| !matches!(*t, "join" | "invite"))
+            {
                 return Err(DeliveryError::Permanent {
                     code: Some(FORBIDDEN),
-                    text: format!("matrix: {user} is no longer in {r} ({gone}); contact point disabled"),
+                    text: format!(
+                        "matrix: {user} is no longer in {r} ({gone}); contact point disabled"
+                    ),
                 });
             }
             (r.to_string(), theirs)
