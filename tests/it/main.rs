@@ -32,6 +32,7 @@ mod digest_posting;
 mod dkim;
 mod email_threads;
 mod events;
+mod events_settle;
 mod harness;
 mod hostile_remotes;
 mod house_sizes;
