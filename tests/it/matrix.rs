@@ -19,11 +19,11 @@ use digestd::deliver::queue::{self, Delivery};
 use digestd::ids::RequestId;
 use digestd::parties::{self, Channel, ContactChange};
 
-const BOT: (&str, &str) = ("digestd", "bot-password");
-const ALICE: (&str, &str) = ("alice", "alice-password");
+pub(crate) const BOT: (&str, &str) = ("digestd", "bot-password");
+pub(crate) const ALICE: (&str, &str) = ("alice", "alice-password");
 
 /// `ops` and `ana`; ana's Matrix address is `address`.
-fn world(c: &mut DbConn, address: &str) {
+pub(crate) fn world(c: &mut DbConn, address: &str) {
     for name in ["ops", "ana"] {
         common::delivery::user(c, name, &format!("{name}@example.com"));
     }
@@ -33,13 +33,13 @@ fn world(c: &mut DbConn, address: &str) {
 
 /// A delivery whose Matrix listener follows `cfg`, writing and
 /// journaling under a fresh directory.
-fn delivery_with(cfg: &MatrixConfig) -> Delivery {
+pub(crate) fn delivery_with(cfg: &MatrixConfig) -> Delivery {
     let (d, email) = common::delivery::in_fresh_dir();
     d.with_matrix(cfg, &email).unwrap()
 }
 
 /// The service account on `s`, logging in with its password.
-fn account(s: &Synapse) -> MatrixConfig {
+pub(crate) fn account(s: &Synapse) -> MatrixConfig {
     MatrixConfig {
         transport: MatrixTransport::Matrix,
         homeserver: s.url(),
@@ -51,11 +51,11 @@ fn account(s: &Synapse) -> MatrixConfig {
     }
 }
 
-fn notify(c: &mut DbConn, subject: &str) -> RequestId {
+pub(crate) fn notify(c: &mut DbConn, subject: &str) -> RequestId {
     common::delivery::notify_on(c, "ops", "ana", subject, &["matrix"])
 }
 
-fn kept_room(c: &mut DbConn) -> Option<String> {
+pub(crate) fn kept_room(c: &mut DbConn) -> Option<String> {
     contact_points::table
         .filter(contact_points::channel.eq("matrix"))
         .select(contact_points::matrix_room)
@@ -189,7 +189,12 @@ fn a_person_who_left_or_a_forbidden_room_is_disabled(db: &TestDb) {
     let r = notify(&mut c, "Third");
     queue::run_pass(&mut c, &mut delivery_with(&cfg), at(T0)).unwrap();
     assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
-    assert_ne!(kept_room(&mut c).unwrap(), room);
+    let new = kept_room(&mut c).unwrap();
+    assert_ne!(new, room);
+    // The room she left stays in m.direct, passed over, the new one after it.
+    let bot = Person::login(&s, BOT.0, BOT.1);
+    let direct = bot.direct_rooms("@digestd:localhost", "@alice:localhost");
+    assert_eq!(direct, [room.clone(), new]);
     // A room the account was not invited to: the homeserver's
     // M_FORBIDDEN disables the address.
     let private = alice.create_room();

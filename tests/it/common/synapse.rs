@@ -130,3 +130,129 @@ impl Person {
         events
     }
 }
+
+impl Person {
+    /// `GET /_matrix/client/v3/` and `segments` (each percent-encoded),
+    /// with `query`.
+    fn get(&self, segments: &[&str], query: Option<&str>) -> Value {
+        let mut u = url::Url::parse(&self.base).unwrap();
+        u.path_segments_mut()
+            .unwrap()
+            .extend(["_matrix", "client", "v3"])
+            .extend(segments);
+        u.set_query(query);
+        let r = self.client.get(u).bearer_auth(&self.token).send().unwrap();
+        r.json().unwrap()
+    }
+
+    /// The rooms `me`'s (this person's own) `m.direct` lists for `user`.
+    pub fn direct_rooms(&self, me: &str, user: &str) -> Vec<String> {
+        let v = self.get(&["user", me, "account_data", "m.direct"], None);
+        v[user]
+            .as_array()
+            .map(|a| a.iter().map(|r| r.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The state event `kind` with `key` in `room`, as this person sees it.
+    pub fn state(&self, room: &str, kind: &str, key: &str) -> Value {
+        self.get(&["rooms", room, "state", kind, key], None)
+    }
+
+    /// The rooms this person is joined to.
+    pub fn joined_rooms(&self) -> Vec<String> {
+        let v = self.get(&["joined_rooms"], None);
+        let rooms = v["joined_rooms"].as_array().expect("a list");
+        rooms.iter().map(|r| r.as_str().unwrap().into()).collect()
+    }
+
+    /// The rooms this person is invited to (an initial `/sync`, its
+    /// filter new each time: Synapse answers a repeated one from a cache).
+    pub fn invites(&self) -> Vec<String> {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+        let k = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let filter = format!("{{\"room\":{{\"timeline\":{{\"limit\":{k}}}}}}}");
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("timeout", "0")
+            .append_pair("filter", &filter)
+            .finish();
+        let v = self.get(&["sync"], Some(&query));
+        v["rooms"]["invite"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// A loopback relay to a homeserver that holds back the answer to the
+/// first request whose bytes hold `pattern`: the homeserver did what was
+/// asked, the client never learns it. [`Hold::wait`] returns once that
+/// answer has come back from the homeserver (and was swallowed).
+pub struct Hold {
+    pub port: u16,
+    held: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl Hold {
+    pub fn start(upstream: u16, pattern: &'static str) -> Hold {
+        use std::io::{Read, Write};
+        use std::net::{TcpListener, TcpStream};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let held = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let taken = Arc::new(AtomicBool::new(false));
+        let h = held.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let server = TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+                let armed = Arc::new(AtomicBool::new(false));
+                let (mut c_in, mut s_out) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (a, t) = (armed.clone(), taken.clone());
+                std::thread::spawn(move || {
+                    let (mut buf, mut tail) = ([0u8; 8192], Vec::<u8>::new());
+                    while let Ok(n @ 1..) = c_in.read(&mut buf) {
+                        tail.extend_from_slice(&buf[..n]);
+                        let seen = tail.windows(pattern.len()).any(|w| w == pattern.as_bytes());
+                        if seen && !t.swap(true, Ordering::SeqCst) {
+                            a.store(true, Ordering::SeqCst);
+                        }
+                        let keep = tail.len().saturating_sub(pattern.len());
+                        tail.drain(..keep);
+                        if s_out.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let (mut s_in, mut c_out, h) = (server, client, h.clone());
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n @ 1..) = s_in.read(&mut buf) {
+                        if armed.load(Ordering::SeqCst) {
+                            *h.0.lock().unwrap() = true;
+                            h.1.notify_all();
+                            continue;
+                        }
+                        if c_out.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        Hold { port, held }
+    }
+
+    /// Waits at most `ms` for the held answer to have come back; whether
+    /// it has.
+    pub fn wait(&self, ms: u64) -> bool {
+        let (lock, cv) = &*self.held;
+        let wait = std::time::Duration::from_millis(ms);
+        let (done, _) = cv
+            .wait_timeout_while(lock.lock().unwrap(), wait, |d| !*d)
+            .unwrap();
+        *done
+    }
+}

@@ -1,7 +1,8 @@
 //! The client-server API calls the Matrix listener makes, over plain
-//! HTTP: a password login, `createRoom` for a direct room, `join` for a
-//! room ID given as an address, the person's membership of a kept room,
-//! and `PUT …/send/m.room.message/{txnId}`.
+//! HTTP: a password login, `createRoom` for a direct room and the
+//! person's invitation to it, the service account's `m.direct` account
+//! data ([`super::direct`]), `join` for a room ID given as an address, a
+//! member's membership of a room, and `PUT …/send/m.room.message/{txnId}`.
 //! No redirect is followed and no proxy used; at most 64 KiB of an answer
 //! is read. What each answer means for the queue is [`refusal`]'s.
 
@@ -39,6 +40,8 @@ fn transient(text: String) -> DeliveryError {
 pub enum Call {
     Login,
     CreateRoom,
+    Invite,
+    AccountData,
     Join,
     Membership,
     Send,
@@ -121,13 +124,10 @@ impl Homeserver {
         string(&v, "access_token", Call::Login)
     }
 
-    /// A direct room with `user` invited; its id.
-    pub fn create_room(&self, token: &str, user: &str) -> Result<String, DeliveryError> {
-        let body = json!({
-            "invite": [user],
-            "is_direct": true,
-            "preset": "trusted_private_chat",
-        });
+    /// A private room with no one invited yet (the person is invited by
+    /// [`Homeserver::invite`] once the room is recorded); its id.
+    pub fn create_room(&self, token: &str) -> Result<String, DeliveryError> {
+        let body = json!({"preset": "private_chat"});
         let v = self.call(
             Call::CreateRoom,
             reqwest::Method::POST,
@@ -136,6 +136,62 @@ impl Homeserver {
             &body,
         )?;
         string(&v, "room_id", Call::CreateRoom)
+    }
+
+    /// Invites `user` to `room` as a direct chat: the member event carries
+    /// `is_direct`, which the person's client reads to show it as one (the
+    /// `/invite` endpoint takes no such flag).
+    pub fn invite(&self, token: &str, room: &str, user: &str) -> Result<(), DeliveryError> {
+        self.call(
+            Call::Invite,
+            reqwest::Method::PUT,
+            &["rooms", room, "state", "m.room.member", user],
+            Some(token),
+            &json!({"membership": "invite", "is_direct": true}),
+        )
+        .map(|_| ())
+    }
+
+    /// The account data `kind` of `user` (the service account), `None`
+    /// when it has none (404 `M_NOT_FOUND`).
+    pub fn account_data(
+        &self,
+        token: &str,
+        user: &str,
+        kind: &str,
+    ) -> Result<Option<Value>, DeliveryError> {
+        let got = self.call(
+            Call::AccountData,
+            reqwest::Method::GET,
+            &["user", user, "account_data", kind],
+            Some(token),
+            &Value::Null,
+        );
+        match got {
+            Ok(v) => Ok(Some(v)),
+            Err(DeliveryError::Permanent {
+                code: Some(404), ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces the account data `kind` of `user` with `content`.
+    pub fn put_account_data(
+        &self,
+        token: &str,
+        user: &str,
+        kind: &str,
+        content: &Value,
+    ) -> Result<(), DeliveryError> {
+        self.call(
+            Call::AccountData,
+            reqwest::Method::PUT,
+            &["user", user, "account_data", kind],
+            Some(token),
+            content,
+        )
+        .map(|_| ())
     }
 
     /// Joins `room` (a room ID given as an address: the person invited
@@ -206,8 +262,8 @@ fn string(v: &Value, key: &str, call: Call) -> Result<String, DeliveryError> {
 /// transient; `M_FORBIDDEN` on a send, a join or a look at the room's
 /// members is permanent with
 /// [`FORBIDDEN`], so the contact point is disabled; any other 3xx or 4xx
-/// is permanent (a refused login or room creation is the settings' to fix:
-/// no contact point is disabled for it).
+/// is permanent (a refused login, room creation, invitation or account
+/// data is the settings' to fix: no contact point is disabled for it).
 pub fn refusal(
     call: Call,
     status: u16,
@@ -288,10 +344,12 @@ mod tests {
             } => assert!(!text.contains('\n'), "{text}"),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            refusal(Call::CreateRoom, 403, &forbidden, "", None),
-            DeliveryError::Permanent { code: None, .. }
-        ));
+        for call in [Call::CreateRoom, Call::Invite, Call::AccountData] {
+            assert!(matches!(
+                refusal(call, 403, &forbidden, "", None),
+                DeliveryError::Permanent { code: None, .. }
+            ));
+        }
         assert!(matches!(
             refusal(Call::Send, 502, &Value::Null, "<html>", None),
             DeliveryError::Transient {

@@ -2,10 +2,12 @@
 //! message as an `m.room.message` (`m.text`, plain text and HTML from the
 //! digest's JSON document: [`body`]) over the client-server API
 //! ([`client`]). An address is a user ID or a room ID. For a user ID the
-//! first delivery opens a direct room (`createRoom`, the user invited,
-//! `trusted_private_chat`), which the queue keeps on the contact point
-//! ([`Listener::opened_rooms`]) for the next ones; a room ID is joined
-//! once per process (the person invited the account).
+//! first delivery finds the direct room in the service account's
+//! `m.direct` ([`direct`]) or opens one (`createRoom` with no one in it,
+//! recorded in `m.direct`, then the user invited with `is_direct`), which
+//! the queue keeps on the contact point ([`Listener::opened_rooms`]) for
+//! the next ones; a room ID is joined once per process (the person
+//! invited the account).
 //!
 //! Each message is a transaction whose id comes from the queue row (the
 //! first request and the recipient), the same on every attempt: a message
@@ -18,6 +20,7 @@
 
 pub mod body;
 pub mod client;
+pub mod direct;
 
 use std::collections::HashMap;
 
@@ -82,8 +85,12 @@ pub struct MatrixListener {
     /// message to the same person in the same pass (another sender's)
     /// goes to the same room before the queue has kept it.
     rooms: HashMap<String, String>,
-    /// The rooms opened and not yet handed to the queue.
+    /// The rooms opened or found in `m.direct` and not yet handed to the
+    /// queue.
     opened: Vec<(String, String)>,
+    /// Direct rooms created whose `m.direct` record failed, by address:
+    /// recorded before the person is invited.
+    unrecorded: HashMap<String, String>,
     /// The pass's instant, for a `Retry-After` given as a date.
     now: Option<DateTime<Utc>>,
 }
@@ -103,6 +110,7 @@ impl MatrixListener {
             token: None,
             rooms: HashMap::new(),
             opened: Vec::new(),
+            unrecorded: HashMap::new(),
             now: None,
         })
     }
@@ -133,9 +141,8 @@ impl MatrixListener {
     }
 
     /// The room `m` goes to: the one this listener opened, the one the
-    /// queue kept (while the person is still in it or invited: one who
-    /// left or was banned is refused as `M_FORBIDDEN` is), or a new direct
-    /// room (a room ID address: joined).
+    /// queue kept, a direct room found in `m.direct`, or a new one (a room
+    /// ID address: joined).
     fn room(
         &mut self,
         m: &Outgoing,
@@ -144,33 +151,69 @@ impl MatrixListener {
         if let Some(r) = self.rooms.get(&m.to) {
             return Ok(r.clone());
         }
-        let (server, token) = self.session()?;
-        if let Some(r) = &route.room {
-            if !validate::is_matrix_room(&m.to) {
-                let member = server.membership(&token, r, &m.to)?;
-                if !matches!(member.as_deref(), Some("join" | "invite")) {
-                    return Err(DeliveryError::Permanent {
-                        code: Some(FORBIDDEN),
-                        text: format!(
-                            "matrix: {} is no longer in {r} ({}); contact point disabled",
-                            m.to,
-                            member.as_deref().unwrap_or("never joined")
-                        ),
-                    });
-                }
-            }
-            self.rooms.insert(m.to.clone(), r.clone());
-            return Ok(r.clone());
+        if !validate::is_matrix_room(&m.to) {
+            return self.direct_room(&m.to, route.room.as_deref());
         }
-        let room = if validate::is_matrix_room(&m.to) {
+        let room = route.room.clone().unwrap_or_else(|| m.to.clone());
+        if route.room.is_none() {
+            let (server, token) = self.session()?;
             server.join(&token, &m.to)?;
-            m.to.clone()
-        } else {
-            let room = server.create_room(&token, &m.to)?;
-            self.opened.push((m.to.clone(), room.clone()));
-            room
-        };
+        }
         self.rooms.insert(m.to.clone(), room.clone());
+        Ok(room)
+    }
+
+    /// The direct room with `user`, the person invited to it when they
+    /// are not yet. In order: the room the queue `kept` (while the person
+    /// is still in it or invited: one who left or was banned is refused
+    /// as `M_FORBIDDEN` is); one this listener created and could not yet
+    /// record; the newest usable one in `m.direct`; or a new one, created
+    /// with no one in it, recorded in `m.direct`, and only then the
+    /// person invited. A process that dies at any point leaves at most a
+    /// room the person never sees; one recorded is found again.
+    fn direct_room(
+        &mut self,
+        user: &str,
+        kept: Option<&str>,
+    ) -> std::result::Result<String, DeliveryError> {
+        let me = self.cfg.user.clone();
+        let unrecorded = self.unrecorded.get(user).cloned();
+        let token = self.session()?.1;
+        let server = self.server.as_ref().expect("opened by session");
+        let (room, theirs) = if let Some(r) = kept {
+            let theirs = server.membership(&token, r, user)?;
+            if let Some(gone) = theirs
+                .as_deref()
+                .filter(|t| !matches!(*t, "join" | "invite"))
+            {
+                return Err(DeliveryError::Permanent {
+                    code: Some(FORBIDDEN),
+                    text: format!(
+                        "matrix: {user} is no longer in {r} ({gone}); contact point disabled"
+                    ),
+                });
+            }
+            (r.to_string(), theirs)
+        } else if let Some(r) = unrecorded {
+            direct::record(server, &token, &me, user, &r)?;
+            self.unrecorded.remove(user);
+            (r, None)
+        } else if let Some(found) = direct::find(server, &token, &me, user)? {
+            self.opened.push((user.to_string(), found.0.clone()));
+            found
+        } else {
+            let r = server.create_room(&token)?;
+            // Kept by the queue with this row's outcome, whatever follows.
+            self.opened.push((user.to_string(), r.clone()));
+            self.unrecorded.insert(user.to_string(), r.clone());
+            direct::record(server, &token, &me, user, &r)?;
+            self.unrecorded.remove(user);
+            (r, None)
+        };
+        if theirs.is_none() {
+            server.invite(&token, &room, user)?;
+        }
+        self.rooms.insert(user.to_string(), room.clone());
         Ok(room)
     }
 

@@ -297,6 +297,8 @@ fn apply(conn: &mut DbConn, entries: Vec<Entry>, r: &mut Replay<'_>) -> Result<u
                 .iter()
                 .map(|(_, o)| (!o.3).then(|| o.4.split(',').filter(|c| !c.is_empty()).count()))
                 .collect(),
+            // Not read here: the settle reads what its events need.
+            of: vec![None; rows.len()],
             outcome: Outcome::Sent {
                 code: e.code,
                 text: "accepted before the sending process died (from its journal)".into(),

@@ -62,6 +62,9 @@ pub(super) struct Row {
     /// A notification that is not urgent: held while its recipient is
     /// inside their quiet hours ([`quiet`]).
     pub holdable: bool,
+    /// The request's kind and subscription, for the settle's events.
+    pub digest: bool,
+    pub subscription_id: Option<i64>,
 }
 
 impl Row {

@@ -32,9 +32,19 @@ pub(super) struct Settle {
     /// Each row's request's number of rows, where known without counting
     /// ([`super::round::Row::rows_of_request`]).
     pub(super) rows_of_request: Vec<Option<usize>>,
+    /// Each row's request as the round read it, for the events; `None`
+    /// where no round read it (a journal's replay): the settle reads it.
+    pub(super) of: Vec<Option<Of>>,
     /// Where it went (the same for every row of a batch).
     pub(super) address: Option<String>,
     pub(super) outcome: Outcome,
+}
+
+/// What the events of a settled row say of its request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Of {
+    pub(super) digest: bool,
+    pub(super) subscription: Option<i64>,
 }
 
 impl Settle {
@@ -54,6 +64,7 @@ impl Settle {
             retry_counts: pick(&self.retry_counts),
             max_retries: pick(&self.max_retries),
             rows_of_request: keep.iter().map(|&k| self.rows_of_request[k]).collect(),
+            of: keep.iter().map(|&k| self.of[k]).collect(),
             address: self.address.clone(),
             outcome: self.outcome.clone(),
         })
@@ -73,6 +84,7 @@ pub(super) struct Policy {
 struct RowUpdate {
     request_id: i64,
     rows_of_request: Option<usize>,
+    of: Option<Of>,
     party_to: i64,
     channel: String,
     is_successful: bool,
@@ -138,6 +150,7 @@ fn row_updates(
             let mut u = RowUpdate {
                 request_id: *req,
                 rows_of_request: s.rows_of_request[k],
+                of: s.of[k],
                 party_to: *party,
                 channel: ch.clone(),
                 is_successful: false,

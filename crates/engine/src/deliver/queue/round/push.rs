@@ -48,6 +48,15 @@ pub(super) fn settle_of(batch: &[Row], outcome: Outcome) -> Settle {
         retry_counts: batch.iter().map(|r| r.retry_count).collect(),
         max_retries: batch.iter().map(|r| r.max_retries).collect(),
         rows_of_request: batch.iter().map(Row::rows_of_request).collect(),
+        of: batch
+            .iter()
+            .map(|r| {
+                Some(super::super::settle::Of {
+                    digest: r.digest,
+                    subscription: r.subscription_id,
+                })
+            })
+            .collect(),
         outcome,
     }
 }

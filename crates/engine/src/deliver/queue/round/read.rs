@@ -70,6 +70,8 @@ fn claimed_rows(conn: &mut DbConn, tokens: &[String]) -> Result<Vec<Row>> {
             diesel::dsl::sql::<diesel::sql_types::Bool>(
                 "(nt_requests.kind = 'notification' AND NOT nt_requests.urgent)",
             ),
+            diesel::dsl::sql::<diesel::sql_types::Bool>("(nt_requests.kind = 'digest')"),
+            nt_requests::subscription_id,
         ))
         .order((
             nt_requests::party_from.asc(),

@@ -1,14 +1,16 @@
 //! The per-message events of a settle, in its transaction: a digest
 //! delivered to one recipient on one channel (`digest.delivered`) and a
 //! row given up (`delivery.failed`), when the pass's `[events]` posts
-//! them.
+//! them. Each row's request kind and subscription come with the settle,
+//! as the round read them; only a journal's replay, which has no round,
+//! makes the settle read them here.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
-use super::RowUpdate;
+use super::{Of, RowUpdate};
 use crate::db::schema::nt_requests;
 use crate::db::DbConn;
 use crate::error::Result;
@@ -34,34 +36,25 @@ pub(super) fn record(
     if ups.is_empty() {
         return Ok(());
     }
-    let mut ids: Vec<i64> = ups.iter().map(|u| u.request_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut of: HashMap<i64, (String, Option<i64>)> = HashMap::new();
-    for chunk in ids.chunks(1_000) {
-        let rows: Vec<(i64, String, Option<i64>)> = nt_requests::table
-            .filter(nt_requests::request_id.eq_any(chunk))
-            .select((
-                nt_requests::request_id,
-                nt_requests::kind,
-                nt_requests::subscription_id,
-            ))
-            .load(c)?;
-        of.extend(rows.into_iter().map(|(id, k, s)| (id, (k, s))));
-    }
+    let of = unknown(c, &ups)?;
     let mut list = Vec::new();
     for u in ups {
-        let Some((kind, sub)) = of.get(&u.request_id) else {
+        let Some(Of {
+            digest,
+            subscription,
+        }) = u.of.or_else(|| of.get(&u.request_id).copied())
+        else {
             continue;
         };
+        let kind = if digest { "digest" } else { "notification" };
         let event = if u.is_successful {
-            if kind != "digest" {
+            if !digest {
                 continue;
             }
             Event::new(Kind::DigestDelivered)
         } else {
             Event::new(Kind::DeliveryFailed)
-                .with("kind", kind.as_str())
+                .with("kind", kind)
                 .with("reply_code", u.code)
                 .with("reason", u.text.as_str())
         };
@@ -71,10 +64,44 @@ pub(super) fn record(
             .with("channel", u.channel.as_str())
             .with("address", u.address.clone())
             .with("attempts", u.retry_count);
-        if let Some(s) = sub {
-            event = event.subscription(SubscriptionId(*s));
+        if let Some(s) = subscription {
+            event = event.subscription(SubscriptionId(s));
         }
         list.push(event);
     }
     events::record_in_tx(c, now, &list)
+}
+
+/// The kind and subscription of the requests of `ups` that no round read
+/// (a journal's replay), read here; nothing is read for the others.
+fn unknown(c: &mut DbConn, ups: &[&RowUpdate]) -> Result<HashMap<i64, Of>> {
+    let mut ids: Vec<i64> = ups
+        .iter()
+        .filter(|u| u.of.is_none())
+        .map(|u| u.request_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut of = HashMap::new();
+    for chunk in ids.chunks(1_000) {
+        let rows: Vec<(i64, String, Option<i64>)> = nt_requests::table
+            .filter(nt_requests::request_id.eq_any(chunk))
+            .select((
+                nt_requests::request_id,
+                nt_requests::kind,
+                nt_requests::subscription_id,
+            ))
+            .load(c)?;
+        of.extend(rows.into_iter().map(|(id, kind, subscription)| {
+            let digest = kind == "digest";
+            (
+                id,
+                Of {
+                    digest,
+                    subscription,
+                },
+            )
+        }));
+    }
+    Ok(of)
 }
