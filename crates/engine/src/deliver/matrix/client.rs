@@ -4,7 +4,7 @@
 //! data ([`super::direct`]), `join` for a room ID given as an address, a
 //! member's membership of a room, and `PUT …/send/m.room.message/{txnId}`.
 //! No redirect is followed and no proxy used; at most 64 KiB of an answer
-//! is read. What each answer means for the queue is [`refusal`]'s.
+//! is read (8 MiB of the account's own `m.direct`). What each answer means for the queue is [`refusal`]'s.
 
 use std::time::Duration;
 
@@ -36,6 +36,10 @@ fn transient(text: String) -> DeliveryError {
 }
 
 /// What a call is, for the queue's verdict on a refusal.
+/// How much of the service account's account data is read: `m.direct`
+/// holds about 80 bytes a person, so some 100,000 people.
+pub const MAX_ACCOUNT_DATA: usize = 8 * 1024 * 1024;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     Login,
@@ -103,7 +107,14 @@ impl Homeserver {
         })?;
         let status = resp.status().as_u16();
         let retry_after = crate::deliver::webhook::retry_after(resp.headers(), self.now);
-        let (answer, _) = crate::deliver::webhook::read_answer(resp);
+        // The service account's own account data (`m.direct`, a room per
+        // person) is read up to MAX_ACCOUNT_DATA; any other answer up to
+        // the 64 KiB every remote answer is read to.
+        let max = match call {
+            Call::AccountData => MAX_ACCOUNT_DATA,
+            _ => crate::deliver::webhook::MAX_ANSWER,
+        };
+        let (answer, _) = crate::deliver::webhook::read_answer_upto(resp, max);
         let json: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
         if (200..300).contains(&status) {
             return Ok(json);

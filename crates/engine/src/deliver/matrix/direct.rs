@@ -7,7 +7,7 @@
 //! being opened.
 //!
 //! The content is read whole or not at all: an answer that is not a JSON
-//! object (one cut at the 64 KiB read limit, say) is never written back,
+//! object (one cut at the 8 MiB read limit, say) is never written back,
 //! so no other person's entry is lost; the listener then neither finds
 //! nor records (the queue still keeps the room it opens).
 
@@ -33,7 +33,7 @@ pub fn read(
         Some(_) => {
             tracing::warn!(
                 user = me,
-                "matrix: m.direct is not a whole JSON object (larger than 64 KiB?): \
+                "matrix: m.direct is not a whole JSON object (larger than 8 MiB?): \
                  direct rooms are neither looked up nor recorded there"
             );
             None

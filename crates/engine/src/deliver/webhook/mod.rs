@@ -252,12 +252,17 @@ pub fn retry_after_secs(v: &str, now: DateTime<Utc>) -> Option<u64> {
 /// At most [`MAX_ANSWER`] bytes of the answer, as text, and whether there
 /// was more.
 pub(crate) fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
+    read_answer_upto(resp, MAX_ANSWER)
+}
+
+/// [`read_answer`] with a cap of `max` bytes.
+pub(crate) fn read_answer_upto(resp: reqwest::blocking::Response, max: usize) -> (String, bool) {
     let mut buf = Vec::new();
-    let mut limited = resp.take(MAX_ANSWER as u64 + 1);
+    let mut limited = resp.take(max as u64 + 1);
     // An answer that breaks off is what it is so far.
     let _ = limited.read_to_end(&mut buf);
-    let cut = buf.len() > MAX_ANSWER;
-    buf.truncate(MAX_ANSWER);
+    let cut = buf.len() > max;
+    buf.truncate(max);
     (String::from_utf8_lossy(&buf).into_owned(), cut)
 }
 
