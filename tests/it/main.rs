@@ -9,6 +9,7 @@ mod bench_burst;
 mod bench_channels;
 mod bench_ndjson;
 mod bench_soak;
+mod bound_ids;
 mod browser;
 mod calendar;
 mod cli_content;
