@@ -83,6 +83,7 @@ mod schedule_shared;
 mod schemas;
 mod seen;
 mod serve;
+mod serve_runtime;
 mod serve_shared;
 mod sms;
 mod smtp_tls;
