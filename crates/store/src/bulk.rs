@@ -145,10 +145,15 @@ pub fn in_bound(conn: &DbConn, param: &str) -> String {
 }
 
 /// `column` in `ids`, as a condition for a query builder's `filter` on
-/// either back end (`pg`: PostgreSQL), the ids bound as one parameter. A
-/// literal, so never kept prepared: PostgreSQL plans it for the ids it is
-/// given each time, where a kept statement may get a generic plan.
-pub fn column_in(pg: bool, column: &str, ids: Vec<i64>) -> ColumnIn {
+/// `conn`'s back end, the ids bound as one parameter. A literal, so never
+/// kept prepared: PostgreSQL plans it for the ids it is given each time,
+/// where a kept statement may get a generic plan.
+pub fn column_in(conn: &DbConn, column: &str, ids: Vec<i64>) -> ColumnIn {
+    column_in_on(matches!(conn, DbConn::Postgres(_)), column, ids)
+}
+
+/// [`column_in`] for a query typed for one back end (`pg`: PostgreSQL).
+pub fn column_in_on(pg: bool, column: &str, ids: Vec<i64>) -> ColumnIn {
     let (open, close) = id_list_sql(pg);
     diesel::dsl::sql::<Bool>(&format!("{column} {open}"))
         .bind::<IdList, _>(Ids(ids))

@@ -197,7 +197,7 @@ macro_rules! filter_read {
         match $colls {
             Some(ColumnIds::One(one)) => q = q.filter(modifications::collection_id.eq(one)),
             Some(ColumnIds::Many(ids)) => {
-                q = q.filter($crate::db::column_in(
+                q = q.filter($crate::db::column_in_on(
                     $pg,
                     "modifications.collection_id",
                     ids.clone(),

@@ -84,9 +84,9 @@ pub fn read_for(
     let mut ids: Vec<i64> = parties.iter().map(|p| p.0).collect();
     ids.sort_unstable();
     ids.dedup();
-    let pg = matches!(c, DbConn::Postgres(_));
+    let these = column_in(c, "seen.party_id", ids);
     let rows: Vec<(i64, String, chrono::NaiveDateTime)> = seen::table
-        .filter(column_in(pg, "seen.party_id", ids))
+        .filter(these)
         .filter(seen::seen_at.ge(not_before.naive_utc()))
         .select((seen::party_id, seen::item_uuid, seen::seen_at))
         .load(c)?;

@@ -100,8 +100,7 @@ fn requests(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Req>> {
         if ids.is_empty() {
             continue;
         }
-        let pg = matches!(conn, DbConn::Postgres(_));
-        let these = crate::db::column_in(pg, "nt_requests.request_id", ids);
+        let these = crate::db::column_in(conn, "nt_requests.request_id", ids);
         let loaded: Vec<ReqRow> = nt_requests::table
             .inner_join(nt_messages::table)
             .filter(these)
