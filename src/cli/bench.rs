@@ -44,22 +44,22 @@ pub enum BenchCmd {
 /// A bench opens the database it is given (`--db`) itself, or its own
 /// SQLite file: never the configured one.
 pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
-    let out = &mut *ctx.out;
+    // The benches that deliver do so on the process's runtime.
     match cmd {
-        BenchCmd::Ingest(a) => bench::ingest(&a, db, out),
-        BenchCmd::Tick(a) => bench::tick(&a, db, out),
-        BenchCmd::Simulate(a) => bench::simulate(&a, db, out),
-        BenchCmd::Compose(a) => bench::compose(&a, db, out),
-        BenchCmd::Smtp(a) => bench::smtp(&a, db, out),
-        BenchCmd::Xmpp(a) => bench::xmpp(&a, db, out),
-        BenchCmd::Webhook(a) => bench::webhook(&a, db, out),
-        BenchCmd::Matrix(a) => bench::matrix(&a, db, out),
-        BenchCmd::Recur(a) => bench::recur(&a, out),
-        BenchCmd::Http(a) => bench::http(&a, db, out),
-        BenchCmd::Ndjson(a) => bench::ndjson(&a, db, out),
-        BenchCmd::Import(a) => bench::import(&a, db, out),
-        BenchCmd::Burst(a) => bench::burst(&a, db, out),
-        BenchCmd::Soak(a) => bench::soak(&a, db, out),
-        BenchCmd::SoakServer(a) => bench::soak_server(&a, db, out),
+        BenchCmd::Ingest(a) => bench::ingest(&a, db, ctx.out),
+        BenchCmd::Tick(a) => bench::tick(&a, db, ctx.out),
+        BenchCmd::Simulate(a) => bench::simulate(&a, db, ctx.out),
+        BenchCmd::Compose(a) => bench::compose(&a, db, ctx.out),
+        BenchCmd::Smtp(a) => bench::smtp(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::Xmpp(a) => bench::xmpp(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::Webhook(a) => bench::webhook(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::Matrix(a) => bench::matrix(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::Recur(a) => bench::recur(&a, ctx.out),
+        BenchCmd::Http(a) => bench::http(&a, db, ctx.out),
+        BenchCmd::Ndjson(a) => bench::ndjson(&a, db, ctx.out),
+        BenchCmd::Import(a) => bench::import(&a, db, ctx.out),
+        BenchCmd::Burst(a) => bench::burst(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::Soak(a) => bench::soak(&a, db, ctx.out),
+        BenchCmd::SoakServer(a) => bench::soak_server(&a, db, &ctx.handle()?, ctx.out),
     }
 }

@@ -173,12 +173,14 @@ fn usage_error(e: &clap::Error) -> i32 {
 }
 
 /// What a command runs with: the settings, the clock, standard output, and
-/// the database, opened when the command first asks for it.
+/// the database and the process's tokio runtime, each made when the
+/// command first asks for it.
 pub struct Ctx<'a> {
     cfg: &'a Config,
     clock: &'a dyn Clock,
     out: &'a mut Stdout,
     db: Option<Db>,
+    rt: Option<tokio::runtime::Runtime>,
 }
 
 impl Ctx<'_> {
@@ -195,6 +197,28 @@ impl Ctx<'_> {
             self.db = Some(Db::open_existing(&d.url, d.pool_size)?);
         }
         self.db.as_ref().expect("opened above").conn()
+    }
+
+    /// The process's one tokio runtime, built the first time: `serve` and
+    /// `web` run on it, and the SMTP and XMPP listeners of the commands
+    /// that deliver (`queue run`, `test-alert`, `demo`, the benches) run
+    /// their sessions on it. Multi-threaded, so that its workers drive
+    /// those sessions' sockets while a pass blocks on it.
+    fn rt(&mut self) -> Result<&tokio::runtime::Runtime> {
+        if self.rt.is_none() {
+            self.rt = Some(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()?,
+            );
+        }
+        Ok(self.rt.as_ref().expect("built above"))
+    }
+
+    /// A handle on [`Ctx::rt`], for what the listeners keep.
+    fn handle(&mut self) -> Result<tokio::runtime::Handle> {
+        Ok(self.rt()?.handle().clone())
     }
 
     /// Creates the database when it does not exist, and migrates it.
@@ -231,6 +255,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         clock,
         out,
         db: None,
+        rt: None,
     };
     match cli.command {
         Command::Init => {
@@ -261,11 +286,15 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
         Command::Inbound => queue::inbound(ctx),
         Command::TestAlert(a) => queue::test_alert(a, ctx),
         Command::Report { json } => queue::report(json, ctx),
-        Command::Serve => crate::serve::run(&cfg, shared_clock(cli.now.as_deref(), clock)),
-        Command::Web => crate::http::run_web(&cfg, shared_clock(cli.now.as_deref(), clock)),
+        Command::Serve => {
+            crate::serve::run(&cfg, shared_clock(cli.now.as_deref(), clock), ctx.rt()?)
+        }
+        Command::Web => {
+            crate::http::run_web(&cfg, shared_clock(cli.now.as_deref(), clock), ctx.rt()?)
+        }
         Command::Token(c) => access::token(c, ctx),
         Command::Ticket(c) => access::ticket(c, ctx),
-        Command::Demo => demo::run(&cfg, cli.db.is_some(), ctx.out),
+        Command::Demo => demo::run(&cfg, cli.db.is_some(), &ctx.handle()?, ctx.out),
         Command::Bench(c) => bench::run(c, cli.db.as_deref(), ctx),
     }
 }

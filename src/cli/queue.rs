@@ -96,7 +96,7 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
             // The database first: one that is not there stops the pass
             // before the journal directory beside it is made.
             let mut conn = ctx.conn()?;
-            let mut delivery = Delivery::from_config(ctx.cfg)?;
+            let mut delivery = Delivery::from_config(ctx.cfg, &ctx.handle()?)?;
             let owner = schedule::lease::owner_name();
             let report = queue::run_queue(
                 &mut conn,
@@ -104,7 +104,9 @@ pub fn queue(cmd: QueueCmd, ctx: &mut Ctx) -> Result<()> {
                 at,
                 &owner,
                 ctx.cfg.schedule.lease_for(),
-            )?;
+            );
+            delivery.shutdown();
+            let report = report?;
             writeln!(ctx.out, "{report}")?;
         }
         QueueCmd::Purge { older_than } => {
@@ -256,9 +258,11 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     let cfg = ctx.cfg;
     let now = ctx.now();
     let report = match parties::Channel::parse(&a.channel)? {
-        parties::Channel::Email => queue::test_alert(&cfg.email, &a.to, now)?,
+        parties::Channel::Email => queue::test_alert(&cfg.email, &ctx.handle()?, &a.to, now)?,
         parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
-        parties::Channel::Xmpp => queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &a.to, now)?,
+        parties::Channel::Xmpp => {
+            queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &ctx.handle()?, &a.to, now)?
+        }
         parties::Channel::Matrix => {
             let mut conn = ctx.conn()?;
             queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &a.to, now)?

@@ -152,7 +152,7 @@ impl PostOffice {
         schedule::run_tick(c, t, "browser-test", lease, &mut comp)
             .unwrap()
             .expect("the tick lease");
-        let mut d = Delivery::new(&self.cfg.email).unwrap();
+        let mut d = Delivery::new(&self.cfg.email, crate::common::rt()).unwrap();
         queue::run_queue(c, &mut d, t, "browser-test", lease).unwrap();
         let mut new: Vec<PathBuf> = std::fs::read_dir(self.dir.path())
             .unwrap()

@@ -492,10 +492,13 @@ fn a_batched_message_says_when_in_the_recipients_zone_and_clock(db: &TestDb) {
     post(&mut c, "team", false, "To the list again", T0);
     let dir = tempfile::tempdir().unwrap();
     let outbox = dir.path().join("outbox");
-    let mut d = Delivery::new(&EmailConfig {
-        dir: outbox.display().to_string(),
-        ..EmailConfig::default()
-    })
+    let mut d = Delivery::new(
+        &EmailConfig {
+            dir: outbox.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap();
     let r = queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     assert_eq!(r.written.get("email"), Some(&3), "{r:?}");
@@ -584,10 +587,13 @@ fn an_old_releases_journal_is_replayed_and_another_databases_left_alone(db: &Tes
     std::fs::create_dir_all(&journals).unwrap();
     let other = journals.join("ffffffffffffffff-4242-00000000000000ff.sent");
     std::fs::write(&other, line(rb.0, bob)).unwrap();
-    let mut d = Delivery::new(&EmailConfig {
-        dir: outbox.display().to_string(),
-        ..EmailConfig::default()
-    })
+    let mut d = Delivery::new(
+        &EmailConfig {
+            dir: outbox.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap()
     .with_journal_dir(&journals)
     .unwrap();
@@ -628,7 +634,7 @@ fn an_old_releases_journal_is_replayed_and_another_databases_left_alone(db: &Tes
 }
 
 fn backoff_doubles_and_is_capped(_db: &TestDb) {
-    let d = Delivery::new(&EmailConfig::default()).unwrap();
+    let d = Delivery::new(&EmailConfig::default(), crate::common::rt()).unwrap();
     let mins: Vec<i64> = (1..=9).map(|a| d.backoff(a).num_minutes()).collect();
     assert_eq!(mins, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
 }

@@ -302,11 +302,14 @@ fn the_pipe_transport_reads_exit_codes_like_sendmail(db: &TestDb) {
     let r = notify(&mut c, "sys", "lea", "Via sendmail");
     let dir = tempfile::tempdir().unwrap();
     let (cmd, log, code) = fake_sendmail(dir.path());
-    let mut d = Delivery::new(&EmailConfig {
-        transport: digestd::config::EmailTransport::Pipe,
-        pipe_command: cmd,
-        ..EmailConfig::default()
-    })
+    let mut d = Delivery::new(
+        &EmailConfig {
+            transport: digestd::config::EmailTransport::Pipe,
+            pipe_command: cmd,
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap();
     // 75: try again later.
     std::fs::write(&code, "75").unwrap();
@@ -367,12 +370,15 @@ fn the_db_transport_fills_an_sqlite_outbox_a_relay_can_drain(db: &TestDb) {
     let m = notify(&mut c, "sys", "max", "Third");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("relay/outbox.db");
-    let mut d = Delivery::new(&EmailConfig {
-        transport: digestd::config::EmailTransport::Db,
-        db_path: path.display().to_string(),
-        dir: dir.path().join("files").display().to_string(),
-        ..EmailConfig::default()
-    })
+    let mut d = Delivery::new(
+        &EmailConfig {
+            transport: digestd::config::EmailTransport::Db,
+            db_path: path.display().to_string(),
+            dir: dir.path().join("files").display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap();
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     for r in [a, b, m] {

@@ -117,7 +117,7 @@ fn each_digest_stores_only_what_its_channels_read_and_every_channel_delivers(db:
         dir: dir.path().display().to_string(),
         ..EmailConfig::default()
     };
-    let mut ob = Delivery::new(&email).unwrap();
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
     let mut comp = composer();
     let mut t = at("2026-11-22T16:00:00Z");
     while t <= at("2026-11-22T18:00:00Z") {
@@ -319,7 +319,7 @@ fn shared_renderings_are_stored_once_and_filled_with_each_recipients_links(db: &
         dir: dir.path().display().to_string(),
         ..EmailConfig::default()
     };
-    let mut ob = Delivery::new(&email).unwrap();
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
     queue::run_pass(&mut c, &mut ob, at("2026-11-22T18:00:00Z")).unwrap();
     let p = queue::purge(&mut c, at("2026-11-22T17:30:00Z")).unwrap();
     assert_eq!((p.requests, p.bodies), (1, 0));

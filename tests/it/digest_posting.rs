@@ -170,7 +170,7 @@ fn the_outbox_writes_valid_mime_once_and_settles_statuses(db: &TestDb) {
         dir: dir.path().display().to_string(),
         ..EmailConfig::default()
     };
-    let mut ob = Delivery::new(&email).unwrap();
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
     // A group's hours are UTC: the team's 18:00 is 18:00Z; ann's 09:00 is 17:00Z.
     let mut t = at("2026-11-22T08:00:00Z");
     let mut comp = composer();

@@ -101,15 +101,18 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
         let mut c = db.conn();
         let (key, p) = key(dir.path(), alg);
         let server = FaultSmtp::start();
-        let mut d = Delivery::new(&EmailConfig {
-            transport: digestd::config::EmailTransport::Smtp,
-            smtp_url: server.url(),
-            dir: dir.path().join("outbox").display().to_string(),
-            dkim_domain: "example.org".into(),
-            dkim_selector: "mail2026".into(),
-            dkim_key: key.display().to_string(),
-            ..EmailConfig::default()
-        })
+        let mut d = Delivery::new(
+            &EmailConfig {
+                transport: digestd::config::EmailTransport::Smtp,
+                smtp_url: server.url(),
+                dir: dir.path().join("outbox").display().to_string(),
+                dkim_domain: "example.org".into(),
+                dkim_selector: "mail2026".into(),
+                dkim_key: key.display().to_string(),
+                ..EmailConfig::default()
+            },
+            crate::common::rt(),
+        )
         .unwrap();
         let (amy, bob) = (format!("amy-{alg}"), format!("bob-{alg}"));
         let sys = format!("sys-{alg}");
@@ -212,6 +215,7 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
                 dkim_key: key.display().to_string(),
                 ..EmailConfig::default()
             },
+            crate::common::rt(),
             "ops@example.com",
             at(T0),
         )

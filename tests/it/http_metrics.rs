@@ -345,7 +345,7 @@ fn counters_move(db: &TestDb) {
     cfg.database.url = db.url.clone();
     cfg.email.dir = dir.path().display().to_string();
     let pool = db.open();
-    let mut delivery = Delivery::new(&cfg.email).unwrap();
+    let mut delivery = Delivery::new(&cfg.email, crate::common::rt()).unwrap();
     let m = Metrics::new();
     let t: DateTime<Utc> = at("2026-11-23T09:00:00Z");
     let tick = |d: &mut Delivery, owner: &str| {

@@ -135,7 +135,7 @@ fn tick_and_send(c: &mut DbConn, t: &str) -> BTreeMap<String, Mail> {
         dir: dir.path().display().to_string(),
         ..EmailConfig::default()
     };
-    let mut ob = Delivery::new(&email).unwrap();
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
     queue::run_pass(c, &mut ob, at(t)).unwrap();
     read_mails(dir.path())
 }

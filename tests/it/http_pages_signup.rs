@@ -89,7 +89,7 @@ fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
             dir: dir.path().display().to_string(),
             ..EmailConfig::default()
         };
-        let mut ob = Delivery::new(&email).unwrap();
+        let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
         queue::run_pass(&mut c, &mut ob, at(NOW)).unwrap();
         let mails = common::pages::mails_in(dir.path());
         assert_eq!(mails.len(), 1);

@@ -226,7 +226,7 @@ fn a_real_digest_carries_one_click_headers_whose_url_stops_it() {
             dir: dir.path().display().to_string(),
             ..EmailConfig::default()
         };
-        let mut ob = Delivery::new(&email).unwrap();
+        let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
         let mut comp = digestd::digest::Composer::new(
             &digestd::config::DigestConfig::default(),
             &EmailConfig::default(),
@@ -332,7 +332,12 @@ fn a_new_link_ends_the_old_one_but_for_one_click_unsubscribe() {
             dir: dir.path().display().to_string(),
             ..EmailConfig::default()
         };
-        queue::run_pass(&mut c, &mut Delivery::new(&email).unwrap(), at(NOW)).unwrap();
+        queue::run_pass(
+            &mut c,
+            &mut Delivery::new(&email, crate::common::rt()).unwrap(),
+            at(NOW),
+        )
+        .unwrap();
         let mails = common::pages::mails_in(dir.path());
         assert_eq!(mails.len(), 1);
         let m = mail_parser::MessageParser::default()

@@ -284,7 +284,7 @@ fn the_admin_request_page_shows_a_held_rows_reason() {
             dir: dir.path().display().to_string(),
             ..EmailConfig::default()
         };
-        let mut d = Delivery::new(&email)
+        let mut d = Delivery::new(&email, crate::common::rt())
             .unwrap()
             .with_journal_dir(&dir.path().join("j"))
             .unwrap();

@@ -52,10 +52,13 @@ fn dsn(
 
 fn dir_delivery() -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(&EmailConfig {
-        dir: dir.display().to_string(),
-        ..EmailConfig::default()
-    })
+    Delivery::new(
+        &EmailConfig {
+            dir: dir.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap()
 }
 

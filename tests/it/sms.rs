@@ -45,10 +45,13 @@ fn delivery(gw: &Gateway, shape: &str) -> Delivery {
 
 fn delivery_to(endpoint: &str, shape: &str) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(&EmailConfig {
-        dir: dir.display().to_string(),
-        ..EmailConfig::default()
-    })
+    Delivery::new(
+        &EmailConfig {
+            dir: dir.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap()
     .with_sms(&SmsConfig {
         transport: digestd::config::SmsTransport::Http,

@@ -2,8 +2,9 @@
 //! 2, no panic, and nothing written.
 //!
 //! Here, those of the long-running commands (`serve`, `web`, `queue run`)
-//! with the SMTP transport configured (its own runtime used to panic when
-//! it was dropped inside `serve`'s); in [`settings`], a settings file or
+//! with the SMTP transport configured (its listener, on the process's
+//! runtime, is dropped inside `serve`'s async code when start-up fails,
+//! and must not block there); in [`settings`], a settings file or
 //! variable that is refused, and a variable that is warned about; in
 //! [`database`], a database that is not there or cannot be opened.
 

@@ -117,7 +117,7 @@ fn tick_and_deliver(
         dir: dir.display().to_string(),
         ..EmailConfig::default()
     };
-    let mut d = Delivery::new(&email).unwrap();
+    let mut d = Delivery::new(&email, crate::common::rt()).unwrap();
     queue::run_pass(c, &mut d, t).unwrap();
     let requests: i64 = nt_requests::table.count().get_result(c).unwrap();
     let delivered: Vec<(String, i64)> = nt_queue::table

@@ -67,10 +67,13 @@ fn xmpp_config(p: &Prosody) -> XmppConfig {
 
 fn delivery(p: &Prosody) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(&EmailConfig {
-        dir: dir.display().to_string(),
-        ..EmailConfig::default()
-    })
+    Delivery::new(
+        &EmailConfig {
+            dir: dir.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap()
     .with_xmpp(&xmpp_config(p))
     .unwrap()
@@ -316,7 +319,7 @@ fn the_listener_refuses_only_the_bodies_xml_cannot_carry() {
         Reader::login(&p, "carol", "carolpw"),
         Reader::login(&p, "dave", "davepw"),
     ];
-    let mut l = XmppListener::new(&xmpp_config(&p)).unwrap();
+    let mut l = XmppListener::new(&xmpp_config(&p), crate::common::rt().clone()).unwrap();
     let msg = |to: &str, body: &str| Outgoing::text(to, body, Default::default());
     let r = l.send(&[
         msg("bob@localhost", "for bob"),
@@ -357,11 +360,14 @@ fn the_listener_refuses_only_the_bodies_xml_cannot_carry() {
 #[test]
 fn a_wrong_password_is_a_transient_failure_not_a_hang() {
     let Some(p) = prosody() else { return };
-    let mut l = XmppListener::new(&XmppConfig {
-        password: "wrong".into(),
-        timeout_seconds: 3,
-        ..xmpp_config(&p)
-    })
+    let mut l = XmppListener::new(
+        &XmppConfig {
+            password: "wrong".into(),
+            timeout_seconds: 3,
+            ..xmpp_config(&p)
+        },
+        crate::common::rt().clone(),
+    )
     .unwrap();
     let r = l.send(&[Outgoing::text("bob@localhost", "hi", Default::default())]);
     match &r[0] {

@@ -258,13 +258,15 @@ pub fn touch_feeds(
         DbConn::Sqlite(_) => "strftime('%Y-%m-%d %H:%M:%f', 'now')",
         DbConn::Postgres(_) => "(clock_timestamp() AT TIME ZONE 'UTC')",
     };
+    let sql = format!(
+        "UPDATE collections SET feed_version = feed_version + 1, \
+         feed_changed_at = CASE WHEN feed_changed_at IS NULL OR feed_changed_at < {now} \
+         THEN {now} ELSE feed_changed_at END WHERE id = $1"
+    );
     for id in ids {
-        let sql = format!(
-            "UPDATE collections SET feed_version = feed_version + 1, \
-             feed_changed_at = CASE WHEN feed_changed_at IS NULL OR feed_changed_at < {now} \
-             THEN {now} ELSE feed_changed_at END WHERE id = {id}"
-        );
-        diesel::sql_query(sql).execute(conn)?;
+        diesel::sql_query(&sql)
+            .bind::<diesel::sql_types::BigInt, _>(id)
+            .execute(conn)?;
     }
     Ok(())
 }

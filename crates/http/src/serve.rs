@@ -5,7 +5,9 @@
 //! On start it ticks once at once, so periods that came due while nothing
 //! ran are delivered without waiting for the next scheduled instant.
 //! Each tick composes and posts the due digests, then one queue pass
-//! delivers what is pending. Beside the loop, on the same runtime, the
+//! delivers what is pending, on a blocking thread of the runtime `serve`
+//! runs on; the SMTP and XMPP listeners' sessions run on that runtime too.
+//! Beside the loop, on the same runtime, the
 //! HTTP server answers (`[http] enabled`); SIGTERM drains its requests too.
 //! After a tick the operator's daily report is posted when it is due.
 //! Each tick and queue pass is counted in the [`Metrics`] that `/metrics`
@@ -27,12 +29,10 @@ use crate::metrics::{Metrics, Tick};
 use crate::schedule::Shared;
 use crate::{http, report, schedule};
 
-/// Runs the daemon until SIGTERM or ctrl-c.
-pub fn run(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+/// Runs the daemon until SIGTERM or ctrl-c, on `rt`, the process's one
+/// runtime (multi-threaded: its workers drive the sockets of the SMTP and
+/// XMPP sessions that a pass blocks on).
+pub fn run(cfg: &Config, clock: Arc<dyn Clock>, rt: &tokio::runtime::Runtime) -> Result<()> {
     rt.block_on(serve(cfg, clock, http::shutdown_signal()))
 }
 
@@ -143,7 +143,9 @@ pub async fn serve(
     // daemon's life (the XMPP session and the SMTP settings outlive a
     // pass), whose journal directory is checked before anything listens.
     let db = Db::open_existing(&cfg.database.url, cfg.database.pool_size)?;
-    let delivery = Delivery::from_config(cfg)?;
+    // The listeners' sessions run on this runtime, the one `serve` runs
+    // on; each pass blocks on it from its blocking thread.
+    let delivery = Delivery::from_config(cfg, &tokio::runtime::Handle::current())?;
     let listener = match cfg.http.enabled {
         true => Some(http::bind(&cfg.http.listen).await?),
         false => None,

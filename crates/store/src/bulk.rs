@@ -1,11 +1,16 @@
 //! Helpers for set-based statements: multi-row inserts kept prepared on
-//! SQLite, ids reserved for rows inserted with explicit ids, id lists as
-//! SQL, and PostgreSQL's planner told that index look-ups are cheap.
+//! SQLite, ids reserved for rows inserted with explicit ids, id lists bound as
+//! one parameter, and PostgreSQL's planner told that index look-ups are cheap.
 
 use diesel::connection::SimpleConnection;
-use diesel::pg::PgConnection;
+use diesel::dsl::AsExprOf;
+use diesel::expression::{SqlLiteral, UncheckedBind};
+use diesel::pg::{Pg, PgConnection};
+use diesel::serialize::{IsNull, Output, ToSql};
+use diesel::sql_types::{Array, BigInt, Bool};
+use diesel::sqlite::{Sqlite, SqliteType};
 
-use super::DbConn;
+use super::{DbConn, MultiBackend};
 use crate::error::Result;
 
 /// Inserts the slice `$rows` of owned `Insertable` rows of `$table` on a
@@ -74,15 +79,95 @@ pub fn reserve_ids(
     }
 }
 
-/// `IN` the ids, as SQL for `WHERE column …`: on PostgreSQL one array
-/// constant (`= ANY('{1,2,3}')`), because a list of thousands of literals
-/// cost it more to parse and plan than to run the statement; on SQLite,
-/// which has no arrays, the list.
-pub fn in_ids(conn: &DbConn, ids: &[i64]) -> String {
-    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    match conn {
-        DbConn::Postgres(_) => format!("= ANY('{{{list}}}'::bigint[])"),
-        DbConn::Sqlite(_) => format!("IN ({list})"),
+/// A list of ids bound as ONE parameter of SQL type [`IdList`], never
+/// written into the statement: on PostgreSQL a `bigint[]` (`= ANY($n)`),
+/// on SQLite, which has no arrays, a JSON array its built-in `json_each`
+/// reads (`IN (SELECT value FROM json_each($n))`). One parameter, so the
+/// statement's text is the same for ten ids or ten thousand, and
+/// PostgreSQL parses and plans no list of literals.
+#[derive(Debug, Clone, PartialEq, Eq, diesel::expression::AsExpression)]
+#[diesel(sql_type = IdList)]
+pub struct Ids(pub Vec<i64>);
+
+/// The SQL type of [`Ids`]: `bigint[]` on PostgreSQL, JSON text on SQLite.
+#[derive(
+    Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId,
+)]
+pub struct IdList;
+
+impl diesel::sql_types::HasSqlType<IdList> for Pg {
+    fn metadata(lookup: &mut Self::MetadataLookup) -> Self::TypeMetadata {
+        <Pg as diesel::sql_types::HasSqlType<Array<BigInt>>>::metadata(lookup)
+    }
+}
+
+impl diesel::sql_types::HasSqlType<IdList> for Sqlite {
+    fn metadata(_: &mut ()) -> SqliteType {
+        SqliteType::Text
+    }
+}
+
+impl diesel::sql_types::HasSqlType<IdList> for MultiBackend {
+    fn metadata(lookup: &mut Self::MetadataLookup) -> Self::TypeMetadata {
+        MultiBackend::lookup_sql_type::<IdList>(lookup)
+    }
+}
+
+impl ToSql<IdList, Pg> for Ids {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> diesel::serialize::Result {
+        <Vec<i64> as ToSql<Array<BigInt>, Pg>>::to_sql(&self.0, out)
+    }
+}
+
+impl ToSql<IdList, Sqlite> for Ids {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> diesel::serialize::Result {
+        let list = self.0.iter().map(i64::to_string).collect::<Vec<_>>();
+        out.set_value(format!("[{}]", list.join(",")));
+        Ok(IsNull::No)
+    }
+}
+
+impl ToSql<IdList, MultiBackend> for Ids {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, MultiBackend>) -> diesel::serialize::Result {
+        out.set_value((IdList, self));
+        Ok(IsNull::No)
+    }
+}
+
+/// `IN` the [`Ids`] bound as parameter `param` (`"$3"`), as SQL to follow
+/// a column in a raw statement: `= ANY($3)` on PostgreSQL, `IN (SELECT
+/// value FROM json_each($3))` on SQLite. SQLite numbers `$N` parameters
+/// in the order they first appear, so `param` must come where its number
+/// says.
+pub fn in_bound(conn: &DbConn, param: &str) -> String {
+    let (open, close) = id_list_sql(matches!(conn, DbConn::Postgres(_)));
+    format!("{open}{param}{close}")
+}
+
+/// `column` in `ids`, as a condition for a query builder's `filter` on
+/// `conn`'s back end, the ids bound as one parameter. A literal, so never
+/// kept prepared: PostgreSQL plans it for the ids it is given each time,
+/// where a kept statement may get a generic plan.
+pub fn column_in(conn: &DbConn, column: &str, ids: Vec<i64>) -> ColumnIn {
+    column_in_on(matches!(conn, DbConn::Postgres(_)), column, ids)
+}
+
+/// [`column_in`] for a query typed for one back end (`pg`: PostgreSQL).
+pub fn column_in_on(pg: bool, column: &str, ids: Vec<i64>) -> ColumnIn {
+    let (open, close) = id_list_sql(pg);
+    diesel::dsl::sql::<Bool>(&format!("{column} {open}"))
+        .bind::<IdList, _>(Ids(ids))
+        .sql(close)
+}
+
+/// What [`column_in`] gives.
+pub type ColumnIn = SqlLiteral<Bool, UncheckedBind<SqlLiteral<Bool>, AsExprOf<Ids, IdList>>>;
+
+/// What goes before and after the parameter of an id list.
+fn id_list_sql(pg: bool) -> (&'static str, &'static str) {
+    match pg {
+        true => ("= ANY(", ")"),
+        false => ("IN (SELECT value FROM json_each(", "))"),
     }
 }
 

@@ -20,7 +20,9 @@ mod stamp;
 pub mod states;
 pub mod watch;
 
-pub use bulk::{in_ids, prefer_index_lookups, reserve_ids};
+pub use bulk::{
+    column_in, column_in_on, in_bound, prefer_index_lookups, reserve_ids, ColumnIn, IdList, Ids,
+};
 use pool::Severed;
 pub use pool::{Db, Manager, PooledConn};
 pub use stamp::sqlite_stamp;

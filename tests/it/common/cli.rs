@@ -58,20 +58,26 @@ impl Env {
         env
     }
 
-    /// Runs `digestd` with exactly `args` (no --config/--db added).
-    pub fn run_raw<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+    /// `digestd` with exactly `args` (no --config/--db added), in the
+    /// directory, with no `DIGESTD_*` variable and no `RUST_LOG`.
+    pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_digestd"));
-        cmd.args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(args).current_dir(self.dir.path());
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("DIGESTD_") {
                 cmd.env_remove(key);
             }
         }
         cmd.env_remove("RUST_LOG");
+        cmd
+    }
+
+    /// Runs `digestd` with exactly `args` (no --config/--db added).
+    pub fn run_raw<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn digestd");
         let mut pipe = child.stdin.take().expect("stdin");
         let input = stdin.to_vec();
@@ -89,8 +95,8 @@ impl Env {
         }
     }
 
-    /// Runs `digestd --config <empty> --db <url> args…` with `stdin`.
-    pub fn run_in<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+    /// `args` after `--config <config> --db <url>`.
+    fn with_config<'s, S: AsRef<OsStr>>(&'s self, args: &'s [S]) -> Vec<&'s OsStr> {
         let mut all: Vec<&OsStr> = vec![
             OsStr::new("--config"),
             self.config.as_os_str(),
@@ -98,7 +104,17 @@ impl Env {
             OsStr::new(&self.url),
         ];
         all.extend(args.iter().map(AsRef::as_ref));
-        self.run_raw(&all, stdin)
+        all
+    }
+
+    /// Runs `digestd --config <empty> --db <url> args…` with `stdin`.
+    pub fn run_in<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Out {
+        self.run_raw(&self.with_config(args), stdin)
+    }
+
+    /// [`Env::command`] of `digestd --config <config> --db <url> args…`.
+    pub fn command_in<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
+        self.command(&self.with_config(args))
     }
 
     pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {

@@ -114,7 +114,7 @@ pub fn in_fresh_dir() -> (Delivery, EmailConfig) {
         dir: dir.display().to_string(),
         ..EmailConfig::default()
     };
-    let d = Delivery::new(&email)
+    let d = Delivery::new(&email, crate::common::rt())
         .unwrap()
         .with_journal_dir(&dir.join("journal"))
         .unwrap();
@@ -176,14 +176,17 @@ pub fn smtp(url: &str) -> Delivery {
 
 pub fn smtp_pool(url: &str, pool_size: u32) -> Delivery {
     let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(&EmailConfig {
-        transport: digestd::config::EmailTransport::Smtp,
-        smtp_url: url.into(),
-        dir: dir.display().to_string(),
-        pool_size,
-        timeout_seconds: 5,
-        ..EmailConfig::default()
-    })
+    Delivery::new(
+        &EmailConfig {
+            transport: digestd::config::EmailTransport::Smtp,
+            smtp_url: url.into(),
+            dir: dir.display().to_string(),
+            pool_size,
+            timeout_seconds: 5,
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
     .unwrap()
     // In the test's own directory: on PostgreSQL the default is
     // `data/journal/` under the working directory, the crate's.

@@ -34,6 +34,20 @@ use digestd::db::{Db, DbConn};
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// The test binary's one tokio runtime, as the digestd binary has one:
+/// the SMTP and XMPP listeners of the tests' deliveries run on it.
+pub fn rt() -> &'static tokio::runtime::Handle {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the tests' runtime")
+    })
+    .handle()
+}
+
 pub struct TestDb {
     pub url: String,
     _dir: Option<tempfile::TempDir>,

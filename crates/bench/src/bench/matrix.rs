@@ -193,9 +193,14 @@ fn floor(a: &Account, rooms: &[String], n: usize, round: usize, body: &str) -> R
 
 /// One timed queue pass over the pending requests through the Matrix
 /// listener of `cfg`.
-fn pass(c: &mut crate::db::DbConn, cfg: &MatrixConfig, n: usize) -> Result<Duration> {
+fn pass(
+    c: &mut crate::db::DbConn,
+    cfg: &MatrixConfig,
+    n: usize,
+    rt: &tokio::runtime::Handle,
+) -> Result<Duration> {
     let email = EmailConfig::default();
-    timed_pass(c, Delivery::new(&email)?.with_matrix(cfg, &email)?, n)
+    timed_pass(c, Delivery::new(&email, rt)?.with_matrix(cfg, &email)?, n)
 }
 
 /// Fails unless every message of every run is in the rooms exactly once.
@@ -262,7 +267,12 @@ fn sides(server: &Synapse, rooms: usize) -> Result<Sides> {
     })
 }
 
-pub fn matrix(args: &MatrixArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn matrix(
+    args: &MatrixArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.messages == 0
         || !(1..=20_000).contains(&args.size)
         || !(1..=100).contains(&args.rooms)
@@ -313,7 +323,7 @@ pub fn matrix(args: &MatrixArgs, url: Option<&str>, out: &mut dyn Write) -> Resu
             requests(&mut c, n, round * n, "matrix", &body)?;
         }
         let ready = (Cpu::of("self").unwrap_or_default(), synapse_cpu());
-        queues.push(pass(&mut c, &cfg, n)?);
+        queues.push(pass(&mut c, &cfg, n, rt)?);
         let after = (Cpu::of("self").unwrap_or_default(), synapse_cpu());
         cpu_floor[0] += mid.0.own - before.0.own;
         cpu_floor[1] += mid.1.own - before.1.own;

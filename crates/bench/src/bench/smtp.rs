@@ -197,7 +197,12 @@ pub(super) fn source_run(
     Ok(d)
 }
 
-pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn smtp(
+    args: &SmtpArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     find("smtp-source")?;
     if args.repeat == 0 {
         return Err(Error::invalid("bench smtp: --repeat must be at least 1"));
@@ -239,7 +244,7 @@ pub fn smtp(args: &SmtpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
         pool_size: args.sessions,
         ..EmailConfig::default()
     };
-    let mut d = Delivery::new(&cfg)?;
+    let mut d = Delivery::new(&cfg, rt)?;
     let turns = Turns {
         args,
         port,

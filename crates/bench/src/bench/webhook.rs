@@ -158,9 +158,14 @@ fn remote(e: reqwest::Error) -> Error {
 
 /// One timed queue pass over the pending requests through the webhook
 /// listener of `cfg`.
-fn pass(c: &mut crate::db::DbConn, cfg: &WebhookConfig, n: usize) -> Result<Duration> {
+fn pass(
+    c: &mut crate::db::DbConn,
+    cfg: &WebhookConfig,
+    n: usize,
+    rt: &tokio::runtime::Handle,
+) -> Result<Duration> {
     let email = EmailConfig::default();
-    timed_pass(c, Delivery::new(&email)?.with_webhook(cfg, &email)?, n)
+    timed_pass(c, Delivery::new(&email, rt)?.with_webhook(cfg, &email)?, n)
 }
 
 /// A webhook listener that posts nothing and answers "accepted" at once:
@@ -188,9 +193,10 @@ fn without_posts(
     n: usize,
     first: usize,
     body: &str,
+    rt: &tokio::runtime::Handle,
 ) -> Result<Duration> {
     requests(c, n, first, "webhook", body)?;
-    let d = Delivery::new(&EmailConfig::default())?.with_listener(Box::new(AtOnce));
+    let d = Delivery::new(&EmailConfig::default(), rt)?.with_listener(Box::new(AtOnce));
     timed_pass(c, d, n)
 }
 
@@ -220,7 +226,12 @@ fn check_arrived(seen: &Mutex<Seen>, n: usize, rounds: usize) -> Result<usize> {
     Ok(took)
 }
 
-pub fn webhook(args: &WebhookArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn webhook(
+    args: &WebhookArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.messages == 0 || !(1..=100_000).contains(&args.size) || !(1..=20).contains(&args.rounds)
     {
         return Err(Error::invalid(
@@ -255,10 +266,10 @@ pub fn webhook(args: &WebhookArgs, url: Option<&str>, out: &mut dyn Write) -> Re
         if round > 0 {
             requests(&mut c, n, round * n, "webhook", &body)?;
         }
-        queues.push(pass(&mut c, &cfg, n)?);
+        queues.push(pass(&mut c, &cfg, n, rt)?);
     }
     let took = check_arrived(&seen, n, rounds)?;
-    let own = without_posts(&mut c, n, rounds * n, &body)?;
+    let own = without_posts(&mut c, n, rounds * n, &body, rt)?;
     for (k, (f, q)) in floors.iter().zip(&queues).enumerate() {
         messages_line(out, &format!("bare reqwest client (run {})", k + 1), n, *f)?;
         messages_line(out, &format!("digestd queue (run {})", k + 1), n, *q)?;

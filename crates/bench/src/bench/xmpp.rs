@@ -233,7 +233,12 @@ fn wait_for(count: &AtomicUsize, n: usize) -> Result<()> {
     Ok(())
 }
 
-pub fn xmpp(args: &XmppArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn xmpp(
+    args: &XmppArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.messages == 0 || !(1..=100_000).contains(&args.size) {
         return Err(Error::invalid(
             "bench xmpp: --messages must be at least 1 and --size 1-100000",
@@ -286,10 +291,11 @@ pub fn xmpp(args: &XmppArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
             ..cfg.clone()
         },
         n,
+        rt,
     )?;
     wait_for(&count, 2 * n)?;
     requests(&mut c, n, n, "xmpp", &body)?;
-    let window = pass(&mut c, &cfg, n)?;
+    let window = pass(&mut c, &cfg, n, rt)?;
     wait_for(&count, 3 * n)?;
     let base2 = floor(port, n, &body)?;
     wait_for(&count, 4 * n)?;
@@ -325,8 +331,13 @@ pub fn xmpp(args: &XmppArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
 
 /// One timed queue pass over the pending requests with `cfg`, checking
 /// that it finished all `n`.
-fn pass(c: &mut crate::db::DbConn, cfg: &XmppConfig, n: usize) -> Result<Duration> {
-    let mut d = Delivery::new(&EmailConfig::default())?.with_xmpp(cfg)?;
+fn pass(
+    c: &mut crate::db::DbConn,
+    cfg: &XmppConfig,
+    n: usize,
+    rt: &tokio::runtime::Handle,
+) -> Result<Duration> {
+    let mut d = Delivery::new(&EmailConfig::default(), rt)?.with_xmpp(cfg)?;
     let t = Instant::now();
     let report = queue::run_pass(c, &mut d, requested_at())?;
     let took = t.elapsed();

@@ -32,7 +32,12 @@ const DEMO_DB: &str = "sqlite://data/demo.db";
 pub const DEMO_OUTBOX: &str = "data/demo-outbox";
 
 /// Runs the demo. `explicit_db`: the user named a database with --db.
-pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
+pub fn run(
+    cfg: &Config,
+    explicit_db: bool,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     let outbox = Path::new(DEMO_OUTBOX);
     if same_dir(outbox, Path::new(&cfg.email.dir)) {
         return Err(Error::invalid(format!(
@@ -41,7 +46,7 @@ pub fn run(cfg: &Config, explicit_db: bool, out: &mut dyn Write) -> Result<()> {
     }
     let (run_cfg, url) = demo_config(cfg, explicit_db)?;
     // The journal's directory is made and checked before the database.
-    let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email)?
+    let mut delivery = crate::deliver::queue::Delivery::new(&run_cfg.email, rt)?
         .with_journal_dir(&run_cfg.journal_dir())?;
     let db = Db::open(&url, 2)?;
     let mut c = db.conn()?;

@@ -171,10 +171,11 @@ fn mboxrd(bytes: &[u8]) -> Vec<u8> {
 }
 
 impl EmailSink {
-    pub fn new(cfg: &EmailConfig) -> Result<EmailSink> {
+    /// The transport of `cfg`; `smtp` runs its sessions on `rt`.
+    pub fn new(cfg: &EmailConfig, rt: &tokio::runtime::Handle) -> Result<EmailSink> {
         match cfg.transport {
             EmailTransport::Dir => Ok(EmailSink::Dir(Outbox::new(cfg)?)),
-            EmailTransport::Smtp => Ok(EmailSink::Smtp(Box::new(SmtpSink::new(cfg)?))),
+            EmailTransport::Smtp => Ok(EmailSink::Smtp(Box::new(SmtpSink::new(cfg, rt.clone())?))),
             EmailTransport::Db => Ok(EmailSink::Db(Box::new(DbOutbox::open(&cfg.db_path)?))),
             EmailTransport::Pipe => {
                 check_pipe(&cfg.pipe_command)?;
@@ -285,6 +286,13 @@ impl Listener for EmailSink {
             .into_iter()
             .map(Outcome::into_result)
             .collect()
+    }
+
+    /// Says QUIT on the SMTP sessions.
+    fn shutdown(&mut self) {
+        if let EmailSink::Smtp(s) = self {
+            s.quit();
+        }
     }
 }
 

@@ -63,7 +63,7 @@ pub fn stream_span(
 ) -> Result<usize> {
     let (main, ahead) = reads_of(span);
     let ahead = load_ahead(conn, collections, ahead)?;
-    let colls = ColumnIds::of(conn, collections);
+    let colls = ColumnIds::of(collections);
     let mut items = Items {
         ahead: ahead.into_iter().peekable(),
         item: Vec::new(),

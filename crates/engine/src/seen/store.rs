@@ -3,13 +3,11 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
 
 use super::{latest, Mark};
 use crate::db::schema::seen;
-use crate::db::{in_ids, DbConn};
+use crate::db::{column_in, DbConn};
 use crate::error::Result;
 use crate::ids::PartyId;
 
@@ -86,8 +84,9 @@ pub fn read_for(
     let mut ids: Vec<i64> = parties.iter().map(|p| p.0).collect();
     ids.sort_unstable();
     ids.dedup();
+    let these = column_in(c, "seen.party_id", ids);
     let rows: Vec<(i64, String, chrono::NaiveDateTime)> = seen::table
-        .filter(sql::<Bool>(&format!("seen.party_id {}", in_ids(c, &ids))))
+        .filter(these)
         .filter(seen::seen_at.ge(not_before.naive_utc()))
         .select((seen::party_id, seen::item_uuid, seen::seen_at))
         .load(c)?;

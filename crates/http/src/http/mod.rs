@@ -261,11 +261,9 @@ pub async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-/// `digestd web`: the HTTP server alone, until SIGTERM or ctrl-c.
-pub fn run_web(cfg: &Config, clock: Arc<dyn Clock>) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+/// `digestd web`: the HTTP server alone, until SIGTERM or ctrl-c, on `rt`,
+/// the process's runtime.
+pub fn run_web(cfg: &Config, clock: Arc<dyn Clock>, rt: &tokio::runtime::Runtime) -> Result<()> {
     rt.block_on(async {
         let db = Db::open_existing(&cfg.database.url, cfg.database.pool_size)?;
         let listener = bind(&cfg.http.listen).await?;

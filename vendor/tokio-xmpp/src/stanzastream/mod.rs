@@ -125,7 +125,7 @@ impl StanzaStream {
         queue_depth: usize,
     ) -> Self {
         let reconnector = Box::new(
-            move |_preferred_location: Option<String>, slot: oneshot::Sender<Connection>| {
+            move |_preferred_location: Option<String>, mut slot: oneshot::Sender<Connection>| {
                 let jid = jid.clone();
                 let server = server.clone();
                 let password = password.clone();
@@ -134,13 +134,18 @@ impl StanzaStream {
                     let mut delay = Duration::new(1, 0);
                     loop {
                         log::debug!("Starting new connection as {}", jid);
-                        match crate::client::login::client_auth(
-                            server.clone(),
-                            jid.clone(),
-                            password.clone(),
-                            timeouts,
-                        )
-                        .await
+                        // digestd: the stream gone (its worker dropped the
+                        // slot's receiver), stop trying.
+                        let auth = tokio::select! {
+                            auth = crate::client::login::client_auth(
+                                server.clone(),
+                                jid.clone(),
+                                password.clone(),
+                                timeouts,
+                            ) => auth,
+                            _ = slot.closed() => return,
+                        };
+                        match auth
                         {
                             Ok((features, stream)) => {
                                 log::debug!("Connection as {} established", jid);
@@ -170,7 +175,10 @@ impl StanzaStream {
                             Err(e) => {
                                 // TODO: auth errors should probably be fatal??
                                 log::error!("Failed to connect: {}. Retrying in {:?}.", e, delay);
-                                tokio::time::sleep(delay).await;
+                                tokio::select! {
+                                    _ = tokio::time::sleep(delay) => {}
+                                    _ = slot.closed() => return,
+                                }
                                 delay *= 2;
                                 if delay > MAX_DELAY {
                                     delay = MAX_DELAY;

@@ -488,6 +488,11 @@ impl StanzaStreamWorker {
                     // shut everything down and exit.
                     Err(_) => break,
                 },
+                // digestd: the frontend gone while a permit is held (the
+                // arm above is then off): stop now rather than after the
+                // next reconnection, which would resend unacknowledged
+                // stanzas for nobody.
+                _ = self.frontend_tx.closed(), if permit.is_some() => break,
                 ev = self.stream.drive_duplex(&mut self.transmit_queue) => {
                     let Some(ev) = ev else {
                         // Stream terminated by local choice. Exit.

@@ -159,7 +159,12 @@ impl Cpus {
     }
 }
 
-pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn burst(
+    args: &BurstArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     check(args)?;
     find("smtp-sink")?;
     find("smtp-source")?;
@@ -209,7 +214,7 @@ pub fn burst(args: &BurstArgs, url: Option<&str>, out: &mut dyn Write) -> Result
         chunk,
         lease_for: ScheduleConfig::default().lease_for(),
     };
-    let (mut d, counted) = run::counting_delivery(&email)?;
+    let (mut d, counted) = run::counting_delivery(&email, rt)?;
 
     let cpus = Cpus::new(&sink, &mut c);
     let sink_before = count.read()?;

@@ -123,8 +123,11 @@ pub(super) struct Counted {
 
 /// The queue's delivery for `email`, its email listener wrapped to count
 /// what it hands to the SMTP sessions.
-pub(super) fn counting_delivery(email: &EmailConfig) -> Result<(Delivery, Counted)> {
-    let mut d = Delivery::new(email)?;
+pub(super) fn counting_delivery(
+    email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
+) -> Result<(Delivery, Counted)> {
+    let mut d = Delivery::new(email, rt)?;
     let (accepted, bytes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let k = d
         .listeners

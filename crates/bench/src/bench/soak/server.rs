@@ -82,16 +82,17 @@ fn tick_at(line: &str) -> Result<DateTime<Utc>> {
 }
 
 /// Runs one server until its standard input closes.
-pub fn soak_server(a: &SoakServerArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn soak_server(
+    a: &SoakServerArgs,
+    url: Option<&str>,
+    rt: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+) -> Result<()> {
     let url = url.ok_or_else(|| Error::invalid("bench soak-server: --db is required"))?;
     let cfg = config(a, url);
-    // As `serve`: two workers.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    // As `serve`: the process's runtime.
     let db = Db::open_existing(url, cfg.database.pool_size)?;
-    let mut delivery = Delivery::from_config(&cfg)?;
+    let mut delivery = Delivery::from_config(&cfg, rt)?;
     let clock = Arc::new(FixedClock::new(super::t0()));
     let metrics = Arc::new(Metrics::new());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

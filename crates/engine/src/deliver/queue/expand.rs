@@ -9,7 +9,7 @@ use diesel::sql_types::Bool;
 
 use crate::db::schema::{contact_points, nt_queue, nt_requests, parties, subscription_optouts};
 use crate::db::states::RequestStatus;
-use crate::db::{in_ids, DbConn};
+use crate::db::{in_bound, DbConn, IdList, Ids};
 use crate::error::Result;
 use crate::ids::PartyId;
 use crate::parties::{expand as expand_party, Channel};
@@ -353,7 +353,9 @@ fn move_to_queue(
     now: DateTime<Utc>,
     claim: Option<(&str, DateTime<Utc>)>,
 ) -> Result<()> {
-    let ids = in_ids(c, ids);
+    let bound = Ids(ids.to_vec());
+    // After `queue_rows`'s three parameters.
+    let these = in_bound(c, "$4");
     match c {
         // One statement. A request another pass moved first is no longer
         // pending when this one's UPDATE gets its row (it waits for that
@@ -361,24 +363,30 @@ fn move_to_queue(
         DbConn::Postgres(_) => {
             let sql = format!(
                 "WITH r AS (UPDATE nt_requests SET status = 'sending' \
-                     WHERE request_id {ids} AND status = 'pending' \
+                     WHERE request_id {these} AND status = 'pending' \
                      RETURNING request_id, party_to, channels) {}",
                 queue_rows("r")
             );
-            bind_rows(sql, now, claim).execute(c)?;
+            bind_rows(sql, now, claim)
+                .bind::<IdList, _>(bound)
+                .execute(c)?;
         }
         // One writer at a time: the rows of the requests still pending,
         // then their status.
         DbConn::Sqlite(_) => {
             let sql = format!(
-                "{} AND r.request_id {ids} AND r.status = 'pending'",
+                "{} AND r.request_id {these} AND r.status = 'pending'",
                 queue_rows("nt_requests r")
             );
-            bind_rows(sql, now, claim).execute(c)?;
+            bind_rows(sql, now, claim)
+                .bind::<IdList, _>(bound.clone())
+                .execute(c)?;
             diesel::sql_query(format!(
                 "UPDATE nt_requests SET status = 'sending' \
-                 WHERE request_id {ids} AND status = 'pending'"
+                 WHERE request_id {} AND status = 'pending'",
+                in_bound(c, "$1")
             ))
+            .bind::<IdList, _>(bound)
             .execute(c)?;
         }
     }

@@ -176,15 +176,18 @@ pub struct Delivery {
     /// events settling records (those it posts).
     events: Option<EventPoster>,
     wants: crate::events::Wants,
+    /// The process's runtime, on which the SMTP and XMPP listeners run
+    /// their sessions (blocking on it from the pass's threads).
+    rt: tokio::runtime::Handle,
 }
 
 impl Delivery {
     /// The queue's delivery as the settings say: `[email]`, the sent
     /// journal's directory (made and checked now: one that cannot be made
-    /// is bad input), the `[sms]` and `[xmpp]` listeners. What `serve` and
-    /// `queue run` use.
-    pub fn from_config(cfg: &Config) -> Result<Delivery> {
-        Delivery::new(&cfg.email)?
+    /// is bad input), the `[sms]` and `[xmpp]` listeners, on the runtime
+    /// `rt`. What `serve` and `queue run` use.
+    pub fn from_config(cfg: &Config, rt: &tokio::runtime::Handle) -> Result<Delivery> {
+        Delivery::new(&cfg.email, rt)?
             .with_journal_dir(&cfg.journal_dir())?
             .with_events(&cfg.events)?
             .with_listeners(cfg)
@@ -193,8 +196,10 @@ impl Delivery {
     /// The queue's delivery through `[email]`'s transport, XMPP and SMS to
     /// the outbox; its sent journal in the default directory for the
     /// database it runs on (`Config::journal_dir`) unless
-    /// [`Delivery::with_journal_dir`] names one.
-    pub fn new(cfg: &EmailConfig) -> Result<Delivery> {
+    /// [`Delivery::with_journal_dir`] names one. The SMTP and XMPP
+    /// listeners run on `rt`, the process's one runtime; a pass blocks on
+    /// it, so it runs on a blocking thread, never in an async task.
+    pub fn new(cfg: &EmailConfig, rt: &tokio::runtime::Handle) -> Result<Delivery> {
         let from = crate::config::parse_from(&cfg.from)?;
         Delivery {
             host: from.email.domain().to_string(),
@@ -209,8 +214,9 @@ impl Delivery {
             dkim: crate::deliver::dkim::load(cfg)?,
             events: None,
             wants: crate::events::Wants::default(),
+            rt: rt.clone(),
             listeners: vec![
-                Box::new(EmailSink::new(cfg)?),
+                Box::new(EmailSink::new(cfg, rt)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
                 Box::new(WebhookListener::new(&WebhookConfig::default(), cfg)?),
@@ -264,7 +270,8 @@ impl Delivery {
     /// Adds the XMPP listener when `[xmpp] transport` is `xmpp`.
     pub fn with_xmpp(self, cfg: &XmppConfig) -> Result<Delivery> {
         Ok(if cfg.transport == XmppTransport::Xmpp {
-            self.with_listener(Box::new(XmppListener::new(cfg)?))
+            let l = XmppListener::new(cfg, self.rt.clone())?;
+            self.with_listener(Box::new(l))
         } else {
             self
         })

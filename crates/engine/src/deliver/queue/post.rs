@@ -296,6 +296,7 @@ pub fn test_alert_sms(
 pub fn test_alert_xmpp(
     cfg: &XmppConfig,
     email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
     to: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
@@ -308,7 +309,7 @@ pub fn test_alert_xmpp(
             now,
         ),
         XmppTransport::Xmpp => {
-            let mut l = crate::deliver::xmpp::XmppListener::new(cfg)?;
+            let mut l = crate::deliver::xmpp::XmppListener::new(cfg, rt.clone())?;
             let report = push_alert(&mut l, &to, email, now);
             l.shutdown();
             report
@@ -411,9 +412,14 @@ fn report(to: &str, outcome: Outcome) -> Result<String> {
 
 /// `digestd test-alert`: one message to `to`, now, through the configured
 /// email transport (not the queue); the outcome as a line.
-pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<String> {
+pub fn test_alert(
+    cfg: &EmailConfig,
+    rt: &tokio::runtime::Handle,
+    to: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
     let to = validate::email(to)?;
-    let mut d = Delivery::new(cfg)?;
+    let mut d = Delivery::new(cfg, rt)?;
     let text = format!(
         "This is a test message from digestd, sent {} through the {:?} transport.\n",
         now.format("%a, %d %b %Y %H:%M:%S UTC"),
@@ -447,5 +453,6 @@ pub fn test_alert(cfg: &EmailConfig, to: &str, now: DateTime<Utc>) -> Result<Str
         matrix: None,
     };
     let outcome = Outcome::from(d.listener(Channel::Email).send_raw(&out));
+    d.shutdown();
     report(&to, outcome)
 }

@@ -25,7 +25,7 @@ use super::journal::{self, Journal, Replay};
 use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, users};
-use crate::db::{in_ids, DbConn};
+use crate::db::DbConn;
 use crate::deliver::listener::{MatrixRoute, Outgoing, Signing};
 use crate::deliver::matrix;
 use crate::deliver::sink::Outcome;

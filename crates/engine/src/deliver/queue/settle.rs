@@ -9,7 +9,7 @@ use diesel::prelude::*;
 
 use super::{backoff, PassReport};
 use crate::db::states::{LogOutcome, RequestStatus, RowState};
-use crate::db::{in_ids, DbConn};
+use crate::db::{in_bound, DbConn, IdList, Ids};
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
@@ -248,17 +248,19 @@ fn finish_requests(
             _ => count.push(id),
         }
     }
+    let set = format!(
+        "UPDATE nt_requests SET status = $1, fulfill_date = $2 \
+         WHERE request_id {} AND status = $4",
+        in_bound(c, "$3"),
+    );
     for (status, ids) in &known {
         for chunk in ids.chunks(5_000) {
-            report.finished += diesel::sql_query(format!(
-                "UPDATE nt_requests SET status = $1, fulfill_date = $2 \
-                 WHERE request_id {} AND status = $3",
-                in_ids(c, chunk),
-            ))
-            .bind::<Text, _>(status.as_str())
-            .bind::<Timestamp, _>(now.naive_utc())
-            .bind::<Text, _>(RequestStatus::Sending.as_str())
-            .execute(c)?;
+            report.finished += diesel::sql_query(&set)
+                .bind::<Text, _>(status.as_str())
+                .bind::<Timestamp, _>(now.naive_utc())
+                .bind::<IdList, _>(Ids(chunk.to_vec()))
+                .bind::<Text, _>(RequestStatus::Sending.as_str())
+                .execute(c)?;
         }
     }
     for chunk in count.chunks(5_000) {
@@ -380,8 +382,8 @@ pub fn update(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
 /// is then left with what two processes settled at once, each before seeing
 /// the other's rows.
 fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result<usize> {
-    let only = match only {
-        Some(ids) => format!("AND r.request_id {}", in_ids(conn, ids)),
+    let only_sql = match only {
+        Some(_) => format!("AND r.request_id {}", in_bound(conn, "$2")),
         None => String::new(),
     };
     let sql = format!(
@@ -393,12 +395,17 @@ fn finish(conn: &mut DbConn, now: DateTime<Utc>, only: Option<&[i64]>) -> Result
                    SUM(CASE WHEN NOT q.is_successful AND NOT q.gave_up \
                        AND q.retry_count < r.max_retries THEN 1 ELSE 0 END) AS open \
                FROM nt_queue q JOIN nt_requests r ON r.request_id = q.request_id \
-               WHERE r.status = 'sending' AND r.fulfill_date IS NULL {only} \
+               WHERE r.status = 'sending' AND r.fulfill_date IS NULL {only_sql} \
                GROUP BY q.request_id) AS a \
          WHERE nt_requests.request_id = a.id AND nt_requests.status = 'sending' \
              AND a.open = 0"
     );
-    Ok(diesel::sql_query(sql)
-        .bind::<Timestamp, _>(now.naive_utc())
-        .execute(conn)?)
+    let q = diesel::sql_query(sql)
+        .into_boxed::<<DbConn as diesel::Connection>::Backend>()
+        .bind::<Timestamp, _>(now.naive_utc());
+    let q = match only {
+        Some(ids) => q.bind::<IdList, _>(Ids(ids.to_vec())),
+        None => q,
+    };
+    Ok(q.execute(conn)?)
 }

@@ -50,23 +50,22 @@ struct Session {
 }
 
 pub struct SmtpSink {
-    /// Always `Some` until dropped (taken out so that a drop inside another
-    /// runtime can end it on a thread of its own).
-    rt: Option<tokio::runtime::Runtime>,
+    /// The process's runtime, which drives the sessions' sockets and
+    /// timers; the sessions run on the calling (blocking) thread.
+    rt: tokio::runtime::Handle,
     target: Target,
     timeout: Duration,
     sessions: Vec<Option<Session>>,
 }
 
 impl SmtpSink {
-    pub fn new(cfg: &EmailConfig) -> Result<SmtpSink> {
-        let target = target(cfg)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+    /// The transport of `cfg` on the runtime `rt`. Its sends block on
+    /// `rt`: call them from a blocking thread (a plain thread or
+    /// `spawn_blocking`), never from an async task.
+    pub fn new(cfg: &EmailConfig, rt: tokio::runtime::Handle) -> Result<SmtpSink> {
         Ok(SmtpSink {
-            rt: Some(rt),
-            target,
+            rt,
+            target: target(cfg)?,
             timeout: Duration::from_secs(cfg.timeout_seconds),
             sessions: (0..cfg.pool_size.max(1)).map(|_| None).collect(),
         })
@@ -83,8 +82,7 @@ impl SmtpSink {
             s.idle = true;
         }
         let (target, timeout) = (&self.target, self.timeout);
-        let rt = self.rt.as_ref().expect("the runtime lives until drop");
-        let results = rt.block_on(async {
+        let results = self.rt.block_on(async {
             let workers = sessions.into_iter().map(|mut session| {
                 let next = &next;
                 async move {
@@ -108,26 +106,18 @@ impl SmtpSink {
     }
 }
 
-impl Drop for SmtpSink {
-    /// Says QUIT on each open session (2 s at most), then ends the runtime.
-    /// Dropped inside another runtime (`serve` failing at start-up after
-    /// the transport was made), blocking there would panic: the goodbyes
-    /// and the runtime's end go to a thread of their own.
-    fn drop(&mut self) {
+impl SmtpSink {
+    /// Says QUIT on each open session, 2 s at most each, and closes them.
+    /// From a blocking thread, as the sends. A sink dropped without it
+    /// closes its sessions' sockets without a goodbye.
+    pub fn quit(&mut self) {
         let sessions = std::mem::take(&mut self.sessions);
-        let Some(rt) = self.rt.take() else { return };
-        let goodbye = move || {
-            rt.block_on(async {
-                for mut s in sessions.into_iter().flatten() {
-                    let _ = tokio::time::timeout(Duration::from_secs(2), s.conn.quit()).await;
-                }
-            });
-        };
-        if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::spawn(goodbye);
-        } else {
-            goodbye();
-        }
+        self.sessions = sessions.iter().map(|_| None).collect();
+        self.rt.block_on(async {
+            for mut s in sessions.into_iter().flatten() {
+                let _ = tokio::time::timeout(Duration::from_secs(2), s.conn.quit()).await;
+            }
+        });
     }
 }
 

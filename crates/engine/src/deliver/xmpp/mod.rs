@@ -1,5 +1,5 @@
 //! The XMPP listener: the service logs in as its own account and keeps one
-//! long-lived session (tokio-xmpp) on a runtime of its own, sending each
+//! long-lived session (tokio-xmpp) on the process's runtime, sending each
 //! message as `<message type="chat">` to the user's JID.
 //!
 //! XMPP has no per-message reply. The session negotiates stream
@@ -26,8 +26,9 @@
 //! `jid-malformed`, `not-acceptable` and `bad-request` are permanent;
 //! `service-unavailable`, `remote-server-timeout`, connection loss and
 //! anything of error type `wait` are transient. A session that drops is
-//! torn down with its runtime (so nothing is resent behind the queue's
-//! back) and opened again at the next send, with backoff after failures.
+//! torn down: its client dropped, which ends its tasks on the runtime (the
+//! stream closed, no reconnection, so nothing is resent behind the queue's
+//! back), and opened again at the next send, with backoff after failures.
 //!
 //! `config` checks `[xmpp]`; `batch` sends a batch on a session;
 //! `stanza` holds what a stanza carries (its id, the capped body) and what
@@ -80,27 +81,12 @@ pub async fn online(client: &mut Client, timeout: Duration) -> std::result::Resu
     }
 }
 
-struct Session {
-    rt: tokio::runtime::Runtime,
-    client: Client,
-}
-
-impl Session {
-    /// Drops the client inside its runtime (its tasks need one), then the
-    /// runtime without waiting for them.
-    fn close(self) {
-        let Session { rt, client } = self;
-        {
-            let _in = rt.enter();
-            drop(client);
-        }
-        rt.shutdown_background();
-    }
-}
-
 pub struct XmppListener {
     cfg: XmppConfig,
-    session: Option<Session>,
+    /// The process's runtime: the session's tasks live there, and the
+    /// listener blocks on it from the (blocking) thread that sends.
+    rt: tokio::runtime::Handle,
+    session: Option<Client>,
     /// Failed connection attempts in a row, and when the next may start,
     /// on the queue's clock ([`Listener::pass_at`]).
     failures: u32,
@@ -118,13 +104,17 @@ fn transient(text: String) -> DeliveryError {
 }
 
 impl XmppListener {
-    pub fn new(cfg: &XmppConfig) -> Result<XmppListener> {
+    /// The listener of `cfg`, its session on `rt`. It blocks on `rt`:
+    /// send from a blocking thread (a plain thread or `spawn_blocking`),
+    /// never from an async task.
+    pub fn new(cfg: &XmppConfig, rt: tokio::runtime::Handle) -> Result<XmppListener> {
         check(cfg)?;
         if cfg.transport != XmppTransport::Xmpp {
             return Err(Error::invalid("config: xmpp.transport is not \"xmpp\""));
         }
         Ok(XmppListener {
             cfg: cfg.clone(),
+            rt,
             session: None,
             failures: 0,
             next_try: None,
@@ -174,14 +164,10 @@ impl XmppListener {
                 )));
             }
         }
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("digestd-xmpp")
-            .enable_all()
-            .build()
-            .map_err(|e| transient(format!("xmpp: runtime: {e}")))?;
         let timeout = self.timeout();
-        let online = rt.block_on(async {
+        // The client spawns its tasks as it is made: inside the runtime.
+        // One that does not get online is dropped there, which ends them.
+        let online = self.rt.block_on(async {
             let mut client = self.client();
             online(&mut client, timeout).await.map(|()| client)
         });
@@ -190,11 +176,10 @@ impl XmppListener {
                 tracing::info!(jid = %self.cfg.jid, "xmpp: online");
                 self.failures = 0;
                 self.next_try = None;
-                self.session = Some(Session { rt, client });
+                self.session = Some(client);
                 Ok(())
             }
             Err(e) => {
-                rt.shutdown_background();
                 self.failures += 1;
                 let wait = (1u64 << self.failures.min(16)).min(self.cfg.reconnect_cap_seconds);
                 self.next_try = Some(self.now + chrono::Duration::seconds(wait as i64));
@@ -204,11 +189,14 @@ impl XmppListener {
         }
     }
 
-    /// Drops the session and its runtime, so nothing it queued is sent
-    /// later behind the queue's back.
+    /// Drops the session, so nothing it queued is sent later behind the
+    /// queue's back: its tasks see their client gone, close the stream
+    /// and end, reconnecting no more. Inside the runtime, which dropping
+    /// the client's channels needs; it does not block.
     fn drop_session(&mut self) {
-        if let Some(s) = self.session.take() {
-            s.close();
+        if let Some(client) = self.session.take() {
+            let _in = self.rt.enter();
+            drop(client);
         }
     }
 }
@@ -253,10 +241,10 @@ impl Listener for XmppListener {
             if let Err(e) = self.connect() {
                 return vec![Err(e); msgs.len()];
             }
-            let Some(Session { rt, client }) = self.session.as_mut() else {
+            let Some(client) = self.session.as_mut() else {
                 unreachable!("connect() opened it")
             };
-            let (out, lost, handed) = rt.block_on(send_batch(client, msgs, &p, accepted));
+            let (out, lost, handed) = self.rt.block_on(send_batch(client, msgs, &p, accepted));
             let Some(lost) = lost else {
                 return out
                     .into_iter()
@@ -279,11 +267,10 @@ impl Listener for XmppListener {
     }
 
     fn shutdown(&mut self) {
-        if let Some(Session { rt, client }) = self.session.take() {
-            let _ = rt.block_on(async {
+        if let Some(client) = self.session.take() {
+            let _ = self.rt.block_on(async {
                 tokio::time::timeout(Duration::from_secs(2), client.send_end()).await
             });
-            rt.shutdown_background();
         }
     }
 }
@@ -306,15 +293,23 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let mut l = XmppListener::new(&XmppConfig {
-            transport: XmppTransport::Xmpp,
-            jid: "digestd@localhost".into(),
-            password: "pw".into(),
-            server: format!("127.0.0.1:{port}"),
-            tls: false,
-            timeout_seconds: 5,
-            ..XmppConfig::default()
-        })
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut l = XmppListener::new(
+            &XmppConfig {
+                transport: XmppTransport::Xmpp,
+                jid: "digestd@localhost".into(),
+                password: "pw".into(),
+                server: format!("127.0.0.1:{port}"),
+                tls: false,
+                timeout_seconds: 5,
+                ..XmppConfig::default()
+            },
+            rt.handle().clone(),
+        )
         .unwrap();
         let r = l.send(&[Outgoing::text("alice@localhost", "hi", Default::default())]);
         assert!(
@@ -338,6 +333,19 @@ mod tests {
                 assert!(!text.contains("next try in"), "{text}")
             }
             other => panic!("{other:?}"),
+        }
+        // The clients that never got online were dropped: their tasks on
+        // the shared runtime (tokio-xmpp's reconnection among them, which
+        // would otherwise try the dead server for ever) all end.
+        drop(l);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while rt.metrics().num_alive_tasks() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} task(s) still alive",
+                rt.metrics().num_alive_tasks()
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

@@ -7,6 +7,8 @@
 
 use diesel::sql_types::BigInt;
 
+use crate::db::{in_bound, IdList, Ids};
+
 use super::push::{groups, settle_of};
 use super::*;
 use crate::schedule::quiet::{quiet_until, seconds_until, until_text};
@@ -26,7 +28,8 @@ struct Window {
 /// (a group's members are users), a group's own from `group_prefs` (a
 /// request to the group's address).
 fn windows(conn: &mut DbConn, parties: &[i64]) -> Result<Vec<Window>> {
-    let these = in_ids(conn, parties);
+    // `$1` twice: one parameter on both back ends.
+    let these = in_bound(conn, "$1");
     let sql = format!(
         "SELECT party_id, quiet_hours, timezone FROM users \
              WHERE quiet_hours <> '' AND party_id {these} \
@@ -34,7 +37,9 @@ fn windows(conn: &mut DbConn, parties: &[i64]) -> Result<Vec<Window>> {
          SELECT party_id, quiet_hours, timezone FROM group_prefs \
              WHERE quiet_hours <> '' AND party_id {these}"
     );
-    Ok(diesel::sql_query(sql).load(conn)?)
+    Ok(diesel::sql_query(sql)
+        .bind::<IdList, _>(Ids(parties.to_vec()))
+        .load(conn)?)
 }
 
 /// Takes the held rows out of `round.rows` (their order kept) and returns

@@ -82,7 +82,7 @@ fn claimed_rows(conn: &mut DbConn, tokens: &[String]) -> Result<Vec<Row>> {
         .load(conn)?)
 }
 
-/// The claimed rows' requests, by id (one array constant on PostgreSQL).
+/// The claimed rows' requests, by id (bound as one parameter).
 /// Email needs the text and HTML bodies, XMPP and SMS their own texts
 /// (and the text as a fallback), email a forward digest's calendar too:
 /// each query reads only what its channels
@@ -102,10 +102,10 @@ fn requests(conn: &mut DbConn, rows: &[Row]) -> Result<HashMap<i64, Req>> {
         if ids.is_empty() {
             continue;
         }
-        let these = format!("nt_requests.request_id {}", in_ids(conn, &ids));
+        let these = crate::db::column_in(conn, "nt_requests.request_id", ids);
         let loaded: Vec<ReqRow> = nt_requests::table
             .inner_join(nt_messages::table)
-            .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(&these))
+            .filter(these)
             .select((
                 nt_requests::request_id,
                 nt_requests::subject,
