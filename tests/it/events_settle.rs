@@ -127,7 +127,7 @@ fn a_replayed_row_reads_its_request_for_its_event(db: &TestDb) {
         ..EmailConfig::default()
     };
     let gw = Gateway::start(vec![]);
-    let mut d = Delivery::new(&email)
+    let mut d = Delivery::new(&email, crate::common::rt())
         .unwrap()
         .with_journal_dir(&dir.path().join("journal"))
         .unwrap()
