@@ -135,5 +135,20 @@ the-full-digest = the full digest
 times-shown = Times are shown in { $zone }.
 manage-subscriptions = Manage your subscriptions
 unsubscribe-digest = Unsubscribe from this digest
+open-full-digest = Open the full digest
 manage-short = Manage
 batch-subject = { $subject } (+{ $count } more)
+
+## Notifications batched into one message
+
+notification-sent = Message sent on { $when } regarding { $subject }
+notification-batch-subject = { $subject } (and { $count } more)
+
+## The sign-up verification message
+
+signup-subject = Confirm your digest subscription
+signup-asked = Someone, hopefully you, asked for digests of { $names } at this address.
+signup-open = To confirm, open this link and press Confirm:
+signup-button = Confirm my subscription
+signup-copy = Or copy this address into your browser:
+signup-until = The link works until { $until } UTC. If you did not ask for this, ignore this message: nothing more will be sent.

@@ -33,8 +33,9 @@ pub use pattern::Arg;
 use pattern::Simple;
 
 /// A shipped language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Locale {
+    #[default]
     En,
     De,
     Fr,
