@@ -59,6 +59,9 @@ pub struct Cli {
 pub enum Command {
     /// Create the database (if needed) and apply migrations.
     Init,
+    /// Check the settings (file, environment) and the [i18n] overrides
+    /// without opening the database: exit 0, or 2 with one line.
+    Check,
     /// Users: people with a timezone and contact points.
     #[command(subcommand)]
     User(parties::UserCmd),
@@ -237,6 +240,7 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
     }
     let (mut cfg, origins) = Config::load_traced(cli.config.as_deref(), env)?;
     crate::deliver::check_settings(&cfg).map_err(|e| origins.place(e))?;
+    crate::config::install(&cfg).map_err(|e| origins.place(e))?;
     if let Some(url) = &cli.db {
         crate::db::DbUrl::parse(url)?;
         cfg.database.url = url.clone();
@@ -262,6 +266,10 @@ pub fn run(cli: Cli, clock: &dyn Clock) -> Result<()> {
             ctx.create_db()?;
             let url = crate::text::redact_url(&cfg.database.url);
             writeln!(ctx.out, "database ready: {url}")?;
+            Ok(())
+        }
+        Command::Check => {
+            writeln!(ctx.out, "settings ok")?;
             Ok(())
         }
         Command::User(c) => parties::user(c, ctx),

@@ -529,11 +529,11 @@ fn a_batched_message_says_when_in_the_recipients_zone_and_clock(db: &TestDb) {
     assert!(nyc_html.contains("Message sent on Mon, Nov 23, 4:00 AM EST regarding Team news</h3>"));
     let (ber, _) = text_to("ber");
     assert!(
-        ber.contains("Message sent on Mon 23 Nov, 05:00 CET regarding Early\n"),
+        ber.contains("Nachricht vom Mo., 23. Nov., 05:00 CET zu Early\n"),
         "{ber}"
     );
     assert!(
-        ber.contains("Message sent on Mon 23 Nov, 10:00 CET regarding Team news\n"),
+        ber.contains("Nachricht vom Mo., 23. Nov., 10:00 CET zu Team news\n"),
         "{ber}"
     );
     for t in [&nyc, &ber] {

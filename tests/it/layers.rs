@@ -17,7 +17,9 @@ use crate::common::source::rust_files;
 const CRATES: &[(&str, &[&str])] = &[
     (
         "crates/core",
-        &["error", "clock", "ids", "validate", "text", "recur", "ics"],
+        &[
+            "error", "clock", "ids", "validate", "text", "recur", "ics", "i18n",
+        ],
     ),
     (
         "crates/store",

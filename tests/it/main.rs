@@ -67,6 +67,7 @@ mod http_pages_signup_limits;
 mod http_pages_unsubscribe;
 mod http_server;
 mod http_subscription_flush;
+mod i18n;
 mod import;
 mod large_windows;
 mod late_changes;

@@ -8,11 +8,13 @@
 //! - [`text`]: one-line folding, hex, SMS segment arithmetic, URLs with
 //!   their password hidden, HMAC-SHA256 for the MACs under the site secret.
 //! - [`recur`]: recurrence rules: their bounds, and expansion in the item's zone.
+//! - [`i18n`]: the Fluent catalogues of digestd's words, per shipped language.
 //! - [`ics`]: iCalendar objects (RFC 5545) for the calendar part of a forward digest.
 #![forbid(unsafe_code)]
 
 pub mod clock;
 pub mod error;
+pub mod i18n;
 pub mod ics;
 pub mod ids;
 pub mod recur;

@@ -39,7 +39,7 @@
 //!   verification message, confirmation, the limits.
 #![forbid(unsafe_code)]
 
-pub use digestd_core::{clock, ics, ids, recur, text, validate};
+pub use digestd_core::{clock, i18n, ics, ids, recur, text, validate};
 /// Storage and the error policy: the store crate, under the names the
 /// modules here have always used.
 pub use digestd_store::{self as db, error};

@@ -262,6 +262,25 @@ impl Env {
         assert_eq!(out.trim(), format!("{member} is in {group}"));
     }
 
+    /// Subscribes `party` at `now` to hourly digests of what changed in
+    /// `collection`; returns the subscription's id.
+    pub fn subscribe_hourly(&self, now: &str, party: &str, collection: &str) -> String {
+        let args = [
+            "--now",
+            now,
+            "subscribe",
+            party,
+            "--frequency",
+            "hourly",
+            "--kind",
+            "modification",
+            "--collection",
+            collection,
+        ];
+        let out = self.ok(&args);
+        out.lines().last().expect("the id").to_string()
+    }
+
     pub fn add_collection(&self, name: &str) -> String {
         let out = self.ok(&["collection", "add", name]);
         let uuid = out.lines().last().expect("a line").to_string();

@@ -35,6 +35,9 @@ impl Config {
                 "config: queue.journal_dir must be a path (or empty for the default)",
             ));
         }
+        self.branding.check()?;
+        // An override that does not parse or fit is refused at start.
+        self.i18n.catalogs()?;
         self.check_record()
     }
 

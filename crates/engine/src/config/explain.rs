@@ -35,6 +35,10 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
     ("xmpp", "server", "\"127.0.0.1:5222\""),
     ("http", "trusted_proxies", "\"127.0.0.1, ::1\""),
     ("ops", "report_to", "\"ops@example.org\""),
+    ("i18n", "dir", "\"/etc/digestd/locales\""),
+    ("branding", "logo_url", "\"https://example.org/logo.png\""),
+    ("branding", "accent", "\"#2b5797\""),
+    ("branding", "footer", "\"Example Org, 1 Main St\""),
 ];
 
 /// Every setting with its default, as TOML values: `[section] key = value`.

@@ -16,6 +16,7 @@ mod sections;
 mod source;
 #[cfg(test)]
 mod tests;
+mod words;
 
 use std::path::Path;
 
@@ -31,6 +32,7 @@ pub use env::{from_os as env_from_os, unknown_variables, DATABASE_URL_VAR};
 pub use events::EventsConfig;
 pub use sections::*;
 pub use source::{Origins, MAX_FILE_BYTES};
+pub use words::{branding, install, BrandingConfig, I18nConfig};
 
 /// The default database: an SQLite file under `./data/`.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/digestd.db";
@@ -56,6 +58,8 @@ pub struct Config {
     pub signup: SignupConfig,
     pub ops: OpsConfig,
     pub events: EventsConfig,
+    pub i18n: I18nConfig,
+    pub branding: BrandingConfig,
 }
 
 impl Config {

@@ -15,6 +15,7 @@ use super::encode;
 use super::threading::{self, Thread};
 use crate::digest::words::Style;
 use crate::error::{Error, Result};
+use crate::i18n::Arg;
 use crate::text::one_line;
 
 /// One message to build.
@@ -207,14 +208,20 @@ pub fn combine(parts: &[Part], style: &Style) -> (String, String, String) {
             p.html.map_or_else(|| text_to_html(p.text), str::to_string),
         ),
         [first, ..] => {
-            let subject = format!("{} (and {} more)", first.subject, parts.len() - 1);
+            let subject = style.say(
+                "notification-batch-subject",
+                &[
+                    ("subject", Arg::Str(first.subject)),
+                    ("count", Arg::Num(parts.len() - 1)),
+                ],
+            );
             let mut text = String::new();
             let mut html = String::from("<!DOCTYPE html><html><body>");
             for p in parts {
-                let head = format!(
-                    "Message sent on {} regarding {}",
-                    style.when(p.date),
-                    p.subject
+                let when = style.when(p.date);
+                let head = style.say(
+                    "notification-sent",
+                    &[("when", Arg::Str(&when)), ("subject", Arg::Str(p.subject))],
                 );
                 text.push_str(&format!("{head}\n\n{}\n\n", p.text.trim_end()));
                 html.push_str(&format!(
@@ -420,11 +427,11 @@ mod tests {
         let berlin = Style::new(chrono_tz::Europe::Berlin, "de-DE");
         let (_, text, _) = combine(&parts, &berlin);
         assert!(
-            text.starts_with("Message sent on Mon 23 Nov, 15:30 CET regarding First\n"),
+            text.starts_with("Nachricht vom Mo., 23. Nov., 15:30 CET zu First\n"),
             "{text}"
         );
         assert!(
-            text.contains("Message sent on Mon 6 Jul, 15:05 CEST regarding Second\n"),
+            text.contains("Nachricht vom Mo., 6. Juli, 15:05 CEST zu Second\n"),
             "{text}"
         );
         assert!(!text.contains(" AM ") && !text.contains(" PM "), "{text}");

@@ -16,6 +16,7 @@ use super::compose::Upcoming;
 use super::listed::Listed;
 use super::words::{self, Line, Style};
 use crate::error::{Error, Result};
+use crate::i18n::Arg;
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::parties::Channel;
 use crate::subscriptions::{Frequency, Kind};
@@ -201,6 +202,8 @@ pub struct Body {
     /// A forward digest's calendar of the items its lines list: the same
     /// for every recipient of its content, whatever their style.
     pub calendar: Option<String>,
+    /// The words around the lines, in the reader's language.
+    pub words: Words,
 }
 
 /// What the templates see: the body and the recipient's own links.
@@ -214,6 +217,9 @@ pub struct View<'a> {
     pub unsubscribe_url: Option<&'a str>,
     pub full_url: &'a str,
     pub calendar: Option<&'a str>,
+    pub w: &'a Words,
+    /// The operator's branding.
+    pub b: &'static crate::config::BrandingConfig,
 }
 
 #[derive(Template)]
@@ -255,7 +261,9 @@ pub fn body(content: &Content, f: &Frame) -> Body {
             Content::Changes(v) => {
                 let ch = &v.items[i];
                 who.clear();
-                words::push_people(&mut who, ch.actors.len(), |k| (f.party_name)(ch.actors[k]));
+                words::push_people(&mut who, f.style.lang, ch.actors.len(), |k| {
+                    (f.party_name)(ch.actors[k])
+                });
                 let line = words::change_line(&f.style, ch, &who, &name);
                 // Recorded late: the digest says when it happened.
                 if ch.first_at < f.window_start {
@@ -289,8 +297,9 @@ pub fn body(content: &Content, f: &Frame) -> Body {
             .map(|c| (f.collection_name)(c))
             .collect(),
     };
-    let colls = words::collections_phrase(&colls);
+    let colls = words::collections_phrase(f.style.lang, &colls);
     let subject = words::subject(
+        f.style.lang,
         f.kind,
         f.frequency,
         f.collection.map(|c| (f.collection_name)(c)).as_deref(),
@@ -304,19 +313,24 @@ pub fn body(content: &Content, f: &Frame) -> Body {
     };
     Body {
         subject: one_line(&subject),
-        heading: one_line(&with_seen(heading(content.len(), &colls, f), content)),
+        heading: one_line(&with_seen(heading(content.len(), &colls, f), content, f)),
         sections: sections.into_iter().map(|(_, s)| s).collect(),
         more: n - shown,
         calendar,
+        words: Words::new(&f.style, n - shown),
     }
 }
 
 /// `heading` and, when seen marks left changes out, how many: in the first
 /// line, so every channel's rendering says it.
-fn with_seen(heading: String, content: &Content) -> String {
+fn with_seen(heading: String, content: &Content, f: &Frame) -> String {
     match content {
         Content::Changes(v) if v.seen > 0 => {
-            format!("{heading} ({})", words::seen_left_out(v.seen))
+            let seen = words::seen_left_out(f.style.lang, v.seen);
+            f.style.say(
+                "heading-seen",
+                &[("heading", Arg::Str(&heading)), ("seen", Arg::Str(&seen))],
+            )
         }
         _ => heading,
     }
@@ -326,39 +340,45 @@ fn with_seen(heading: String, content: &Content) -> String {
 /// and since when (what changed) or over which span (what is coming up).
 fn heading(n: usize, colls: &str, f: &Frame) -> String {
     let s = &f.style;
-    match f.kind {
-        Kind::Modification if n == 0 => format!(
-            "No changes in {colls} since {}",
-            s.since(f.window_start, f.window_end)
-        ),
-        Kind::Modification => format!(
-            "{} in {colls} since {}",
-            words::count(n, "change", "changes"),
-            s.since(f.window_start, f.window_end)
-        ),
+    let (start, end) = (f.window_start, f.window_end);
+    // What changed: since when; what is coming up: over which span.
+    let (key, when, what) = match f.kind {
+        Kind::Modification => {
+            let key = if n == 0 {
+                "heading-no-changes"
+            } else {
+                "heading-changes"
+            };
+            (key, "since", s.since(start, end))
+        }
         Kind::Forward => {
             let span = match f.frequency {
-                Frequency::Hourly => {
-                    format!("from {} {}", s.time(f.window_start), s.zone(f.window_start))
-                }
-                Frequency::Daily => format!(
-                    "in the day from {}, {} {}",
-                    s.date(f.window_start),
-                    s.time(f.window_start),
-                    s.zone(f.window_start)
-                ),
-                Frequency::Weekly => format!("in the week from {}", s.date(f.window_start)),
+                Frequency::Hourly => "span-hourly",
+                Frequency::Daily => "span-daily",
+                Frequency::Weekly => "span-weekly",
             };
-            if n == 0 {
-                format!("Nothing coming up in {colls} {span}")
+            let (time, zone, date) = (s.time(start), s.zone(start), s.date(start));
+            let args = [
+                ("time", Arg::Str(&time)),
+                ("zone", Arg::Str(&zone)),
+                ("date", Arg::Str(&date)),
+            ];
+            let key = if n == 0 {
+                "heading-nothing-upcoming"
             } else {
-                format!(
-                    "{} coming up in {colls} {span}",
-                    words::count(n, "item", "items")
-                )
-            }
+                "heading-upcoming"
+            };
+            (key, "span", s.say(span, &args))
         }
-    }
+    };
+    s.say(
+        key,
+        &[
+            ("count", Arg::Num(n)),
+            ("collections", Arg::Str(colls)),
+            (when, Arg::Str(&what)),
+        ],
+    )
 }
 
 /// The view of `b` for the recipient framed by `f`.
@@ -373,6 +393,8 @@ pub fn view<'a>(b: &'a Body, f: &'a Frame) -> View<'a> {
         unsubscribe_url: f.unsubscribe_url.as_deref(),
         full_url: &f.full_url,
         calendar: b.calendar.as_deref(),
+        w: &b.words,
+        b: crate::config::branding(),
     }
 }
 
@@ -404,7 +426,8 @@ fn sms_body(v: &View, segments: usize) -> String {
         }
     }
     if v.more > 0 {
-        body.push_str(&format!("; and {} more", v.more));
+        body.push_str("; ");
+        body.push_str(&v.w.more);
     }
     let tail = format!(" {}", v.full_url);
     if v.more == 0 && !dropped && sms::segments(&body) <= segments {
@@ -446,11 +469,13 @@ fn render_view(v: &View, parts: Parts, segments: usize) -> Result<Rendered> {
     })
 }
 
+mod around;
 mod holes;
 #[cfg(test)]
 mod tests;
 pub mod webhook;
 
+pub use around::Words;
 pub use holes::{
     code_hole, fill, fill_code, has_code_hole, render_shared, Links, CODE_HOLE, HOLE, HOLE_CODE,
     HOLE_FULL, HOLE_MANAGE, HOLE_UNSUBSCRIBE,

@@ -9,105 +9,14 @@
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, Datelike, Utc};
-use chrono_tz::Tz;
+use crate::i18n::{catalogs, Arg, Locale};
+
+use chrono::{DateTime, Utc};
+pub use style::Style;
 
 use super::compose::{AttrChange, ItemChange, Upcoming, When};
 use crate::modlog::Action;
 use crate::subscriptions::{Frequency, Kind};
-
-/// How the recipient reads times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Style {
-    pub tz: Tz,
-    pub hour12: bool,
-    pub month_first: bool,
-}
-
-/// Locales whose convention is the 12-hour clock (language, or language and
-/// region). Everything else reads 24-hour.
-const HOUR12: [&str; 14] = [
-    "en", "en-US", "en-CA", "en-AU", "en-NZ", "en-IN", "en-PH", "es-US", "es-MX", "hi", "ar", "ko",
-    "zh-TW", "ur",
-];
-
-impl Style {
-    /// The style of a BCP 47 locale such as "en-US" or "de-DE".
-    pub fn new(tz: Tz, locale: &str) -> Style {
-        let lang = locale.split('-').next().unwrap_or("");
-        let hour12 = HOUR12.iter().any(|l| {
-            l.eq_ignore_ascii_case(locale) || (!l.contains('-') && l.eq_ignore_ascii_case(lang))
-        }) && !matches!(locale, "en-GB" | "en-IE" | "en-ZA");
-        let month_first = matches!(locale, "en-US" | "en" | "es-US" | "en-PH");
-        Style {
-            tz,
-            hour12,
-            month_first,
-        }
-    }
-
-    /// "3:00 PM" or "15:00".
-    pub fn time(&self, t: DateTime<Utc>) -> String {
-        let l = t.with_timezone(&self.tz);
-        if self.hour12 {
-            l.format("%-I:%M %p").to_string()
-        } else {
-            l.format("%H:%M").to_string()
-        }
-    }
-
-    /// The zone's abbreviation at `t`: "PST", "CET", or "+0545" where the
-    /// zone has none.
-    pub fn zone(&self, t: DateTime<Utc>) -> String {
-        t.with_timezone(&self.tz).format("%Z").to_string()
-    }
-
-    /// "Mon, Nov 23" or "Mon 23 Nov".
-    pub fn date(&self, t: DateTime<Utc>) -> String {
-        let l = t.with_timezone(&self.tz);
-        if self.month_first {
-            l.format("%a, %b %-d").to_string()
-        } else {
-            l.format("%a %-d %b").to_string()
-        }
-    }
-
-    /// "Mon, Nov 23, 3:00 PM PST" or "Mon 23 Nov, 15:00 CET".
-    pub fn when(&self, t: DateTime<Utc>) -> String {
-        format!("{}, {} {}", self.date(t), self.time(t), self.zone(t))
-    }
-
-    /// "Monday 9:00 AM" within the last six days of `until`, else the date.
-    pub fn since(&self, t: DateTime<Utc>, until: DateTime<Utc>) -> String {
-        if until - t < chrono::Duration::days(6) {
-            let l = t.with_timezone(&self.tz);
-            format!("{} {}", l.format("%A"), self.time(t))
-        } else {
-            self.date(t)
-        }
-    }
-
-    fn same_day(&self, a: DateTime<Utc>, b: DateTime<Utc>) -> bool {
-        let (a, b) = (a.with_timezone(&self.tz), b.with_timezone(&self.tz));
-        (a.year(), a.ordinal()) == (b.year(), b.ordinal())
-    }
-
-    /// "from 3:00 PM to 4:00 PM PST on Mon, Nov 23" when both are on the
-    /// same local day, else both in full.
-    pub fn from_to(&self, a: DateTime<Utc>, b: DateTime<Utc>) -> String {
-        if self.same_day(a, b) && self.zone(a) == self.zone(b) {
-            format!(
-                "from {} to {} {} on {}",
-                self.time(a),
-                self.time(b),
-                self.zone(b),
-                self.date(b)
-            )
-        } else {
-            format!("from {} to {}", self.when(a), self.when(b))
-        }
-    }
-}
 
 /// A sentence around an item's title: one string, and where the title
 /// begins and ends in it (a digest's body holds fifty of these per
@@ -210,43 +119,53 @@ fn push_clip(out: &mut String, s: &str) {
     }
 }
 
-/// "alice", "alice and bruno", "alice, bruno and 2 others".
-pub fn people<S: AsRef<str>>(names: &[S]) -> String {
+/// "alice", "alice and bruno", "alice, bruno and 2 others" (in English).
+pub fn people<S: AsRef<str>>(lang: Locale, names: &[S]) -> String {
     let mut out = String::new();
-    push_people(&mut out, names.len(), |i| Cow::Borrowed(names[i].as_ref()));
+    push_people(&mut out, lang, names.len(), |i| {
+        Cow::Borrowed(names[i].as_ref())
+    });
     out
 }
 
 /// [`people`] of `n` names appended to `out`: `name(i)` gives the i-th,
 /// and only the first two are asked for.
-pub fn push_people<'n>(out: &mut String, n: usize, name: impl Fn(usize) -> Cow<'n, str>) {
+pub fn push_people<'n>(
+    out: &mut String,
+    lang: Locale,
+    n: usize,
+    name: impl Fn(usize) -> Cow<'n, str>,
+) {
+    let c = catalogs();
     match n {
-        0 => out.push_str("Someone"),
+        0 => out.push_str(c.text(lang, "someone")),
         1 => out.push_str(&name(0)),
         _ => {
-            out.push_str(&name(0));
-            out.push_str(if n == 2 { " and " } else { ", " });
-            out.push_str(&name(1));
-            if n > 2 {
-                let rest = n - 2;
-                out.push_str(" and ");
-                out.push_str(&rest.to_string());
-                out.push_str(if rest == 1 { " other" } else { " others" });
-            }
+            let (first, second) = (name(0), name(1));
+            let args = [
+                ("first", Arg::Str(&first)),
+                ("second", Arg::Str(&second)),
+                ("rest", Arg::Num(n - 2)),
+            ];
+            let key = if n == 2 { "people-two" } else { "people-more" };
+            c.write(out, lang, key, &args, None);
         }
     }
 }
 
-fn attribute_name(a: &str) -> Cow<'_, str> {
-    match a {
-        "start" => "start time".into(),
-        "reminder" => "reminder".into(),
-        "rrule" => "recurrence".into(),
-        "kind" => "type".into(),
-        "body" => "text".into(),
-        other if other.contains('_') => other.replace('_', " ").into(),
-        other => other.into(),
-    }
+/// An attribute's name in `lang`: the known ones translated, the others
+/// as stored (underscores as spaces).
+fn attribute_name(lang: Locale, a: &str) -> Cow<'_, str> {
+    let key = match a {
+        "start" => "attribute-start",
+        "reminder" => "attribute-reminder",
+        "rrule" => "attribute-rrule",
+        "kind" => "attribute-kind",
+        "body" => "attribute-body",
+        other if other.contains('_') => return other.replace('_', " ").into(),
+        other => return other.into(),
+    };
+    catalogs().text(lang, key).into()
 }
 
 fn instant(v: &str) -> Option<DateTime<Utc>> {
@@ -259,38 +178,32 @@ fn instant(v: &str) -> Option<DateTime<Utc>> {
 /// `v`) in the reader's style, anything else quoted and clipped.
 fn push_value(out: &mut String, style: &Style, v: &str, t: Option<DateTime<Utc>>) {
     match t {
-        Some(t) => out.push_str(&style.when(t)),
+        Some(t) => style.push_when(out, t),
         None => {
-            out.push('“');
-            push_clip(out, v);
-            out.push('”');
+            let value = |o: &mut String| push_clip(o, v);
+            let args = [("value", Arg::Write(&value))];
+            catalogs().write(out, style.lang, "quoted", &args, None);
         }
     }
 }
 
 /// "from A to B", "to B", "from A to nothing", appended to `out`.
 fn push_change_words(out: &mut String, style: &Style, c: &AttrChange) {
-    match (c.old.as_deref(), c.new.as_deref()) {
-        (Some(o), Some(n)) => match (instant(o), instant(n)) {
-            (Some(a), Some(b)) => out.push_str(&style.from_to(a, b)),
-            (a, b) => {
-                out.push_str("from ");
-                push_value(out, style, o, a);
-                out.push_str(" to ");
-                push_value(out, style, n, b);
-            }
-        },
-        (None, Some(n)) => {
-            out.push_str("to ");
-            push_value(out, style, n, instant(n));
-        }
-        (Some(o), None) => {
-            out.push_str("from ");
-            push_value(out, style, o, instant(o));
-            out.push_str(" to nothing");
-        }
-        (None, None) => out.push_str("to nothing"),
+    let (old, new) = (c.old.as_deref(), c.new.as_deref());
+    let (a, b) = (old.and_then(instant), new.and_then(instant));
+    if let (Some(a), Some(b)) = (a, b) {
+        return style.push_from_to(out, a, b);
     }
+    let from = |o: &mut String| push_value(o, style, old.unwrap_or(""), a);
+    let to = |o: &mut String| push_value(o, style, new.unwrap_or(""), b);
+    let key = match (old, new) {
+        (Some(_), Some(_)) => "change-from-to",
+        (None, Some(_)) => "change-to",
+        (Some(_), None) => "change-from-to-nothing",
+        (None, None) => "change-to-nothing",
+    };
+    let args = [("from", Arg::Write(&from)), ("to", Arg::Write(&to))];
+    catalogs().write(out, style.lang, key, &args, None);
 }
 
 /// The sentence for one item's net change. `who` names the actors,
@@ -299,75 +212,75 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
     // Every piece is written straight into the line's one string: these
     // lines are most of building a digest's body from scratch.
     let mut text = String::with_capacity(who.len() + c.title.len().min(MAX_VALUE_CHARS) + 96);
-    text.push_str(who);
+    let cat = catalogs();
+    let lang = style.lang;
     let mut changes = c.changes.iter();
     let first = changes.next();
-    match c.action {
-        Action::Created | Action::Deleted => {
-            text.push_str(if c.action == Action::Created {
-                " created the "
-            } else {
-                " deleted the "
-            });
-            push_clip(&mut text, &c.kind);
-            text.push(' ');
+    let title = |o: &mut String| push_clip(o, &c.title);
+    let kind = |o: &mut String| push_clip(o, &c.kind);
+    let starts = (c.action == Action::Created)
+        .then(|| c.changes.iter().find(|a| a.attribute == "start"))
+        .flatten()
+        .and_then(|a| a.new.as_deref())
+        .and_then(instant);
+    let when = |o: &mut String| {
+        if let Some(t) = starts {
+            style.push_when(o, t)
         }
-        Action::Added => text.push_str(" added "),
-        Action::Removed => text.push_str(" removed "),
-        Action::Now => text.push_str(" marked "),
-        Action::Edited => match first {
-            Some(a) => {
-                text.push_str(" changed the ");
-                text.push_str(&attribute_name(&a.attribute));
-                text.push_str(" of ");
-            }
-            None => text.push_str(" changed "),
-        },
-    }
-    let title_at = text.len();
-    push_clip(&mut text, &c.title);
-    let after_at = text.len();
-    match c.action {
-        Action::Created => {
-            let starts = c
-                .changes
-                .iter()
-                .find(|a| a.attribute == "start")
-                .and_then(|a| a.new.as_deref())
-                .and_then(instant);
-            if let Some(t) = starts {
-                text.push_str(", starting ");
-                text.push_str(&style.when(t));
-            }
+    };
+    let change = |o: &mut String| {
+        if let Some(a) = first {
+            push_change_words(o, style, a)
         }
-        Action::Added => {
-            text.push_str(" to ");
-            text.push_str(collection);
+    };
+    let attribute = first.map_or(Cow::Borrowed(""), |a| attribute_name(lang, &a.attribute));
+    let also = |o: &mut String| {
+        for a in changes.clone().take(MAX_CHANGES_SHOWN - 1) {
+            let name = attribute_name(lang, &a.attribute);
+            let change = |o: &mut String| push_change_words(o, style, a);
+            let args = [
+                ("attribute", Arg::Str(&name)),
+                ("change", Arg::Write(&change)),
+            ];
+            cat.write(o, lang, "line-edited-also", &args, None);
         }
-        Action::Removed => {
-            text.push_str(" from ");
-            text.push_str(collection);
+        let rest = changes
+            .clone()
+            .count()
+            .saturating_sub(MAX_CHANGES_SHOWN - 1);
+        if rest > 0 {
+            cat.write(
+                o,
+                lang,
+                "line-edited-more",
+                &[("count", Arg::Num(rest))],
+                None,
+            );
         }
-        Action::Deleted => {}
-        Action::Now => text.push_str(" as now"),
-        Action::Edited => {
-            if let Some(a) = first {
-                text.push(' ');
-                push_change_words(&mut text, style, a);
-            }
-            for a in changes.by_ref().take(MAX_CHANGES_SHOWN - 1) {
-                text.push_str(", and the ");
-                text.push_str(&attribute_name(&a.attribute));
-                text.push(' ');
-                push_change_words(&mut text, style, a);
-            }
-            let rest = changes.count();
-            if rest > 0 {
-                text.push_str(", and ");
-                text.push_str(&count(rest, "more change", "more changes"));
-            }
-        }
-    }
+    };
+    let key = match c.action {
+        Action::Created if starts.is_some() => "line-created-starting",
+        Action::Created => "line-created",
+        Action::Deleted => "line-deleted",
+        Action::Added => "line-added",
+        Action::Removed => "line-removed",
+        Action::Now => "line-now",
+        Action::Edited if first.is_some() => "line-edited",
+        Action::Edited => "line-edited-bare",
+    };
+    let args = [
+        ("who", Arg::Str(who)),
+        ("title", Arg::Write(&title)),
+        ("kind", Arg::Write(&kind)),
+        ("when", Arg::Write(&when)),
+        ("collection", Arg::Str(collection)),
+        ("attribute", Arg::Str(&attribute)),
+        ("change", Arg::Write(&change)),
+        ("also", Arg::Write(&also)),
+    ];
+    let (title_at, after_at) = cat
+        .write(&mut text, lang, key, &args, Some("title"))
+        .unwrap_or((text.len(), text.len()));
     Line {
         text,
         title_at,
@@ -380,11 +293,11 @@ pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -
 /// (recorded late): "Earlier, Mon, Nov 23, 8:59 AM PST: " before it.
 pub fn earlier(style: &Style, line: Line, at: DateTime<Utc>) -> Line {
     let mut text = String::with_capacity(line.text.len() + 40);
-    text.push_str("Earlier, ");
-    text.push_str(&style.when(at));
-    text.push_str(": ");
-    let shift = text.len();
-    text.push_str(&line.text);
+    let when = |o: &mut String| style.push_when(o, at);
+    let args = [("when", Arg::Write(&when)), ("line", Arg::Str(&line.text))];
+    let shift = catalogs()
+        .write(&mut text, style.lang, "line-earlier", &args, Some("line"))
+        .map_or(0, |(s, _)| s);
     Line {
         text,
         title_at: line.title_at + shift,
@@ -396,22 +309,29 @@ pub fn earlier(style: &Style, line: Line, at: DateTime<Utc>) -> Line {
 /// The line for an upcoming item: "Mon, Nov 23, 10:00 AM EST: " title
 /// " (reminder, repeats)".
 pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
-    let mut text = style.when(u.at);
-    text.push_str(": ");
-    let title_at = text.len();
-    push_clip(&mut text, &u.title);
-    let after_at = text.len();
-    let notes: &[&str] = match (u.what == When::Reminder, u.recurring) {
-        (true, true) => &["reminder", "repeats"],
-        (true, false) => &["reminder"],
-        (false, true) => &["repeats"],
-        (false, false) => &[],
+    let mut text = String::with_capacity(u.title.len().min(MAX_VALUE_CHARS) + 48);
+    let c = catalogs();
+    let notes = match (u.what == When::Reminder, u.recurring) {
+        (true, true) => Some("note-reminder-repeats"),
+        (true, false) => Some("note-reminder"),
+        (false, true) => Some("note-repeats"),
+        (false, false) => None,
     };
-    if !notes.is_empty() {
-        text.push_str(" (");
-        text.push_str(&notes.join(", "));
-        text.push(')');
-    }
+    let when = |o: &mut String| style.push_when(o, u.at);
+    let title = |o: &mut String| push_clip(o, &u.title);
+    let note = notes.map_or("", |k| c.text(style.lang, k));
+    let args = [
+        ("when", Arg::Write(&when)),
+        ("title", Arg::Write(&title)),
+        ("notes", Arg::Str(note)),
+    ];
+    let key = match notes {
+        Some(_) => "line-upcoming-notes",
+        None => "line-upcoming",
+    };
+    let (title_at, after_at) = c
+        .write(&mut text, style.lang, key, &args, Some("title"))
+        .unwrap_or((text.len(), text.len()));
     Line {
         text,
         title_at,
@@ -421,12 +341,20 @@ pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
 }
 
 /// "Calendar", "Calendar and Wiki", "3 collections".
-pub fn collections_phrase<S: AsRef<str>>(names: &[S]) -> String {
+pub fn collections_phrase<S: AsRef<str>>(lang: Locale, names: &[S]) -> String {
+    let c = catalogs();
     match names {
-        [] => "your collections".into(),
+        [] => c.text(lang, "collections-yours").to_string(),
         [a] => a.as_ref().to_string(),
-        [a, b] => format!("{} and {}", a.as_ref(), b.as_ref()),
-        more => format!("{} collections", more.len()),
+        [a, b] => c.format(
+            lang,
+            "collections-two",
+            &[
+                ("first", Arg::Str(a.as_ref())),
+                ("second", Arg::Str(b.as_ref())),
+            ],
+        ),
+        more => c.format(lang, "collections-many", &[("count", Arg::Num(more.len()))]),
     }
 }
 
@@ -436,39 +364,29 @@ pub fn collections_phrase<S: AsRef<str>>(names: &[S]) -> String {
 /// what changed, "Weekly agenda: Calendar" for what is coming up; a
 /// subscription to every collection (`None`) reads "all collections".
 /// What a digest holds and since when is its first line instead.
-pub fn subject(kind: Kind, frequency: Frequency, collection: Option<&str>) -> String {
-    let every = match frequency {
-        Frequency::Hourly => "Hourly",
-        Frequency::Daily => "Daily",
-        Frequency::Weekly => "Weekly",
+pub fn subject(lang: Locale, kind: Kind, frequency: Frequency, collection: Option<&str>) -> String {
+    let key = match (kind, frequency) {
+        (Kind::Modification, Frequency::Hourly) => "subject-hourly-digest",
+        (Kind::Modification, Frequency::Daily) => "subject-daily-digest",
+        (Kind::Modification, Frequency::Weekly) => "subject-weekly-digest",
+        (Kind::Forward, Frequency::Hourly) => "subject-hourly-agenda",
+        (Kind::Forward, Frequency::Daily) => "subject-daily-agenda",
+        (Kind::Forward, Frequency::Weekly) => "subject-weekly-agenda",
     };
-    let what = match kind {
-        Kind::Modification => "digest",
-        Kind::Forward => "agenda",
-    };
-    format!(
-        "{every} {what}: {}",
-        collection.unwrap_or("all collections")
+    let c = catalogs();
+    let all = c.text(lang, "all-collections");
+    c.format(
+        lang,
+        key,
+        &[("collection", Arg::Str(collection.unwrap_or(all)))],
     )
 }
 
-/// "1 change", "3 changes".
 /// What a digest says when seen marks left `n` changes out.
-pub fn seen_left_out(n: usize) -> String {
-    if n == 1 {
-        "1 change you have already seen is left out".into()
-    } else {
-        format!("{n} changes you have already seen are left out")
-    }
+pub fn seen_left_out(lang: Locale, n: usize) -> String {
+    catalogs().format(lang, "seen-left-out", &[("count", Arg::Num(n))])
 }
 
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
+mod style;
 #[cfg(test)]
 mod tests;

@@ -236,11 +236,11 @@ pub fn changed_feed(
                 .iter()
                 .map(|a| line(names.get(a).map_or("someone", String::as_str)))
                 .collect();
-            let sentence = words::change_line(&style, c, &words::people(&actors), &head.name);
+            let sentence = words::change_line(&style, c, &words::people(style.lang, &actors), &head.name);
             let mut body = format!(
                 "<p class=\"action\">{} by {} at {}</p>",
                 c.action.as_str(),
-                escape(&words::people(&actors)),
+                escape(&words::people(style.lang, &actors)),
                 escape(&local(c.last_at, q.tz))
             );
             if !c.changes.is_empty() {

@@ -81,6 +81,9 @@ pub struct ValidSignup {
     pub wish: Wish,
     /// The collections' names, in the order asked.
     pub names: Vec<String>,
+    /// The language of the verification message (English unless the
+    /// asker's browser says otherwise: the page sets it).
+    pub lang: crate::i18n::Locale,
 }
 
 /// Checks every field; the one-line error says which is wrong.
@@ -147,6 +150,7 @@ pub fn validate_input(c: &mut DbConn, i: &SignupInput) -> Result<ValidSignup> {
             timezone,
         },
         names,
+        lang: crate::i18n::Locale::En,
     })
 }
 

@@ -11,13 +11,11 @@ use crate::db::schema::signups;
 use crate::db::DbConn;
 use crate::deliver;
 use crate::error::{Error, Result};
+use crate::i18n::{catalogs, Arg, Locale};
 use crate::text::hex;
 
 /// How long sign-up rows are kept (they count towards the limits).
 const KEEP_DAYS: i64 = 7;
-
-/// The verification message's subject.
-pub const SUBJECT: &str = "Confirm your digest subscription";
 
 /// What [`request`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,28 +27,53 @@ pub enum Requested {
     Limited { retry_at: DateTime<Utc> },
 }
 
+/// The verification message's subject in English (its subject in other
+/// languages is the catalogue's `signup-subject`).
+pub const SUBJECT: &str = "Confirm your digest subscription";
+
+/// The verification message's words in the reader's language.
+struct Words {
+    lang: &'static str,
+    asked: String,
+    open: &'static str,
+    button: &'static str,
+    copy: &'static str,
+    until: String,
+}
+
 #[derive(Template)]
 #[template(path = "email/signup_confirm.txt")]
 struct MailText<'a> {
-    names: &'a str,
+    t: &'a Words,
     link: &'a str,
-    until: &'a str,
+    b: &'static crate::config::BrandingConfig,
 }
 
 #[derive(Template)]
 #[template(path = "email/signup_confirm.html")]
 struct MailHtml<'a> {
-    names: &'a str,
+    t: &'a Words,
     link: &'a str,
-    until: &'a str,
+    b: &'static crate::config::BrandingConfig,
 }
 
-/// The verification message's text and HTML (a button for the link).
-fn message(names: &str, link: &str, until: &str) -> Result<(String, String)> {
+/// The verification message's subject, text and HTML (a button for the
+/// link) in `lang`.
+fn message(lang: Locale, names: &str, link: &str, until: &str) -> Result<(String, String, String)> {
+    let c = catalogs();
+    let t = Words {
+        lang: lang.tag(),
+        asked: c.format(lang, "signup-asked", &[("names", Arg::Str(names))]),
+        open: c.text(lang, "signup-open"),
+        button: c.text(lang, "signup-button"),
+        copy: c.text(lang, "signup-copy"),
+        until: c.format(lang, "signup-until", &[("until", Arg::Str(until))]),
+    };
+    let b = crate::config::branding();
     let fail = |e: askama::Error| Error::Storage(format!("sign-up message: {e}"));
-    let text = MailText { names, link, until }.render().map_err(fail)?;
-    let html = MailHtml { names, link, until }.render().map_err(fail)?;
-    Ok((text, html))
+    let text = MailText { t: &t, link, b }.render().map_err(fail)?;
+    let html = MailHtml { t: &t, link, b }.render().map_err(fail)?;
+    Ok((c.text(lang, "signup-subject").to_string(), text, html))
 }
 
 /// Records the pending sign-up `v` from `client` (its address as text)
@@ -78,7 +101,7 @@ pub fn request(
         base_url.trim_end_matches('/')
     );
     let until = expires.format("%Y-%m-%d %H:%M").to_string();
-    let (text, html) = message(&v.names.join(", "), &link, &until)?;
+    let (subject, text, html) = message(v.lang, &v.names.join(", "), &link, &until)?;
     c.write_tx(|c| {
         limits::lock(c)?;
         if let Some(retry_at) = limits::check(c, cfg, &mailbox, &network, now)? {
@@ -102,7 +125,16 @@ pub fn request(
             ))
             .returning(signups::id)
             .get_result(c)?;
-        deliver::queue::post_to_address(c, email, -id, &v.email, SUBJECT, &text, Some(&html), now)?;
+        deliver::queue::post_to_address(
+            c,
+            email,
+            -id,
+            &v.email,
+            &subject,
+            &text,
+            Some(&html),
+            now,
+        )?;
         Ok(Requested::Sent)
     })
 }
@@ -114,10 +146,20 @@ mod tests {
     #[test]
     fn the_message_has_the_link_as_text_and_as_a_button() {
         let link = "https://d.example/subscribe/confirm/ab";
-        let (text, html) = message("Calendar & <Rota>", link, "2026-11-24 00:00").unwrap();
+        let (subject, text, html) =
+            message(Locale::En, "Calendar & <Rota>", link, "2026-11-24 00:00").unwrap();
+        assert_eq!(subject, SUBJECT);
         assert!(text.contains(link) && text.contains("Calendar & <Rota>"));
         assert!(html.contains(&format!("<a href=\"{link}\"")), "{html}");
         // The names are escaped in the HTML.
         assert!(html.contains("Rota") && !html.contains("<Rota>"), "{html}");
+        let (subject, text, html) =
+            message(Locale::De, "Kalender", link, "2026-11-24 00:00").unwrap();
+        assert_eq!(subject, "Bitte bestätigen Sie Ihr Abonnement");
+        assert!(
+            text.contains("Der Link gilt bis 2026-11-24 00:00 UTC"),
+            "{text}"
+        );
+        assert!(html.contains("<html lang=\"de\">") && html.contains("Abonnement bestätigen"));
     }
 }

@@ -85,6 +85,10 @@ pub struct ComposeArgs {
     /// those out (`digest::seen`): the tick with them against without.
     #[arg(long, default_value_t = 0.0)]
     pub seen: f64,
+    /// Every subscriber's locale (a BCP 47 tag: en, de-DE, ja): the cost
+    /// of a digest in each language. Empty: each zone's own locale.
+    #[arg(long, default_value = "")]
+    pub locale: String,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-compose.db";

@@ -37,7 +37,20 @@ pub(super) fn build_world(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) ->
     let d = Dialect(c.backend());
     let since = at - chrono::Duration::days(1);
     let zone = case("i", ZONES.iter().map(|z| format!("'{}'", z.0)));
-    let locale = case("i", ZONES.iter().map(|z| format!("'{}'", z.1)));
+    let ok = |t: &str| {
+        (1..=35).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    let locale = match a.locale.as_str() {
+        "" => case("i", ZONES.iter().map(|z| format!("'{}'", z.1))),
+        // Checked to letters, digits and hyphens: safe inside the quotes.
+        t if ok(t) => format!("'{t}'"),
+        t => {
+            return Err(crate::error::Error::invalid(format!(
+                "--locale {:?}: a BCP 47 tag such as de-DE",
+                crate::validate::escape_for_line(t)
+            )))
+        }
+    };
     let hour = case("i", ZONES.iter().map(|z| z.2.to_string()));
     let mut next = Vec::new();
     for (tz, _, h) in ZONES {

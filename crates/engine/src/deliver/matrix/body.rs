@@ -6,6 +6,7 @@
 //! past [`MAX_PART`] bytes and then ends with "… and N more", so the
 //! event stays under the homeserver's 64 KiB.
 
+use crate::i18n::catalogs;
 use serde_json::{json, Value};
 
 use crate::deliver::webhook::presets::fit::{self, Limits, Measure};
@@ -61,14 +62,13 @@ fn limits() -> Limits {
 pub fn plain(p: &Post) -> String {
     let lines = PLAIN.lines(p);
     let mut out = p.title().to_string();
-    for chunk in fit::pack(&lines, p.more, limits(), |n| {
-        PLAIN.tail(n, p.full.as_deref())
-    }) {
+    for chunk in fit::pack(&lines, p.more, limits(), |n| PLAIN.tail(p, n)) {
         out.push_str("\n\n");
         out.push_str(&chunk);
     }
     if let Some(m) = &p.manage {
-        out.push_str(&format!("\n\nManage your subscriptions: {m}"));
+        let manage = catalogs().text(p.lang, "manage-subscriptions");
+        out.push_str(&format!("\n\n{manage}: {m}"));
     }
     out
 }
@@ -87,16 +87,14 @@ pub fn html(p: &Post) -> String {
         })
         .collect();
     let mut out = format!("<strong>{}</strong><br>", escape(p.title()));
-    for chunk in fit::pack(&lines, p.more, limits(), |n| {
-        HTML.tail(n, p.full.as_deref())
-    }) {
+    for chunk in fit::pack(&lines, p.more, limits(), |n| HTML.tail(p, n)) {
         out.push('\n');
         out.push_str(&chunk);
     }
     if let Some(m) = &p.manage {
         out.push_str(&format!(
             "\n<br>{}",
-            (HTML.link)(m, "Manage your subscriptions")
+            (HTML.link)(m, catalogs().text(p.lang, "manage-subscriptions"))
         ));
     }
     out

@@ -20,6 +20,10 @@ fn body(more: usize) -> Body {
         }],
         more,
         calendar: None,
+        words: Words::new(
+            &Style::new("America/Los_Angeles".parse().unwrap(), "en-US"),
+            more,
+        ),
     }
 }
 

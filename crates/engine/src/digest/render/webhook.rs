@@ -37,6 +37,7 @@ pub fn document(b: &Body, f: &Frame) -> String {
         "kind": f.kind.as_str(),
         "frequency": f.frequency.as_str(),
         "subject": b.heading,
+        "locale": b.words.lang,
         "period": {
             "start": f.window_start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             "end": f.window_end.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

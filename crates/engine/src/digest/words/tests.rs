@@ -13,7 +13,10 @@ fn times_follow_the_locale_and_zone() {
     let us = Style::new(chrono_tz::America::Los_Angeles, "en-US");
     assert_eq!(us.when(t(23, 0)), "Mon, Nov 23, 3:00 PM PST");
     let de = Style::new(chrono_tz::Europe::Berlin, "de-DE");
-    assert_eq!(de.when(t(23, 0)), "Tue 24 Nov, 00:00 CET");
+    // A German reader reads the names of days and months in German.
+    assert_eq!(de.when(t(23, 0)), "Di., 24. Nov., 00:00 CET");
+    let en_de = Style::new(chrono_tz::Europe::Berlin, "en-DE");
+    assert_eq!(en_de.when(t(23, 0)), "Tue 24 Nov, 12:00 AM CET");
     let gb = Style::new(chrono_tz::Europe::London, "en-GB");
     assert_eq!(gb.time(t(15, 5)), "15:05");
     let india = Style::new(chrono_tz::Asia::Kolkata, "en-IN");
@@ -44,11 +47,31 @@ fn the_cosmo_sentence() {
             change_line(&us, &c, "gr24", "Calendar").text(),
             "gr24 changed the start time of Janitor's Pipe Dream from 3:00 PM to 4:00 PM PST on Mon, Nov 23"
         );
+    let de = Style::new(chrono_tz::Europe::Berlin, "de-AT");
+    let line = change_line(&de, &c, "gr24", "Kalender");
+    assert_eq!(
+        line.text(),
+        "gr24 hat Janitor's Pipe Dream geändert – Startzeit von 00:00 auf 01:00 CET am Di., 24. Nov."
+    );
+    assert_eq!(line.title(), "Janitor's Pipe Dream");
+    let ja = Style::new(chrono_tz::Asia::Tokyo, "ja-JP");
+    let line = change_line(&ja, &c, "gr24", "カレンダー");
+    assert_eq!(
+        line.text(),
+        "gr24が「Janitor's Pipe Dream」の開始時刻を変更しました: 11月24日(火) 08:00 → 09:00 JST"
+    );
+    assert_eq!(line.title(), "Janitor's Pipe Dream");
+    assert_eq!(line.before(), "gr24が「");
 }
 
 #[test]
 fn people_and_clipping() {
-    let n = |v: &[&str]| people(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let n = |v: &[&str]| {
+        people(
+            Locale::En,
+            &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+    };
     assert_eq!(n(&[]), "Someone");
     assert_eq!(n(&["a", "b"]), "a and b");
     assert_eq!(n(&["a", "b", "c"]), "a, b and 1 other");
@@ -236,15 +259,25 @@ fn every_sentence_word_for_word() {
 fn a_subject_names_the_subscription_not_the_period() {
     use crate::subscriptions::{Frequency, Kind};
     assert_eq!(
-        subject(Kind::Modification, Frequency::Daily, Some("Calendar")),
+        subject(
+            Locale::En,
+            Kind::Modification,
+            Frequency::Daily,
+            Some("Calendar")
+        ),
         "Daily digest: Calendar"
     );
     assert_eq!(
-        subject(Kind::Forward, Frequency::Weekly, Some("Team calendar")),
+        subject(
+            Locale::En,
+            Kind::Forward,
+            Frequency::Weekly,
+            Some("Team calendar")
+        ),
         "Weekly agenda: Team calendar"
     );
     assert_eq!(
-        subject(Kind::Modification, Frequency::Hourly, None),
+        subject(Locale::En, Kind::Modification, Frequency::Hourly, None),
         "Hourly digest: all collections"
     );
 }
@@ -252,15 +285,15 @@ fn a_subject_names_the_subscription_not_the_period() {
 #[test]
 fn what_seen_marks_left_out_is_said_in_the_singular_and_the_plural() {
     assert_eq!(
-        seen_left_out(1),
+        seen_left_out(Locale::En, 1),
         "1 change you have already seen is left out"
     );
     assert_eq!(
-        seen_left_out(2),
+        seen_left_out(Locale::En, 2),
         "2 changes you have already seen are left out"
     );
     assert_eq!(
-        seen_left_out(1000),
+        seen_left_out(Locale::En, 1000),
         "1000 changes you have already seen are left out"
     );
 }

@@ -290,6 +290,13 @@ pub async fn post(
     let hour = now.timestamp().div_euclid(3600);
     let pre = prefix(&app);
     let who = client(&app, &ext, &headers);
+    // The verification message is in the language the browser asks for.
+    let lang = crate::i18n::Locale::from_accept_language(
+        headers
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or(""),
+    );
     let block = signup::limits::network(&who);
     let (scfg, ecfg, base) = (
         app.cfg.signup.clone(),
@@ -317,6 +324,7 @@ pub async fn post(
                 }
                 Err(e) => return Err(e),
             };
+            let v = signup::ValidSignup { lang, ..v };
             match signup::request(c, &scfg, &ecfg, &base, &v, &who, now)? {
                 Requested::Limited { retry_at } => Ok(Posted::Limited(retry_at)),
                 Requested::Sent => {

@@ -44,9 +44,7 @@ pub fn payload(p: &Post) -> Value {
         total: TOTAL - title.chars().count(),
         measure: Measure::Chars,
     };
-    let chunks = fit::pack(&lines, p.more, limits, |n| {
-        SYNTAX.tail(n, p.full.as_deref())
-    });
+    let chunks = fit::pack(&lines, p.more, limits, |n| SYNTAX.tail(p, n));
     let mut embeds: Vec<Value> = chunks
         .into_iter()
         .map(|d| json!({ "description": d }))

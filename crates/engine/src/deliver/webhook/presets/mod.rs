@@ -13,6 +13,7 @@ mod ntfy;
 mod slack;
 mod teams;
 
+use crate::i18n::{catalogs, Arg, Locale};
 use serde_json::Value;
 
 use crate::parties::Channel;
@@ -80,6 +81,8 @@ pub struct Post {
     pub full: Option<String>,
     /// The manage page.
     pub manage: Option<String>,
+    /// The language of the digest's words (its document's `locale`).
+    pub lang: Locale,
 }
 
 impl Post {
@@ -102,11 +105,20 @@ impl Post {
                     .as_array()
                     .map(|a| a.iter().map(Post::of).collect())
                     .unwrap_or_default();
+                let lang = docs.first().map_or(Locale::En, |d| d.lang);
                 let mut out = Post {
                     subject: match docs.first() {
-                        Some(first) => format!("{} (+{} more)", first.subject, docs.len() - 1),
+                        Some(first) => catalogs().format(
+                            lang,
+                            "batch-subject",
+                            &[
+                                ("subject", Arg::Str(&first.subject)),
+                                ("count", Arg::Num(docs.len() - 1)),
+                            ],
+                        ),
                         None => String::new(),
                     },
+                    lang,
                     ..Post::default()
                 };
                 for p in docs {
@@ -151,6 +163,10 @@ impl Post {
                     more: doc["more"].as_u64().unwrap_or(0) as usize,
                     full: web_link(doc["full_url"].as_str()).or_else(|| manage.clone()),
                     manage,
+                    lang: doc["locale"]
+                        .as_str()
+                        .and_then(Locale::exact)
+                        .unwrap_or(Locale::En),
                 }
             }
             _ => Post {
@@ -213,11 +229,17 @@ impl Syntax {
         p.lines.iter().map(|l| (self.line(l), l.counts())).collect()
     }
 
-    /// "… and N more", linking to the whole digest when there is one.
-    pub fn tail(&self, n: usize, full: Option<&str>) -> String {
-        match full {
-            Some(url) => format!("… and {n} more: {}", (self.link)(url, "the full digest")),
-            None => format!("… and {n} more"),
+    /// "… and N more" in `p`'s language, linking to the whole digest
+    /// when there is one.
+    pub fn tail(&self, p: &Post, n: usize) -> String {
+        let c = catalogs();
+        let more = c.format(p.lang, "more", &[("count", Arg::Num(n))]);
+        match p.full.as_deref() {
+            Some(url) => {
+                let label = c.text(p.lang, "the-full-digest");
+                format!("… {more}: {}", (self.link)(url, label))
+            }
+            None => format!("… {more}"),
         }
     }
 }

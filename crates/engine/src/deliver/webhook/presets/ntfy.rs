@@ -29,10 +29,7 @@ pub fn request(p: &Post) -> Request {
         total: BODY,
         measure: Measure::Bytes,
     };
-    let mut body = fit::pack(&lines, p.more, limits, |n| {
-        SYNTAX.tail(n, p.full.as_deref())
-    })
-    .join("\n");
+    let mut body = fit::pack(&lines, p.more, limits, |n| SYNTAX.tail(p, n)).join("\n");
     if body.is_empty() {
         body = super::clip_bytes(&(SYNTAX.escape)(&p.subject), BODY);
     }

@@ -36,9 +36,7 @@ pub fn payload(p: &Post) -> Value {
         total: TOTAL,
         measure: Measure::Chars,
     };
-    let sections = fit::pack(&lines, p.more, limits, |n| {
-        SYNTAX.tail(n, p.full.as_deref())
-    });
+    let sections = fit::pack(&lines, p.more, limits, |n| SYNTAX.tail(p, n));
     let mut blocks = vec![json!({
         "type": "header",
         "text": {"type": "plain_text", "text": clip(subject, HEADER), "emoji": true},

@@ -4,6 +4,7 @@
 //! buttons to the full digest and the manage page. The payload is kept
 //! within 28 KB, Teams' limit for a message.
 
+use crate::i18n::catalogs;
 use serde_json::{json, Value};
 
 use super::fit;
@@ -28,10 +29,10 @@ pub fn payload(p: &Post) -> Value {
     let mut actions = Vec::new();
     if let Some(url) = &p.full {
         actions
-            .push(json!({"type": "Action.OpenUrl", "title": "Open the full digest", "url": url}));
+            .push(json!({"type": "Action.OpenUrl", "title": catalogs().text(p.lang, "open-full-digest"), "url": url}));
     }
     if let Some(url) = p.manage.as_ref().filter(|m| Some(*m) != p.full.as_ref()) {
-        actions.push(json!({"type": "Action.OpenUrl", "title": "Manage", "url": url}));
+        actions.push(json!({"type": "Action.OpenUrl", "title": catalogs().text(p.lang, "manage-short"), "url": url}));
     }
     let head = json!({
         "type": "TextBlock", "text": clip(&(SYNTAX.escape)(subject), LINE),
@@ -41,7 +42,7 @@ pub fn payload(p: &Post) -> Value {
     let base = size(&message(vec![head.clone()], actions.clone()));
     let costs: Vec<usize> = blocks.iter().map(|b| size(&b.0)).collect();
     let most = blocks.iter().filter(|b| b.1).count() + p.more;
-    let reserve = size(&text(SYNTAX.tail(most, p.full.as_deref())));
+    let reserve = size(&text(SYNTAX.tail(p, most)));
     let budget = MAX.saturating_sub(base);
     let n = if p.more == 0 {
         fit::take(&costs, budget, reserve)
@@ -52,7 +53,7 @@ pub fn payload(p: &Post) -> Value {
     body.extend(blocks[..n].iter().map(|b| b.0.clone()));
     let left = blocks[n..].iter().filter(|b| b.1).count() + p.more;
     if left > 0 {
-        body.push(text(SYNTAX.tail(left, p.full.as_deref())));
+        body.push(text(SYNTAX.tail(p, left)));
     }
     message(body, actions)
 }
