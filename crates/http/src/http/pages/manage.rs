@@ -101,7 +101,7 @@ pub fn load(
 ) -> crate::Result<ManagePage> {
     let user = parties::get_user(c, party)?;
     let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-    let style = Style::new(tz, &user.locale);
+    let style = Style::page(tz, &user.locale);
     let names: HashMap<i64, String> = items::list_collections(c)?
         .into_iter()
         .map(|k| (k.id.0, k.name))

@@ -77,7 +77,7 @@ fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
     for (id, name) in parties::page_users(c, f)? {
         let user = parties::get_user(c, id)?;
         let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-        let style = Style::new(tz, &user.locale);
+        let style = Style::page(tz, &user.locale);
         let subs = subscriptions::list_for_party(c, id)?
             .iter()
             .map(|s| view::describe(s, &names, &style))
