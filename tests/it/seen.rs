@@ -100,6 +100,13 @@ pub(crate) fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String
         .collect()
 }
 
+/// Alpha, Beta and Gamma created in `docs` at 08:40, 08:41 and 08:42.
+pub(crate) fn three_changes(c: &mut DbConn, docs: &str) {
+    change(c, docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
+    change(c, docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
+    change(c, docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
+}
+
 fn last_request(c: &mut DbConn) -> i64 {
     nt_requests::table
         .select(diesel::dsl::max(nt_requests::request_id))
@@ -128,9 +135,7 @@ pub(crate) fn of<'a>(
 fn a_digest_leaves_out_what_its_recipient_saw(db: &TestDb) {
     let mut c = db.conn();
     let docs = world(&mut c);
-    change(&mut c, &docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
-    change(&mut c, &docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
-    change(&mut c, &docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
+    three_changes(&mut c, &docs);
     mark(&mut c, "amy", 1, "2026-11-23T08:50:00Z");
     mark(&mut c, "amy", 2, "2026-11-23T08:41:00Z");
     // Seen before its change: no help.

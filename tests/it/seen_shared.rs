@@ -16,7 +16,7 @@ use digestd::ids::SubscriptionId;
 use digestd::manage;
 
 use crate::http_pages_digest::{link_in_digest, tick_linked, BASE};
-use crate::seen::{change, digests, hourly, mark, of};
+use crate::seen::{change, digests, hourly, mark, of, three_changes};
 
 /// Docs, which every one of `who` follows hourly from 08:30 (their
 /// subscriptions, in order); bob edits it.
@@ -51,9 +51,7 @@ fn body_of(c: &mut DbConn, who: &str) -> Option<i64> {
 fn equal_marks_share_one_stored_rendering(db: &TestDb) {
     let mut c = db.conn();
     let (docs, _) = docs_for(&mut c, &["amy", "ben", "cy", "dan", "eve"]);
-    change(&mut c, &docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
-    change(&mut c, &docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
-    change(&mut c, &docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
+    three_changes(&mut c, &docs);
     mark(&mut c, "amy", 1, "2026-11-23T08:45:00Z");
     mark(&mut c, "ben", 1, "2026-11-23T08:55:00Z");
     mark(&mut c, "cy", 2, "2026-11-23T08:45:00Z");
