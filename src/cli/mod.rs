@@ -206,12 +206,12 @@ impl Ctx<'_> {
     /// `web` run on it, and the SMTP and XMPP listeners of the commands
     /// that deliver (`queue run`, `test-alert`, `demo`, the benches) run
     /// their sessions on it. Multi-threaded, so that its workers drive
-    /// those sessions' sockets while a pass blocks on it.
+    /// those sessions' sockets while a pass blocks on it; a worker a core,
+    /// so `serve` and `web` answer on every core.
     fn rt(&mut self) -> Result<&tokio::runtime::Runtime> {
         if self.rt.is_none() {
             self.rt = Some(
                 tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
                     .enable_all()
                     .build()?,
             );
