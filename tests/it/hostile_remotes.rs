@@ -145,7 +145,7 @@ fn a_homeserver_that_answers_garbage_is_retried(db: &TestDb) {
         assert!(text.starts_with("matrix"), "{text}");
         assert!(!text.contains('\u{0}'), "{text:?}");
     }
-    // Each pass looks in the account's m.direct first (garbage there is
+    // Each pass looks in the account's record of ana first (garbage there is
     // read as "cannot look": a room is opened unrecorded), then creates the
     // room; the 502 ends the second pass at the look, and the third gets
     // the gateway's default answer, an object without a room id.
@@ -160,10 +160,10 @@ fn a_homeserver_that_answers_garbage_is_retried(db: &TestDb) {
     assert_eq!(
         calls,
         [
-            "GET m.direct",
+            "GET org.digestd.direct.@ana:example.org",
             "POST createRoom",
-            "GET m.direct",
-            "GET m.direct",
+            "GET org.digestd.direct.@ana:example.org",
+            "GET org.digestd.direct.@ana:example.org",
             "POST createRoom"
         ]
     );

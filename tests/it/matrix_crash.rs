@@ -3,13 +3,15 @@
 //! loopback relay in front of Synapse (`synapse::Hold`: Synapse did what
 //! was asked, the process never heard back), then a pass of its own.
 //!
-//! Killed once the room was recorded in `m.direct` (the message sent, its
-//! outcome not written): the next pass finds the room there, and the
-//! person has one room with the service account and the message once.
+//! Killed once the room was recorded (the message sent, its outcome not
+//! written): the next pass finds the room in the account's record of the
+//! person, and the person has one room with the service account and the
+//! message once, even when another process's stale write of `m.direct`
+//! dropped the room from there meanwhile.
 //! Killed right after `createRoom` (not yet recorded): the empty room is
 //! left, but the person was never invited to it; the next pass opens the
 //! one room they see. The room a person left is never taken from
-//! `m.direct` again (`matrix.rs`, the person who left).
+//! its record again (`matrix.rs`, the person who left).
 
 use crate::common;
 use crate::matrix::{account, delivery_with, kept_room, notify, world, ALICE, BOT};
@@ -138,7 +140,32 @@ fn a_crash_before_the_record_invites_the_person_once(db: &TestDb) {
     assert_eq!(alice.messages(&room).len(), 1);
 }
 
+/// Another process of the same account that read `m.direct` before the
+/// room was recorded writes it back afterwards with a room of its own:
+/// the room drops out of `m.direct`, but the person's own record keeps
+/// it, and the next pass finds it there instead of opening a second one.
+fn a_stale_m_direct_write_does_not_hide_the_room(db: &TestDb) {
+    let Some((s, mut c, r)) = killed_sending(db, "Despite the race", "/send/m.room.message/")
+    else {
+        return;
+    };
+    let bot = Person::login(&s, BOT.0, BOT.1);
+    let recorded = bot.direct_rooms(ME, HER);
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let theirs = serde_json::json!({"@bob:localhost": ["!theirs:localhost"]});
+    bot.put_account_data(ME, "m.direct", &theirs);
+    assert!(bot.direct_rooms(ME, HER).is_empty(), "the race lost it");
+    next_pass(&mut c, &s);
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    assert_eq!(kept_room(&mut c).as_ref(), Some(&recorded[0]));
+    assert_eq!(bot.joined_rooms(), recorded, "no second room");
+    let alice = Person::login(&s, ALICE.0, ALICE.1);
+    alice.join(&recorded[0]);
+    assert_eq!(alice.messages(&recorded[0]).len(), 1);
+}
+
 backend_tests!(
+    a_stale_m_direct_write_does_not_hide_the_room,
     a_room_recorded_before_a_crash_is_found_again,
     a_crash_before_the_record_invites_the_person_once,
 );

@@ -145,6 +145,29 @@ impl Person {
         r.json().unwrap()
     }
 
+    /// Replaces this person's (`me`'s) account data `kind` with `content`,
+    /// as another client of the same account may.
+    pub fn put_account_data(&self, me: &str, kind: &str, content: &Value) {
+        let mut u = url::Url::parse(&self.base).unwrap();
+        u.path_segments_mut().unwrap().extend([
+            "_matrix",
+            "client",
+            "v3",
+            "user",
+            me,
+            "account_data",
+            kind,
+        ]);
+        let r = self
+            .client
+            .put(u)
+            .bearer_auth(&self.token)
+            .json(content)
+            .send()
+            .unwrap();
+        assert!(r.status().is_success(), "{kind}: {}", r.status());
+    }
+
     /// The rooms `me`'s (this person's own) `m.direct` lists for `user`.
     pub fn direct_rooms(&self, me: &str, user: &str) -> Vec<String> {
         let v = self.get(&["user", me, "account_data", "m.direct"], None);

@@ -1,10 +1,10 @@
 //! The client-server API calls the Matrix listener makes, over plain
 //! HTTP: a password login, `createRoom` for a direct room and the
-//! person's invitation to it, the service account's `m.direct` account
-//! data ([`super::direct`]), `join` for a room ID given as an address, a
+//! person's invitation to it, the service account's account data where
+//! direct rooms are recorded ([`super::direct`]), `join` for a room ID given as an address, a
 //! member's membership of a room, and `PUT …/send/m.room.message/{txnId}`.
 //! No redirect is followed and no proxy used; at most 64 KiB of an answer
-//! is read (8 MiB of the account's own `m.direct`). What each answer means for the queue is [`refusal`]'s.
+//! is read (8 MiB of the account's own account data). What each answer means for the queue is [`refusal`]'s.
 
 use std::time::Duration;
 

@@ -1,15 +1,26 @@
-//! The service account's `m.direct` account data: for each person, the
-//! direct rooms it has with them (the spec's record of direct chats,
-//! which clients show as such). The listener records a room there as soon
-//! as it is created, before the person is invited and anything is sent,
-//! and looks there before creating one: a room opened by a process that
-//! died before the queue kept it is found again instead of a second room
-//! being opened.
+//! Where the listener records the direct rooms it opens, so that a room
+//! opened by a process that died before the queue kept it is found again
+//! instead of a second one being opened.
 //!
-//! The content is read whole or not at all: an answer that is not a JSON
-//! object (one cut at the 8 MiB read limit, say) is never written back,
-//! so no other person's entry is lost; the listener then neither finds
-//! nor records (the queue still keeps the room it opens).
+//! Two records, written in this order as soon as a room is created,
+//! before the person is invited and anything is sent:
+//! - **The person's own** account data entry of the service account,
+//!   `org.digestd.direct.{user ID}` = `{"rooms": [...]}`: the one the
+//!   listener looks in. One entry per person, so two processes opening
+//!   rooms for different people at the same instant never write the same
+//!   entry and none is lost (Matrix account data has no compare-and-set:
+//!   a write replaces the whole entry).
+//! - **`m.direct`**, the spec's record of direct chats, which the service
+//!   account's own clients read to show the rooms as direct ones. It is
+//!   one entry for everybody, read, changed and written back whole, so
+//!   two processes writing it at once can drop each other's room from
+//!   it: that costs the display only, never the lookup. It is written
+//!   best effort: a failure is logged, not retried.
+//!
+//! An entry is read whole or not at all: an answer that is not a JSON
+//! object (one cut at the read limit, say) is never written back, so
+//! nothing recorded is lost; the listener then neither finds nor records
+//! (the queue still keeps the room it opens).
 
 use serde_json::{Map, Value};
 
@@ -17,23 +28,33 @@ use super::super::listener::DeliveryError;
 use super::client::Homeserver;
 use super::FORBIDDEN;
 
-/// The account data type.
+/// The spec's account data type for direct chats.
 const DIRECT: &str = "m.direct";
 
-/// `me`'s `m.direct`: `Some` map (empty when there is none yet), `None`
-/// when it cannot be read whole.
-pub fn read(
+/// The key of the rooms' list in a person's own record.
+const ROOMS: &str = "rooms";
+
+/// The account data type of `user`'s own record.
+fn own_kind(user: &str) -> String {
+    format!("org.digestd.direct.{user}")
+}
+
+/// `me`'s account data `kind`: `Some` map (empty when there is none yet),
+/// `None` when it cannot be read whole.
+fn read(
     server: &Homeserver,
     token: &str,
     me: &str,
+    kind: &str,
 ) -> Result<Option<Map<String, Value>>, DeliveryError> {
-    Ok(match server.account_data(token, me, DIRECT)? {
+    Ok(match server.account_data(token, me, kind)? {
         None => Some(Map::new()),
         Some(Value::Object(m)) => Some(m),
         Some(_) => {
             tracing::warn!(
                 user = me,
-                "matrix: m.direct is not a whole JSON object (larger than 8 MiB?): \
+                kind,
+                "matrix: account data is not a whole JSON object (larger than 8 MiB?): \
                  direct rooms are neither looked up nor recorded there"
             );
             None
@@ -41,7 +62,8 @@ pub fn read(
     })
 }
 
-/// The rooms `direct` lists for `user`, newest (last recorded) first.
+/// The rooms `direct` lists under `user` (a person in `m.direct`,
+/// [`ROOMS`] in an own record), newest (last recorded) first.
 pub fn rooms_of(direct: &Map<String, Value>, user: &str) -> Vec<String> {
     let mut rooms: Vec<String> = direct
         .get(user)
@@ -57,8 +79,8 @@ pub fn rooms_of(direct: &Map<String, Value>, user: &str) -> Vec<String> {
     rooms
 }
 
-/// `direct` with `room` added to `user`'s rooms; `None` when it is there
-/// already. An entry that is not a list is replaced.
+/// `direct` with `room` added to the rooms under `user`; `None` when it
+/// is there already. An entry that is not a list is replaced.
 pub fn with_room(
     mut direct: Map<String, Value>,
     user: &str,
@@ -78,9 +100,9 @@ pub fn with_room(
     Some(direct)
 }
 
-/// Records `room` as a direct room with `user` in `me`'s `m.direct`
-/// (read, changed, written). Whether it is recorded: false when
-/// `m.direct` cannot be read whole.
+/// Records `room` as a direct room with `user`: in `user`'s own record
+/// (read, changed, written), then in `m.direct` (best effort). Whether it
+/// is recorded: false when the own record cannot be read whole.
 pub fn record(
     server: &Homeserver,
     token: &str,
@@ -88,16 +110,31 @@ pub fn record(
     user: &str,
     room: &str,
 ) -> Result<bool, DeliveryError> {
-    let Some(direct) = read(server, token, me)? else {
+    let kind = own_kind(user);
+    let Some(own) = read(server, token, me, &kind)? else {
         return Ok(false);
     };
-    if let Some(changed) = with_room(direct, user, room) {
-        server.put_account_data(token, me, DIRECT, &Value::Object(changed))?;
+    if let Some(changed) = with_room(own, ROOMS, room) {
+        server.put_account_data(token, me, &kind, &Value::Object(changed))?;
+    }
+    let shown = read(server, token, me, DIRECT).and_then(|direct| match direct {
+        Some(d) => match with_room(d, user, room) {
+            Some(changed) => server.put_account_data(token, me, DIRECT, &Value::Object(changed)),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    });
+    if let Err(e) = shown {
+        tracing::warn!(
+            user,
+            room,
+            "matrix: room not added to m.direct (clients may not show it as direct): {e:?}"
+        );
     }
     Ok(true)
 }
 
-/// The newest room `me`'s `m.direct` lists with `user` that `me` is still
+/// The newest room `user`'s own record lists that `me` is still
 /// joined to and `user` has not left nor been banned from, with `user`'s
 /// membership (`join`, `invite`, or `None`: recorded, not invited yet).
 pub fn find(
@@ -106,10 +143,10 @@ pub fn find(
     me: &str,
     user: &str,
 ) -> Result<Option<(String, Option<String>)>, DeliveryError> {
-    let Some(direct) = read(server, token, me)? else {
+    let Some(own) = read(server, token, me, &own_kind(user))? else {
         return Ok(None);
     };
-    for room in rooms_of(&direct, user) {
+    for room in rooms_of(&own, ROOMS) {
         // A room the account cannot see any more is no candidate.
         let seen = |who: &str| match server.membership(token, &room, who) {
             Err(DeliveryError::Permanent {

@@ -2,9 +2,10 @@
 //! message as an `m.room.message` (`m.text`, plain text and HTML from the
 //! digest's JSON document: [`body`]) over the client-server API
 //! ([`client`]). An address is a user ID or a room ID. For a user ID the
-//! first delivery finds the direct room in the service account's
-//! `m.direct` ([`direct`]) or opens one (`createRoom` with no one in it,
-//! recorded in `m.direct`, then the user invited with `is_direct`), which
+//! first delivery finds the direct room in the service account's record
+//! of that person ([`direct`]) or opens one (`createRoom` with no one in
+//! it, recorded there and in `m.direct`, then the user invited with
+//! `is_direct`), which
 //! the queue keeps on the contact point ([`Listener::opened_rooms`]) for
 //! the next ones; a room ID is joined once per process (the person
 //! invited the account).
@@ -85,11 +86,11 @@ pub struct MatrixListener {
     /// message to the same person in the same pass (another sender's)
     /// goes to the same room before the queue has kept it.
     rooms: HashMap<String, String>,
-    /// The rooms opened or found in `m.direct` and not yet handed to the
+    /// The rooms opened or found recorded and not yet handed to the
     /// queue.
     opened: Vec<(String, String)>,
-    /// Direct rooms created whose `m.direct` record failed, by address:
-    /// recorded before the person is invited.
+    /// Direct rooms created whose record failed, by address: recorded
+    /// before the person is invited.
     unrecorded: HashMap<String, String>,
     /// The pass's instant, for a `Retry-After` given as a date.
     now: Option<DateTime<Utc>>,
@@ -141,8 +142,8 @@ impl MatrixListener {
     }
 
     /// The room `m` goes to: the one this listener opened, the one the
-    /// queue kept, a direct room found in `m.direct`, or a new one (a room
-    /// ID address: joined).
+    /// queue kept, a direct room found recorded, or a new one (a room ID
+    /// address: joined).
     fn room(
         &mut self,
         m: &Outgoing,
@@ -167,9 +168,9 @@ impl MatrixListener {
     /// are not yet. In order: the room the queue `kept` (while the person
     /// is still in it or invited: one who left or was banned is refused
     /// as `M_FORBIDDEN` is); one this listener created and could not yet
-    /// record; the newest usable one in `m.direct`; or a new one, created
-    /// with no one in it, recorded in `m.direct`, and only then the
-    /// person invited. A process that dies at any point leaves at most a
+    /// record; the newest usable one recorded for the person; or a new
+    /// one, created with no one in it, recorded, and only then the person
+    /// invited. A process that dies at any point leaves at most a
     /// room the person never sees; one recorded is found again.
     fn direct_room(
         &mut self,
