@@ -107,24 +107,7 @@ fn notify_world() -> Env {
 /// ops (ops@example.com) and ann (Europe/Paris) at `ann_email`.
 fn world_with_ann_at(ann_email: &str) -> Env {
     let env = Env::init();
-    env.ok(&[
-        "user",
-        "add",
-        "ops",
-        "--tz",
-        "UTC",
-        "--email",
-        "ops@example.com",
-    ]);
-    env.ok(&[
-        "user",
-        "add",
-        "ann",
-        "--tz",
-        "Europe/Paris",
-        "--email",
-        ann_email,
-    ]);
+    env.ops_and("ann", "Europe/Paris", ann_email);
     env
 }
 
@@ -298,7 +281,7 @@ fn cancel_before_the_queue_runs_sends_nothing() {
     let id = out.lines().last().unwrap().trim().to_string();
     assert_eq!(env.ok(&["cancel", &id]).trim(), format!("cancelled {id}"));
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
-    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    let v = env.request_json(&id);
     assert_eq!(v["status"], "cancelled");
     // Nothing was written to the outbox (the sent journal is beside the
     // database, `t.db.journal/`).
@@ -504,20 +487,9 @@ fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
         .ok_in(&["inbound"], stranger.as_bytes())
         .contains("ignored: zed@example.org is no address of ours"));
     // The disabled address is not used: the row is given up at once.
-    let out = env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "s",
-        "--message",
-        "m",
-    ]);
-    let id = out.lines().last().unwrap().trim().to_string();
+    let id = env.notify("ops", "ann", "s", &[]);
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
-    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    let v = env.request_json(&id);
     assert_eq!(v["status"], "failed");
     assert_eq!(v["recipients"][0]["reply_message"], "no email address");
 }
@@ -614,20 +586,9 @@ fn bounces_keep_a_hand_disabled_address_disabled_and_match_as_stored() {
     let out = env.ok_in(&["inbound"], dsn.as_bytes());
     assert_eq!(out.trim(), "bounce hard Bob.Smith@EXAMPLE.COM");
     // One hard bounce of three: before, it set the address enabled again.
-    let out = env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "s",
-        "--message",
-        "m",
-    ]);
-    let id = out.lines().last().unwrap().trim().to_string();
+    let id = env.notify("ops", "ann", "s", &[]);
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
-    let v: Value = serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap();
+    let v = env.request_json(&id);
     assert_eq!(
         v["recipients"][0]["reply_message"], "no email address",
         "still disabled"

@@ -96,24 +96,7 @@ fn the_cli_sets_clears_and_refuses_quiet_hours() {
 #[test]
 fn request_show_says_why_and_until_when_a_row_waits() {
     let env = Env::init();
-    env.ok(&[
-        "user",
-        "add",
-        "ops",
-        "--tz",
-        "UTC",
-        "--email",
-        "ops@example.com",
-    ]);
-    env.ok(&[
-        "user",
-        "add",
-        "ana",
-        "--tz",
-        "Europe/Paris",
-        "--email",
-        "ana@example.com",
-    ]);
+    env.ops_and("ana", "Europe/Paris", "ana@example.com");
     env.ok(&["user", "set", "ana", "--quiet", "22:00-07:00"]);
     let notify = |urgent: bool| {
         let mut args = vec!["--now", "2026-11-23T22:30:00Z", "notify", "--from", "ops"];

@@ -253,6 +253,30 @@ impl Env {
         assert_integer_last_line(&out);
     }
 
+    /// The operator `ops` (UTC, ops@example.com) and `name` in `tz` at
+    /// `email`: the two ends of most notification tests.
+    pub fn ops_and(&self, name: &str, tz: &str, email: &str) {
+        self.add_user("ops", &["--email", "ops@example.com"]);
+        let mut args = vec!["user", "add", name, "--tz", tz];
+        args.extend_from_slice(&["--email", email]);
+        assert_integer_last_line(&self.ok(&args));
+    }
+
+    /// `notify --from FROM --to TO --subject S --message M` with `extra`
+    /// arguments; the request's id.
+    pub fn notify(&self, from: &str, to: &str, subject: &str, extra: &[&str]) -> String {
+        let mut args = vec!["notify", "--from", from, "--to", to];
+        args.extend_from_slice(&["--subject", subject, "--message", "m"]);
+        args.extend_from_slice(extra);
+        let out = self.ok(&args);
+        out.lines().last().unwrap().trim().to_string()
+    }
+
+    /// `request show ID --json`.
+    pub fn request_json(&self, id: &str) -> Value {
+        serde_json::from_str(&self.ok(&["request", "show", id, "--json"])).unwrap()
+    }
+
     pub fn add_group(&self, name: &str) {
         assert_integer_last_line(&self.ok(&["group", "add", name]));
     }
