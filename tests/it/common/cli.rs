@@ -441,3 +441,16 @@ pub fn item_json(collection: &str, title: &str) -> Value {
         "actor": "alice",
     })
 }
+
+/// ops (ops@example.com) and ann (Europe/Paris, ann@example.com), for the
+/// notification tests.
+pub fn notify_world() -> Env {
+    world_with_ann_at("ann@example.com")
+}
+
+/// ops (ops@example.com) and ann (Europe/Paris) at `ann_email`.
+pub fn world_with_ann_at(ann_email: &str) -> Env {
+    let env = Env::init();
+    env.ops_and("ann", "Europe/Paris", ann_email);
+    env
+}
