@@ -34,18 +34,7 @@ Diagnostic-Code: smtp; 550 5.1.1 User unknown\r\n\
 /// Notifies ann and delivers it to the outbox; answers the Message-ID the
 /// message carries.
 fn sent_to_ann(env: &Env) -> String {
-    let out = env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "s",
-        "--message",
-        "m",
-    ]);
-    let id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    let id: i64 = env.notify("ops", "ann", "s", "m", &[]).parse().unwrap();
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let file = env
         .dir
@@ -101,7 +90,7 @@ fn hard_bounces_disable_an_address_and_the_queue_then_gives_up() {
         .ok_in(&["inbound"], stranger.as_bytes())
         .contains("ignored: zed@example.org is no address of ours"));
     // The disabled address is not used: the row is given up at once.
-    let id = env.notify("ops", "ann", "s", &[]);
+    let id = env.notify("ops", "ann", "s", "m", &[]);
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let v = env.request_json(&id);
     assert_eq!(v["status"], "failed");
@@ -200,7 +189,7 @@ fn bounces_keep_a_hand_disabled_address_disabled_and_match_as_stored() {
     let out = env.ok_in(&["inbound"], dsn.as_bytes());
     assert_eq!(out.trim(), "bounce hard Bob.Smith@EXAMPLE.COM");
     // One hard bounce of three: before, it set the address enabled again.
-    let id = env.notify("ops", "ann", "s", &[]);
+    let id = env.notify("ops", "ann", "s", "m", &[]);
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let v = env.request_json(&id);
     assert_eq!(

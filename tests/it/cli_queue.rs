@@ -104,21 +104,14 @@ fn queue_purge_refuses_bad_durations_and_deletes_nothing() {
 #[test]
 fn notify_queue_run_and_request_show_follow_a_request() {
     let env = notify_world();
-    let out = env.ok(&[
-        "notify",
-        "--from",
+    let id = env.notify(
         "ops",
-        "--to",
         "ann",
-        "--subject",
         "Disk 91% full",
-        "--message",
         "Clean up /var.\nThanks.",
-        "--max-retries",
-        "5",
-    ]);
-    let id = out.lines().last().unwrap().trim().to_string();
-    assert!(id.parse::<i64>().is_ok(), "{out}");
+        &["--max-retries", "5"],
+    );
+    assert!(id.parse::<i64>().is_ok(), "{id}");
     let show = |env: &Env| -> Value {
         serde_json::from_str(&env.ok(&["request", "show", &id, "--json"])).unwrap()
     };
@@ -257,18 +250,7 @@ fn the_sent_journal_is_beside_the_database_and_a_bad_directory_is_refused() {
 #[test]
 fn cancel_before_the_queue_runs_sends_nothing() {
     let env = notify_world();
-    let out = env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "Oops",
-        "--message",
-        "ignore",
-    ]);
-    let id = out.lines().last().unwrap().trim().to_string();
+    let id = env.notify("ops", "ann", "Oops", "ignore", &[]);
     assert_eq!(env.ok(&["cancel", &id]).trim(), format!("cancelled {id}"));
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let v = env.request_json(&id);

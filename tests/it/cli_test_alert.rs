@@ -148,18 +148,7 @@ fn the_stdout_transport_prints_each_message() {
 fn request_show_prints_a_remote_reply_escaped() {
     use diesel::prelude::*;
     let env = notify_world();
-    let out = env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "s",
-        "--message",
-        "m",
-    ]);
-    let id: i64 = out.lines().last().unwrap().trim().parse().unwrap();
+    let id: i64 = env.notify("ops", "ann", "s", "m", &[]).parse().unwrap();
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);
     let mut c = diesel::SqliteConnection::establish(env.db_path.to_str().unwrap()).unwrap();
     diesel::sql_query(

@@ -264,9 +264,16 @@ impl Env {
 
     /// `notify --from FROM --to TO --subject S --message M` with `extra`
     /// arguments; the request's id.
-    pub fn notify(&self, from: &str, to: &str, subject: &str, extra: &[&str]) -> String {
+    pub fn notify(
+        &self,
+        from: &str,
+        to: &str,
+        subject: &str,
+        message: &str,
+        extra: &[&str],
+    ) -> String {
         let mut args = vec!["notify", "--from", from, "--to", to];
-        args.extend_from_slice(&["--subject", subject, "--message", "m"]);
+        args.extend_from_slice(&["--subject", subject, "--message", message]);
         args.extend_from_slice(extra);
         let out = self.ok(&args);
         out.lines().last().unwrap().trim().to_string()
