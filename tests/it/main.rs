@@ -42,6 +42,7 @@ mod harness;
 mod hostile_remotes;
 mod house_sizes;
 mod http_admin;
+mod http_admin_pages;
 /// What the `http_api_*` modules share.
 mod http_api {
     pub mod support;
