@@ -49,6 +49,7 @@ mod http_api {
 }
 mod http_api_contacts;
 mod http_api_content;
+mod http_api_groups;
 mod http_api_optouts;
 mod http_api_people;
 mod http_api_requests;
