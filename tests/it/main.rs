@@ -73,6 +73,7 @@ mod http_pages_signup_limits;
 mod http_pages_unsubscribe;
 mod http_server;
 mod http_subscription_flush;
+mod http_under_attack;
 mod i18n;
 mod import;
 mod large_windows;
