@@ -259,17 +259,21 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     let now = ctx.now();
     let report = match parties::Channel::parse(&a.channel)? {
         parties::Channel::Email => queue::test_alert(&cfg.email, &ctx.handle()?, &a.to, now)?,
-        parties::Channel::Sms => queue::test_alert_sms(&cfg.sms, &cfg.email, &a.to, now)?,
+        parties::Channel::Sms => {
+            queue::test_alert_sms(&cfg.sms, &cfg.email, &ctx.handle()?, &a.to, now)?
+        }
         parties::Channel::Xmpp => {
             queue::test_alert_xmpp(&cfg.xmpp, &cfg.email, &ctx.handle()?, &a.to, now)?
         }
         parties::Channel::Matrix => {
+            let rt = ctx.handle()?;
             let mut conn = ctx.conn()?;
-            queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &a.to, now)?
+            queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &rt, &a.to, now)?
         }
         url => {
+            let rt = ctx.handle()?;
             let mut conn = ctx.conn()?;
-            queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &a.to, now)?
+            queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &rt, &a.to, now)?
         }
     };
     writeln!(ctx.out, "{report}")?;

@@ -1,17 +1,18 @@
-//! `serve` delivering by SMTP and XMPP in one process runs on one tokio
-//! runtime: the listeners get its handle and build no runtime of their
-//! own. Counted from outside, on the real binary: every tokio runtime's
-//! I/O driver is one epoll instance with its own waker, an eventfd, in
-//! it (its descriptor may be duplicated, the waker is not), so the
-//! eventfds registered in the process's epoll descriptors count its
-//! runtimes (with only `dir` transports besides email and XMPP, no
-//! reqwest client runs one).
+//! `serve` delivering by SMTP, XMPP and a webhook, and posting the
+//! operators' events, in one process runs on one tokio runtime: the
+//! listeners and the events poster get its handle and build no runtime of
+//! their own. Counted from outside, on the real binary: every tokio
+//! runtime's I/O driver is one epoll instance with its own waker, an
+//! eventfd, in it (its descriptor may be duplicated, the waker is not),
+//! so the eventfds registered in the process's epoll descriptors count
+//! its runtimes (a blocking reqwest client would add one each).
 
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::cli::Env;
+use crate::common::http::Gateway;
 use crate::common::prosody::{Prosody, Reader};
 use crate::common::smtp::FaultSmtp;
 
@@ -64,11 +65,12 @@ fn serve(env: &Env) -> Child {
 }
 
 #[test]
-fn serve_delivering_by_smtp_and_xmpp_runs_one_runtime() {
+fn serve_delivering_by_every_kind_of_listener_runs_one_runtime() {
     let Some(p) = Prosody::start(&[("digestd", "servicepw"), ("bob", "bobpw")]) else {
         return;
     };
     let smtp = FaultSmtp::start();
+    let (hook, events) = (Gateway::start(vec![]), Gateway::start(vec![]));
     let env = Env::init();
     std::fs::write(
         &env.config,
@@ -76,9 +78,14 @@ fn serve_delivering_by_smtp_and_xmpp_runs_one_runtime() {
             "[email]\ntransport = \"smtp\"\nsmtp_url = \"{}\"\nfrom = \"digests@example.org\"\n\
              [xmpp]\ntransport = \"xmpp\"\njid = \"digestd@localhost\"\npassword = \"servicepw\"\n\
              server = \"{}\"\ntls = false\ntimeout_seconds = 5\n\
+             [webhook]\ntransport = \"http\"\nallow_http = true\nallow_private = true\n\
+             [events]\nurl = \"{}\"\nsecret = \"whsec_{}\"\n\
              [schedule]\nqueue_seconds = 1\n[http]\nenabled = false\n",
             smtp.url(),
-            p.server()
+            p.server(),
+            events.url(),
+            // The base64 of 24 zero bytes: a valid secret.
+            "A".repeat(32),
         ),
     )
     .unwrap();
@@ -86,12 +93,21 @@ fn serve_delivering_by_smtp_and_xmpp_runs_one_runtime() {
         "amy",
         &["--email", "ok-amy@example.com", "--xmpp", "bob@localhost"],
     );
+    env.ok(&[
+        "contact",
+        "amy",
+        "--channel",
+        "webhook",
+        "--set",
+        &hook.url(),
+    ]);
     let mut bob = Reader::login(&p, "bob", "bobpw");
     let mut child = serve(&env);
     let pid = child.id();
     let log = || std::fs::read_to_string(env.dir.path().join("serve.log")).unwrap_or_default();
-    // Several passes, each sending by both listeners (an SMTP session
-    // and the XMPP session kept from one pass to the next).
+    // Several passes, each sending by the three listeners (an SMTP
+    // session, the XMPP session kept from one pass to the next, the
+    // webhook's kept client).
     for round in 1..=3 {
         let subject = format!("round {round}");
         env.ok(&[
@@ -105,10 +121,10 @@ fn serve_delivering_by_smtp_and_xmpp_runs_one_runtime() {
             "--message",
             "m",
             "--channel",
-            "email,xmpp",
+            "email,xmpp,webhook",
         ]);
         let until = Instant::now() + WAIT;
-        while smtp.received().len() < round {
+        while smtp.received().len() < round || hook.requests().len() < round {
             assert!(Instant::now() < until, "round {round}: no email\n{}", log());
             assert!(
                 child.try_wait().unwrap().is_none(),

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::webhook::{http_client, read_answer, retry_after, sign};
+use super::http::{self, Client, MAX_ANSWER};
+use super::webhook::{retry_after, sign};
 use crate::config::EventsConfig;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
@@ -71,19 +72,19 @@ pub struct Posted {
 /// The poster of `[events]`, with its HTTP client kept between passes.
 pub struct EventPoster {
     cfg: EventsConfig,
-    client: reqwest::blocking::Client,
+    client: Client,
 }
 
 impl EventPoster {
-    /// The poster, or `None` when `[events] url` is empty.
-    pub fn new(cfg: &EventsConfig) -> Result<Option<EventPoster>> {
+    /// The poster, posting on the runtime `rt`, or `None` when `[events]
+    /// url` is empty.
+    pub fn new(cfg: &EventsConfig, rt: &tokio::runtime::Handle) -> Result<Option<EventPoster>> {
         check(cfg)?;
         if !cfg.posts() {
             return Ok(None);
         }
         let timeout = Duration::from_secs(cfg.timeout_seconds);
-        let client = http_client(timeout)
-            .build()
+        let client = Client::new(http::builder(timeout), rt)
             .map_err(|e| Error::Remote(format!("events: HTTP client: {e}")))?;
         Ok(Some(EventPoster {
             cfg: cfg.clone(),
@@ -173,17 +174,19 @@ impl EventPoster {
         for (k, v) in headers {
             req = req.header(k, v);
         }
-        let resp = req.send().map_err(|err| {
+        let resp = self.client.exchange(req, MAX_ANSWER).map_err(|err| {
             let err = err.without_url().to_string();
             (format!("events: {}", crate::text::one_line(&err)), None)
         })?;
-        let status = resp.status().as_u16();
+        let status = resp.status;
         if (200..300).contains(&status) {
             return Ok(());
         }
-        let asked = retry_after(resp.headers(), Some(now));
-        let (answer, _) = read_answer(resp);
-        let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
+        let asked = retry_after(&resp.headers, Some(now));
+        let shown: String = crate::text::one_line(&resp.text)
+            .chars()
+            .take(300)
+            .collect();
         Err((format!("events: {status} {shown}"), asked))
     }
 }

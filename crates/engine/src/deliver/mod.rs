@@ -18,7 +18,9 @@
 //! - [`xmpp`]: the XMPP listener (tokio-xmpp, one long-lived session);
 //! - [`webhook`]: the webhook listener and its chat presets;
 //! - [`matrix`]: the Matrix listener (the client-server API over HTTP);
-//! - [`events`]: the operators' events posted to `[events] url`.
+//! - [`events`]: the operators' events posted to `[events] url`;
+//! - [`http`]: the HTTP exchanges of the listeners that post to a far end,
+//!   on the process's one runtime.
 //!
 //! [`check_settings`] checks the channels' settings, which `config` parses
 //! but only delivery understands.
@@ -28,6 +30,7 @@ pub mod dbout;
 pub mod dkim;
 pub mod encode;
 pub mod events;
+pub mod http;
 pub mod listener;
 pub mod matrix;
 pub mod message;

@@ -73,17 +73,17 @@ fn fill(template: &str, to: &str, from: &str, body: &str) -> String {
 
 pub struct SmsGateway {
     cfg: SmsConfig,
-    client: reqwest::blocking::Client,
+    client: super::http::Client,
     /// The queue pass's instant: what a `Retry-After` date is counted from.
     now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl SmsGateway {
-    pub fn new(cfg: &SmsConfig) -> Result<SmsGateway> {
+    /// The gateway of `[sms]`, posting on the runtime `rt`.
+    pub fn new(cfg: &SmsConfig, rt: &tokio::runtime::Handle) -> Result<SmsGateway> {
         check(cfg)?;
-        let client = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(cfg.timeout_seconds))
-            .build()
+        let b = reqwest::Client::builder().timeout(Duration::from_secs(cfg.timeout_seconds));
+        let client = super::http::Client::new(b, rt)
             .map_err(|e| Error::Storage(format!("sms client: {e}")))?;
         Ok(SmsGateway {
             cfg: cfg.clone(),
@@ -137,16 +137,18 @@ impl Listener for SmsGateway {
         } else if !c.auth_header.is_empty() {
             req = req.header("Authorization", &c.auth_header);
         }
-        let resp = req.send().map_err(|e| DeliveryError::Transient {
-            code: None,
-            text: format!("gateway: {e}"),
-            retry_after_secs: None,
-        })?;
-        let status = resp.status().as_u16();
-        let retry_after = super::webhook::retry_after(resp.headers(), self.now);
         // At most 64 KiB of the answer is read, as from a webhook.
-        let (answer, _) = super::webhook::read_answer(resp);
-        let text: String = answer.chars().take(500).collect();
+        let resp = self
+            .client
+            .exchange(req, super::http::MAX_ANSWER)
+            .map_err(|e| DeliveryError::Transient {
+                code: None,
+                text: format!("gateway: {e}"),
+                retry_after_secs: None,
+            })?;
+        let status = resp.status;
+        let retry_after = super::webhook::retry_after(&resp.headers, self.now);
+        let text: String = resp.text.chars().take(500).collect();
         match status {
             200..=299 => Ok(Delivered {
                 code: Some(status),

@@ -22,7 +22,7 @@ pub const FORBIDDEN: u16 = 403;
 /// A session with the homeserver.
 pub struct Homeserver {
     base: String,
-    client: reqwest::blocking::Client,
+    client: crate::deliver::http::Client,
     /// The pass's instant, for a `Retry-After` given as a date.
     pub now: Option<DateTime<Utc>>,
 }
@@ -35,11 +35,11 @@ fn transient(text: String) -> DeliveryError {
     }
 }
 
-/// What a call is, for the queue's verdict on a refusal.
 /// How much of the service account's account data is read: `m.direct`
 /// holds about 80 bytes a person, so some 100,000 people.
 pub const MAX_ACCOUNT_DATA: usize = 8 * 1024 * 1024;
 
+/// What a call is, for the queue's verdict on a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     Login,
@@ -52,11 +52,16 @@ pub enum Call {
 }
 
 impl Homeserver {
-    pub fn new(cfg: &MatrixConfig, base: String) -> Result<Homeserver, DeliveryError> {
+    /// A session with the homeserver at `base`, on the runtime `rt`.
+    pub fn new(
+        cfg: &MatrixConfig,
+        base: String,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<Homeserver, DeliveryError> {
         let timeout = Duration::from_secs(cfg.timeout_seconds);
-        let client = crate::deliver::webhook::http_client(timeout)
-            .user_agent(crate::deliver::webhook::sign::USER_AGENT)
-            .build()
+        let b = crate::deliver::http::builder(timeout)
+            .user_agent(crate::deliver::webhook::sign::USER_AGENT);
+        let client = crate::deliver::http::Client::new(b, rt)
             .map_err(|e| transient(format!("matrix client: {e}")))?;
         Ok(Homeserver {
             base,
@@ -99,27 +104,25 @@ impl Homeserver {
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
-        let resp = req.send().map_err(|e| {
-            transient(format!(
-                "matrix: {call:?}: {}",
-                crate::text::one_line(&e.without_url().to_string())
-            ))
-        })?;
-        let status = resp.status().as_u16();
-        let retry_after = crate::deliver::webhook::retry_after(resp.headers(), self.now);
         // The service account's own account data (`m.direct`, a room per
         // person) is read up to MAX_ACCOUNT_DATA; any other answer up to
         // the 64 KiB every remote answer is read to.
         let max = match call {
             Call::AccountData => MAX_ACCOUNT_DATA,
-            _ => crate::deliver::webhook::MAX_ANSWER,
+            _ => crate::deliver::http::MAX_ANSWER,
         };
-        let (answer, _) = crate::deliver::webhook::read_answer_upto(resp, max);
-        let json: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-        if (200..300).contains(&status) {
+        let resp = self.client.exchange(req, max).map_err(|e| {
+            transient(format!(
+                "matrix: {call:?}: {}",
+                crate::text::one_line(&e.without_url().to_string())
+            ))
+        })?;
+        let retry_after = crate::deliver::webhook::retry_after(&resp.headers, self.now);
+        let json: Value = serde_json::from_str(&resp.text).unwrap_or(Value::Null);
+        if (200..300).contains(&resp.status) {
             return Ok(json);
         }
-        Err(refusal(call, status, &json, &answer, retry_after))
+        Err(refusal(call, resp.status, &json, &resp.text, retry_after))
     }
 
     /// A password login as `device_id`; the access token.

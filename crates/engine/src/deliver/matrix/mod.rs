@@ -94,12 +94,18 @@ pub struct MatrixListener {
     unrecorded: HashMap<String, String>,
     /// The pass's instant, for a `Retry-After` given as a date.
     now: Option<DateTime<Utc>>,
+    /// The process's runtime, which the session's client runs on.
+    rt: tokio::runtime::Handle,
 }
 
 impl MatrixListener {
-    /// The listener `[matrix] transport` names; `email` gives the outbox
-    /// for `dir`.
-    pub fn new(cfg: &MatrixConfig, email: &EmailConfig) -> Result<MatrixListener> {
+    /// The listener `[matrix] transport` names, on the runtime `rt`;
+    /// `email` gives the outbox for `dir`.
+    pub fn new(
+        cfg: &MatrixConfig,
+        email: &EmailConfig,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<MatrixListener> {
         check(cfg)?;
         Ok(MatrixListener {
             cfg: cfg.clone(),
@@ -113,6 +119,7 @@ impl MatrixListener {
             opened: Vec::new(),
             unrecorded: HashMap::new(),
             now: None,
+            rt: rt.clone(),
         })
     }
 
@@ -125,7 +132,7 @@ impl MatrixListener {
                     code: None,
                     text: format!("matrix: {e}"),
                 })?;
-            self.server = Some(Homeserver::new(&self.cfg, base)?);
+            self.server = Some(Homeserver::new(&self.cfg, base, &self.rt)?);
         }
         if let Some(server) = self.server.as_mut() {
             server.now = self.now;
@@ -304,6 +311,7 @@ pub fn test_alert(
     conn: &mut crate::db::DbConn,
     cfg: &MatrixConfig,
     email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
     party: &str,
     now: DateTime<Utc>,
 ) -> Result<(String, crate::deliver::sink::Outcome)> {
@@ -313,7 +321,7 @@ pub fn test_alert(
         .next()
         .ok_or_else(|| Error::not_found(format!("{party} has no matrix address")))?;
     let ((_, address), room) = point;
-    let mut l = MatrixListener::new(cfg, email)?;
+    let mut l = MatrixListener::new(cfg, email, rt)?;
     let doc = crate::deliver::webhook::body::notification(
         0,
         "digestd test alert",

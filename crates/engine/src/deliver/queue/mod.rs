@@ -219,8 +219,8 @@ impl Delivery {
                 Box::new(EmailSink::new(cfg, rt)?),
                 Box::new(OutboxListener::new(Channel::Xmpp, cfg)?),
                 Box::new(OutboxListener::new(Channel::Sms, cfg)?),
-                Box::new(WebhookListener::new(&WebhookConfig::default(), cfg)?),
-                Box::new(MatrixListener::new(&MatrixConfig::default(), cfg)?),
+                Box::new(WebhookListener::new(&WebhookConfig::default(), cfg, rt)?),
+                Box::new(MatrixListener::new(&MatrixConfig::default(), cfg, rt)?),
             ],
         }
         .with_webhook(&WebhookConfig::default(), cfg)
@@ -237,7 +237,7 @@ impl Delivery {
     /// Posts the operators' events of `cfg` after each pass that holds the
     /// queue lease, and records the per-message ones it posts.
     pub fn with_events(mut self, cfg: &EventsConfig) -> Result<Delivery> {
-        self.events = EventPoster::new(cfg)?;
+        self.events = EventPoster::new(cfg, &self.rt)?;
         self.wants = crate::events::Wants::of(cfg);
         Ok(self)
     }
@@ -261,7 +261,8 @@ impl Delivery {
     /// Adds the SMS gateway when `[sms] transport` is `http`.
     pub fn with_sms(self, cfg: &SmsConfig) -> Result<Delivery> {
         Ok(if cfg.transport == SmsTransport::Http {
-            self.with_listener(Box::new(SmsGateway::new(cfg)?))
+            let l = SmsGateway::new(cfg, &self.rt)?;
+            self.with_listener(Box::new(l))
         } else {
             self
         })
@@ -280,9 +281,10 @@ impl Delivery {
     /// The webhook listener of `[webhook]`, and its presets' (their `dir`
     /// transport writes under `[email] dir`).
     pub fn with_webhook(self, cfg: &WebhookConfig, email: &EmailConfig) -> Result<Delivery> {
-        let mut d = self.with_listener(Box::new(WebhookListener::new(cfg, email)?));
+        let rt = self.rt.clone();
+        let mut d = self.with_listener(Box::new(WebhookListener::new(cfg, email, &rt)?));
         for ch in Channel::PRESETS {
-            d = d.with_listener(Box::new(WebhookListener::on(ch, cfg, email)?));
+            d = d.with_listener(Box::new(WebhookListener::on(ch, cfg, email, &rt)?));
         }
         Ok(d)
     }
@@ -290,7 +292,8 @@ impl Delivery {
     /// The Matrix listener of `[matrix]` (its `dir` transport writes
     /// under `[email] dir`).
     pub fn with_matrix(self, cfg: &MatrixConfig, email: &EmailConfig) -> Result<Delivery> {
-        Ok(self.with_listener(Box::new(MatrixListener::new(cfg, email)?)))
+        let l = MatrixListener::new(cfg, email, &self.rt)?;
+        Ok(self.with_listener(Box::new(l)))
     }
 
     /// The listeners of `[sms]`, `[xmpp]`, `[webhook]` and `[matrix]`, as

@@ -272,6 +272,7 @@ pub fn status(conn: &mut DbConn) -> Result<QueueStatus> {
 pub fn test_alert_sms(
     cfg: &SmsConfig,
     email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
     to: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
@@ -284,7 +285,7 @@ pub fn test_alert_sms(
             now,
         ),
         SmsTransport::Http => {
-            let mut gw = crate::deliver::sms::SmsGateway::new(cfg)?;
+            let mut gw = crate::deliver::sms::SmsGateway::new(cfg, rt)?;
             push_alert(&mut gw, &to, email, now)
         }
     }
@@ -327,6 +328,7 @@ pub fn test_alert_webhook(
     channel: Channel,
     cfg: &WebhookConfig,
     email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
     party: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
@@ -344,7 +346,7 @@ pub fn test_alert_webhook(
             .ok_or_else(missing)?;
         (p.address, None)
     };
-    let mut l = crate::deliver::webhook::WebhookListener::on(channel, cfg, email)?;
+    let mut l = crate::deliver::webhook::WebhookListener::on(channel, cfg, email, rt)?;
     l.pass_at(now);
     let doc = crate::deliver::webhook::body::notification(
         0,
@@ -366,10 +368,11 @@ pub fn test_alert_matrix(
     conn: &mut DbConn,
     cfg: &crate::config::MatrixConfig,
     email: &EmailConfig,
+    rt: &tokio::runtime::Handle,
     party: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
-    let (to, outcome) = crate::deliver::matrix::test_alert(conn, cfg, email, party, now)?;
+    let (to, outcome) = crate::deliver::matrix::test_alert(conn, cfg, email, rt, party, now)?;
     report(&to, outcome)
 }
 

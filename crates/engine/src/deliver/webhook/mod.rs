@@ -20,23 +20,23 @@ pub mod presets;
 pub mod sign;
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use tokio::runtime::Handle;
 
+use super::http::{self, Client};
 use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use super::outbox::Outbox;
 use crate::config::{EmailConfig, WebhookConfig, WebhookTransport};
 use crate::error::{Error, Result};
 use crate::parties::Channel;
 
-/// The most of an answer read; the rest is left unread.
-pub const MAX_ANSWER: usize = 64 * 1024;
+pub use super::http::MAX_ANSWER;
 
 /// The most HTTP clients a listener keeps (each holds its kept
-/// connections and a thread); past it they are all dropped and made again.
+/// connections); past it they are all dropped and made again.
 const MAX_CLIENTS: usize = 16;
 
 /// The reply code a contact point that is gone answers with: the queue
@@ -66,14 +66,16 @@ pub struct WebhookListener {
     /// name pinned and the addresses it was pinned to: a post goes out on
     /// a client pinned to exactly the addresses checked for it (a URL
     /// naming an address pins nothing and shares one client).
-    clients: HashMap<(Option<String>, Vec<SocketAddr>), reqwest::blocking::Client>,
+    clients: HashMap<(Option<String>, Vec<SocketAddr>), Client>,
+    /// The process's runtime, which the clients run on.
+    rt: Handle,
 }
 
 impl WebhookListener {
-    /// The listener `[webhook] transport` names; `email` gives the outbox
-    /// for `dir`.
-    pub fn new(cfg: &WebhookConfig, email: &EmailConfig) -> Result<WebhookListener> {
-        WebhookListener::on(Channel::Webhook, cfg, email)
+    /// The listener `[webhook] transport` names, posting on the runtime
+    /// `rt`; `email` gives the outbox for `dir`.
+    pub fn new(cfg: &WebhookConfig, email: &EmailConfig, rt: &Handle) -> Result<WebhookListener> {
+        WebhookListener::on(Channel::Webhook, cfg, email, rt)
     }
 
     /// The listener of URL channel `channel`: the webhook or a preset.
@@ -81,6 +83,7 @@ impl WebhookListener {
         channel: Channel,
         cfg: &WebhookConfig,
         email: &EmailConfig,
+        rt: &Handle,
     ) -> Result<WebhookListener> {
         check(cfg)?;
         if !channel.is_url() {
@@ -98,14 +101,12 @@ impl WebhookListener {
             },
             now: None,
             clients: HashMap::new(),
+            rt: rt.clone(),
         })
     }
 
     /// The client for `target`: kept, or made now and kept.
-    fn client(
-        &mut self,
-        target: &guard::Target,
-    ) -> Result<&reqwest::blocking::Client, DeliveryError> {
+    fn client(&mut self, target: &guard::Target) -> Result<&Client, DeliveryError> {
         let key = match &target.name {
             Some(name) => {
                 let mut addrs = target.addrs.clone();
@@ -119,11 +120,11 @@ impl WebhookListener {
                 self.clients.clear();
             }
             let timeout = Duration::from_secs(self.cfg.timeout_seconds);
-            let mut client = http_client(timeout);
+            let mut client = http::builder(timeout);
             if let (Some(name), addrs) = &key {
                 client = client.resolve_to_addrs(name, addrs);
             }
-            let client = client.build().map_err(|e| DeliveryError::Transient {
+            let client = Client::new(client, &self.rt).map_err(|e| DeliveryError::Transient {
                 code: None,
                 text: format!("webhook client: {e}"),
                 retry_after_secs: None,
@@ -145,7 +146,8 @@ impl WebhookListener {
         for (k, v) in headers {
             req = req.header(*k, v);
         }
-        let resp = req.send().map_err(|e| DeliveryError::Transient {
+        let answer = client.exchange(req, MAX_ANSWER);
+        let resp = answer.map_err(|e| DeliveryError::Transient {
             code: None,
             // Without the URL: a preset's is its credential.
             text: format!(
@@ -154,18 +156,18 @@ impl WebhookListener {
             ),
             retry_after_secs: None,
         })?;
-        let status = resp.status().as_u16();
-        let header = |name: &str| {
-            resp.headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
+        let status = resp.status;
+        let retry_after = retry_after(&resp.headers, self.now);
+        let location = resp.header("location");
+        let shown: String = crate::text::one_line(&resp.text)
+            .chars()
+            .take(300)
+            .collect();
+        let cut = if resp.cut {
+            " (answer cut at 64 KiB)"
+        } else {
+            ""
         };
-        let retry_after = retry_after(resp.headers(), self.now);
-        let location = header("location");
-        let (answer, cut) = read_answer(resp);
-        let shown: String = crate::text::one_line(&answer).chars().take(300).collect();
-        let cut = if cut { " (answer cut at 64 KiB)" } else { "" };
         let text = format!("webhook: {status} {shown}{cut}");
         match status {
             200..=299 => Ok(Delivered {
@@ -214,17 +216,6 @@ impl WebhookListener {
     }
 }
 
-/// The HTTP client every post to a far end starts from: no redirect
-/// followed, no proxy, `timeout` to connect and for the whole exchange
-/// (the webhooks and presets, Matrix, the operators' events).
-pub fn http_client(timeout: Duration) -> reqwest::blocking::ClientBuilder {
-    reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .timeout(timeout)
-        .connect_timeout(timeout)
-}
-
 /// An answer's `Retry-After` as seconds ([`retry_after_secs`]); without
 /// `now` (no pass has said its instant) only delta-seconds are read.
 pub fn retry_after(
@@ -247,23 +238,6 @@ pub fn retry_after_secs(v: &str, now: DateTime<Utc>) -> Option<u64> {
     }
     let at = DateTime::parse_from_rfc2822(v).ok()?;
     Some((at.with_timezone(&Utc) - now).num_seconds().max(0) as u64)
-}
-
-/// At most [`MAX_ANSWER`] bytes of the answer, as text, and whether there
-/// was more.
-pub(crate) fn read_answer(resp: reqwest::blocking::Response) -> (String, bool) {
-    read_answer_upto(resp, MAX_ANSWER)
-}
-
-/// [`read_answer`] with a cap of `max` bytes.
-pub(crate) fn read_answer_upto(resp: reqwest::blocking::Response, max: usize) -> (String, bool) {
-    let mut buf = Vec::new();
-    let mut limited = resp.take(max as u64 + 1);
-    // An answer that breaks off is what it is so far.
-    let _ = limited.read_to_end(&mut buf);
-    let cut = buf.len() > max;
-    buf.truncate(max);
-    (String::from_utf8_lossy(&buf).into_owned(), cut)
 }
 
 impl Listener for WebhookListener {

@@ -1,0 +1,102 @@
+//! The HTTP exchanges of the listeners that post to a far end (the
+//! webhooks and their presets, Matrix, the SMS gateway, the operators'
+//! events), on the process's one runtime. A listener sends from a pass's
+//! thread, never from an async task: it blocks on the runtime's handle
+//! while the runtime's workers drive the connection, as the SMTP and XMPP
+//! listeners do. No client starts a runtime or a thread of its own.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use tokio::runtime::Handle;
+
+/// The most of an answer read; the rest is left unread.
+pub const MAX_ANSWER: usize = 64 * 1024;
+
+/// The client every post to a far end starts from: no redirect followed,
+/// no proxy, `timeout` to connect and for the whole exchange.
+pub fn builder(timeout: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+}
+
+/// A client on the runtime `rt`, its kept connections with it.
+#[derive(Clone)]
+pub struct Client {
+    client: reqwest::Client,
+    rt: Handle,
+}
+
+/// What a far end answered: at most the bytes asked for of its body, as
+/// text, and whether there was more.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub text: String,
+    pub cut: bool,
+}
+
+impl Client {
+    /// The client `b` builds, on `rt`.
+    pub fn new(b: reqwest::ClientBuilder, rt: &Handle) -> reqwest::Result<Client> {
+        let _in = rt.enter();
+        Ok(Client {
+            client: b.build()?,
+            rt: rt.clone(),
+        })
+    }
+
+    /// A request to `url` (sent by [`Client::exchange`]).
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        url: impl reqwest::IntoUrl,
+    ) -> reqwest::RequestBuilder {
+        self.client.request(method, url)
+    }
+
+    /// `POST url`.
+    pub fn post(&self, url: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::POST, url)
+    }
+
+    /// Sends `req` and reads at most `max` bytes of the answer; an answer
+    /// that breaks off is what came of it. `Err` when nothing came back
+    /// (no connection, a timeout before the head).
+    pub fn exchange(&self, req: reqwest::RequestBuilder, max: usize) -> reqwest::Result<Answer> {
+        self.rt.block_on(async move {
+            let mut resp = req.send().await?;
+            let status = resp.status().as_u16();
+            let headers = resp.headers().clone();
+            let mut body = Vec::new();
+            while body.len() <= max {
+                match resp.chunk().await {
+                    Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            let cut = body.len() > max;
+            body.truncate(max);
+            Ok(Answer {
+                status,
+                headers,
+                text: String::from_utf8_lossy(&body).into_owned(),
+                cut,
+            })
+        })
+    }
+}
+
+impl Answer {
+    /// Header `name` as text, when it is.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    }
+}
