@@ -150,12 +150,7 @@ pub fn in_bound(conn: &DbConn, param: &str) -> String {
 /// kept prepared: PostgreSQL plans it for the ids it is given each time,
 /// where a kept statement may get a generic plan.
 pub fn column_in(conn: &DbConn, column: &str, ids: Vec<i64>) -> ColumnIn {
-    column_in_on(matches!(conn, DbConn::Postgres(_)), column, ids)
-}
-
-/// [`column_in`] for a query typed for one back end (`pg`: PostgreSQL).
-pub fn column_in_on(pg: bool, column: &str, ids: Vec<i64>) -> ColumnIn {
-    let (open, close) = id_list_sql(pg);
+    let (open, close) = id_list_sql(matches!(conn, DbConn::Postgres(_)));
     diesel::dsl::sql::<Bool>(&format!("{column} {open}"))
         .bind::<IdList, _>(Ids(ids))
         .sql(close)

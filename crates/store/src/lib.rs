@@ -29,8 +29,8 @@ pub mod watch;
 
 pub use batches::{move_subscriptions_on, settle_queue_rows, MovedOn, Settled};
 pub use bulk::{
-    column_in, column_in_on, in_bound, insert_from_moved, prefer_index_lookups, refresh_statistics,
-    reserve_ids, BoundSql, ColumnIn, IdList, Ids, Moving,
+    column_in, in_bound, insert_from_moved, prefer_index_lookups, refresh_statistics, reserve_ids,
+    BoundSql, ColumnIn, IdList, Ids, Moving,
 };
 pub use log::{log_cut, log_position, now_sql, visible_in_snapshot, VisibleIn};
 use pool::Severed;
