@@ -206,9 +206,6 @@ const BACK_END_CHOICES: &[(&str, usize)] = &[
     ("crates/engine/src/deliver/queue/settle.rs", 2),
     ("crates/engine/src/digest/store.rs", 4),
     ("crates/engine/src/parties/upsert.rs", 4),
-    ("crates/engine/src/schedule/claim.rs", 2),
-    ("crates/engine/src/schedule/simulate.rs", 5),
-    ("crates/engine/src/schedule/tick.rs", 1),
     ("crates/engine/src/subscriptions/bulk.rs", 2),
 ];
 
