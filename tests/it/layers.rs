@@ -202,7 +202,6 @@ const BACK_END_CHOICES: &[(&str, usize)] = &[
     ("crates/bench/src/bench/sql.rs", 10),
     ("crates/bench/src/bench/tick/mod.rs", 6),
     ("crates/bench/src/bench/tick/world.rs", 3),
-    ("crates/engine/src/digest/store.rs", 4),
 ];
 
 /// How many times `code` names a back end's variant.
