@@ -169,8 +169,9 @@ struct ValueRow<'a> {
 }
 
 /// Writes modifications and their values in one transaction: all or none.
-/// This is the bulk path: COPY on PostgreSQL, one cached prepared INSERT per
-/// row on SQLite (the fastest way into SQLite from one writer).
+/// This is the bulk path ([`crate::db::insert_rows!`]: a `COPY` on
+/// PostgreSQL, one INSERT a row kept prepared on SQLite, the fastest way
+/// into SQLite from one writer).
 pub fn record(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<ModificationId>> {
     conn.write_tx(|c| record_in_tx(c, mods))
 }
@@ -212,30 +213,8 @@ pub fn record_in_tx(conn: &mut DbConn, mods: &[NewModification]) -> Result<Vec<M
             })
         })
         .collect();
-    match conn {
-        DbConn::Sqlite(c) => {
-            for r in &rows {
-                diesel::insert_into(modifications::table)
-                    .values(r)
-                    .execute(c)?;
-            }
-            for v in &values {
-                diesel::insert_into(modification_values::table)
-                    .values(v)
-                    .execute(c)?;
-            }
-        }
-        DbConn::Postgres(c) => {
-            diesel::copy_from(modifications::table)
-                .from_insertable(&rows)
-                .execute(c)?;
-            if !values.is_empty() {
-                diesel::copy_from(modification_values::table)
-                    .from_insertable(&values)
-                    .execute(c)?;
-            }
-        }
-    }
+    crate::db::insert_rows!(conn, modifications::table, &rows);
+    crate::db::insert_rows!(conn, modification_values::table, &values);
     Ok(ids.into_iter().map(ModificationId).collect())
 }
 
@@ -254,10 +233,7 @@ pub fn touch_feeds(
     collections: impl IntoIterator<Item = CollectionId>,
 ) -> Result<()> {
     let ids: BTreeSet<i64> = collections.into_iter().map(|c| c.0).collect();
-    let now = match conn {
-        DbConn::Sqlite(_) => "strftime('%Y-%m-%d %H:%M:%f', 'now')",
-        DbConn::Postgres(_) => "(clock_timestamp() AT TIME ZONE 'UTC')",
-    };
+    let now = crate::db::now_sql(conn);
     let sql = format!(
         "UPDATE collections SET feed_version = feed_version + 1, \
          feed_changed_at = CASE WHEN feed_changed_at IS NULL OR feed_changed_at < {now} \

@@ -6,25 +6,40 @@
 //!
 //! The back end is chosen from the URL scheme (`sqlite://…` or
 //! `postgres://…`), never by trying each in turn. Every query goes through
-//! [`DbConn`].
+//! [`DbConn`], and every path that differs by back end is here, behind an
+//! interface that works on both: the crates above never match on
+//! [`DbConn`]'s variants.
 #![forbid(unsafe_code)]
 
+mod batches;
 mod bulk;
 pub mod checkpoint;
 pub mod error;
+mod log;
 mod open;
 pub mod outbox;
 mod pool;
+mod reads;
+mod rehearse;
+mod rows;
 pub mod schema;
 mod stamp;
 pub mod states;
 pub mod watch;
 
+pub use batches::{move_subscriptions_on, settle_queue_rows, MovedOn, Settled};
 pub use bulk::{
-    column_in, column_in_on, in_bound, prefer_index_lookups, reserve_ids, ColumnIn, IdList, Ids,
+    column_in, in_bound, insert_from_moved, prefer_index_lookups, refresh_statistics, reserve_ids,
+    BoundSql, ColumnIn, IdList, Ids, Moving,
 };
+pub use log::{log_cut, log_position, now_sql, visible_in_snapshot, VisibleIn};
 use pool::Severed;
 pub use pool::{Db, Manager, PooledConn};
+pub use reads::skip_locked_sql;
+pub use rehearse::{rehearse, Rehearsal, Scratch};
+#[doc(hidden)]
+pub use rows::ids_by_key;
+pub use rows::Stamp;
 pub use stamp::sqlite_stamp;
 pub use watch::Watch;
 
@@ -152,6 +167,12 @@ impl DbUrl {
                 let _ = std::fs::remove_file(format!("{}{suffix}", self.target));
             }
         }
+    }
+
+    /// The file of an SQLite database, for files kept beside it (the sent
+    /// journal); `None` on PostgreSQL and for `:memory:`.
+    pub fn sqlite_path(&self) -> Option<&str> {
+        (self.backend == Backend::Sqlite && self.target != ":memory:").then_some(&self.target)
     }
 
     /// An SQLite database in memory: each connection its own, none seen by

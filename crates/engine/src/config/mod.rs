@@ -155,10 +155,9 @@ impl Config {
 
 /// The default journal directory for the database at `url`.
 pub fn journal_dir_for(url: &str) -> std::path::PathBuf {
-    match crate::db::DbUrl::parse(url) {
-        Ok(u) if u.backend == crate::db::Backend::Sqlite && u.target != ":memory:" => {
-            format!("{}.journal", u.target).into()
-        }
-        _ => PG_JOURNAL_DIR.into(),
+    let url = crate::db::DbUrl::parse(url).ok();
+    match url.as_ref().and_then(|u| u.sqlite_path()) {
+        Some(file) => format!("{file}.journal").into(),
+        None => PG_JOURNAL_DIR.into(),
     }
 }

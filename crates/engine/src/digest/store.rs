@@ -4,14 +4,13 @@
 //!
 //! A batch of posts goes in a few statements: request ids are reserved
 //! first (one query), then the requests and their messages are inserted
-//! with those ids, two statements a batch: a binary `COPY` each on
-//! PostgreSQL; on SQLite multi-row `INSERT`s with bound values: the
-//! requests through statements diesel keeps prepared (as
-//! `schedule::claim` writes runs, rather than one JSON array that
-//! `json_each` would parse back), the messages, whose bodies are most of the
-//! bytes, through statements prepared per batch, which bind the bodies
-//! borrowed. A post per round trip was most of what a tick spent on
-//! PostgreSQL.
+//! with those ids in bulk ([`crate::db::insert_rows!`]: a binary `COPY`
+//! each on PostgreSQL; on SQLite multi-row `INSERT`s with bound values):
+//! the requests owning their values, so that the statements that take
+//! them can be kept prepared (as `schedule::claim` writes runs), the
+//! messages, whose bodies are most of the bytes, borrowed, through
+//! statements prepared per batch. A post per round trip was most of what a
+//! tick spent on PostgreSQL.
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -19,7 +18,7 @@ use diesel::prelude::*;
 use super::render::Rendered;
 use crate::db::schema::{nt_bodies, nt_messages, nt_requests};
 use crate::db::states::RequestStatus;
-use crate::db::{sqlite_insert_kept, DbConn};
+use crate::db::{DbConn, Stamp};
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, RequestId, SubscriptionId};
 
@@ -83,48 +82,28 @@ struct NewRequest<'a> {
     unsubscribe_url: Option<&'a str>,
 }
 
-/// Rows per multi-row `INSERT` on SQLite (messages: 10 parameters a row,
-/// renderings 5): well under its 32,766 parameters.
-const SQLITE_ROWS: usize = 500;
+/// Rows per multi-row `INSERT` where the back end takes them (SQLite;
+/// messages: 10 parameters a row, renderings 5): well under SQLite's
+/// 32,766 parameters.
+const PER_INSERT: usize = 500;
 
-/// Rows per kept multi-row `INSERT` of requests on SQLite (13 parameters
-/// a row).
-const SQLITE_KEPT_ROWS: usize = 64;
+/// Rows per kept multi-row `INSERT` of requests where the back end takes
+/// them (SQLite; 13 parameters a row).
+const KEPT_REQUESTS: usize = 64;
 
-diesel::table! {
-    /// `nt_requests`, its timestamp seen as the text SQLite keeps, so a
-    /// rendered stamp is bound as it is.
-    #[sql_name = "nt_requests"]
-    requests_as_text (request_id) {
-        request_id -> BigInt,
-        party_to -> BigInt,
-        expand_group -> Bool,
-        party_from -> BigInt,
-        subject -> Text,
-        channels -> Text,
-        request_date -> Text,
-        status -> Text,
-        max_retries -> Integer,
-        kind -> Text,
-        subscription_id -> Nullable<BigInt>,
-        period -> Nullable<Text>,
-        unsubscribe_url -> Nullable<Text>,
-    }
-}
-
-/// A request as SQLite's kept statement binds it: owned, since a kept
+/// A request as a kept statement binds it: owned, since a kept
 /// statement's id is a type and cannot borrow (the messages, whose
 /// bodies are most of the bytes, are bound borrowed instead, below).
 #[derive(Insertable)]
-#[diesel(table_name = requests_as_text, treat_none_as_default_value = false)]
-struct SqliteRequest {
+#[diesel(table_name = nt_requests, treat_none_as_default_value = false)]
+struct OwnedRequest {
     request_id: i64,
     party_to: i64,
     expand_group: bool,
     party_from: i64,
     subject: String,
     channels: String,
-    request_date: String,
+    request_date: Stamp,
     status: &'static str,
     max_retries: i32,
     kind: &'static str,
@@ -133,16 +112,16 @@ struct SqliteRequest {
     unsubscribe_url: Option<String>,
 }
 
-impl From<&NewRequest<'_>> for SqliteRequest {
-    fn from(r: &NewRequest<'_>) -> SqliteRequest {
-        SqliteRequest {
+impl From<&NewRequest<'_>> for OwnedRequest {
+    fn from(r: &NewRequest<'_>) -> OwnedRequest {
+        OwnedRequest {
             request_id: r.request_id,
             party_to: r.party_to,
             expand_group: r.expand_group,
             party_from: r.party_from,
             subject: r.subject.to_string(),
             channels: r.channels.to_string(),
-            request_date: crate::db::sqlite_stamp(r.request_date),
+            request_date: Stamp(r.request_date),
             status: r.status,
             max_retries: r.max_retries,
             kind: r.kind,
@@ -196,21 +175,8 @@ pub(super) fn write_bodies(c: &mut DbConn, bodies: &[Rendered]) -> Result<Vec<i6
             calendar: r.calendar.as_deref(),
         })
         .collect();
-    match c {
-        // Bound, as the messages are (below).
-        DbConn::Sqlite(s) => {
-            for chunk in rows.chunks(SQLITE_ROWS) {
-                diesel::insert_into(nt_bodies::table)
-                    .values(chunk)
-                    .execute(s)?;
-            }
-        }
-        DbConn::Postgres(pg) => {
-            diesel::copy_from(nt_bodies::table)
-                .from_insertable(&rows)
-                .execute(pg)?;
-        }
-    }
+    // Bound, as the messages are (below).
+    crate::db::insert_rows!(c, nt_bodies::table, &rows, per_insert = PER_INSERT);
     Ok(ids)
 }
 
@@ -285,29 +251,16 @@ pub(super) fn write(c: &mut DbConn, posts: &[Post]) -> Result<Vec<RequestId>> {
             })
         })
         .collect::<Result<_>>()?;
-    match c {
-        DbConn::Sqlite(s) => {
-            let rows: Vec<SqliteRequest> = requests.iter().map(SqliteRequest::from).collect();
-            sqlite_insert_kept!(s, requests_as_text::table, rows, SQLITE_KEPT_ROWS);
-            // The messages bound, not in JSON: their bodies are most of
-            // the bytes, and `json_extract` copied each of them again.
-            for chunk in messages.chunks(SQLITE_ROWS) {
-                diesel::insert_into(nt_messages::table)
-                    .values(chunk)
-                    .execute(s)?;
-            }
-        }
-        DbConn::Postgres(pg) => {
-            // COPY in binary: no statement of thousands of parameters to
-            // parse.
-            diesel::copy_from(nt_requests::table)
-                .from_insertable(&requests)
-                .execute(pg)?;
-            diesel::copy_from(nt_messages::table)
-                .from_insertable(&messages)
-                .execute(pg)?;
-        }
-    }
+    crate::db::insert_rows!(
+        c,
+        nt_requests::table,
+        &requests,
+        kept = KEPT_REQUESTS,
+        owned = OwnedRequest::from
+    );
+    // The messages bound, not in JSON: their bodies are most of the bytes,
+    // and `json_extract` copied each of them again.
+    crate::db::insert_rows!(c, nt_messages::table, &messages, per_insert = PER_INSERT);
     tracing::debug!(?reserved, written = ?t0.elapsed(), posts = posts.len(), "digest posts");
     Ok(ids.into_iter().map(RequestId).collect())
 }

@@ -17,28 +17,11 @@ use crate::ids::CollectionId;
 /// recorded (see the module's documentation).
 pub type LogPos = i64;
 
-/// The position of the rows the caller's write transaction records: on
-/// SQLite `log_clock` moved on by one (the write lock orders recording
-/// transactions, so positions commit in order); on PostgreSQL the
-/// transaction's id (assigned now if it has none yet).
+/// The position of the rows the caller's write transaction records
+/// ([`crate::db::log_position`]: on SQLite the counter moved on, on
+/// PostgreSQL the transaction's id).
 pub(super) fn write_position(conn: &mut DbConn) -> Result<LogPos> {
-    let sql = match conn {
-        DbConn::Sqlite(_) => "UPDATE log_clock SET next = next + 1 RETURNING next - 1 AS pos",
-        DbConn::Postgres(_) => "SELECT pg_current_xact_id()::text::bigint AS pos",
-    };
-    Ok(diesel::sql_query(sql).get_result::<PosRow>(conn)?.pos)
-}
-
-#[derive(diesel::QueryableByName)]
-struct PosRow {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    pos: i64,
-}
-
-#[derive(diesel::QueryableByName)]
-struct CutRow {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    cut: String,
+    crate::db::log_position(conn)
 }
 
 /// A cut of the log: which recording transactions a reader saw as
@@ -138,18 +121,12 @@ impl Cut {
 /// `record` transaction held open across a tick is never skipped: it is
 /// running in the tick's snapshot, so it falls in the next window.
 pub fn cut(conn: &mut DbConn) -> Result<Cut> {
-    let sql = match conn {
-        DbConn::Sqlite(_) => "SELECT CAST(next AS TEXT) AS cut FROM log_clock",
-        DbConn::Postgres(_) => "SELECT pg_current_snapshot()::text AS cut",
-    };
-    Ok(Cut::from_stored(
-        diesel::sql_query(sql).get_result::<CutRow>(conn)?.cut,
-    ))
+    Ok(Cut::from_stored(crate::db::log_cut(conn)?))
 }
 
 /// Where a new subscription's windows start: a cut of the log now, or,
-/// on PostgreSQL, the cut the latest subscription stored when nothing of
-/// `collection` was recorded since it: the same rows are seen at both, and
+/// where cuts are snapshots (PostgreSQL), the cut the latest subscription
+/// stored when nothing of `collection` was recorded since it: the same rows are seen at both, and
 /// subscriptions made one after another then share their first window
 /// (read once, its digest's body built once) as they would on SQLite,
 /// where the counter does not move without a recording. A subscription of
@@ -157,7 +134,7 @@ pub fn cut(conn: &mut DbConn) -> Result<Cut> {
 pub fn start_cut(conn: &mut DbConn, collection: Option<CollectionId>) -> Result<Cut> {
     use crate::db::schema::subscriptions;
     let now = cut(conn)?;
-    let (DbConn::Postgres(_), Some(coll)) = (&*conn, collection) else {
+    let (true, Some(coll)) = (now.is_snapshot(), collection) else {
         return Ok(now);
     };
     let latest: Option<String> = subscriptions::table
@@ -171,7 +148,7 @@ pub fn start_cut(conn: &mut DbConn, collection: Option<CollectionId>) -> Result<
     let recorded_since = modifications::table
         .filter(modifications::collection_id.eq(coll.0))
         .filter(modifications::log_pos.ge(latest.floor()))
-        .filter(diesel::dsl::not(seen_at!(latest)))
+        .filter(diesel::dsl::not(seen_at(&latest)))
         .select(modifications::id)
         .first::<i64>(conn)
         .optional()?

@@ -137,25 +137,19 @@ pub(super) enum Read {
     },
 }
 
-/// `log_pos` seen at `cut`, as SQL for any back end's query (PostgreSQL
-/// only: the cut is bound, not spliced into the statement).
-macro_rules! seen_at {
-    ($cut:expr) => {
-        diesel::dsl::sql::<diesel::sql_types::Bool>(
-            "pg_visible_in_snapshot(modifications.log_pos::text::xid8, ",
-        )
-        .bind::<diesel::sql_types::Text, _>($cut.as_str().to_string())
-        .sql("::pg_snapshot)")
-    };
+/// `log_pos` seen at `cut`, a snapshot (PostgreSQL's cuts), as a
+/// condition for any back end's query (the cut bound, not spliced into the
+/// statement). A counter (SQLite's) needs none: `log_pos` below it is seen.
+pub(super) fn seen_at(cut: &Cut) -> crate::db::VisibleIn {
+    crate::db::visible_in_snapshot("modifications.log_pos", cut.as_str())
 }
-pub(super) use seen_at;
 
 /// `$q` (a boxed query of `modifications`) narrowed to what `$read`
-/// selects among `$colls` (`$pg`: PostgreSQL). A macro, not a function, so
-/// the multi-back-end read ([`load_rows`]) and the streamed one
-/// (`stream`), whose query is typed for one back end, filter alike.
+/// selects among `$colls` (an `Option<ColumnIds>`). A macro, not a
+/// function, so the multi-back-end read ([`load_rows`]) and the streamed
+/// one (`stream`), whose query is typed for one back end, filter alike.
 macro_rules! filter_read {
-    ($q:expr, $read:expr, $pg:expr, $colls:expr) => {{
+    ($q:expr, $read:expr, $colls:expr) => {{
         let mut q = $q;
         match $read {
             Read::Time {
@@ -168,8 +162,8 @@ macro_rules! filter_read {
                     .filter(modifications::occurred_at.lt(end.naive_utc()));
                 if let Some(cut) = seen {
                     q = q.filter(modifications::log_pos.lt(cut.ceiling()));
-                    if $pg {
-                        q = q.filter(seen_at!(cut));
+                    if cut.is_snapshot() {
+                        q = q.filter(seen_at(&cut));
                     }
                 }
             }
@@ -178,10 +172,10 @@ macro_rules! filter_read {
                     .filter(modifications::log_pos.ge(from.floor()))
                     .filter(modifications::log_pos.lt(to.ceiling()))
                     .filter(modifications::occurred_at.lt(end.naive_utc()));
-                if $pg {
-                    q = q.filter(seen_at!(to));
-                    if !from.as_str().is_empty() {
-                        q = q.filter(diesel::dsl::not(seen_at!(from)));
+                if to.is_snapshot() {
+                    q = q.filter(seen_at(&to));
+                    if from.is_snapshot() {
+                        q = q.filter(diesel::dsl::not(seen_at(&from)));
                     }
                 }
             }
@@ -196,13 +190,7 @@ macro_rules! filter_read {
         // so is planned for its values each time.
         match $colls {
             Some(ColumnIds::One(one)) => q = q.filter(modifications::collection_id.eq(one)),
-            Some(ColumnIds::Many(ids)) => {
-                q = q.filter($crate::db::column_in_on(
-                    $pg,
-                    "modifications.collection_id",
-                    ids.clone(),
-                ))
-            }
+            Some(ColumnIds::Many(these)) => q = q.filter(these),
             None => {}
         }
         q
@@ -214,14 +202,19 @@ pub(super) use filter_read;
 pub(super) enum ColumnIds {
     One(i64),
     /// `collection_id` in these, bound as one parameter.
-    Many(Vec<i64>),
+    Many(crate::db::ColumnIn),
 }
 
 impl ColumnIds {
-    pub(super) fn of(collections: Option<&[CollectionId]>) -> Option<ColumnIds> {
+    /// For a read on `conn`'s back end.
+    pub(super) fn of(conn: &DbConn, collections: Option<&[CollectionId]>) -> Option<ColumnIds> {
         Some(match collections? {
             [one] => ColumnIds::One(one.0),
-            cs => ColumnIds::Many(cs.iter().map(|c| c.0).collect()),
+            cs => ColumnIds::Many(crate::db::column_in(
+                conn,
+                "modifications.collection_id",
+                cs.iter().map(|c| c.0).collect(),
+            )),
         })
     }
 }
@@ -242,9 +235,8 @@ fn load_rows(
             modifications::id.asc(),
         ))
         .into_boxed();
-    let pg = matches!(conn, DbConn::Postgres(_));
-    let colls = ColumnIds::of(collections);
-    let mut q = filter_read!(q, read, pg, colls.as_ref());
+    let colls = ColumnIds::of(conn, collections);
+    let mut q = filter_read!(q, read, colls);
     if let Some(n) = limit {
         q = q.limit(i64::try_from(n).unwrap_or(i64::MAX));
     }

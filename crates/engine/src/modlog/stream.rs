@@ -4,14 +4,13 @@
 //!
 //! One query reads the rows with their values (a left join), ordered by
 //! item, time, order recorded and attribute, and the rows are taken as the
-//! database hands them: on SQLite a statement stepped row by row, on
-//! PostgreSQL libpq's single-row mode. The back end sorts what it must
-//! sort on disk when it is large. What was recorded before the window but
-//! dated in it (almost always nothing) is read first, whole, and merged in.
+//! database hands them ([`crate::db::stream_rows!`]). The back end sorts
+//! what it must sort on disk when it is large. What was recorded before the
+//! window but dated in it (almost always nothing) is read first, whole, and
+//! merged in.
 
 use std::iter::Peekable;
 
-use diesel::pg::PgRowByRowLoadingMode;
 use diesel::prelude::*;
 
 use super::read::{filter_read, load_ahead, modification, reads_of, seen_at, ColumnIds, Read, Row};
@@ -27,7 +26,7 @@ type ValueRow = (Row, Option<(String, Option<String>, Option<String>)>);
 
 /// The streamed read's query, typed for one back end.
 macro_rules! value_rows {
-    ($backend:ty, $read:expr, $pg:expr, $colls:expr) => {{
+    ($backend:ty, $read:expr, $colls:expr) => {{
         let q = modifications::table
             .left_join(modification_values::table)
             .select((
@@ -46,7 +45,7 @@ macro_rules! value_rows {
                 modification_values::attribute.asc(),
             ))
             .into_boxed::<$backend>();
-        filter_read!(q, $read, $pg, $colls)
+        filter_read!(q, $read, $colls)
     }};
 }
 
@@ -63,25 +62,19 @@ pub fn stream_span(
 ) -> Result<usize> {
     let (main, ahead) = reads_of(span);
     let ahead = load_ahead(conn, collections, ahead)?;
-    let colls = ColumnIds::of(collections);
+    let colls = ColumnIds::of(conn, collections);
     let mut items = Items {
         ahead: ahead.into_iter().peekable(),
         item: Vec::new(),
         read: 0,
         each,
     };
-    match conn {
-        DbConn::Sqlite(c) => {
-            let q = value_rows!(diesel::sqlite::Sqlite, main, false, colls.as_ref());
-            let rows = q.load_iter::<ValueRow, diesel::connection::DefaultLoadingMode>(c)?;
-            items.take_rows(rows)?;
-        }
-        DbConn::Postgres(c) => {
-            let q = value_rows!(diesel::pg::Pg, main, true, colls.as_ref());
-            let rows = q.load_iter::<ValueRow, PgRowByRowLoadingMode>(c)?;
-            items.take_rows(rows)?;
-        }
-    }
+    crate::db::stream_rows!(
+        conn,
+        B => value_rows!(B, main, colls),
+        ValueRow,
+        rows => items.take_rows(rows)?
+    );
     items.finish()
 }
 

@@ -152,8 +152,10 @@ fn set_address(
     Ok(())
 }
 
-/// Creates many new users in the caller's transaction, in multi-row
-/// statements (`digestd user import`): every name must be free (the caller
+/// Creates many new users in the caller's transaction, in bulk
+/// (`digestd user import`: [`crate::db::insert_returning_ids!`] for the
+/// parties, [`crate::db::insert_rows!`] for their preferences and
+/// addresses): every name must be free (the caller
 /// checked with [`check_put`] or a bulk look-up) and every user must have a
 /// timezone. Returns each name's new id.
 pub fn insert_users_in_tx(
@@ -172,26 +174,18 @@ pub fn insert_users_in_tx(
             )
         })
         .collect();
-    // Multi-row statements on PostgreSQL; on SQLite one cached prepared
-    // INSERT per row, the fastest way in (and all diesel's MultiConnection
-    // can do: it has no batch insert).
-    let ids: Vec<(i64, String)> = match c {
-        DbConn::Sqlite(s) => party_rows
-            .iter()
-            .map(|r| {
-                diesel::insert_into(parties::table)
-                    .values(r)
-                    .returning((parties::id, parties::name))
-                    .get_result(s)
-            })
-            .collect::<QueryResult<_>>()?,
-        DbConn::Postgres(pg) => diesel::insert_into(parties::table)
-            .values(&party_rows)
-            .returning((parties::id, parties::name))
-            .get_results(pg)?,
-    };
-    let ids: std::collections::HashMap<String, PartyId> =
-        ids.into_iter().map(|(id, n)| (n, PartyId(id))).collect();
+    let ids = crate::db::insert_returning_ids!(
+        c,
+        parties::table,
+        &party_rows,
+        parties::id,
+        parties::name => |i| puts[i].name.clone()
+    )?;
+    let ids: std::collections::HashMap<String, PartyId> = puts
+        .iter()
+        .zip(ids)
+        .map(|(p, id)| (p.name.clone(), PartyId(id)))
+        .collect();
     let codes: Vec<String> = puts.iter().map(|_| super::new_subscriber_code()).collect();
     let mut user_rows = Vec::with_capacity(puts.len());
     let mut contact_rows = Vec::new();
@@ -201,45 +195,48 @@ pub fn insert_users_in_tx(
         let tz = ch.timezone_name().ok_or_else(|| {
             Error::invalid(format!("a new user needs a timezone (tz): {:?}", p.name))
         })?;
-        user_rows.push((
-            users::party_id.eq(id),
-            users::timezone.eq(tz),
-            users::week_start.eq(ch.week_start_or(0)),
-            users::daily_hour.eq(ch.daily_hour_or(8)),
-            users::locale.eq(ch.locale_or("en-US")),
-            users::subscriber_code.eq(code.as_str()),
-            users::quiet_hours.eq(ch.quiet_hours_or("")),
-        ));
+        user_rows.push(NewUser {
+            party_id: id,
+            timezone: tz,
+            week_start: ch.week_start_or(0),
+            daily_hour: ch.daily_hour_or(8),
+            locale: ch.locale_or("en-US"),
+            subscriber_code: code,
+            quiet_hours: ch.quiet_hours_or(""),
+        });
         for (channel, address) in &p.contacts {
-            contact_rows.push((
-                contact_points::party_id.eq(id),
-                contact_points::channel.eq(channel.as_str()),
-                contact_points::address.eq(address.as_str()),
-                contact_points::created_at.eq(now),
-            ));
+            contact_rows.push(NewContact {
+                party_id: id,
+                channel: channel.as_str(),
+                address,
+                created_at: now,
+            });
         }
     }
-    match c {
-        DbConn::Sqlite(s) => {
-            for r in &user_rows {
-                diesel::insert_into(users::table).values(r).execute(s)?;
-            }
-            for r in &contact_rows {
-                diesel::insert_into(contact_points::table)
-                    .values(r)
-                    .execute(s)?;
-            }
-        }
-        DbConn::Postgres(pg) => {
-            diesel::insert_into(users::table)
-                .values(&user_rows)
-                .execute(pg)?;
-            if !contact_rows.is_empty() {
-                diesel::insert_into(contact_points::table)
-                    .values(&contact_rows)
-                    .execute(pg)?;
-            }
-        }
-    }
+    crate::db::insert_rows!(c, users::table, &user_rows);
+    crate::db::insert_rows!(c, contact_points::table, &contact_rows);
     Ok(ids)
+}
+
+/// A new user's preferences, as [`insert_users_in_tx`] writes them.
+#[derive(Insertable)]
+#[diesel(table_name = users, treat_none_as_default_value = false)]
+struct NewUser<'a> {
+    party_id: i64,
+    timezone: &'a str,
+    week_start: i32,
+    daily_hour: i32,
+    locale: &'a str,
+    subscriber_code: &'a str,
+    quiet_hours: &'a str,
+}
+
+/// A new user's address, as [`insert_users_in_tx`] writes it.
+#[derive(Insertable)]
+#[diesel(table_name = contact_points, treat_none_as_default_value = false)]
+struct NewContact<'a> {
+    party_id: i64,
+    channel: &'static str,
+    address: &'a str,
+    created_at: NaiveDateTime,
 }

@@ -3,23 +3,27 @@
 //! period, its instant and the window's end and log position, which are
 //! the run's own).
 //!
-//! Set-based on both back ends: on PostgreSQL a binary `COPY` of the runs
-//! and an `UPDATE … FROM unnest(…)`; on SQLite multi-row `INSERT`s kept
-//! prepared, of the runs and of the subscriptions' new values into a keyed
-//! temporary table that one row-value `UPDATE` reads ([`sqlite`]). Same
-//! transaction as the rest of the tick either way.
+//! Set-based on both back ends, in the same transaction as the rest of
+//! the tick: the runs in bulk ([`crate::db::insert_rows!`]: a binary `COPY`
+//! on PostgreSQL, no statement of 35,000 parameters to parse; multi-row
+//! `INSERT`s kept prepared on SQLite), the subscriptions moved on in a few
+//! statements for the whole chunk ([`crate::db::move_subscriptions_on`]).
 
 use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 
 use crate::db::schema::subscription_runs;
-use crate::db::DbConn;
+use crate::db::{DbConn, MovedOn, Stamp};
 use crate::error::Result;
 
-mod sqlite;
+/// Runs per kept multi-row statement where the back end takes them
+/// (SQLite): 1,152 parameters for a run's nine columns, well under its
+/// limit, so a chunk of 20,000 is about 160 executions of one prepared
+/// statement. The rest of a chunk goes in one row at a time, through a
+/// one-row statement kept prepared as well.
+const RUN_ROWS: usize = 128;
 
 /// A run to insert.
 #[derive(Debug, Clone, Insertable)]
@@ -27,10 +31,10 @@ mod sqlite;
 pub struct RunRow {
     pub subscription_id: i64,
     pub period: String,
-    pub scheduled_at: NaiveDateTime,
-    pub window_start: NaiveDateTime,
-    pub window_end: NaiveDateTime,
-    pub ran_at: NaiveDateTime,
+    pub scheduled_at: Stamp,
+    pub window_start: Stamp,
+    pub window_end: Stamp,
+    pub ran_at: Stamp,
     pub request_id: Option<i64>,
     pub log_from: Option<String>,
     pub log_to: Option<String>,
@@ -38,78 +42,21 @@ pub struct RunRow {
 
 /// Inserts `runs` and moves each `(subscription, next_due_at)` on.
 pub fn write(c: &mut DbConn, runs: &[RunRow], nexts: &[(i64, NaiveDateTime)]) -> Result<()> {
-    match c {
-        DbConn::Sqlite(c) => {
-            let t0 = std::time::Instant::now();
-            let stamp = crate::db::sqlite_stamp;
-            let rows: Vec<_> = runs
-                .iter()
-                .map(|r| sqlite::Run {
-                    subscription_id: r.subscription_id,
-                    period: r.period.clone(),
-                    scheduled_at: stamp(r.scheduled_at),
-                    window_start: stamp(r.window_start),
-                    window_end: stamp(r.window_end),
-                    ran_at: stamp(r.ran_at),
-                    request_id: r.request_id,
-                    log_from: r.log_from.clone(),
-                    log_to: r.log_to.clone(),
-                })
-                .collect();
-            sqlite::insert_runs(c, &rows)?;
-            let t1 = t0.elapsed();
-            let rows: Vec<_> = with_runs(runs, nexts)
-                .map(|(id, n, r)| sqlite::Next {
-                    id,
-                    next: stamp(n),
-                    sched: r.map(|r| stamp(r.scheduled_at)),
-                    key: r.map(|r| r.period.clone()),
-                    wend: r.map(|r| stamp(r.window_end)),
-                    lcut: r.and_then(|r| r.log_to.clone()),
-                })
-                .collect();
-            sqlite::move_on(c, &rows)?;
-            tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
-        }
-        DbConn::Postgres(c) => {
-            let t0 = std::time::Instant::now();
-            // COPY in binary: no statement of 35,000 parameters to parse.
-            if !runs.is_empty() {
-                diesel::copy_from(subscription_runs::table)
-                    .from_insertable(runs)
-                    .execute(c)?;
-            }
-            let t1 = t0.elapsed();
-            let (mut ids, mut next, mut sched, mut key, mut wend, mut lcut) =
-                (vec![], vec![], vec![], vec![], vec![], vec![]);
-            for (id, n, r) in with_runs(runs, nexts) {
-                ids.push(id);
-                next.push(n);
-                sched.push(r.map(|r| r.scheduled_at));
-                key.push(r.map(|r| r.period.clone()));
-                wend.push(r.map(|r| r.window_end));
-                lcut.push(r.and_then(|r| r.log_to.clone()));
-            }
-            crate::db::prefer_index_lookups(c)?;
-            diesel::sql_query(
-                "UPDATE subscriptions AS s SET next_due_at = v.next, \
-                     last_scheduled_at = COALESCE(v.sched, s.last_scheduled_at), \
-                     last_period = COALESCE(v.key, s.last_period), \
-                     last_window_end = COALESCE(v.wend, s.last_window_end), \
-                     last_log_cut = COALESCE(v.lcut, s.last_log_cut) \
-                 FROM unnest($1, $2, $3, $4, $5, $6) AS v(id, next, sched, key, wend, lcut) \
-                 WHERE s.id = v.id",
-            )
-            .bind::<Array<BigInt>, _>(ids)
-            .bind::<Array<Timestamp>, _>(next)
-            .bind::<Array<Nullable<Timestamp>>, _>(sched)
-            .bind::<Array<Nullable<Text>>, _>(key)
-            .bind::<Array<Nullable<Timestamp>>, _>(wend)
-            .bind::<Array<Nullable<Text>>, _>(lcut)
-            .execute(c)?;
-            tracing::debug!(copied = ?t1, updated = ?t0.elapsed(), "claim write");
-        }
-    }
+    let t0 = std::time::Instant::now();
+    crate::db::insert_rows!(c, subscription_runs::table, runs, kept = RUN_ROWS);
+    let t1 = t0.elapsed();
+    let moved: Vec<MovedOn> = with_runs(runs, nexts)
+        .map(|(id, next, r)| MovedOn {
+            id,
+            next_due_at: Stamp(next),
+            last_scheduled_at: r.map(|r| r.scheduled_at),
+            last_period: r.map(|r| r.period.clone()),
+            last_window_end: r.map(|r| r.window_end),
+            last_log_cut: r.and_then(|r| r.log_to.clone()),
+        })
+        .collect();
+    crate::db::move_subscriptions_on(c, &moved)?;
+    tracing::debug!(inserted = ?t1, updated = ?t0.elapsed(), "claim write");
     Ok(())
 }
 

@@ -27,7 +27,7 @@ use super::period::Period;
 use super::preview::preview_run;
 use super::tick::{DueRun, HandOff};
 use crate::db::schema::{subscription_runs, subscriptions};
-use crate::db::DbConn;
+use crate::db::{DbConn, Stamp};
 use crate::error::{Error, Result};
 use crate::ids::{RequestId, SubscriptionId};
 use crate::subscriptions::Kind;
@@ -98,10 +98,10 @@ pub fn flush_in_tx(
     let row = RunRow {
         subscription_id: id.0,
         period: run.period.key.clone(),
-        scheduled_at: at.naive_utc(),
-        window_start: run.window_start.naive_utc(),
-        window_end: run.window_end.naive_utc(),
-        ran_at: at.naive_utc(),
+        scheduled_at: Stamp(at.naive_utc()),
+        window_start: Stamp(run.window_start.naive_utc()),
+        window_end: Stamp(run.window_end.naive_utc()),
+        ran_at: Stamp(at.naive_utc()),
         request_id: Some(request.0),
         log_from: Some(run.log_from.as_str().to_string()),
         log_to: Some(run.log_to.as_str().to_string()),
@@ -111,7 +111,7 @@ pub fn flush_in_tx(
         .execute(c)?;
     diesel::update(subscriptions::table.find(id.0))
         .set((
-            subscriptions::last_window_end.eq(Some(row.window_end)),
+            subscriptions::last_window_end.eq(Some(row.window_end.0)),
             subscriptions::last_log_cut.eq(run.log_to.as_str()),
         ))
         .execute(c)?;

@@ -32,7 +32,7 @@ use super::claim::RunRow;
 use super::period::{Period, Rule};
 use super::quiet;
 use crate::db::schema::{group_prefs, parties, subscriptions, users};
-use crate::db::DbConn;
+use crate::db::{DbConn, Stamp};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::modlog::Cut;
@@ -184,23 +184,27 @@ pub fn tick_as(
     }
 }
 
-/// The ids of the chunk's subscriptions, locked (PostgreSQL; SQLite's
-/// write transaction holds the whole database).
-fn lock_chunk(c: &mut DbConn, at: NaiveDateTime, chunk: i64, lock: Lock) -> Result<Vec<i64>> {
-    let DbConn::Postgres(pg) = c else {
-        return Err(Error::Storage("row locks are PostgreSQL's".into()));
-    };
+/// The ids of the chunk's subscriptions, locked until the end of the
+/// chunk's transaction; `None` where a write transaction holds the whole
+/// database (SQLite) and there are no row locks to take.
+fn lock_chunk(
+    c: &mut DbConn,
+    at: NaiveDateTime,
+    chunk: i64,
+    lock: Lock,
+) -> Result<Option<Vec<i64>>> {
     let q = subscriptions::table
         .filter(subscriptions::next_due_at.le(at))
         .filter(subscriptions::paused.eq(false))
         .order((subscriptions::next_due_at.asc(), subscriptions::id.asc()))
         .limit(chunk)
-        .select(subscriptions::id)
-        .for_update();
-    Ok(match lock {
-        Lock::Skip => q.skip_locked().load(pg)?,
-        _ => q.load(pg)?,
-    })
+        .select(subscriptions::id);
+    Ok(crate::db::lock_rows!(
+        c,
+        q,
+        i64,
+        skip_locked = matches!(lock, Lock::Skip)
+    )?)
 }
 
 fn claim_chunk(
@@ -250,7 +254,7 @@ fn load_candidates(
 ) -> Result<Option<Vec<Candidate>>> {
     let locked = match lock {
         Lock::None => None,
-        _ => Some(lock_chunk(c, at_n, chunk, lock)?),
+        _ => lock_chunk(c, at_n, chunk, lock)?,
     };
     let mut q = subscriptions::table
         .inner_join(parties::table)
@@ -403,10 +407,10 @@ fn hand_off(
         runs.push(RunRow {
             subscription_id: run.subscription.0,
             period: run.period.key.clone(),
-            scheduled_at: run.period.scheduled.naive_utc(),
-            window_start: run.window_start.naive_utc(),
-            window_end: run.window_end.naive_utc(),
-            ran_at: at_n,
+            scheduled_at: Stamp(run.period.scheduled.naive_utc()),
+            window_start: Stamp(run.window_start.naive_utc()),
+            window_end: Stamp(run.window_end.naive_utc()),
+            ran_at: Stamp(at_n),
             request_id: request.map(|r| r.0),
             log_from: Some(run.log_from.as_str().to_string()),
             log_to: Some(run.log_to.as_str().to_string()),

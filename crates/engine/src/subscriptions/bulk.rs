@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
-use super::twin::{channel_list, key_of, merged_channels, twins_of, Key, Twin, DIGEST_INDEX};
+use super::twin::{
+    channel_list, key_of, merged_channels, twins_of, Key, KeyColumns, Twin, DIGEST_INDEX,
+};
 use super::{Prepared, SubscribeRequest, Subscribed};
 use crate::db::schema::{collections, contact_points, group_prefs, subscriptions, users};
 use crate::db::DbConn;
@@ -310,10 +312,10 @@ pub fn store_many_in_tx(
         .collect()))
 }
 
-/// Inserts the new rows; their ids, in `rows`' order. On PostgreSQL in
-/// multi-row statements (the ids matched back by the digest each row
-/// delivers, which the unique index makes one row's); on SQLite one cached
-/// prepared INSERT a row, its fastest way in.
+/// Inserts the new rows; their ids, in `rows`' order
+/// ([`crate::db::insert_returning_ids!`], the ids matched back where they
+/// need to be by the digest each row delivers, which the unique index
+/// makes one row's).
 fn insert_rows(
     c: &mut DbConn,
     now: DateTime<Utc>,
@@ -343,47 +345,14 @@ fn insert_rows(
     };
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(CHUNK / 5) {
-        let done: QueryResult<Vec<i64>> = match c {
-            DbConn::Sqlite(s) => chunk
-                .iter()
-                .map(|r| {
-                    diesel::insert_into(subscriptions::table)
-                        .values(values(r))
-                        .returning(subscriptions::id)
-                        .get_result(s)
-                })
-                .collect(),
-            DbConn::Postgres(pg) => {
-                let vals: Vec<_> = chunk.iter().map(values).collect();
-                diesel::insert_into(subscriptions::table)
-                    .values(&vals)
-                    .returning((
-                        subscriptions::id,
-                        subscriptions::party_id,
-                        subscriptions::collection_id,
-                        subscriptions::kind,
-                        subscriptions::frequency,
-                        subscriptions::hour_of_day,
-                        subscriptions::day_of_week,
-                    ))
-                    .get_results::<(
-                        i64,
-                        i64,
-                        Option<i64>,
-                        String,
-                        String,
-                        Option<i32>,
-                        Option<i32>,
-                    )>(pg)
-                    .map(|got| {
-                        let by_key: HashMap<Key, i64> = got
-                            .into_iter()
-                            .map(|r| ((r.1, r.2, r.3, r.4, r.5, r.6), r.0))
-                            .collect();
-                        chunk.iter().map(|r| by_key[&key_of(&r.p.digest)]).collect()
-                    })
-            }
-        };
+        let vals: Vec<_> = chunk.iter().map(values).collect();
+        let done = crate::db::insert_returning_ids!(
+            c,
+            subscriptions::table,
+            &vals,
+            subscriptions::id,
+            KeyColumns::default() => |i| key_of(&chunk[i].p.digest)
+        );
         match done {
             Ok(got) => ids.extend(got.into_iter().map(SubscriptionId)),
             Err(diesel::result::Error::DatabaseError(

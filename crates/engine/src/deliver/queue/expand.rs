@@ -2,14 +2,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, Utc};
-use diesel::connection::SimpleConnection;
+use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 
 use crate::db::schema::{contact_points, nt_queue, nt_requests, parties, subscription_optouts};
 use crate::db::states::RequestStatus;
-use crate::db::{in_bound, DbConn, IdList, Ids};
+use crate::db::{insert_from_moved, BoundSql, DbConn, Moving};
 use crate::error::Result;
 use crate::ids::PartyId;
 use crate::parties::{expand as expand_party, Channel};
@@ -48,25 +47,26 @@ pub fn expand(conn: &mut DbConn, now: DateTime<Utc>) -> Result<usize> {
     Ok(n)
 }
 
-/// PostgreSQL plans the next queries from statistics taken before a large
-/// expansion's rows existed: without this, a pass of 50,000 on tables last
-/// analyzed before the requests were posted spent 0.42 s instead of 0.07 s
-/// on its expansion reads, and 0.31 s instead of 0.12 s loading its rows.
-///
-/// The queue's plans need only the gross shape of these tables (how many
-/// rows, how many pending), so the sample is a tenth of the default:
-/// 3,000 rows a table instead of 30,000: 13 ms instead of 138 ms for
-/// both tables with 100,000 requests (`docs/benchmarks.md`). Autovacuum's next
-/// `ANALYZE` brings the full statistics back.
+/// The queue's next queries are planned from statistics taken before a
+/// large expansion's rows existed: without fresh ones, a pass of 50,000
+/// on tables last analyzed before the requests were posted spent 0.42 s
+/// instead of 0.07 s on its expansion reads, and 0.31 s instead of 0.12 s
+/// loading its rows (PostgreSQL). Their plans need only the gross shape of
+/// these tables (how many rows, how many pending), so a small sample does
+/// ([`crate::db::refresh_statistics`]).
 pub(super) fn analyze(conn: &mut DbConn) -> Result<()> {
-    if let DbConn::Postgres(pg) = conn {
-        pg.transaction(|c| {
-            c.batch_execute(
-                "SET LOCAL default_statistics_target = 10; ANALYZE nt_queue; ANALYZE nt_requests",
-            )
-        })?;
-    }
-    Ok(())
+    crate::db::refresh_statistics(conn, &["nt_queue", "nt_requests"])
+}
+
+/// A queue row of a request over a group, to insert.
+#[derive(Insertable)]
+#[diesel(table_name = nt_queue, treat_none_as_default_value = false)]
+struct MemberRow<'a> {
+    request_id: i64,
+    party_to: i64,
+    channel: &'static str,
+    address: Option<&'a str>,
+    next_attempt_at: NaiveDateTime,
 }
 
 /// What [`expand_some`] did.
@@ -166,9 +166,8 @@ pub(super) fn expand_some(
 /// request's subscription) and channel, to the member's enabled address
 /// (none: the row is given up when its turn comes), and marks the request
 /// `sending`. The addresses are read for all members at once and the rows
-/// written in multi-row statements on PostgreSQL (one cached INSERT a row
-/// on SQLite): a 10,000-member group took 1.7 s on PostgreSQL when each
-/// member cost a read and an insert.
+/// written in bulk ([`crate::db::insert_rows!`]): a 10,000-member group
+/// took 1.7 s on PostgreSQL when each member cost a read and an insert.
 fn expand_group(
     c: &mut DbConn,
     now: DateTime<Utc>,
@@ -218,29 +217,18 @@ fn expand_group(
     let mut rows = Vec::with_capacity(ids.len() * channels.len());
     for u in &ids {
         for ch in &channels {
-            rows.push((
-                nt_queue::request_id.eq(id),
-                nt_queue::party_to.eq(*u),
-                nt_queue::channel.eq(ch.as_str()),
-                nt_queue::address.eq(addrs.get(&(*u, ch.as_str().to_string())).cloned()),
-                nt_queue::next_attempt_at.eq(at),
-            ));
+            rows.push(MemberRow {
+                request_id: id,
+                party_to: *u,
+                channel: ch.as_str(),
+                address: addrs
+                    .get(&(*u, ch.as_str().to_string()))
+                    .map(String::as_str),
+                next_attempt_at: at,
+            });
         }
     }
-    match c {
-        DbConn::Sqlite(s) => {
-            for r in &rows {
-                diesel::insert_into(nt_queue::table).values(r).execute(s)?;
-            }
-        }
-        DbConn::Postgres(pg) => {
-            for chunk in rows.chunks(2_000) {
-                diesel::insert_into(nt_queue::table)
-                    .values(chunk)
-                    .execute(pg)?;
-            }
-        }
-    }
+    crate::db::insert_rows!(c, nt_queue::table, &rows);
     diesel::update(nt_requests::table.find(id))
         .filter(nt_requests::status.eq(RequestStatus::Pending.as_str()))
         .set(nt_requests::status.eq(RequestStatus::Sending.as_str()))
@@ -279,16 +267,9 @@ fn queue_rows(from: &str) -> String {
     )
 }
 
-/// A statement with [`queue_rows`] in it, its parameters bound.
-type Bound = diesel::query_builder::BoxedSqlQuery<
-    'static,
-    <DbConn as diesel::Connection>::Backend,
-    diesel::query_builder::SqlQuery,
->;
-
 /// `sql` (which holds [`queue_rows`]) with the rows' first attempt `now`
 /// and their claim bound.
-fn bind_rows(sql: String, now: DateTime<Utc>, claim: Option<(&str, DateTime<Utc>)>) -> Bound {
+fn bind_rows(sql: String, now: DateTime<Utc>, claim: Option<(&str, DateTime<Utc>)>) -> BoundSql {
     use diesel::sql_types::{Nullable, Text, Timestamp};
     diesel::sql_query(sql)
         .into_boxed()
@@ -346,49 +327,25 @@ pub(super) fn expand_unheld(
 /// their queue rows: one per channel the request names, to the party's
 /// enabled address for it (none: the row is given up when its turn
 /// comes). `now` is the rows' first attempt, `claim` their claim (token
-/// and until), if any.
+/// and until), if any. A request another pass moved first gets no rows
+/// here ([`crate::db::insert_from_moved`]).
 fn move_to_queue(
     c: &mut DbConn,
     ids: &[i64],
     now: DateTime<Utc>,
     claim: Option<(&str, DateTime<Utc>)>,
 ) -> Result<()> {
-    let bound = Ids(ids.to_vec());
-    // After `queue_rows`'s three parameters.
-    let these = in_bound(c, "$4");
-    match c {
-        // One statement. A request another pass moved first is no longer
-        // pending when this one's UPDATE gets its row (it waits for that
-        // pass to commit), so it gets no rows here either.
-        DbConn::Postgres(_) => {
-            let sql = format!(
-                "WITH r AS (UPDATE nt_requests SET status = 'sending' \
-                     WHERE request_id {these} AND status = 'pending' \
-                     RETURNING request_id, party_to, channels) {}",
-                queue_rows("r")
-            );
-            bind_rows(sql, now, claim)
-                .bind::<IdList, _>(bound)
-                .execute(c)?;
-        }
-        // One writer at a time: the rows of the requests still pending,
-        // then their status.
-        DbConn::Sqlite(_) => {
-            let sql = format!(
-                "{} AND r.request_id {these} AND r.status = 'pending'",
-                queue_rows("nt_requests r")
-            );
-            bind_rows(sql, now, claim)
-                .bind::<IdList, _>(bound.clone())
-                .execute(c)?;
-            diesel::sql_query(format!(
-                "UPDATE nt_requests SET status = 'sending' \
-                 WHERE request_id {} AND status = 'pending'",
-                in_bound(c, "$1")
-            ))
-            .bind::<IdList, _>(bound)
-            .execute(c)?;
-        }
-    }
+    let moving = Moving {
+        table: "nt_requests",
+        key: "request_id",
+        ids,
+        cond: "r.status = 'pending'",
+        set: "status = 'sending'",
+        returning: "request_id, party_to, channels",
+    };
+    // `queue_rows`'s three parameters first.
+    insert_from_moved(c, &moving, &queue_rows, 3, &|sql| {
+        bind_rows(sql, now, claim)
+    })?;
     Ok(())
 }

@@ -9,14 +9,13 @@ use diesel::prelude::*;
 
 use super::{backoff, PassReport};
 use crate::db::states::{LogOutcome, RequestStatus, RowState};
-use crate::db::{in_bound, DbConn, IdList, Ids};
+use crate::db::{in_bound, DbConn, IdList, Ids, Settled, Stamp};
 use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
 use diesel::sql_types::{Text, Timestamp};
 
 mod events;
-mod sqlite;
 mod warn;
 
 /// What to write back for a batch of rows.
@@ -280,69 +279,29 @@ fn final_status(n: usize, ok: usize) -> RequestStatus {
     }
 }
 
-/// The rows' new states, and one `delivery_log` row each.
+/// The rows' new states, and one `delivery_log` row each: two statements
+/// for the whole slice ([`crate::db::settle_queue_rows`]; a statement per
+/// row spent most of its time in diesel building and looking up the
+/// statement).
 fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result<()> {
-    match c {
-        // One UPDATE and one INSERT for the whole slice, the rows bound
-        // into a temporary table: a statement per row spent most of its
-        // time in diesel building and looking up the statement.
-        DbConn::Sqlite(lite) => sqlite::write_rows(lite, ups, now_n)?,
-        // One statement per 10,000 rows.
-        DbConn::Postgres(pg) => {
-            use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable};
-            crate::db::prefer_index_lookups(pg)?;
-            for chunk in ups.chunks(10_000) {
-                diesel::sql_query(
-                    "UPDATE nt_queue AS q SET is_successful = v.ok, gave_up = v.gave_up, \
-                         retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = $10, \
-                         smtp_reply_code = v.code, smtp_reply_message = v.text, \
-                         claimed_by = NULL, claimed_until = NULL \
-                     FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                         AS v(req, party, ch, ok, gave_up, retries, next, code, text) \
-                     WHERE q.request_id = v.req AND q.party_to = v.party AND q.channel = v.ch",
-                )
-                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.request_id).collect::<Vec<_>>())
-                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.party_to).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.channel.clone()).collect::<Vec<_>>())
-                .bind::<Array<Bool>, _>(chunk.iter().map(|u| u.is_successful).collect::<Vec<_>>())
-                .bind::<Array<Bool>, _>(chunk.iter().map(|u| u.gave_up).collect::<Vec<_>>())
-                .bind::<Array<Integer>, _>(chunk.iter().map(|u| u.retry_count).collect::<Vec<_>>())
-                .bind::<Array<Timestamp>, _>(
-                    chunk.iter().map(|u| u.next_attempt_at).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Nullable<Integer>>, _>(
-                    chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.text.clone()).collect::<Vec<_>>())
-                .bind::<Timestamp, _>(now_n)
-                .execute(pg)?;
-                diesel::sql_query(
-                    "INSERT INTO delivery_log (request_id, party_to, channel, address, attempted_at, \
-                         outcome, reply_code, reply_message, remote_id) \
-                     SELECT v.req, v.party, v.ch, v.address, $9, v.outcome, v.code, v.text, v.remote \
-                     FROM unnest($1, $2, $3, $4, $5, $6, $7, $8) \
-                         AS v(req, party, ch, address, outcome, code, text, remote)",
-                )
-                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.request_id).collect::<Vec<_>>())
-                .bind::<Array<BigInt>, _>(chunk.iter().map(|u| u.party_to).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.channel.clone()).collect::<Vec<_>>())
-                .bind::<Array<Nullable<Text>>, _>(
-                    chunk.iter().map(|u| u.address.clone()).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.logged.as_str()).collect::<Vec<_>>())
-                .bind::<Array<Nullable<Integer>>, _>(
-                    chunk.iter().map(|u| u.code).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Text>, _>(chunk.iter().map(|u| u.text.clone()).collect::<Vec<_>>())
-                .bind::<Array<Nullable<Text>>, _>(
-                    chunk.iter().map(|u| u.remote_id.clone()).collect::<Vec<_>>(),
-                )
-                .bind::<Timestamp, _>(now_n)
-                .execute(pg)?;
-            }
-        }
-    }
-    Ok(())
+    let rows: Vec<Settled> = ups
+        .iter()
+        .map(|u| Settled {
+            request_id: u.request_id,
+            party_to: u.party_to,
+            channel: u.channel.clone(),
+            is_successful: u.is_successful,
+            gave_up: u.gave_up,
+            retry_count: u.retry_count,
+            next_attempt_at: Stamp(u.next_attempt_at),
+            code: u.code,
+            text: u.text.clone(),
+            address: u.address.clone(),
+            outcome: u.logged.as_str(),
+            remote_id: u.remote_id.clone(),
+        })
+        .collect();
+    crate::db::settle_queue_rows(c, &rows, now_n)
 }
 
 /// The largest char boundary at or below `max`.

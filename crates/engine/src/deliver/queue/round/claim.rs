@@ -28,11 +28,8 @@ fn claim(
     limit: Option<i64>,
 ) -> Result<usize> {
     use diesel::sql_types::{BigInt, Text, Timestamp};
-    let lock = if conn.backend().concurrent_writers() {
-        "FOR UPDATE OF q2 SKIP LOCKED"
-    } else {
-        ""
-    };
+    // Concurrent writers claim different rows.
+    let lock = crate::db::skip_locked_sql(conn, "q2");
     // Placeholders are numbered in the order they first appear, so that
     // SQLite, which numbers `$N` parameters by first appearance, binds them
     // as PostgreSQL does.
