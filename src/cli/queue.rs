@@ -280,8 +280,8 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// `report`: the operator's daily report as of now, as text or one JSON
-/// object; nothing is posted.
+/// `report`: the operator's daily report as of now, as text (in `[i18n]
+/// operator_locale`'s language) or one JSON object; nothing is posted.
 pub fn report(json: bool, ctx: &mut Ctx) -> Result<()> {
     let now = ctx.now();
     let mut conn = ctx.conn()?;
@@ -290,7 +290,7 @@ pub fn report(json: bool, ctx: &mut Ctx) -> Result<()> {
     if json {
         writeln!(out, "{}", serde_json::to_string(&r).expect("serialisable"))?;
     } else {
-        write!(out, "{}", r.text())?;
+        write!(out, "{}", r.text(ctx.cfg.i18n.operator_lang()))?;
     }
     Ok(())
 }

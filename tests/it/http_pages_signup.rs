@@ -455,7 +455,8 @@ fn concurrent_sign_ups(db: &TestDb) {
                             day: String::new(),
                             timezone: "Europe/Berlin".into(),
                         };
-                        let v = signup::validate_input(conn, &input).unwrap();
+                        let v = signup::validate_input(conn, &input, digestd::i18n::Locale::En)
+                            .unwrap();
                         gate.wait();
                         signup::request(conn, cfg, email, "http://x", &v, &client, at(NOW)).unwrap()
                     })

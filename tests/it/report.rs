@@ -185,7 +185,7 @@ fn numbers_for_seeded_data(db: &TestDb) {
     assert_eq!(oldest.request_id, dans);
     assert_eq!(oldest.status, "sending");
     assert_eq!(oldest.requested_at, at("2026-11-23T07:00:00Z"));
-    let text = r.text();
+    let text = r.text(digestd::i18n::Locale::En);
     assert!(text.contains("Retries pending: 1"), "{text}");
     // Without it, the notification is the oldest.
     queue::cancel_request(
@@ -209,7 +209,7 @@ fn numbers_for_seeded_data(db: &TestDb) {
     assert_eq!(run.late_seconds, 300);
     let tick = r.leases.iter().find(|l| l.job == "tick").unwrap();
     assert_eq!(tick.holder, None);
-    let text = r.text();
+    let text = r.text(digestd::i18n::Locale::En);
     assert!(
         text.contains("email    daily           4       3       1       1       1"),
         "{text}"

@@ -1,6 +1,7 @@
 //! The operator's daily report: what digestd did in the last 24 hours and
 //! what is waiting now, read from the database ([`read`]), rendered as
-//! text ([`Report::text`]) or JSON, printed by `digestd report` and posted
+//! text ([`Report::text`], in `[i18n] operator_locale`'s language) or
+//! JSON, printed by `digestd report` and posted
 //! once a day through the queue ([`post_if_due`]) to `[ops] report_to`.
 //! "If the system is down, the absence of the report tells you."
 //!
@@ -26,6 +27,7 @@ use crate::db::states::{LogOutcome, RequestStatus};
 use crate::db::DbConn;
 use crate::deliver::queue::post_system_email_in;
 use crate::error::Result;
+use crate::i18n::{catalogs, Arg, Locale};
 use crate::ids::RequestId;
 use crate::schedule::TICK_JOB;
 
@@ -282,77 +284,159 @@ fn latest_run(conn: &mut DbConn, since: NaiveDateTime) -> Result<Option<LatestRu
     }))
 }
 
-fn when(t: Option<DateTime<Utc>>) -> String {
-    t.map_or("never".into(), |t| {
-        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-    })
+/// An instant as the report writes it (UTC, to the second), or the
+/// catalogue's "never".
+fn when(l: Locale, t: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(
+        || catalogs().text(l, "report-never").to_string(),
+        |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+    )
+}
+
+/// The table's column headings, in `l`.
+const COLUMNS: [&str; 7] = [
+    "report-channel",
+    "report-frequency",
+    "report-due",
+    "report-posted",
+    "report-empty",
+    "report-sent",
+    "report-failed",
+];
+
+/// Writes one row of the table: the first two cells left-aligned, the
+/// numbers right-aligned, each at least as wide as its heading (counted
+/// in characters: a heading in Japanese is narrow in `char`s).
+fn row(s: &mut String, widths: &[usize; 7], cells: [&str; 7]) {
+    s.push(' ');
+    for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+        let pad = w.saturating_sub(c.chars().count());
+        s.push(' ');
+        if i < 2 {
+            s.push_str(c);
+            s.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            s.extend(std::iter::repeat_n(' ', pad));
+            s.push_str(c);
+        }
+    }
+    // No spaces at the end of a line.
+    s.truncate(s.trim_end().len());
+    s.push('\n');
 }
 
 impl Report {
-    /// The report as plain text, as the email carries it.
-    pub fn text(&self) -> String {
+    /// The report as plain text in `l`, as the email carries it (`[i18n]
+    /// operator_locale`; English by default).
+    pub fn text(&self, l: Locale) -> String {
+        let c = catalogs();
         let mut s = String::new();
+        let (now, since) = (when(l, Some(self.at)), when(l, Some(self.since)));
         let _ = writeln!(
             s,
-            "digestd {} report at {}\n",
-            self.version,
-            when(Some(self.at))
+            "{}\n",
+            c.format(
+                l,
+                "report-title",
+                &[("version", Arg::Str(&self.version)), ("at", Arg::Str(&now))]
+            )
         );
-        let _ = writeln!(s, "Digests since {}:", when(Some(self.since)));
+        let _ = writeln!(
+            s,
+            "{}",
+            c.format(l, "report-digests-since", &[("since", Arg::Str(&since))])
+        );
         if self.digests.is_empty() {
-            let _ = writeln!(s, "  none due");
+            let _ = writeln!(s, "  {}", c.text(l, "report-none-due"));
         } else {
-            let _ = writeln!(
-                s,
-                "  {:<8} {:<9} {:>7} {:>7} {:>7} {:>7} {:>7}",
-                "channel", "frequency", "due", "posted", "empty", "sent", "failed"
-            );
+            let heads = COLUMNS.map(|k| c.text(l, k));
+            // The widths the English report always had, or the heading's.
+            let mut widths = [8, 9, 7, 7, 7, 7, 7];
+            for (w, h) in widths.iter_mut().zip(heads) {
+                *w = (*w).max(h.chars().count());
+            }
+            row(&mut s, &widths, heads);
             for (ch, by) in &self.digests {
                 for (f, d) in by {
-                    let _ = writeln!(
-                        s,
-                        "  {:<8} {:<9} {:>7} {:>7} {:>7} {:>7} {:>7}",
-                        ch, f, d.due, d.posted, d.empty, d.sent, d.failed
-                    );
+                    let n = [d.due, d.posted, d.empty, d.sent, d.failed].map(|n| n.to_string());
+                    row(&mut s, &widths, [ch, f, &n[0], &n[1], &n[2], &n[3], &n[4]]);
                 }
             }
         }
+        let num = |n: i64| Arg::Num(usize::try_from(n).unwrap_or(0));
         let _ = writeln!(
             s,
-            "\nBounces: {} hard, {} soft; addresses disabled: {}",
-            self.bounces_hard, self.bounces_soft, self.addresses_disabled
+            "\n{}",
+            c.format(
+                l,
+                "report-bounces",
+                &[
+                    ("hard", num(self.bounces_hard)),
+                    ("soft", num(self.bounces_soft)),
+                    ("disabled", num(self.addresses_disabled)),
+                ]
+            )
         );
-        let _ = writeln!(s, "Retries pending: {}", self.retries_pending);
-        let _ = match &self.oldest_unfinished {
-            Some(o) => writeln!(
-                s,
-                "Oldest unfinished request: {} ({}), posted {}",
-                o.request_id,
-                o.status,
-                when(Some(o.requested_at))
+        let _ = writeln!(
+            s,
+            "{}",
+            c.format(l, "report-retries", &[("count", num(self.retries_pending))])
+        );
+        let oldest = match &self.oldest_unfinished {
+            Some(o) => c.format(
+                l,
+                "report-oldest",
+                &[
+                    ("id", Arg::Str(&o.request_id.to_string())),
+                    ("status", Arg::Str(&o.status)),
+                    ("at", Arg::Str(&when(l, Some(o.requested_at)))),
+                ],
             ),
-            None => writeln!(s, "Oldest unfinished request: none"),
+            None => c.text(l, "report-oldest-none").to_string(),
         };
-        let _ = writeln!(s, "Latest tick: {}", when(self.latest_tick));
-        let _ = match &self.latest_run {
-            Some(r) => writeln!(
-                s,
-                "Latest digest out: subscription {} period {}, due {}, sent {} ({} s late)",
-                r.subscription_id,
-                r.period,
-                when(Some(r.scheduled_at)),
-                when(Some(r.sent_at)),
-                r.late_seconds
+        let _ = writeln!(s, "{oldest}");
+        let tick = when(l, self.latest_tick);
+        let _ = writeln!(
+            s,
+            "{}",
+            c.format(l, "report-latest-tick", &[("at", Arg::Str(&tick))])
+        );
+        let run = match &self.latest_run {
+            Some(r) => c.format(
+                l,
+                "report-latest-run",
+                &[
+                    ("subscription", Arg::Str(&r.subscription_id.to_string())),
+                    ("period", Arg::Str(&r.period)),
+                    ("due", Arg::Str(&when(l, Some(r.scheduled_at)))),
+                    ("sent", Arg::Str(&when(l, Some(r.sent_at)))),
+                    ("late", Arg::Str(&r.late_seconds.to_string())),
+                ],
             ),
-            None => writeln!(s, "Latest digest out: none in the 24 hours"),
+            None => c.text(l, "report-latest-run-none").to_string(),
         };
-        for l in &self.leases {
+        let _ = writeln!(s, "{run}");
+        for lease in &self.leases {
             let _ = writeln!(
                 s,
-                "Lease {}: held by {}; last run {}",
-                l.job,
-                l.holder.as_deref().unwrap_or("nobody"),
-                when(l.last_run)
+                "{}",
+                c.format(
+                    l,
+                    "report-lease",
+                    &[
+                        ("job", Arg::Str(&lease.job)),
+                        (
+                            "holder",
+                            Arg::Str(
+                                lease
+                                    .holder
+                                    .as_deref()
+                                    .unwrap_or(c.text(l, "report-nobody"))
+                            )
+                        ),
+                        ("at", Arg::Str(&when(l, lease.last_run))),
+                    ]
+                )
             );
         }
         s
@@ -399,7 +483,8 @@ pub fn post_if_due(
         return Ok(None);
     }
     let report = read(conn, now)?;
-    let subject = format!("digestd report {date}");
+    let lang = cfg.i18n.operator_lang();
+    let subject = catalogs().format(lang, "report-subject", &[("date", Arg::Str(&date))]);
     let written = conn.write_tx(|c| {
         if posted_on(c, &date)? {
             return Ok(None);
@@ -408,7 +493,7 @@ pub fn post_if_due(
             c,
             &cfg.ops.report_to,
             &subject,
-            &report.text(),
+            &report.text(lang),
             cfg.email.max_retries,
             now,
         )?;

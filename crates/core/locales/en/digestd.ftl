@@ -148,7 +148,7 @@ notification-batch-subject = { $subject } (and { $count } more)
 
 signup-subject = Confirm your digest subscription
 signup-asked = Someone, hopefully you, asked for digests of { $names } at this address.
-signup-open = To confirm, open this link and press Confirm:
+signup-open = To confirm, open this link and press { signup-confirm-button }:
 signup-button = Confirm my subscription
 signup-copy = Or copy this address into your browser:
 signup-until = The link works until { $until } UTC. If you did not ask for this, ignore this message: nothing more will be sent.

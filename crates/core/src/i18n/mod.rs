@@ -20,6 +20,7 @@ mod pattern;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -90,37 +91,75 @@ impl Locale {
     /// The shipped language an `Accept-Language` header asks for most
     /// (highest `q`, then first), English when it asks for none of them.
     pub fn from_accept_language(header: &str) -> Locale {
-        let mut best: Option<(f32, Locale)> = None;
+        Locale::accepted(header).map_or(Locale::En, |(l, _)| l)
+    }
+
+    /// The shipped language an `Accept-Language` header asks for most
+    /// (highest `q`, then first) and the tag that asked for it
+    /// (`"fr-CA"`); `None` when it asks for none of them. Hostile headers
+    /// read as asking for nothing: one longer than [`MAX_ACCEPT_LANGUAGE`]
+    /// bytes, a `q` that is not a number from 0 to 1, a tag that is not
+    /// letters, digits and dashes; only the first 32 entries are read.
+    pub fn accepted(header: &str) -> Option<(Locale, &str)> {
+        if header.len() > MAX_ACCEPT_LANGUAGE {
+            return None;
+        }
+        let mut best: Option<(f32, Locale, &str)> = None;
         for part in header.split(',').take(32) {
             let mut it = part.split(';');
             let tag = it.next().unwrap_or("").trim();
-            let q = it
-                .find_map(|p| p.trim().strip_prefix("q="))
-                .map_or(Some(1.0), |q| q.trim().parse::<f32>().ok())
-                .unwrap_or(0.0);
-            let lang = tag.split(['-', '_']).next().unwrap_or("");
+            let q = match it.find_map(|p| p.trim().strip_prefix("q=")) {
+                None => 1.0,
+                Some(q) => q
+                    .trim()
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|q| (0.0..=1.0).contains(q))
+                    .unwrap_or(0.0),
+            };
+            let tag_ok = !tag.is_empty()
+                && tag.len() <= 35
+                && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            let lang = tag.split('-').next().unwrap_or("");
             let shipped = Locale::ALL
                 .into_iter()
                 .find(|l| l.tag().eq_ignore_ascii_case(lang));
-            if let Some(l) = shipped {
-                if q > 0.0 && best.is_none_or(|(bq, _)| q > bq) {
-                    best = Some((q, l));
+            if let Some(l) = shipped.filter(|_| tag_ok) {
+                if q > 0.0 && best.is_none_or(|(bq, _, _)| q > bq) {
+                    best = Some((q, l, tag));
                 }
             }
         }
-        best.map_or(Locale::En, |(_, l)| l)
+        best.map(|(_, l, tag)| (l, tag))
     }
 }
 
-/// The catalogue source shipped for `l`.
+/// The longest `Accept-Language` header read, in bytes (browsers send a
+/// few dozen); a longer one reads as asking for nothing.
+pub const MAX_ACCEPT_LANGUAGE: usize = 512;
+
+/// The catalogue source shipped for `l`: its digests' and messages'
+/// words (`digestd.ftl`), its pages' (`pages.ftl`) and the operator's
+/// report's (`report.ftl`), read as one resource.
 pub fn shipped_source(l: Locale) -> &'static str {
+    macro_rules! lang {
+        ($tag:literal) => {
+            concat!(
+                include_str!(concat!("../../locales/", $tag, "/digestd.ftl")),
+                "\n",
+                include_str!(concat!("../../locales/", $tag, "/pages.ftl")),
+                "\n",
+                include_str!(concat!("../../locales/", $tag, "/report.ftl")),
+            )
+        };
+    }
     match l {
-        Locale::En => include_str!("../../locales/en/digestd.ftl"),
-        Locale::De => include_str!("../../locales/de/digestd.ftl"),
-        Locale::Fr => include_str!("../../locales/fr/digestd.ftl"),
-        Locale::Es => include_str!("../../locales/es/digestd.ftl"),
-        Locale::Pt => include_str!("../../locales/pt/digestd.ftl"),
-        Locale::Ja => include_str!("../../locales/ja/digestd.ftl"),
+        Locale::En => lang!("en"),
+        Locale::De => lang!("de"),
+        Locale::Fr => lang!("fr"),
+        Locale::Es => lang!("es"),
+        Locale::Pt => lang!("pt"),
+        Locale::Ja => lang!("ja"),
     }
 }
 
@@ -295,6 +334,17 @@ impl Catalogs {
             .get(key)
             .and_then(Simple::constant)
             .unwrap_or(key)
+    }
+
+    /// The message `key` in `l` without variables: borrowed when it is
+    /// plain text, else written by Fluent (a message that names another,
+    /// `{ signup-confirm-button }`, or selects).
+    pub fn say<'s>(&'s self, l: Locale, key: &'s str) -> Cow<'s, str> {
+        let c = self.holder(l, key);
+        match c.simple.get(key).and_then(Simple::constant) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(self.format(l, key, &[])),
+        }
     }
 
     /// Whether `l`'s own catalogue (not English's) has `key`.

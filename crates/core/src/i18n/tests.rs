@@ -1,5 +1,6 @@
 use super::overrides::{check, messages};
 use super::*;
+use fluent_bundle::{FluentArgs, FluentValue};
 
 fn shipped() -> &'static Catalogs {
     catalogs()
@@ -215,4 +216,79 @@ fn overrides_are_checked_against_the_shipped_messages() {
         c.format(Locale::Fr, "more", &[("count", Arg::Num(2))]),
         "et 2 de plus"
     );
+}
+
+#[test]
+fn every_message_formats_without_errors_in_every_language() {
+    // Each message with each of its variables given: no unknown reference
+    // (a misspelt `{ signup-confirm-button }`), no variable left as
+    // `{$name}`.
+    let c = shipped();
+    for l in Locale::ALL {
+        let cat = &c.langs[l as usize];
+        for (key, (_, vars)) in messages(shipped_source(l)).unwrap() {
+            let msg = cat.bundle.get_message(&key).unwrap();
+            let mut args = FluentArgs::new();
+            for v in &vars {
+                args.set(v.as_str(), FluentValue::from(2));
+            }
+            let mut errors = Vec::new();
+            let out = cat
+                .bundle
+                .format_pattern(msg.value().unwrap(), Some(&args), &mut errors);
+            assert!(errors.is_empty(), "{}: {key}: {errors:?}", l.tag());
+            assert!(!out.contains('{'), "{}: {key}: {out}", l.tag());
+        }
+    }
+}
+
+#[test]
+fn the_sign_up_sentences_name_the_confirm_button_in_their_language() {
+    let c = shipped();
+    for l in Locale::ALL {
+        let button = c.text(l, "signup-confirm-button");
+        for key in ["signup-open", "signup-sent"] {
+            let said = c.say(l, key);
+            assert!(said.contains(button), "{}: {key}: {said}", l.tag());
+        }
+    }
+    assert_eq!(
+        c.say(Locale::De, "signup-open"),
+        "Zum Bestätigen öffnen Sie diesen Link und klicken Sie auf „Bestätigen“:"
+    );
+    // An operator's new button text is named by the sentence too.
+    let o = Catalogs::with(&[(Locale::Fr, "signup-confirm-button = Valider\n")]).unwrap();
+    assert_eq!(
+        o.say(Locale::Fr, "signup-open"),
+        "Pour confirmer, ouvrez ce lien et cliquez sur « Valider » :"
+    );
+}
+
+#[test]
+fn hostile_accept_language_headers_ask_for_nothing() {
+    let long = format!("de, {}", "x;q=0.1, ".repeat(100));
+    assert!(long.len() > MAX_ACCEPT_LANGUAGE);
+    for bad in [
+        "de;q=1.5",
+        "de;q=-0.5",
+        "de;q=NaN",
+        "de;q=inf",
+        "de;q=",
+        "de<script>",
+        "de-DE\u{0}",
+        "../de",
+        "de/../fr",
+        ";;;,,,;q=1",
+        long.as_str(),
+    ] {
+        assert_eq!(Locale::accepted(bad), None, "{bad:?}");
+    }
+    // Past the first 32 entries nothing is read.
+    let late = format!("{}de", "xx, ".repeat(40));
+    assert_eq!(Locale::accepted(&late), None);
+    assert_eq!(
+        Locale::accepted("en-GB;q=0.8, fr-CA;q=0.9"),
+        Some((Locale::Fr, "fr-CA"))
+    );
+    assert_eq!(Locale::accepted("DE-at"), Some((Locale::De, "DE-at")));
 }

@@ -36,8 +36,7 @@ impl Config {
             ));
         }
         self.branding.check()?;
-        // An override that does not parse or fit is refused at start.
-        self.i18n.catalogs()?;
+        self.i18n.check()?;
         self.check_record()
     }
 

@@ -11,13 +11,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// `[i18n]`: wording without a rebuild.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+/// `[i18n]`: wording without a rebuild, and the operator's language.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct I18nConfig {
     /// A directory of `<tag>/*.ftl` (tag: en, de, fr, es, pt, ja) whose
     /// messages replace the shipped ones of the same key; empty: none.
     pub dir: String,
+    /// The locale of the operator's daily report (a BCP 47 tag, checked
+    /// as a person's is); it reads the nearest shipped language.
+    pub operator_locale: String,
+}
+
+impl Default for I18nConfig {
+    fn default() -> Self {
+        I18nConfig {
+            dir: String::new(),
+            operator_locale: "en".into(),
+        }
+    }
 }
 
 /// `[branding]`: who the emails and pages say they are from.
@@ -110,6 +122,22 @@ impl BrandingConfig {
 }
 
 impl I18nConfig {
+    pub(super) fn check(&self) -> Result<()> {
+        crate::validate::locale(&self.operator_locale).map_err(|e| {
+            Error::invalid(format!(
+                "config: i18n.operator_locale: {}",
+                crate::text::one_line(&e.to_string())
+            ))
+        })?;
+        // An override that does not parse or fit is refused at start.
+        self.catalogs().map(|_| ())
+    }
+
+    /// The shipped language of the operator's report.
+    pub fn operator_lang(&self) -> i18n::Locale {
+        i18n::Locale::resolve(&self.operator_locale)
+    }
+
     /// The catalogues with the overrides of `dir`; `None` without a dir.
     pub fn catalogs(&self) -> Result<Option<i18n::Catalogs>> {
         if self.dir.is_empty() {

@@ -78,6 +78,8 @@ pub struct Whole {
     pub items: usize,
     /// Items in it not listed.
     pub more: usize,
+    /// The language it is written in (the recipient's).
+    pub lang: crate::i18n::Locale,
 }
 
 /// Subscription `id`'s digest of `period`, up to [`WHOLE_MAX_ITEMS`]
@@ -102,12 +104,14 @@ pub fn whole(
     composer.share_bodies = false;
     let (content, _) = composer.content(c, &p.run)?;
     let r = composer.recipient(c, p.run.party)?;
-    let body = composer.build_body(c, &p.run, &content, Style::new(r.tz, &r.locale))?;
+    let style = Style::new(r.tz, &r.locale);
+    let body = composer.build_body(c, &p.run, &content, style)?;
     Ok(Some(Whole {
         subject: body.heading,
         sections: body.sections,
         tz: r.tz.name().to_string(),
         items: content.len(),
         more: body.more,
+        lang: style.lang,
     }))
 }

@@ -10,6 +10,7 @@ use crate::db::schema::signups;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::events::{self, Event, Kind};
+use crate::i18n::Locale;
 use crate::ids::PartyId;
 use crate::parties::{self, Channel, ContactChange, NewUser};
 use crate::subscriptions::SubscribeRequest;
@@ -99,6 +100,8 @@ pub enum Confirmed {
         party: PartyId,
         subscriptions: usize,
         code: String,
+        /// The language the sign-up was made in (its answer's).
+        lang: Locale,
     },
     /// Confirmed before: nothing was done and nothing is told.
     Already,
@@ -146,6 +149,7 @@ pub fn confirm(c: &mut DbConn, token: &str, now: DateTime<Utc>) -> Result<Confir
                     name: new_name(),
                     timezone: wish.timezone.clone(),
                     email: Some(email.clone()),
+                    locale: wish.locale.clone(),
                     ..Default::default()
                 },
             )?,
@@ -189,6 +193,7 @@ pub fn confirm(c: &mut DbConn, token: &str, now: DateTime<Utc>) -> Result<Confir
             party,
             subscriptions: n,
             code,
+            lang: Locale::resolve(wish.locale.as_deref().unwrap_or("")),
         })
     })
 }

@@ -42,6 +42,7 @@ use sha2::{Digest, Sha256};
 
 use crate::db::DbConn;
 use crate::error::{Error, Result};
+use crate::i18n::{catalogs, Locale};
 use crate::text::hex;
 use crate::{items, validate};
 
@@ -72,6 +73,10 @@ pub struct Wish {
     pub hour: Option<i64>,
     pub day: Option<String>,
     pub timezone: String,
+    /// The locale the sign-up's browser asked for (`fr`, `pt-BR`), stored
+    /// on the new person when confirmed; none: the default (`en-US`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 /// A sign-up that passed [`validate_input`].
@@ -81,20 +86,23 @@ pub struct ValidSignup {
     pub wish: Wish,
     /// The collections' names, in the order asked.
     pub names: Vec<String>,
-    /// The language of the verification message (English unless the
-    /// asker's browser says otherwise: the page sets it).
-    pub lang: crate::i18n::Locale,
+    /// The language of the verification message and of the confirm page
+    /// (English unless the asker's browser says otherwise: the page sets
+    /// it).
+    pub lang: Locale,
 }
 
-/// Checks every field; the one-line error says which is wrong.
-pub fn validate_input(c: &mut DbConn, i: &SignupInput) -> Result<ValidSignup> {
+/// Checks every field; the one-line error, in `lang`, says which is wrong
+/// (an address's own line is the validator's, as the CLI gives it).
+pub fn validate_input(c: &mut DbConn, i: &SignupInput, lang: Locale) -> Result<ValidSignup> {
+    let no = |key: &str| Error::invalid(catalogs().format(lang, key, &[]));
     if i.email.len() > 254 {
-        return Err(Error::invalid("the email address is too long"));
+        return Err(no("signup-refused-email-long"));
     }
     let email = validate::email(i.email.trim())?;
     let frequency = match i.frequency.as_str() {
         f @ ("hourly" | "daily" | "weekly") => f.to_string(),
-        _ => return Err(Error::invalid("choose hourly, daily or weekly")),
+        _ => return Err(no("signup-refused-frequency")),
     };
     let hour = match frequency.as_str() {
         "hourly" => None,
@@ -103,37 +111,36 @@ pub fn validate_input(c: &mut DbConn, i: &SignupInput) -> Result<ValidSignup> {
             let ok = !h.is_empty() && h.len() <= 2 && h.bytes().all(|b| b.is_ascii_digit());
             match h.parse::<i64>() {
                 Ok(n) if ok && (0..=23).contains(&n) => Some(n),
-                _ => return Err(Error::invalid("choose an hour from 0 to 23")),
+                _ => return Err(no("signup-refused-hour")),
             }
         }
     };
     let day = match frequency.as_str() {
         "weekly" => {
             if i.day.len() > 9 {
-                return Err(Error::invalid("choose a day of the week"));
+                return Err(no("signup-refused-day"));
             }
-            let d = validate::weekday(&i.day)
-                .map_err(|_| Error::invalid("choose a day of the week"))?;
+            let d = validate::weekday(&i.day).map_err(|_| no("signup-refused-day"))?;
             Some(validate::weekday_name(d).to_string())
         }
         _ => None,
     };
     let timezone = validate::timezone(&i.timezone)
-        .map_err(|_| Error::invalid("choose a time zone from the list"))?
+        .map_err(|_| no("signup-refused-zone"))?
         .name()
         .to_string();
     if i.collections.is_empty() {
-        return Err(Error::invalid("choose at least one collection"));
+        return Err(no("signup-refused-collections"));
     }
     if i.collections.len() > MAX_COLLECTIONS {
-        return Err(Error::invalid("too many collections"));
+        return Err(no("signup-refused-too-many"));
     }
     let offered = items::public_collections(c)?;
     let mut collections = Vec::new();
     let mut names = Vec::new();
     for u in &i.collections {
         let Some(k) = offered.iter().find(|k| k.uuid == *u) else {
-            return Err(Error::invalid("choose collections from the list"));
+            return Err(no("signup-refused-unknown"));
         };
         if !collections.contains(&k.uuid) {
             collections.push(k.uuid.clone());
@@ -148,9 +155,10 @@ pub fn validate_input(c: &mut DbConn, i: &SignupInput) -> Result<ValidSignup> {
             hour,
             day,
             timezone,
+            locale: None,
         },
         names,
-        lang: crate::i18n::Locale::En,
+        lang,
     })
 }
 

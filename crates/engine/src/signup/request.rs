@@ -35,7 +35,8 @@ pub const SUBJECT: &str = "Confirm your digest subscription";
 struct Words {
     lang: &'static str,
     asked: String,
-    open: &'static str,
+    /// Names the confirm page's button, in the same language.
+    open: String,
     button: &'static str,
     copy: &'static str,
     until: String,
@@ -64,7 +65,7 @@ fn message(lang: Locale, names: &str, link: &str, until: &str) -> Result<(String
     let t = Words {
         lang: lang.tag(),
         asked: c.format(lang, "signup-asked", &[("names", Arg::Str(names))]),
-        open: c.text(lang, "signup-open"),
+        open: c.say(lang, "signup-open").into_owned(),
         button: c.text(lang, "signup-button"),
         copy: c.text(lang, "signup-copy"),
         until: c.format(lang, "signup-until", &[("until", Arg::Str(until))]),
@@ -161,5 +162,10 @@ mod tests {
             "{text}"
         );
         assert!(html.contains("<html lang=\"de\">") && html.contains("Abonnement bestätigen"));
+        // The sentence names the confirm page's button in its language.
+        let button = catalogs().text(Locale::De, "signup-confirm-button");
+        assert!(text.contains(&format!("„{button}“")), "{text}");
+        let (_, text, _) = message(Locale::En, "Calendar", link, "x").unwrap();
+        assert!(text.contains("open this link and press Confirm:"), "{text}");
     }
 }

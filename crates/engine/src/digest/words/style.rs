@@ -40,16 +40,6 @@ impl Style {
         }
     }
 
-    /// The style of `locale` with English words: its clock and date order
-    /// kept. The pages are English, so the day and month names in their
-    /// sentences are too.
-    pub fn page(tz: Tz, locale: &str) -> Style {
-        Style {
-            lang: Locale::En,
-            ..Style::new(tz, locale)
-        }
-    }
-
     /// The catalogues this style's words come from.
     pub fn words(&self) -> &'static Catalogs {
         catalogs()

@@ -5,8 +5,8 @@
 //! another subscription's or period's; it needs no subscriber code, so the
 //! one digest rendered for a group opens for each member. An unknown,
 //! edited or malformed link, and the old unsigned `/d/{subscription}/{period}`,
-//! are the same bad-link 404. Reads only; times in the recipient's zone
-//! and clock, as in the digest. It shows no manage link: the digest link
+//! are the same bad-link 404. Reads only; in the recipient's language,
+//! zone and clock, as the digest. It shows no manage link: the digest link
 //! must not hand out the subscriber code.
 
 use askama::Template;
@@ -19,7 +19,8 @@ use crate::ids::SubscriptionId;
 
 use super::super::App;
 use super::manage::render_failed;
-use super::{Page, PageResult};
+use super::{Asked, Page, PageResult, Words};
+use crate::i18n::Arg;
 
 /// Longest period key accepted (they are dates or a local hour with its
 /// offset: `week-2026-11-23`, `2026-11-22T01:00+01:00`).
@@ -28,12 +29,33 @@ const MAX_PERIOD: usize = 40;
 #[derive(Template)]
 #[template(path = "pages/digest.html")]
 pub struct DigestPage {
+    pub t: Words,
     pub subject: String,
     pub sections: Vec<Section>,
     pub tz: String,
     pub items: usize,
     /// Items not listed (past the page's limit).
     pub more: usize,
+}
+
+impl DigestPage {
+    /// "And 3 more not listed here: …" or "All 12 items.", with the zone.
+    pub fn summary(&self) -> (String, String) {
+        let t = &self.t;
+        let counted = if self.more > 0 {
+            t.f(
+                "digest-more",
+                &[
+                    ("more", Arg::Num(self.more)),
+                    ("listed", Arg::Num(self.items - self.more)),
+                    ("count", Arg::Num(self.items)),
+                ],
+            )
+        } else {
+            t.f("digest-all", &[("count", Arg::Num(self.items))])
+        };
+        (counted, t.f1("times-shown", "zone", &self.tz))
+    }
 }
 
 /// The link's parts, when each is well formed.
@@ -55,9 +77,11 @@ fn parse(id: &str, period: &str, mac: &str) -> Option<SubscriptionId> {
 pub async fn show(
     State(app): State<App>,
     Path((id, period, mac)): Path<(String, String, String)>,
+    asked: Asked,
 ) -> PageResult {
+    let visitor = asked.visitor();
     let Some(sub) = parse(&id, &period, &mac) else {
-        return Err(Page::not_found());
+        return Err(Page::not_found(visitor));
     };
     let now = app.clock.now();
     let (dcfg, ecfg) = (app.cfg.digest.clone(), app.cfg.email.clone());
@@ -68,9 +92,11 @@ pub async fn show(
             }
             digest::whole(c, &dcfg, &ecfg, sub, &period, now)
         })
-        .await?;
-    let w = whole.ok_or_else(Page::not_found)?;
+        .await
+        .map_err(Page::failed(visitor))?;
+    let w = whole.ok_or_else(|| Page::not_found(visitor))?;
     let html = DigestPage {
+        t: Words::new(w.lang),
         subject: w.subject,
         sections: w.sections,
         tz: w.tz,
@@ -84,8 +110,8 @@ pub async fn show(
 
 /// `GET /d/{subscription}/{period}`: the unsigned link digests carried
 /// before; the same 404 as any bad link.
-pub async fn unsigned() -> Page {
-    Page::not_found()
+pub async fn unsigned(asked: Asked) -> Page {
+    Page::not_found(asked.visitor())
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use crate::db::DbConn;
 use crate::digest::words::Style;
 use crate::digest::Composer;
 use crate::error::Error;
+use crate::i18n::{Arg, Locale};
 use crate::ids::PartyId;
 use crate::schedule::{self, Flushed};
 use crate::{items, parties, subscriptions, validate};
@@ -33,7 +34,7 @@ use crate::{items, parties, subscriptions, validate};
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::view::{self, Choice, ContactView, SubView};
-use super::{form, is_form, person, FormKey, Page, PageResult};
+use super::{form, is_form, person, Asked, FormKey, Page, PageResult, Words};
 
 mod apply;
 use apply::{apply, own_subscription};
@@ -41,21 +42,22 @@ use apply::{apply, own_subscription};
 #[derive(Template)]
 #[template(path = "pages/manage.html")]
 pub struct ManagePage {
+    pub t: Words,
     /// This page's path (the forms post here).
     pub path: String,
     /// The path of the unsubscribe pages, `…/unsubscribe/`.
     pub unsubscribe: String,
     pub csrf: String,
-    pub name: String,
-    pub timezone: String,
-    pub zone_abbr: String,
+    /// "Your digests, asha".
+    pub heading: String,
+    /// The zone and clock times are shown in.
+    pub times: String,
     pub daily_hour: String,
     pub week_start: &'static str,
     pub locale: String,
     /// HH:MM-HH:MM, or empty; and the digests sent inside them.
     pub quiet_hours: String,
     pub quiet_notes: Vec<String>,
-    pub clock: &'static str,
     pub subs: Vec<SubView>,
     /// The group subscriptions that reach the person as a member.
     pub groups: Vec<SubView>,
@@ -66,42 +68,46 @@ pub struct ManagePage {
     pub days: Vec<Choice>,
     pub zones: Vec<Choice>,
     pub error: Option<String>,
-    pub notice: Option<&'static str>,
+    pub notice: Option<String>,
 }
 
-/// What a change said, shown after the 303 (a fixed text: nothing of the
-/// request is reflected).
+/// The catalogue key of what a change said, shown after the 303 (a fixed
+/// text: nothing of the request is reflected).
 fn notice(done: &str) -> Option<&'static str> {
     Some(match done {
-        "pause" => "Paused. It sends nothing until you resume it.",
-        "resume" => "Resumed: the next digest comes at its next time, without what happened while it was paused.",
-        "hour" => "Changed: the next digest comes at the new time.",
-        "cadence" => "Changed: the next digest comes at the new time and holds everything since the last one.",
-        "flushed" => "Sent: the digest is on its way. The next one holds only what changes from now on.",
-        "nothing" => "Nothing is waiting: nothing was sent.",
-        "end" => "Ended for good.",
-        "prefs" => "Saved. Your digests follow the new settings from their next time.",
-        "stop" => "Everything is stopped: every subscription is paused, no group's digest is sent to you, and nothing queued will be sent.",
-        "optout" => "Stopped for you: the group keeps its digest and its other members still get it. Undo it here whenever you like.",
-        "optin" => "Back on: the group's digests reach you again from their next time.",
-        "matrix" => "Saved: digests by Matrix go to the new ID from their next time.",
-        "unmatrix" => "Removed: nothing more is sent to you by Matrix.",
+        "pause" => "done-pause",
+        "resume" => "done-resume",
+        "hour" => "done-hour",
+        "cadence" => "done-cadence",
+        "flushed" => "done-flushed",
+        "nothing" => "done-nothing",
+        "end" => "done-end",
+        "prefs" => "done-prefs",
+        "stop" => "done-stop",
+        "optout" => "done-optout",
+        "optin" => "done-optin",
+        "matrix" => "done-matrix",
+        "unmatrix" => "done-unmatrix",
         _ => return None,
     })
 }
 
-/// The page of `party`, in their zone and clock.
+/// The page of `party`, in their language (or the one `asked` names),
+/// zone and clock.
 pub fn load(
     c: &mut DbConn,
     now: DateTime<Utc>,
     app_prefix: &str,
-    party: PartyId,
-    code: &str,
-    key: &FormKey,
+    (party, code, key): (PartyId, &str, &FormKey),
+    asked: &Asked,
 ) -> crate::Result<ManagePage> {
     let user = parties::get_user(c, party)?;
     let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-    let style = Style::page(tz, &user.locale);
+    let t = Words::new(asked.person(&user.locale));
+    let style = Style {
+        lang: t.lang,
+        ..Style::new(tz, &user.locale)
+    };
     let names: HashMap<i64, String> = items::list_collections(c)?
         .into_iter()
         .map(|k| (k.id.0, k.name))
@@ -116,41 +122,51 @@ pub fn load(
     let subs = subscriptions::list_for_party(c, party)?
         .iter()
         .map(|s| SubView {
-            cadence: Some(view::cadence(s, &style, prefs, &usable)),
+            cadence: Some(view::cadence(&t, s, &style, prefs, &usable)),
             flushable: s.kind == "modification" && !s.paused,
-            ..view::describe(s, &names, &style)
+            ..view::describe(&t, s, &names, &style)
         })
         .collect();
-    let groups = group_subs(c, party, &names, &style)?;
+    let groups = group_subs(c, &t, party, &names, &style)?;
     let matrix = points
         .iter()
         .find(|p| p.channel == parties::Channel::Matrix.as_str())
         .map(|p| view::mask(&p.channel, &p.address));
     let contacts = points.iter().map(view::contact).collect();
-    let quiet_notes = super::quiet::notes(c, party, &user.quiet_hours, &names, &style)?;
+    let quiet_notes = super::quiet::notes(c, &t, party, &user.quiet_hours, &names, &style)?;
     let path = format!("{app_prefix}/s/{code}");
+    let times = t.f(
+        if style.hour12 {
+            "manage-times-hour12"
+        } else {
+            "manage-times-hour24"
+        },
+        &[
+            ("zone", Arg::Str(&user.timezone)),
+            ("abbr", Arg::Str(&style.zone(now))),
+        ],
+    );
     Ok(ManagePage {
         unsubscribe: format!("{path}/unsubscribe/"),
         path,
         csrf: key.token(code),
-        zone_abbr: style.zone(now),
+        heading: t.f1("manage-heading", "name", &user.username),
+        times,
         daily_hour: view::hour_label(&style, user.daily_hour),
-        week_start: view::day_name(validate::weekday(&user.week_start).unwrap_or(0) as i32),
-        clock: if style.hour12 { "12-hour" } else { "24-hour" },
+        week_start: t.day(validate::weekday(&user.week_start).unwrap_or(0) as i32),
         hours: view::hour_choices(&style, user.daily_hour),
-        days: view::day_choices(&user.week_start),
+        days: view::day_choices(&t, &user.week_start),
         zones: view::zone_choices(&user.timezone),
         subs,
         groups,
         contacts,
         matrix,
-        name: user.username,
-        timezone: user.timezone,
         locale: user.locale,
         quiet_hours: user.quiet_hours,
         quiet_notes,
         error: None,
         notice: None,
+        t,
     })
 }
 
@@ -158,6 +174,7 @@ pub fn load(
 /// too), described for them, each saying whether they opted out of it.
 pub fn group_subs(
     c: &mut DbConn,
+    t: &Words,
     party: PartyId,
     names: &HashMap<i64, String>,
     style: &Style,
@@ -167,6 +184,7 @@ pub fn group_subs(
     for s in subscriptions::reaching(c, party)? {
         let group = parties::name_of(c, s.party)?;
         views.push(view::describe_group(
+            t,
             &s,
             group,
             out.contains(&s.id),
@@ -188,20 +206,29 @@ pub async fn show(
     State(app): State<App>,
     Path(code): Path<String>,
     RawQuery(q): RawQuery,
+    asked: Asked,
 ) -> PageResult {
     let now = app.clock.now();
     let pre = prefix(&app);
+    let lang = asked.visitor();
     let page = app
         .blocking(move |c| match person(c, &code)? {
-            Some((party, key)) => load(c, now, &pre, party, &code, &key).map(Some),
+            Some((party, key)) => load(c, now, &pre, (party, &code, &key), &asked).map(Some),
             None => Ok(None),
         })
-        .await?;
-    let mut page = page.ok_or_else(Page::not_found)?;
+        .await
+        .map_err(Page::failed(lang))?;
+    let mut page = page.ok_or_else(|| Page::not_found(lang))?;
     page.notice = q
         .as_deref()
-        .and_then(|q| q.strip_prefix("done="))
-        .and_then(notice);
+        .and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "done")
+                .map(|(_, v)| v.into_owned())
+        })
+        .as_deref()
+        .and_then(notice)
+        .map(|k| page.t.t(k).into_owned());
     Ok(Page::ok(page.render().map_err(render_failed)?))
 }
 
@@ -213,10 +240,10 @@ pub fn render_failed(e: askama::Error) -> Page {
 /// What a POST came to.
 enum Outcome {
     NotFound,
-    Forbidden,
+    Forbidden(Locale),
     Done(String),
     Refused(Box<ManagePage>),
-    NewLink,
+    NewLink(Locale),
     /// Done, and a digest is queued: the queue is woken.
     Sent(String),
 }
@@ -225,11 +252,13 @@ pub async fn act(
     State(app): State<App>,
     Path(code): Path<String>,
     headers: HeaderMap,
+    asked: Asked,
     body: Result<RawBody, ApiError>,
 ) -> PageResult {
-    let body = body?;
+    let lang = asked.visitor();
+    let body = body.map_err(Page::failed(lang))?;
     if !is_form(&headers) {
-        return Err(Page::not_a_form());
+        return Err(Page::not_a_form(lang));
     }
     let f = form(&body.0);
     let now = app.clock.now();
@@ -241,45 +270,48 @@ pub async fn act(
             let Some((party, key)) = person(c, &code)? else {
                 return Ok(Outcome::NotFound);
             };
+            let lang = asked.person(&parties::get_user(c, party)?.locale);
             if !key.verify(&code, f.get("csrf").map(String::as_str)) {
-                return Ok(Outcome::Forbidden);
+                return Ok(Outcome::Forbidden(lang));
             }
             let done = match f.get("action").map(String::as_str) {
                 Some("newlink") => {
                     crate::signup::send_new_link(c, &email, &base, party, now).map(|()| "newlink")
                 }
                 Some("flush") => flush(c, now, party, &f, (&dcfg, &email)),
-                _ => apply(c, now, party, &f),
+                _ => apply(c, now, party, &f, lang),
             };
             match done {
-                Ok("newlink") => Ok(Outcome::NewLink),
+                Ok("newlink") => Ok(Outcome::NewLink(lang)),
                 Ok("flushed") => Ok(Outcome::Sent(format!("{pre}/s/{code}?done=flushed"))),
                 Ok(done) => Ok(Outcome::Done(format!("{pre}/s/{code}?done={done}"))),
                 Err(Error::NotFound(_)) => Ok(Outcome::NotFound),
                 Err(e) if e.is_bad_input() => {
-                    let mut page = load(c, now, &pre, party, &code, &key)?;
+                    let mut page = load(c, now, &pre, (party, &code, &key), &asked)?;
                     page.error = Some(validate::escape_for_line(&e.to_string()));
                     Ok(Outcome::Refused(Box::new(page)))
                 }
                 Err(e) => Err(e),
             }
         })
-        .await?;
+        .await
+        .map_err(Page::failed(lang))?;
     match outcome {
-        Outcome::NotFound => Err(Page::not_found()),
-        Outcome::Forbidden => Err(Page::forbidden()),
+        Outcome::NotFound => Err(Page::not_found(lang)),
+        Outcome::Forbidden(l) => Err(Page::forbidden(l)),
         Outcome::Done(to) => Ok(Page::see_other(to)),
         Outcome::Sent(to) => {
             app.db.wake_queue();
             Ok(Page::see_other(to))
         }
-        Outcome::NewLink => {
+        Outcome::NewLink(l) => {
             // Mailed now, not at the next queue pass.
             app.db.wake_queue();
-            Ok(Page::message(
+            Ok(Page::say(
                 StatusCode::OK,
-                "A new link is on its way",
-                "We sent a new link to your email address. The link you used to come here no longer opens this page; unsubscribe links in digests you received still work.",
+                l,
+                "new-link-title",
+                "new-link-sent",
             ))
         }
         Outcome::Refused(page) => Err(Page::with(

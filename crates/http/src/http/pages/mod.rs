@@ -10,7 +10,8 @@
 //! the one page with a script: optional, allowed by its hash); the
 //! operator's pages under `/admin` ([`admin`], an admin token exchanged for
 //! a session). Form tokens are in
-//! [`csrf`], the views (masking, times in the person's style) in [`view`].
+//! [`csrf`], the views (masking, times in the person's style) in [`view`],
+//! the words in the reader's language and the branding in [`words`].
 //! Every change goes through the library call the CLI uses.
 //!
 //! Errors are pages too: an unknown or malformed code, or a subscription
@@ -24,6 +25,7 @@ mod quiet;
 mod signup;
 mod unsubscribe;
 mod view;
+mod words;
 
 use std::collections::HashMap;
 
@@ -34,17 +36,32 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::db::DbConn;
+use crate::i18n::Locale;
 use crate::ids::PartyId;
 use crate::parties;
 
 use super::{ApiError, App};
 
 pub use csrf::FormKey;
+pub use words::{Asked, Words};
 
 /// Pages carry their own style (in the layout) and post their own forms;
-/// no script, no other source.
+/// no script, no other source but the operator's logo.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
                    frame-ancestors 'none'; base-uri 'none'";
+
+/// The pages' CSP: [`CSP`], plus `img-src` of the origin of `[branding]
+/// logo_url` when there is one (an https URL, checked at start), plus
+/// `extra` (the sign-up page's script).
+pub fn csp(extra: &str) -> String {
+    let img = url::Url::parse(&crate::config::branding().logo_url)
+        .ok()
+        .filter(|u| u.scheme() == "https")
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o.bytes().all(|b| b.is_ascii_graphic() && b != b';'))
+        .map_or_else(String::new, |o| format!("; img-src {o}"));
+    format!("{CSP}{img}{extra}")
+}
 
 pub fn routes() -> Router<App> {
     Router::new()
@@ -91,9 +108,16 @@ impl Page {
             location: Some(to),
         }
     }
-    /// A page that says one thing: the 404 of a bad link, a 403, a 500.
-    pub fn message(status: StatusCode, title: &str, text: &str) -> Page {
+    /// A page that says one thing in `lang`: the 404 of a bad link, a
+    /// 403, a 500. `title` and `text` are catalogue keys.
+    pub fn say(status: StatusCode, lang: Locale, title: &'static str, text: &'static str) -> Page {
+        let t = Words::new(lang);
+        Page::message(status, t, &t.t(title), &t.t(text))
+    }
+    /// A page that says `text` under `title`.
+    pub fn message(status: StatusCode, t: Words, title: &str, text: &str) -> Page {
         let html = view::MessagePage {
+            t,
             title,
             text,
             manage: None,
@@ -102,27 +126,47 @@ impl Page {
         .unwrap_or_else(|_| text.to_string());
         Page::with(status, html)
     }
-    pub fn not_found() -> Page {
-        Page::message(
+    pub fn not_found(lang: Locale) -> Page {
+        Page::say(
             StatusCode::NOT_FOUND,
-            "This link is not valid",
-            "This link is not valid. Use the newest link from one of your digests.",
+            lang,
+            "page-bad-link-title",
+            "page-bad-link",
         )
     }
     /// 415: a form's route was sent a body that is not a form.
-    pub fn not_a_form() -> Page {
-        Page::message(
+    pub fn not_a_form(lang: Locale) -> Page {
+        Page::say(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Not done",
-            "The form must be sent as a form. Nothing was changed.",
+            lang,
+            "page-not-done",
+            "page-not-a-form",
         )
     }
-    pub fn forbidden() -> Page {
-        Page::message(
+    pub fn forbidden(lang: Locale) -> Page {
+        Page::say(
             StatusCode::FORBIDDEN,
-            "Form expired",
-            "This form is not valid any more: nothing was changed. Open the page again and retry.",
+            lang,
+            "page-expired-title",
+            "page-expired",
         )
+    }
+    /// Library and storage errors as pages in `lang`: a 404 is the
+    /// bad-link page, a 5xx says only that something failed (the log says
+    /// why), another refusal gives its one line.
+    pub fn error(lang: Locale, e: ApiError) -> Page {
+        match e.status {
+            StatusCode::NOT_FOUND => Page::not_found(lang),
+            s if s.is_server_error() => Page::say(s, lang, "page-failed-title", "page-failed"),
+            s => {
+                let t = Words::new(lang);
+                Page::message(s, t, &t.t("page-not-done"), &e.message)
+            }
+        }
+    }
+    /// [`Page::error`] as a function, for `map_err`.
+    pub fn failed(lang: Locale) -> impl Fn(ApiError) -> Page {
+        move |e| Page::error(lang, e)
     }
 }
 
@@ -134,10 +178,9 @@ impl IntoResponse for Page {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CSP),
-        );
+        if let Ok(v) = HeaderValue::from_str(&csp("")) {
+            h.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         if let Some(l) = self.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
             h.insert(header::LOCATION, l);
@@ -146,19 +189,12 @@ impl IntoResponse for Page {
     }
 }
 
-/// Library and storage errors as pages: a 404 is the bad-link page, a 5xx
-/// says only that something failed (the log says why).
+/// Library and storage errors as pages, in English: where the request's
+/// language is not known (the body limits' answers). Handlers use
+/// [`Page::error`].
 impl From<ApiError> for Page {
     fn from(e: ApiError) -> Page {
-        match e.status {
-            StatusCode::NOT_FOUND => Page::not_found(),
-            s if s.is_server_error() => Page::message(
-                s,
-                "Something went wrong",
-                "Something went wrong on our side; nothing was changed. Try again later.",
-            ),
-            s => Page::message(s, "Not done", &e.message),
-        }
+        Page::error(Locale::En, e)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The manage page's words on quiet hours: for each of the person's daily
+//! The manage page's words on quiet hours, in the person's language: for each of the person's daily
 //! and weekly digests whose hour falls inside them, a line saying it is
 //! still sent (only notifications and hourly digests wait).
 
@@ -10,12 +10,14 @@ use crate::ids::PartyId;
 use crate::subscriptions;
 use crate::validate::QuietHours;
 
-use super::view;
+use super::{view, Words};
+use crate::i18n::Arg;
 
 /// One line per running daily or weekly subscription of `party` whose
 /// local hour is inside `quiet` (stored form; empty: none).
 pub fn notes(
     c: &mut DbConn,
+    t: &Words,
     party: PartyId,
     quiet: &str,
     names: &HashMap<i64, String>,
@@ -30,11 +32,12 @@ pub fn notes(
         .filter_map(|s| {
             let h = s.hour_of_day?;
             q.holds_hour(u8::try_from(h).ok()?).then(|| {
-                format!(
-                    "{}: sent at {}, inside your quiet hours: digests are still sent; \
-                     only notifications and hourly digests wait.",
-                    view::describe(s, names, style).what,
-                    view::hour_label(style, h)
+                t.f(
+                    "manage-quiet-inside",
+                    &[
+                        ("what", Arg::Str(&view::describe(t, s, names, style).what)),
+                        ("hour", Arg::Str(&view::hour_label(style, h))),
+                    ],
                 )
             })
         })

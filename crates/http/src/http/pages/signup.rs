@@ -40,7 +40,10 @@ use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::manage::{prefix, render_failed};
 use super::view::{self, Choice};
-use super::{is_form, FormKey, Page, PageResult};
+use super::words::ENDONYMS;
+use super::{is_form, Asked, FormKey, Page, PageResult, Words};
+use crate::i18n::{Arg, Locale};
+use crate::subscriptions::Frequency;
 
 /// The optional script: selects the browser's zone in the zone list. Its
 /// exact text is hashed into the page's CSP.
@@ -48,11 +51,10 @@ pub const ZONE_SCRIPT: &str = "(function(){try{var z=Intl.DateTimeFormat().resol
 
 /// The sign-up page's CSP: the pages' own, plus the one hashed script.
 static SIGNUP_CSP: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; \
-         form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    super::csp(&format!(
+        "; script-src 'sha256-{}'",
         base64(&Sha256::digest(ZONE_SCRIPT.as_bytes()))
-    )
+    ))
 });
 
 /// Standard base64 with padding (RFC 4648), for the CSP hash.
@@ -97,6 +99,9 @@ pub struct CollectionChoice {
 #[derive(Template)]
 #[template(path = "pages/signup.html")]
 pub struct SignupPage {
+    pub t: Words,
+    /// The languages to switch to, this one selected.
+    pub langs: Vec<Choice>,
     /// "form" or "sent".
     pub state: &'static str,
     pub action: String,
@@ -116,6 +121,7 @@ pub struct SignupPage {
 #[derive(Template)]
 #[template(path = "pages/signup_confirm.html")]
 pub struct ConfirmPage {
+    pub t: Words,
     /// "confirm", "done" or "already".
     pub state: &'static str,
     pub action: String,
@@ -148,7 +154,8 @@ fn input_of(body: &[u8]) -> (SignupInput, Option<String>) {
 }
 
 fn form_page(
-    pre: &str,
+    t: Words,
+    action: String,
     csrf: String,
     offered: Vec<crate::items::Collection>,
     i: &SignupInput,
@@ -168,8 +175,16 @@ fn form_page(
     };
     let clock = crate::digest::words::Style::new(chrono_tz::UTC, "en-GB");
     SignupPage {
+        langs: ENDONYMS
+            .iter()
+            .map(|(l, name)| Choice {
+                value: l.tag().into(),
+                label: (*name).into(),
+                selected: *l == t.lang,
+            })
+            .collect(),
         state: "form",
-        action: format!("{pre}/subscribe"),
+        action,
         csrf,
         error,
         email: i.email.chars().take(ECHO_MAX).collect(),
@@ -181,24 +196,20 @@ fn form_page(
                 name: k.name,
             })
             .collect(),
-        frequencies: ["hourly", "daily", "weekly"]
-            .iter()
+        frequencies: [Frequency::Hourly, Frequency::Daily, Frequency::Weekly]
+            .into_iter()
             .map(|f| Choice {
-                value: f.to_string(),
-                label: match *f {
-                    "hourly" => "Every hour",
-                    "daily" => "Daily",
-                    _ => "Weekly",
-                }
-                .into(),
-                selected: *f == freq,
+                value: f.as_str().into(),
+                label: t.t(view::frequency_key(f)).into_owned(),
+                selected: f.as_str() == freq,
             })
             .collect(),
         hours: view::hour_choices(&clock, hour),
-        days: view::day_choices(day),
+        days: view::day_choices(&t, day),
         zones: view::zone_choices(zone),
         zone_chosen: !i.timezone.is_empty(),
         script: ZONE_SCRIPT,
+        t,
     }
 }
 
@@ -216,20 +227,24 @@ fn render(p: impl Template, status: StatusCode) -> PageResult {
     Ok(Page::with(status, p.render().map_err(render_failed)?))
 }
 
-/// `GET /subscribe`.
+/// `GET /subscribe`, in the language the browser (or `?lang=`) asks for.
 pub async fn show(
     State(app): State<App>,
     headers: HeaderMap,
     ext: Extensions,
+    asked: Asked,
 ) -> Result<Response, Page> {
     let hour = app.clock.now().timestamp().div_euclid(3600);
     let pre = prefix(&app);
+    let lang = asked.visitor();
     let block = signup::limits::network(&client(&app, &ext, &headers));
     let (offered, key) = app
         .blocking(|c| Ok((crate::items::public_collections(c)?, FormKey::load(c)?)))
-        .await?;
+        .await
+        .map_err(Page::failed(lang))?;
     let p = form_page(
-        &pre,
+        Words::new(lang),
+        format!("{pre}/subscribe{}", asked.query()),
         key.client_token(FORM, &block, hour),
         offered,
         &SignupInput::default(),
@@ -252,17 +267,19 @@ enum Posted {
     Limited(DateTime<Utc>),
 }
 
-/// The 429 of a limit: when to try again, in words and in `Retry-After`
-/// (whole seconds, at least one).
-pub fn limited(now: DateTime<Utc>, retry_at: DateTime<Utc>) -> Response {
-    let text = format!(
-        "Too many sign-ups came from your network or went to this address lately, \
-         or too many were made here in the last hour. Nothing was sent. \
-         Try again after {} UTC.",
-        retry_at.format("%Y-%m-%d %H:%M")
-    );
-    let mut r =
-        Page::message(StatusCode::TOO_MANY_REQUESTS, "Too many sign-ups", &text).into_response();
+/// The 429 of a limit, in `lang`: when to try again, in words and in
+/// `Retry-After` (whole seconds, at least one).
+pub fn limited(now: DateTime<Utc>, retry_at: DateTime<Utc>, lang: Locale) -> Response {
+    let t = Words::new(lang);
+    let when = retry_at.format("%Y-%m-%d %H:%M").to_string();
+    let text = t.f1("signup-limited", "when", &when);
+    let mut r = Page::message(
+        StatusCode::TOO_MANY_REQUESTS,
+        t,
+        &t.t("signup-limited-title"),
+        &text,
+    )
+    .into_response();
     let ms = (retry_at - now).num_milliseconds();
     let secs = ((ms + 999) / 1000).max(1);
     r.headers_mut()
@@ -275,28 +292,23 @@ pub async fn post(
     State(app): State<App>,
     headers: HeaderMap,
     ext: Extensions,
+    asked: Asked,
     body: Result<RawBody, ApiError>,
 ) -> Result<Response, Page> {
-    let body = body?;
+    // The page, the verification message and the confirm page are in the
+    // language the browser (or `?lang=`) asks for; the new person keeps it.
+    let lang = asked.visitor();
+    let body = body.map_err(Page::failed(lang))?;
     if !is_form(&headers) {
-        return Err(Page::message(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Not done",
-            "The form must be sent as a form. Nothing was changed.",
-        ));
+        return Err(Page::not_a_form(lang));
     }
     let (input, csrf) = input_of(&body.0);
     let now = app.clock.now();
     let hour = now.timestamp().div_euclid(3600);
     let pre = prefix(&app);
     let who = client(&app, &ext, &headers);
-    // The verification message is in the language the browser asks for.
-    let lang = crate::i18n::Locale::from_accept_language(
-        headers
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or(""),
-    );
+    let action = format!("{pre}/subscribe{}", asked.query());
+    let store = asked.to_store();
     let block = signup::limits::network(&who);
     let (scfg, ecfg, base) = (
         app.cfg.signup.clone(),
@@ -310,12 +322,13 @@ pub async fn post(
                 return Ok(Posted::Forbidden);
             }
             let token = key.client_token(FORM, &block, hour);
-            let v = match signup::validate_input(c, &input) {
+            let v = match signup::validate_input(c, &input, lang) {
                 Ok(v) => v,
                 Err(Error::Invalid(m)) => {
                     let offered = crate::items::public_collections(c)?;
                     return Ok(Posted::Refused(Box::new(form_page(
-                        &pre,
+                        Words::new(lang),
+                        action,
                         token,
                         offered,
                         &input,
@@ -324,20 +337,28 @@ pub async fn post(
                 }
                 Err(e) => return Err(e),
             };
-            let v = signup::ValidSignup { lang, ..v };
+            let v = signup::ValidSignup {
+                wish: signup::Wish {
+                    locale: store,
+                    ..v.wish
+                },
+                ..v
+            };
             match signup::request(c, &scfg, &ecfg, &base, &v, &who, now)? {
                 Requested::Limited { retry_at } => Ok(Posted::Limited(retry_at)),
                 Requested::Sent => {
-                    let mut p = form_page(&pre, token, Vec::new(), &input, None);
+                    let mut p =
+                        form_page(Words::new(lang), action, token, Vec::new(), &input, None);
                     p.state = "sent";
                     Ok(Posted::Sent(Box::new(p)))
                 }
             }
         })
-        .await?;
+        .await
+        .map_err(Page::failed(lang))?;
     match out {
-        Posted::Forbidden => Err(Page::forbidden()),
-        Posted::Limited(retry_at) => Ok(limited(now, retry_at)),
+        Posted::Forbidden => Err(Page::forbidden(lang)),
+        Posted::Limited(retry_at) => Ok(limited(now, retry_at, lang)),
         Posted::Refused(p) => Ok(with_script(render(*p, StatusCode::UNPROCESSABLE_ENTITY)?)),
         Posted::Sent(p) => {
             // The verification goes out now, not at the next queue pass.
@@ -348,43 +369,56 @@ pub async fn post(
 }
 
 /// "Daily at 09:00", "Weekly on Monday at 09:00", "Every hour", with the
-/// zone.
-fn describe(w: &signup::Wish) -> String {
+/// zone, in `t`'s language.
+fn describe(t: &Words, w: &signup::Wish) -> String {
     let clock = crate::digest::words::Style::new(chrono_tz::UTC, "en-GB");
-    let at = |h: Option<i64>| view::hour_label(&clock, h.unwrap_or(0) as i32);
-    let day = |d: &Option<String>| {
-        d.as_deref()
-            .and_then(|d| crate::validate::weekday(d).ok())
-            .map(|d| view::day_name(i32::from(d)))
-            .unwrap_or("Monday")
-    };
-    let when = match w.frequency.as_str() {
-        "hourly" => "Every hour".to_string(),
-        "weekly" => format!("Weekly on {} at {}", day(&w.day), at(w.hour)),
-        _ => format!("Daily at {}", at(w.hour)),
-    };
-    format!("{when} ({})", w.timezone)
+    let day = w
+        .day
+        .as_deref()
+        .and_then(|d| crate::validate::weekday(d).ok())
+        .map_or(0, i32::from);
+    let hour = w.hour.map(|h| h as i32).or(Some(0));
+    let when = view::when(t, &clock, &w.frequency, Some(day), hour);
+    t.f(
+        "signup-wish",
+        &[("when", Arg::Str(&when)), ("zone", Arg::Str(&w.timezone))],
+    )
 }
 
-/// `GET /subscribe/confirm/{token}`: what will be confirmed; writes
-/// nothing.
-pub async fn confirm_show(State(app): State<App>, Path(token): Path<String>) -> PageResult {
+/// `GET /subscribe/confirm/{token}`: what will be confirmed, in the
+/// language the sign-up was made in (its message names this page's
+/// button); writes nothing.
+pub async fn confirm_show(
+    State(app): State<App>,
+    Path(token): Path<String>,
+    asked: Asked,
+) -> PageResult {
     let now = app.clock.now();
     let pre = prefix(&app);
     let t = token.clone();
+    let visitor = asked.visitor();
     let (pending, key) = app
         .blocking(move |c| Ok((signup::pending(c, &t, now)?, FormKey::load(c)?)))
-        .await?;
-    let page = match pending.ok_or_else(Page::not_found)? {
-        Link::Open(p) => ConfirmPage {
-            state: "confirm",
-            action: format!("{pre}/subscribe/confirm/{token}"),
-            csrf: confirm_token(&key, &token),
-            collections: p.names,
-            when: describe(&p.wish),
-            manage: None,
-        },
+        .await
+        .map_err(Page::failed(visitor))?;
+    let page = match pending.ok_or_else(|| Page::not_found(visitor))? {
+        Link::Open(p) => {
+            let lang = asked
+                .explicit
+                .unwrap_or_else(|| Locale::resolve(p.wish.locale.as_deref().unwrap_or("")));
+            let t = Words::new(lang);
+            ConfirmPage {
+                state: "confirm",
+                action: format!("{pre}/subscribe/confirm/{token}{}", asked.query()),
+                csrf: confirm_token(&key, &token),
+                collections: p.names,
+                when: describe(&t, &p.wish),
+                manage: None,
+                t,
+            }
+        }
         Link::Used => ConfirmPage {
+            t: Words::new(visitor),
             state: "already",
             action: String::new(),
             csrf: String::new(),
@@ -400,9 +434,11 @@ pub async fn confirm_show(State(app): State<App>, Path(token): Path<String>) -> 
 pub async fn confirm(
     State(app): State<App>,
     Path(token): Path<String>,
+    asked: Asked,
     body: Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = super::form(&body?.0);
+    let visitor = asked.visitor();
+    let f = super::form(&body.map_err(Page::failed(visitor))?.0);
     let now = app.clock.now();
     let pre = prefix(&app);
     let t = token.clone();
@@ -421,9 +457,11 @@ pub async fn confirm(
             }
             Ok(Some(Ok(signup::confirm(c, &t, now)?)))
         })
-        .await?;
+        .await
+        .map_err(Page::failed(visitor))?;
     let manage = |code: &str| format!("{pre}/s/{code}");
-    let page = |state, manage| ConfirmPage {
+    let page = |state, manage, lang| ConfirmPage {
+        t: Words::new(lang),
         state,
         action: String::new(),
         csrf: String::new(),
@@ -432,12 +470,13 @@ pub async fn confirm(
         manage,
     };
     match out {
-        None | Some(Ok(Confirmed::Invalid)) => Err(Page::not_found()),
-        Some(Err(())) => Err(Page::forbidden()),
-        Some(Ok(Confirmed::Done { code, .. })) => {
-            render(page("done", Some(manage(&code))), StatusCode::OK)
-        }
-        Some(Ok(Confirmed::Already)) => render(page("already", None), StatusCode::OK),
+        None | Some(Ok(Confirmed::Invalid)) => Err(Page::not_found(visitor)),
+        Some(Err(())) => Err(Page::forbidden(visitor)),
+        Some(Ok(Confirmed::Done { code, lang, .. })) => render(
+            page("done", Some(manage(&code)), asked.explicit.unwrap_or(lang)),
+            StatusCode::OK,
+        ),
+        Some(Ok(Confirmed::Already)) => render(page("already", None, visitor), StatusCode::OK),
     }
 }
 

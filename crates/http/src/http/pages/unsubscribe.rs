@@ -41,7 +41,8 @@ use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::manage::{group_subs, prefix, render_failed};
 use super::view::{self, SubView};
-use super::{content_type, form, is_form, person, FormKey, Page, PageResult};
+use super::{content_type, form, is_form, person, Asked, FormKey, Page, PageResult, Words};
+use crate::i18n::Locale;
 
 /// At most this many ids in one link (a batch holds a handful).
 const MAX_IDS: usize = 50;
@@ -49,6 +50,7 @@ const MAX_IDS: usize = 50;
 #[derive(Template)]
 #[template(path = "pages/unsubscribe.html")]
 pub struct UnsubscribePage {
+    pub t: Words,
     /// "confirm" (GET), "done" (after the POST), "undone" (after undo),
     /// "retired" (GET of a replaced code's link: one one-click button).
     pub state: &'static str,
@@ -78,6 +80,8 @@ fn parse_ids(s: &str) -> Option<Vec<SubscriptionId>> {
 /// that reach them as a member.
 struct Resolved {
     party: PartyId,
+    /// The language of the owner's pages: their locale's, or `?lang=`'s.
+    lang: Locale,
     key: FormKey,
     /// The link's code was replaced: one-click only.
     retired: bool,
@@ -88,7 +92,12 @@ struct Resolved {
 /// The link resolved, when the code names someone and every id is one of
 /// theirs or a group subscription that reaches them (through nested
 /// groups too); anything else names nothing.
-fn resolve(c: &mut DbConn, code: &str, ids: &str) -> crate::Result<Option<Resolved>> {
+fn resolve(
+    c: &mut DbConn,
+    code: &str,
+    ids: &str,
+    asked: &Asked,
+) -> crate::Result<Option<Resolved>> {
     let Some(ids) = parse_ids(ids) else {
         return Ok(None);
     };
@@ -110,6 +119,7 @@ fn resolve(c: &mut DbConn, code: &str, ids: &str) -> crate::Result<Option<Resolv
     };
     let mut r = Resolved {
         party,
+        lang: asked.person(&parties::get_user(c, party)?.locale),
         key,
         retired,
         own: Vec::new(),
@@ -137,7 +147,11 @@ fn page(
 ) -> crate::Result<UnsubscribePage> {
     let user = parties::get_user(c, r.party)?;
     let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-    let style = Style::page(tz, &user.locale);
+    let t = Words::new(r.lang);
+    let style = Style {
+        lang: r.lang,
+        ..Style::new(tz, &user.locale)
+    };
     let names: HashMap<i64, String> = items::list_collections(c)?
         .into_iter()
         .map(|k| (k.id.0, k.name))
@@ -145,16 +159,17 @@ fn page(
     let mut subs: Vec<SubView> = subscriptions::list_for_party(c, r.party)?
         .iter()
         .filter(|s| r.own.contains(&s.id))
-        .map(|s| view::describe(s, &names, &style))
+        .map(|s| view::describe(&t, s, &names, &style))
         .collect();
     if !r.groups.is_empty() {
         subs.extend(
-            group_subs(c, r.party, &names, &style)?
+            group_subs(c, &t, r.party, &names, &style)?
                 .into_iter()
                 .filter(|s| r.groups.contains(&SubscriptionId(s.id))),
         );
     }
     Ok(UnsubscribePage {
+        t,
         state,
         path: format!("{pre}/s/{code}/unsubscribe/{raw_ids}"),
         manage: format!("{pre}/s/{code}"),
@@ -193,12 +208,21 @@ fn restart(c: &mut DbConn, now: DateTime<Utc>, r: &Resolved) -> crate::Result<()
     })
 }
 
-/// `GET`: what will stop, and the button. Writes nothing.
-pub async fn show(State(app): State<App>, Path((code, ids)): Path<(String, String)>) -> PageResult {
+/// `GET`: what will stop, and the button, in the owner's language.
+/// Writes nothing.
+pub async fn show(
+    State(app): State<App>,
+    Path((code, ids)): Path<(String, String)>,
+    asked: Asked,
+) -> PageResult {
     let pre = prefix(&app);
+    let lang = asked.visitor();
     let p = app
-        .blocking(move |c| match resolve(c, &code, &ids)? {
+        .blocking(move |c| match resolve(c, &code, &ids, &asked)? {
+            // A replaced code's page tells nothing of whose it is, its
+            // language included: the visitor's.
             Some(r) if r.retired => Ok(Some(UnsubscribePage {
+                t: Words::new(lang),
                 state: "retired",
                 path: format!("{pre}/s/{code}/unsubscribe/{ids}"),
                 manage: String::new(),
@@ -208,8 +232,9 @@ pub async fn show(State(app): State<App>, Path((code, ids)): Path<(String, Strin
             Some(r) => page(c, &pre, "confirm", &r, &code, &ids).map(Some),
             None => Ok(None),
         })
-        .await?
-        .ok_or_else(Page::not_found)?;
+        .await
+        .map_err(Page::failed(lang))?
+        .ok_or_else(|| Page::not_found(lang))?;
     Ok(Page::ok(p.render().map_err(render_failed)?))
 }
 
@@ -280,10 +305,10 @@ fn multipart_one_click(content_type: &str, body: &[u8]) -> bool {
 
 enum Outcome {
     NotFound,
-    Forbidden,
-    Malformed,
+    Forbidden(Locale),
+    Malformed(Locale),
     Page(Box<UnsubscribePage>),
-    OneClick,
+    OneClick(Locale),
 }
 
 /// `POST`: one-click, or our form with its token.
@@ -291,21 +316,23 @@ pub async fn act(
     State(app): State<App>,
     Path((code, ids)): Path<(String, String)>,
     headers: HeaderMap,
+    asked: Asked,
     body: Result<RawBody, ApiError>,
 ) -> PageResult {
-    let ask = ask(&headers, &body?.0);
+    let lang = asked.visitor();
+    let ask = ask(&headers, &body.map_err(Page::failed(lang))?.0);
     let now = app.clock.now();
     let pre = prefix(&app);
     let out = app
         .blocking(move |c| {
-            let Some(r) = resolve(c, &code, &ids)? else {
+            let Some(r) = resolve(c, &code, &ids, &asked)? else {
                 return Ok(Outcome::NotFound);
             };
             match ask {
-                Ask::Malformed => return Ok(Outcome::Malformed),
+                Ask::Malformed => return Ok(Outcome::Malformed(r.lang)),
                 Ask::Form(_) if r.retired => return Ok(Outcome::NotFound),
                 Ask::Form(f) if !r.key.verify(&code, f.get("csrf").map(String::as_str)) => {
-                    return Ok(Outcome::Forbidden)
+                    return Ok(Outcome::Forbidden(r.lang))
                 }
                 _ => {}
             }
@@ -316,55 +343,62 @@ pub async fn act(
             };
             stop(c, now, &r, via)?;
             if ask == Ask::OneClick {
-                return Ok(Outcome::OneClick);
+                return Ok(Outcome::OneClick(if r.retired { lang } else { r.lang }));
             }
             Ok(Outcome::Page(Box::new(page(
                 c, &pre, "done", &r, &code, &ids,
             )?)))
         })
-        .await?;
-    finish(out)
+        .await
+        .map_err(Page::failed(lang))?;
+    finish(out, lang)
 }
 
 /// `POST …/undo` with the form token: resumes the link's subscriptions.
 pub async fn undo(
     State(app): State<App>,
     Path((code, ids)): Path<(String, String)>,
+    asked: Asked,
     body: Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = form(&body?.0);
+    let lang = asked.visitor();
+    let f = form(&body.map_err(Page::failed(lang))?.0);
     let now = app.clock.now();
     let pre = prefix(&app);
     let out = app
         .blocking(move |c| {
-            let Some(r) = resolve(c, &code, &ids)?.filter(|r| !r.retired) else {
+            let Some(r) = resolve(c, &code, &ids, &asked)?.filter(|r| !r.retired) else {
                 return Ok(Outcome::NotFound);
             };
             if !r.key.verify(&code, f.get("csrf").map(String::as_str)) {
-                return Ok(Outcome::Forbidden);
+                return Ok(Outcome::Forbidden(r.lang));
             }
             restart(c, now, &r)?;
             Ok(Outcome::Page(Box::new(page(
                 c, &pre, "undone", &r, &code, &ids,
             )?)))
         })
-        .await?;
-    finish(out)
+        .await
+        .map_err(Page::failed(lang))?;
+    finish(out, lang)
 }
 
-fn finish(out: Outcome) -> PageResult {
+/// The answer; `lang` for a link that names nobody (the visitor's).
+fn finish(out: Outcome, lang: Locale) -> PageResult {
     match out {
-        Outcome::NotFound => Err(Page::not_found()),
-        Outcome::Forbidden => Err(Page::forbidden()),
-        Outcome::Malformed => Err(Page::message(
+        Outcome::NotFound => Err(Page::not_found(lang)),
+        Outcome::Forbidden(l) => Err(Page::forbidden(l)),
+        Outcome::Malformed(l) => Err(Page::say(
             StatusCode::BAD_REQUEST,
-            "Not done",
-            "A one-click unsubscribe must send exactly List-Unsubscribe=One-Click. Nothing was changed.",
+            l,
+            "page-not-done",
+            "one-click-malformed",
         )),
-        Outcome::OneClick => Ok(Page::message(
+        Outcome::OneClick(l) => Ok(Page::say(
             StatusCode::OK,
-            "Unsubscribed",
-            "You are unsubscribed. Nothing more of these digests will be sent.",
+            l,
+            "unsubscribed",
+            "one-click-done",
         )),
         Outcome::Page(p) => Ok(Page::ok(p.render().map_err(render_failed)?)),
     }

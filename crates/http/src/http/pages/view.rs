@@ -1,6 +1,7 @@
 //! What the pages show, ready for the templates: subscriptions described in
-//! the person's words (their zone, their 12/24-hour clock, as the digests
-//! write times), contact points masked, and the templates themselves.
+//! the person's words (their language, their zone, their 12/24-hour clock,
+//! as the digests write times), contact points masked, and the templates
+//! themselves.
 //! Every string from storage is escaped by askama (`.html` templates).
 
 use std::collections::HashMap;
@@ -8,14 +9,18 @@ use std::collections::HashMap;
 use askama::Template;
 
 use crate::digest::words::Style;
+use crate::i18n::Arg;
 use crate::parties::{Channel, ContactPoint};
 use crate::subscriptions::{Frequency, Subscription};
 use crate::validate;
+
+use super::Words;
 
 /// A one-thing page: a bad link, a refusal, a failure.
 #[derive(Template)]
 #[template(path = "pages/message.html")]
 pub struct MessagePage<'a> {
+    pub t: super::Words,
     pub title: &'a str,
     pub text: &'a str,
     /// A link back to the manage page, when the person is known.
@@ -27,11 +32,12 @@ pub struct SubView {
     pub id: i64,
     /// The collection's name, or "all collections".
     pub what: String,
-    /// "modifications" or "upcoming items".
-    pub kind: &'static str,
+    /// "changes" or "upcoming items", in the reader's language.
+    pub kind: String,
     /// "Daily at 9:00 AM", "Weekly on Monday at 09:00", "Every hour".
     pub when: String,
-    pub channels: String,
+    /// "by email, sms".
+    pub by: String,
     pub paused: bool,
     /// The hours to pick from, its own selected (none for hourly ones).
     pub hours: Vec<Choice>,
@@ -61,6 +67,7 @@ pub struct Cadence {
 /// selected (the person's daily hour and first day when it has none), the
 /// channels the person can get it on (`usable`) and the ones it has.
 pub fn cadence(
+    t: &Words,
     s: &Subscription,
     style: &Style,
     (daily_hour, week_start): (i32, &str),
@@ -70,12 +77,7 @@ pub fn cadence(
         .into_iter()
         .map(|f| Choice {
             value: f.as_str().into(),
-            label: match f {
-                Frequency::Hourly => "Every hour",
-                Frequency::Daily => "Daily",
-                Frequency::Weekly => "Weekly",
-            }
-            .into(),
+            label: t.t(frequency_key(f)).into_owned(),
             selected: s.frequency == f.as_str(),
         })
         .collect();
@@ -96,7 +98,7 @@ pub fn cadence(
     Cadence {
         frequencies,
         hours: hour_choices(style, s.hour_of_day.unwrap_or(daily_hour)),
-        days: day_choices(day),
+        days: day_choices(t, day),
         channels,
     }
 }
@@ -112,19 +114,13 @@ pub struct ContactView {
     pub by_operator: bool,
 }
 
-const DAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
-
-/// The full English name of weekday `d` (0 = Monday).
-pub fn day_name(d: i32) -> &'static str {
-    DAYS[d.rem_euclid(7) as usize]
+/// The catalogue key of frequency `f` in a form's choices.
+pub fn frequency_key(f: Frequency) -> &'static str {
+    match f {
+        Frequency::Hourly => "frequency-hourly",
+        Frequency::Daily => "frequency-daily",
+        Frequency::Weekly => "frequency-weekly",
+    }
 }
 
 /// A local hour as the person's clock writes it: "9:00 AM" or "09:00".
@@ -142,33 +138,55 @@ pub fn hour_label(style: &Style, h: i32) -> String {
     }
 }
 
+/// "Daily at 9:00 AM", "Weekly on Monday at 09:00", "Every hour", in
+/// `t`'s language; `hour12` says the clock.
+pub fn when(
+    t: &Words,
+    style: &Style,
+    frequency: &str,
+    day: Option<i32>,
+    hour: Option<i32>,
+) -> String {
+    match (frequency, day, hour) {
+        ("weekly", Some(d), Some(h)) => t.f(
+            "when-weekly",
+            &[
+                ("day", Arg::Str(t.day(d))),
+                ("hour", Arg::Str(&hour_label(style, h))),
+            ],
+        ),
+        ("daily", _, Some(h)) => t.f1("when-daily", "hour", &hour_label(style, h)),
+        ("hourly", _, _) => t.t("when-hourly").into_owned(),
+        (f, _, _) => f.to_string(),
+    }
+}
+
 /// Describes `s` for its owner; `names` maps collection ids to names.
-pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -> SubView {
+pub fn describe(
+    t: &Words,
+    s: &Subscription,
+    names: &HashMap<i64, String>,
+    style: &Style,
+) -> SubView {
     let what = match s.collection {
         Some(k) => names
             .get(&k.0)
             .cloned()
-            .unwrap_or_else(|| format!("collection {k}")),
-        None => "all collections".into(),
-    };
-    let when = match (s.frequency.as_str(), s.day_of_week, s.hour_of_day) {
-        ("weekly", Some(d), Some(h)) => {
-            format!("Weekly on {} at {}", day_name(d), hour_label(style, h))
-        }
-        ("daily", _, Some(h)) => format!("Daily at {}", hour_label(style, h)),
-        ("hourly", _, _) => "Every hour".into(),
-        (f, _, _) => f.to_string(),
+            .unwrap_or_else(|| t.f1("collection-numbered", "id", &k.to_string())),
+        None => t.t("all-collections").into_owned(),
     };
     SubView {
         id: s.id.0,
         what,
-        kind: if s.kind == "forward" {
-            "upcoming items"
-        } else {
-            "changes"
-        },
-        when,
-        channels: s.channels.join(", "),
+        kind: t
+            .t(if s.kind == "forward" {
+                "kind-upcoming"
+            } else {
+                "kind-changes"
+            })
+            .into_owned(),
+        when: when(t, style, &s.frequency, s.day_of_week, s.hour_of_day),
+        by: t.f1("sub-by", "channels", &s.channels.join(", ")),
         paused: s.paused,
         hours: s
             .hour_of_day
@@ -186,6 +204,7 @@ pub fn describe(s: &Subscription, names: &HashMap<i64, String>, style: &Style) -
 /// group `group`: no hours to pick (the group's are the group's), and
 /// whether the member opted out of it.
 pub fn describe_group(
+    t: &Words,
     s: &Subscription,
     group: String,
     opted_out: bool,
@@ -196,7 +215,7 @@ pub fn describe_group(
         hours: Vec::new(),
         group: Some(group),
         opted_out,
-        ..describe(s, names, style)
+        ..describe(t, s, names, style)
     }
 }
 
@@ -260,12 +279,12 @@ pub fn hour_choices(style: &Style, current: i32) -> Vec<Choice> {
         .collect()
 }
 
-/// The days of the week, `current` (mon..sun) selected.
-pub fn day_choices(current: &str) -> Vec<Choice> {
+/// The days of the week in `t`'s language, `current` (mon..sun) selected.
+pub fn day_choices(t: &Words, current: &str) -> Vec<Choice> {
     (0..7u8)
         .map(|d| Choice {
             value: validate::weekday_name(d).into(),
-            label: day_name(d as i32).into(),
+            label: t.day(i32::from(d)).into(),
             selected: validate::weekday_name(d) == current,
         })
         .collect()

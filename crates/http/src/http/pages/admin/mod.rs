@@ -125,7 +125,7 @@ where
         let key = FormKey::load(c)?;
         if let Some(given) = csrf {
             if !key.verify(&csrf_input(&sid), given.as_deref()) {
-                return Ok(Err(Page::forbidden()));
+                return Ok(Err(Page::forbidden(crate::i18n::Locale::En)));
             }
         }
         let a = Admin {

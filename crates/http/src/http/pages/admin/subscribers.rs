@@ -22,8 +22,9 @@ use crate::{items, subscriptions, validate};
 use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
 use super::super::view::{self, SubView};
-use super::super::{Page, PageResult};
+use super::super::{Page, PageResult, Words};
 use super::{field, fields, gated, refused, render, Admin};
+use crate::i18n::Locale;
 
 const PAGE: i64 = 25;
 
@@ -77,10 +78,16 @@ fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
     for (id, name) in parties::page_users(c, f)? {
         let user = parties::get_user(c, id)?;
         let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-        let style = Style::page(tz, &user.locale);
+        // The operator's pages are English: the person's clock and date
+        // order, English words.
+        let style = Style {
+            lang: Locale::En,
+            ..Style::new(tz, &user.locale)
+        };
+        let t = Words::new(Locale::En);
         let subs = subscriptions::list_for_party(c, id)?
             .iter()
-            .map(|s| view::describe(s, &names, &style))
+            .map(|s| view::describe(&t, s, &names, &style))
             .collect();
         out.push(UserView {
             name,

@@ -19,9 +19,10 @@ use crate::{items, parties, subscriptions};
 use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
 use super::super::view::{self, SubView};
-use super::super::{Page, PageResult};
+use super::super::{Page, PageResult, Words};
 use super::home::stamp;
 use super::{field, fields, gated, refused, render, Admin};
+use crate::i18n::Locale;
 
 pub struct OptOutRow {
     pub member: String,
@@ -79,7 +80,7 @@ pub async fn show(
             &ShowPage {
                 a,
                 party: parties::name_of(c, sub.party)?,
-                s: view::describe(&sub, &names, &style),
+                s: view::describe(&Words::new(Locale::En), &sub, &names, &style),
                 optouts,
                 notice,
             },

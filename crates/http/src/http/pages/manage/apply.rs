@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::db::DbConn;
 use crate::error::Error;
+use crate::i18n::{catalogs, Locale};
 use crate::ids::{PartyId, SubscriptionId};
 use crate::parties::{self, Channel, ContactChange, UserChanges};
 use crate::subscriptions::{self, Retime};
@@ -55,12 +56,20 @@ fn reaching_subscription(
     }
 }
 
-/// Does what the form asked; returns the action done.
+/// A refusal of the page's own, in `lang`: `key` names its one line.
+fn refused(lang: Locale, key: &str) -> Error {
+    Error::invalid(catalogs().format(lang, key, &[]))
+}
+
+/// Does what the form asked; returns the action done. The page's own
+/// refusals are in `lang`; a field's validator says its line as the CLI
+/// and the API do.
 pub(super) fn apply(
     c: &mut DbConn,
     now: DateTime<Utc>,
     party: PartyId,
     f: &HashMap<String, String>,
+    lang: Locale,
 ) -> crate::Result<&'static str> {
     let field = |k: &str| f.get(k).map(String::as_str);
     match field("action").unwrap_or("") {
@@ -85,15 +94,13 @@ pub(super) fn apply(
         }
         "cadence" => {
             let id = own_subscription(c, party, f)?;
-            manage::change_subscription(c, now, id, None, &cadence(f)?)?;
+            manage::change_subscription(c, now, id, None, &cadence(f, lang)?)?;
             Ok("cadence")
         }
         "end" => {
             let id = own_subscription(c, party, f)?;
             if field("confirm") != Some("yes") {
-                return Err(Error::invalid(
-                    "tick the box to confirm that this subscription ends for good",
-                ));
+                return Err(refused(lang, "refused-end"));
             }
             remove::subscription(c, now, id)?;
             Ok("end")
@@ -128,7 +135,7 @@ pub(super) fn apply(
             c.write_tx(|c| subscriptions::opt_in_in_tx(c, id, party))?;
             Ok("optin")
         }
-        "matrix" | "unmatrix" => matrix(c, now, party, field("action"), field("matrix")),
+        "matrix" | "unmatrix" => matrix(c, now, party, (field("action"), field("matrix")), lang),
         "stop" => {
             let ids = subscriptions::ids_of_party(c, party)?;
             let groups: Vec<SubscriptionId> = subscriptions::reaching(c, party)?
@@ -154,14 +161,14 @@ fn matrix(
     c: &mut DbConn,
     now: DateTime<Utc>,
     party: PartyId,
-    action: Option<&str>,
-    id: Option<&str>,
+    (action, id): (Option<&str>, Option<&str>),
+    lang: Locale,
 ) -> crate::Result<&'static str> {
     let name = parties::name_of(c, party)?;
     let ch = parties::Channel::Matrix;
     if action == Some("unmatrix") {
         return match parties::remove_contact(c, &name, ch) {
-            Err(Error::NotFound(_)) => Err(Error::invalid("you have no Matrix ID to remove")),
+            Err(Error::NotFound(_)) => Err(refused(lang, "refused-no-matrix")),
             other => other.map(|_| "unmatrix"),
         };
     }
@@ -188,7 +195,7 @@ fn hour_field(f: &HashMap<String, String>) -> crate::Result<i64> {
 /// once. The form sends an hour and a day whatever the frequency; only
 /// those the frequency takes are passed on (hourly neither, daily the
 /// hour, weekly both). Each ticked `ch_CHANNEL` is a channel, at least one.
-fn cadence(f: &HashMap<String, String>) -> crate::Result<Retime> {
+fn cadence(f: &HashMap<String, String>, lang: Locale) -> crate::Result<Retime> {
     let frequency = f.get("frequency").cloned().unwrap_or_default();
     let channels: Vec<String> = Channel::ALL
         .iter()
@@ -197,7 +204,7 @@ fn cadence(f: &HashMap<String, String>) -> crate::Result<Retime> {
         .map(String::from)
         .collect();
     if channels.is_empty() {
-        return Err(Error::invalid("choose at least one way to get it"));
+        return Err(refused(lang, "refused-channels"));
     }
     let (hour, day) = match subscriptions::Frequency::parse(&frequency)? {
         subscriptions::Frequency::Hourly => (None, None),
