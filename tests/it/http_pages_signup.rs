@@ -22,6 +22,7 @@ use digestd::config::{Config, EmailConfig};
 use digestd::db::schema::{nt_requests, signups, subscriptions};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
+use digestd::i18n::Locale;
 use sha2::{Digest, Sha256};
 
 fn base64(bytes: &[u8]) -> String {
@@ -167,30 +168,13 @@ fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
         }
         assert_eq!(snapshot(&mut c), snap);
         // Something changes; the next 09:00 Berlin (08:00Z) sends a digest.
-        let ops = digestd::parties::NewUser {
-            name: "ops".into(),
-            timezone: "UTC".into(),
-            ..Default::default()
-        };
-        digestd::parties::create_user(&mut c, at(NOW), &ops).unwrap();
-        let when = "2026-11-22T10:00:00Z";
-        let item = digestd::items::ItemInput {
-            uuid: uuid::Uuid::from_u128(4242).to_string(),
-            collection: Some(cal.clone()),
-            kind: "event".into(),
-            title: "Sign-up party".into(),
-            start: Some("2026-11-27T09:00:00Z".into()),
-            actor: "ops".into(),
-            at: Some(when.into()),
-            ..Default::default()
-        };
-        digestd::items::put_item(&mut c, at(when), &item).unwrap();
-        let mut comp = digestd::digest::Composer::new(
-            &digestd::config::DigestConfig::default(),
-            &EmailConfig::default(),
-        )
-        .unwrap();
-        digestd::schedule::tick::tick(&mut c, at("2026-11-23T08:00:00Z"), &mut comp).unwrap();
+        common::pages::ops_adds_then_tick(
+            &mut c,
+            &cal,
+            4242,
+            "Sign-up party",
+            "2026-11-23T08:00:00Z",
+        );
         let posted: i64 = nt_requests::table
             .filter(nt_requests::subscription_id.eq(subs[0].id.0))
             .count()
@@ -455,8 +439,7 @@ fn concurrent_sign_ups(db: &TestDb) {
                             day: String::new(),
                             timezone: "Europe/Berlin".into(),
                         };
-                        let v = signup::validate_input(conn, &input, digestd::i18n::Locale::En)
-                            .unwrap();
+                        let v = signup::validate_input(conn, &input, Locale::En).unwrap();
                         gate.wait();
                         signup::request(conn, cfg, email, "http://x", &v, &client, at(NOW)).unwrap()
                     })

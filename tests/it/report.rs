@@ -86,7 +86,7 @@ fn subscribe(c: &mut DbConn, party: &str, collection: &str) {
 /// now (a retry pending).
 /// alice then posts bob a notification (pending at T0, 09:00Z), bob's
 /// address bounces hard and alice's soft.
-fn seed(c: &mut DbConn) -> i64 {
+pub(crate) fn seed(c: &mut DbConn) -> i64 {
     user(c, "alice", "alice@example.com");
     user(c, "bob", "bob@example.com");
     user(c, "carol", "carol@example.com");
@@ -379,7 +379,11 @@ fn dst_day_posts_once(db: &TestDb) {
     assert_eq!(dates, ["2026-11-01", "2026-11-02"]);
 }
 
-fn digestd(dir: &std::path::Path, config: &std::path::Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn digestd(
+    dir: &std::path::Path,
+    config: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_digestd"))
         .current_dir(dir)
         .arg("--config")

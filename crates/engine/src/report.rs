@@ -10,8 +10,9 @@
 //! exactly-once per local day like any other period, however many ticks
 //! or processes try.
 
+mod text;
+
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use chrono::{DateTime, Duration, NaiveDateTime, Timelike, Utc};
 use diesel::dsl::count_star;
@@ -27,7 +28,7 @@ use crate::db::states::{LogOutcome, RequestStatus};
 use crate::db::DbConn;
 use crate::deliver::queue::post_system_email_in;
 use crate::error::Result;
-use crate::i18n::{catalogs, Arg, Locale};
+use crate::i18n::{catalogs, Arg};
 use crate::ids::RequestId;
 use crate::schedule::TICK_JOB;
 
@@ -282,165 +283,6 @@ fn latest_run(conn: &mut DbConn, since: NaiveDateTime) -> Result<Option<LatestRu
         sent_at: sent.and_utc(),
         late_seconds: (sent - scheduled).num_seconds(),
     }))
-}
-
-/// An instant as the report writes it (UTC, to the second), or the
-/// catalogue's "never".
-fn when(l: Locale, t: Option<DateTime<Utc>>) -> String {
-    t.map_or_else(
-        || catalogs().text(l, "report-never").to_string(),
-        |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-    )
-}
-
-/// The table's column headings, in `l`.
-const COLUMNS: [&str; 7] = [
-    "report-channel",
-    "report-frequency",
-    "report-due",
-    "report-posted",
-    "report-empty",
-    "report-sent",
-    "report-failed",
-];
-
-/// Writes one row of the table: the first two cells left-aligned, the
-/// numbers right-aligned, each at least as wide as its heading (counted
-/// in characters: a heading in Japanese is narrow in `char`s).
-fn row(s: &mut String, widths: &[usize; 7], cells: [&str; 7]) {
-    s.push(' ');
-    for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
-        let pad = w.saturating_sub(c.chars().count());
-        s.push(' ');
-        if i < 2 {
-            s.push_str(c);
-            s.extend(std::iter::repeat_n(' ', pad));
-        } else {
-            s.extend(std::iter::repeat_n(' ', pad));
-            s.push_str(c);
-        }
-    }
-    // No spaces at the end of a line.
-    s.truncate(s.trim_end().len());
-    s.push('\n');
-}
-
-impl Report {
-    /// The report as plain text in `l`, as the email carries it (`[i18n]
-    /// operator_locale`; English by default).
-    pub fn text(&self, l: Locale) -> String {
-        let c = catalogs();
-        let mut s = String::new();
-        let (now, since) = (when(l, Some(self.at)), when(l, Some(self.since)));
-        let _ = writeln!(
-            s,
-            "{}\n",
-            c.format(
-                l,
-                "report-title",
-                &[("version", Arg::Str(&self.version)), ("at", Arg::Str(&now))]
-            )
-        );
-        let _ = writeln!(
-            s,
-            "{}",
-            c.format(l, "report-digests-since", &[("since", Arg::Str(&since))])
-        );
-        if self.digests.is_empty() {
-            let _ = writeln!(s, "  {}", c.text(l, "report-none-due"));
-        } else {
-            let heads = COLUMNS.map(|k| c.text(l, k));
-            // The widths the English report always had, or the heading's.
-            let mut widths = [8, 9, 7, 7, 7, 7, 7];
-            for (w, h) in widths.iter_mut().zip(heads) {
-                *w = (*w).max(h.chars().count());
-            }
-            row(&mut s, &widths, heads);
-            for (ch, by) in &self.digests {
-                for (f, d) in by {
-                    let n = [d.due, d.posted, d.empty, d.sent, d.failed].map(|n| n.to_string());
-                    row(&mut s, &widths, [ch, f, &n[0], &n[1], &n[2], &n[3], &n[4]]);
-                }
-            }
-        }
-        let num = |n: i64| Arg::Num(usize::try_from(n).unwrap_or(0));
-        let _ = writeln!(
-            s,
-            "\n{}",
-            c.format(
-                l,
-                "report-bounces",
-                &[
-                    ("hard", num(self.bounces_hard)),
-                    ("soft", num(self.bounces_soft)),
-                    ("disabled", num(self.addresses_disabled)),
-                ]
-            )
-        );
-        let _ = writeln!(
-            s,
-            "{}",
-            c.format(l, "report-retries", &[("count", num(self.retries_pending))])
-        );
-        let oldest = match &self.oldest_unfinished {
-            Some(o) => c.format(
-                l,
-                "report-oldest",
-                &[
-                    ("id", Arg::Str(&o.request_id.to_string())),
-                    ("status", Arg::Str(&o.status)),
-                    ("at", Arg::Str(&when(l, Some(o.requested_at)))),
-                ],
-            ),
-            None => c.text(l, "report-oldest-none").to_string(),
-        };
-        let _ = writeln!(s, "{oldest}");
-        let tick = when(l, self.latest_tick);
-        let _ = writeln!(
-            s,
-            "{}",
-            c.format(l, "report-latest-tick", &[("at", Arg::Str(&tick))])
-        );
-        let run = match &self.latest_run {
-            Some(r) => c.format(
-                l,
-                "report-latest-run",
-                &[
-                    ("subscription", Arg::Str(&r.subscription_id.to_string())),
-                    ("period", Arg::Str(&r.period)),
-                    ("due", Arg::Str(&when(l, Some(r.scheduled_at)))),
-                    ("sent", Arg::Str(&when(l, Some(r.sent_at)))),
-                    ("late", Arg::Str(&r.late_seconds.to_string())),
-                ],
-            ),
-            None => c.text(l, "report-latest-run-none").to_string(),
-        };
-        let _ = writeln!(s, "{run}");
-        for lease in &self.leases {
-            let _ = writeln!(
-                s,
-                "{}",
-                c.format(
-                    l,
-                    "report-lease",
-                    &[
-                        ("job", Arg::Str(&lease.job)),
-                        (
-                            "holder",
-                            Arg::Str(
-                                lease
-                                    .holder
-                                    .as_deref()
-                                    .unwrap_or(c.text(l, "report-nobody"))
-                            )
-                        ),
-                        ("at", Arg::Str(&when(l, lease.last_run))),
-                    ]
-                )
-            );
-        }
-        s
-    }
 }
 
 /// The local date the report of `now` belongs to, when it is due: `[ops]

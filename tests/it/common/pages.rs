@@ -126,6 +126,14 @@ pub fn csrf(html: &str) -> String {
     html[i..i + html[i..].find('"').unwrap()].to_string()
 }
 
+/// A GET from a browser that asks for `accept_language`.
+pub fn get_as(web: &Web, path: &str, accept_language: &str) -> Answer {
+    web.send(|c| {
+        c.get(web.url(path))
+            .header("accept-language", accept_language)
+    })
+}
+
 /// A form POST, as a browser sends it.
 pub fn post_form(web: &Web, path: &str, fields: &[(&str, &str)]) -> Answer {
     let body = url::form_urlencoded::Serializer::new(String::new())
@@ -215,4 +223,34 @@ pub fn team(c: &mut DbConn, cal: &str, members: &[&str], hour: i64) -> Subscript
         parties::add_member(c, "team", m).unwrap();
     }
     sub(c, daily("team", cal, hour))
+}
+
+/// ops (made here) adds the event `title` (its UUID from `n`) to
+/// collection `cal` at 10:00Z on the 22nd; then the tick runs at
+/// `tick_at` with the default composer.
+pub fn ops_adds_then_tick(c: &mut DbConn, cal: &str, n: u128, title: &str, tick_at: &str) {
+    let ops = NewUser {
+        name: "ops".into(),
+        timezone: "UTC".into(),
+        ..Default::default()
+    };
+    parties::create_user(c, at(NOW), &ops).unwrap();
+    let when = "2026-11-22T10:00:00Z";
+    let item = items::ItemInput {
+        uuid: uuid::Uuid::from_u128(n).to_string(),
+        collection: Some(cal.into()),
+        kind: "event".into(),
+        title: title.into(),
+        start: Some("2026-11-27T09:00:00Z".into()),
+        actor: "ops".into(),
+        at: Some(when.into()),
+        ..Default::default()
+    };
+    items::put_item(c, at(when), &item).unwrap();
+    let mut comp = digestd::digest::Composer::new(
+        &digestd::config::DigestConfig::default(),
+        &digestd::config::EmailConfig::default(),
+    )
+    .unwrap();
+    digestd::schedule::tick::tick(c, at(tick_at), &mut comp).unwrap();
 }
