@@ -15,8 +15,8 @@
 //! verification link (`browser/signup.rs`), the operator's pages
 //! (`browser/admin.rs`), the Matrix ID form (`browser/matrix.rs`) and
 //! "Send it now" with the "How often and where" form
-//! (`browser/cadence.rs`) and quiet hours (`browser/quiet.rs`) are flows of
-//! their own files.
+//! (`browser/cadence.rs`), quiet hours (`browser/quiet.rs`) and the pages
+//! in German (`browser/languages.rs`) are flows of their own files.
 
 use crate::common;
 
@@ -24,6 +24,8 @@ use crate::common;
 mod admin;
 #[path = "browser/cadence.rs"]
 mod cadence;
+#[path = "browser/languages.rs"]
+mod languages;
 #[path = "browser/matrix.rs"]
 mod matrix;
 #[path = "browser/quiet.rs"]

@@ -66,6 +66,7 @@ mod http_limits;
 mod http_metrics;
 mod http_ndjson_stream;
 mod http_pages;
+mod http_pages_branding;
 mod http_pages_digest;
 mod http_pages_group_optout;
 mod http_pages_hour;

@@ -35,6 +35,9 @@ pub struct Options {
     /// Chromium), as a visitor's machine would have it; `None`: this
     /// machine's.
     pub timezone: Option<&'static str>,
+    /// The languages the browser asks for (`Accept-Language`, Chromium's
+    /// `intl.accept_languages`: `"de-DE,de"`); `None`: Chromium's own.
+    pub languages: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -42,6 +45,7 @@ impl Default for Options {
         Options {
             javascript: true,
             timezone: None,
+            languages: None,
         }
     }
 }
@@ -112,6 +116,9 @@ impl Browser {
                 "profile.managed_default_content_settings.javascript".into(),
                 json!(2),
             );
+        }
+        if let Some(l) = options.languages {
+            prefs.insert("intl.accept_languages".into(), json!(l));
         }
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), json!("chrome"));

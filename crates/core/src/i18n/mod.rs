@@ -1,7 +1,9 @@
 //! The words digestd writes, in the reader's language: Project Fluent
 //! catalogues for English, German, French, Spanish, Portuguese and
-//! Japanese (`crates/core/locales/<tag>/digestd.ftl`, built in), and the
-//! operator's overrides of them ([`overrides`]).
+//! Japanese (`crates/core/locales/<tag>/`: `digestd.ftl`, `pages.ftl`,
+//! `report.ftl`, built in and read as one), and the operator's overrides
+//! of them ([`overrides`]). A visitor's language comes from their
+//! browser's `Accept-Language` ([`Locale::accepted`]).
 //!
 //! A person's BCP 47 tag resolves to the nearest shipped language
 //! ([`Locale::resolve`]: "pt-BR" reads Portuguese, anything unknown
