@@ -4,7 +4,7 @@
 //! browser that asks for English: the message named its button) are
 //! French, and the confirmed person is stored with `fr`, so their first
 //! digest is French. `?lang=de` wins over the browser and is carried into
-//! the form's action. Hostile `Accept-Language` headers get the English
+//! the form's action; a known address keeps its own locale. Hostile `Accept-Language` headers get the English
 //! page and store nothing of theirs. Expected texts are written out by
 //! hand from the catalogues.
 
@@ -186,6 +186,19 @@ fn lang_in_the_query_wins_over_the_browser_and_is_stored() {
         let g = web.get(&path, None);
         post_as(web, &path, "", &[("csrf", &csrf(&g.text))]);
         assert_eq!(locale_of(&mut c, "ana@example.net"), "pt-BR");
+        // A known address keeps its own locale, as it keeps its zone.
+        let sent = sign_up_as(web, "/subscribe", "ja", "asha@example.com", &cal);
+        assert!(
+            sent.text.contains("メールをご確認ください"),
+            "{}",
+            sent.text
+        );
+        let (_, text) = newest_message(&mut c);
+        let path = format!("/subscribe/confirm/{}", token_in(&text));
+        let g = web.get(&path, None);
+        assert!(g.text.contains(">確認する</button>"), "{}", g.text);
+        post_as(web, &path, "", &[("csrf", &csrf(&g.text))]);
+        assert_eq!(locale_of(&mut c, "asha@example.com"), "en-GB");
     });
 }
 

@@ -51,6 +51,28 @@ fn row(s: &mut String, widths: &[usize; 7], cells: [&str; 7]) {
 }
 
 impl Report {
+    /// The digests' table: a row per channel and frequency, or "none due".
+    fn table(&self, s: &mut String, l: Locale) {
+        let c = catalogs();
+        if self.digests.is_empty() {
+            let _ = writeln!(s, "  {}", c.text(l, "report-none-due"));
+            return;
+        }
+        let heads = COLUMNS.map(|k| c.text(l, k));
+        // The widths the English report always had, or the heading's.
+        let mut widths = [8, 9, 7, 7, 7, 7, 7];
+        for (w, h) in widths.iter_mut().zip(heads) {
+            *w = (*w).max(h.chars().count());
+        }
+        row(s, &widths, heads);
+        for (ch, by) in &self.digests {
+            for (f, d) in by {
+                let n = [d.due, d.posted, d.empty, d.sent, d.failed].map(|n| n.to_string());
+                row(s, &widths, [ch, f, &n[0], &n[1], &n[2], &n[3], &n[4]]);
+            }
+        }
+    }
+
     /// The report as plain text in `l`, as the email carries it (`[i18n]
     /// operator_locale`; English by default).
     pub fn text(&self, l: Locale) -> String {
@@ -71,23 +93,7 @@ impl Report {
             "{}",
             c.format(l, "report-digests-since", &[("since", Arg::Str(&since))])
         );
-        if self.digests.is_empty() {
-            let _ = writeln!(s, "  {}", c.text(l, "report-none-due"));
-        } else {
-            let heads = COLUMNS.map(|k| c.text(l, k));
-            // The widths the English report always had, or the heading's.
-            let mut widths = [8, 9, 7, 7, 7, 7, 7];
-            for (w, h) in widths.iter_mut().zip(heads) {
-                *w = (*w).max(h.chars().count());
-            }
-            row(&mut s, &widths, heads);
-            for (ch, by) in &self.digests {
-                for (f, d) in by {
-                    let n = [d.due, d.posted, d.empty, d.sent, d.failed].map(|n| n.to_string());
-                    row(&mut s, &widths, [ch, f, &n[0], &n[1], &n[2], &n[3], &n[4]]);
-                }
-            }
-        }
+        self.table(&mut s, l);
         let num = |n: i64| Arg::Num(usize::try_from(n).unwrap_or(0));
         let _ = writeln!(
             s,

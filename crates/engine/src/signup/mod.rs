@@ -19,7 +19,9 @@
 //! **A known address** gets the same answer and the same verification
 //! message as a new one (the page never says whether an address is
 //! known); confirming adds the subscriptions to that user (their own zone
-//! stays; the hour is read in it) and marks the address verified.
+//! and locale stay; the hour is read in it) and marks the address verified.
+//! A new user gets the locale the sign-up's browser asked for
+//! ([`Wish::locale`]), so their digests come in that language.
 //!
 //! **Limits** ([`limits`]): per mailbox, per client block and for all
 //! sign-ups together; beyond one, nothing is written or sent and the
