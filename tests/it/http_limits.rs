@@ -174,6 +174,15 @@ fn each_route_has_its_body_limit() {
         assert_eq!(a.status, 413, "{path}: {}", a.text);
         assert!(a.text.contains("<html"), "{path}: a page, {}", a.text);
     }
+    // In the language the browser asks for.
+    let a = w.send(|c| {
+        c.post(w.url("/subscribe"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept-language", "de")
+            .body(form.clone())
+    });
+    assert_eq!(a.status, 413);
+    assert!(a.text.contains("Das Formular ist größer"), "{}", a.text);
     // Within the limits all is as before.
     let a = w.put("/api/v1/users/asha", Some(&admin), r#"{"tz": "UTC"}"#);
     assert_eq!(a.status, 201, "{}", a.text);

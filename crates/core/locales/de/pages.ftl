@@ -12,6 +12,8 @@ page-expired-title = Formular abgelaufen
 page-expired = Dieses Formular ist nicht mehr gültig; es wurde nichts geändert. Öffnen Sie die Seite erneut und versuchen Sie es noch einmal.
 page-failed-title = Etwas ist schiefgelaufen
 page-failed = Bei uns ist etwas schiefgelaufen; es wurde nichts geändert. Bitte versuchen Sie es später noch einmal.
+page-too-large = Das Formular ist größer, als dieser Server annimmt. Es wurde nichts geändert.
+page-busy = Der Server ist ausgelastet; es wurde nichts geändert. Bitte versuchen Sie es gleich noch einmal.
 page-language = Sprache
 
 ## Ein Abonnement, wie eine Seite es beschreibt

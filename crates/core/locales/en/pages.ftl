@@ -13,6 +13,8 @@ page-expired-title = Form expired
 page-expired = This form is not valid any more: nothing was changed. Open the page again and retry.
 page-failed-title = Something went wrong
 page-failed = Something went wrong on our side; nothing was changed. Try again later.
+page-too-large = The form is larger than this server takes. Nothing was changed.
+page-busy = The server is busy; nothing was changed. Try again in a moment.
 page-language = Language
 
 ## A subscription as a page describes it

@@ -12,6 +12,8 @@ page-expired-title = Formulario caducado
 page-expired = Este formulario ya no es válido: no se cambió nada. Vuelve a abrir la página e inténtalo de nuevo.
 page-failed-title = Algo salió mal
 page-failed = Algo salió mal por nuestra parte; no se cambió nada. Inténtalo más tarde.
+page-too-large = El formulario es más grande de lo que acepta este servidor. No se cambió nada.
+page-busy = El servidor está ocupado; no se cambió nada. Inténtalo de nuevo en un momento.
 page-language = Idioma
 
 ## Una suscripción tal como la describe una página

@@ -12,6 +12,8 @@ page-expired-title = Formulaire expiré
 page-expired = Ce formulaire n’est plus valide : rien n’a été modifié. Rouvrez la page et réessayez.
 page-failed-title = Un problème est survenu
 page-failed = Un problème est survenu de notre côté ; rien n’a été modifié. Réessayez plus tard.
+page-too-large = Le formulaire dépasse la taille acceptée par ce serveur. Rien n’a été modifié.
+page-busy = Le serveur est occupé ; rien n’a été modifié. Réessayez dans un instant.
 page-language = Langue
 
 ## Un abonnement tel qu’une page le décrit

@@ -12,6 +12,8 @@ page-expired-title = Formulário expirado
 page-expired = Este formulário não é mais válido: nada foi alterado. Abra a página de novo e tente outra vez.
 page-failed-title = Algo deu errado
 page-failed = Algo deu errado do nosso lado; nada foi alterado. Tente novamente mais tarde.
+page-too-large = O formulário é maior do que este servidor aceita. Nada foi alterado.
+page-busy = O servidor está ocupado; nada foi alterado. Tente de novo daqui a pouco.
 page-language = Idioma
 
 ## Uma assinatura como uma página a descreve

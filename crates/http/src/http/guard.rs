@@ -289,6 +289,14 @@ async fn checked(app: App, path: String, mut req: Request, next: Next) -> Respon
         }
     }
     let declared = content_length(req.headers());
+    // A page's refusal is in the language the browser asks for.
+    let lang = super::pages::Asked::of(
+        req.uri().query(),
+        req.headers()
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .visitor();
     let json = media_for(req.method().as_str(), &path);
     if let (Some(m), true) = (json, has_body(req.headers(), declared)) {
         match media::accepts(req.headers(), m) {
@@ -300,7 +308,7 @@ async fn checked(app: App, path: String, mut req: Request, next: Next) -> Respon
     }
     let limit = app.bodies.limit(kind);
     if declared.is_some_and(|n| n > limit as u64) {
-        return closing(refusal(kind, ApiError::too_large(limit)));
+        return closing(refusal(kind, ApiError::too_large(limit), lang));
     }
     let permit = match has_body(req.headers(), declared) {
         // A chunked body may come to the limit: room for all of it.
@@ -308,7 +316,7 @@ async fn checked(app: App, path: String, mut req: Request, next: Next) -> Respon
             let want = declared.map_or(limit, |n| n as usize);
             match app.bodies.reserve(want).await {
                 Some(p) => Some(p),
-                None => return closing(busy(kind)),
+                None => return closing(busy(kind, lang)),
             }
         }
         false => None,
@@ -339,21 +347,21 @@ fn has_body(headers: &HeaderMap, declared: Option<u64>) -> bool {
     declared.is_some_and(|n| n > 0) || headers.contains_key(header::TRANSFER_ENCODING)
 }
 
-/// An API refusal as JSON, a page's as a page.
-fn refusal(kind: BodyKind, e: ApiError) -> Response {
+/// An API refusal as JSON, a page's as a page in `lang`.
+fn refusal(kind: BodyKind, e: ApiError, lang: crate::i18n::Locale) -> Response {
     match kind {
-        Form => super::pages::Page::from(e).into_response(),
+        Form => super::pages::Page::error(lang, e).into_response(),
         Bulk | Api => e.into_response(),
     }
 }
 
 /// 503 with `Retry-After`: the body budget stayed full.
-fn busy(kind: BodyKind) -> Response {
+fn busy(kind: BodyKind, lang: crate::i18n::Locale) -> Response {
     let e = ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "too many request bodies in flight; retry shortly",
     );
-    let mut r = refusal(kind, e);
+    let mut r = refusal(kind, e, lang);
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r

@@ -157,6 +157,10 @@ impl Page {
     pub fn error(lang: Locale, e: ApiError) -> Page {
         match e.status {
             StatusCode::NOT_FOUND => Page::not_found(lang),
+            s @ StatusCode::PAYLOAD_TOO_LARGE => {
+                Page::say(s, lang, "page-not-done", "page-too-large")
+            }
+            s @ StatusCode::SERVICE_UNAVAILABLE => Page::say(s, lang, "page-not-done", "page-busy"),
             s if s.is_server_error() => Page::say(s, lang, "page-failed-title", "page-failed"),
             s => {
                 let t = Words::new(lang);
@@ -190,7 +194,7 @@ impl IntoResponse for Page {
 }
 
 /// Library and storage errors as pages, in English: where the request's
-/// language is not known (the body limits' answers). Handlers use
+/// language is not known. Handlers and the body limits use
 /// [`Page::error`].
 impl From<ApiError> for Page {
     fn from(e: ApiError) -> Page {
