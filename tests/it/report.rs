@@ -6,7 +6,8 @@
 
 use crate::common;
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use chrono::{DateTime, Duration, Utc};
 use common::delivery::{notify, smtp, user};
@@ -379,11 +380,7 @@ fn dst_day_posts_once(db: &TestDb) {
     assert_eq!(dates, ["2026-11-01", "2026-11-02"]);
 }
 
-pub(crate) fn digestd(
-    dir: &std::path::Path,
-    config: &std::path::Path,
-    args: &[&str],
-) -> std::process::Output {
+pub(crate) fn digestd(dir: &Path, config: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_digestd"))
         .current_dir(dir)
         .arg("--config")
