@@ -17,7 +17,7 @@ use digestd::db::DbConn;
 use digestd::digest::link::LinkKey;
 use digestd::ids::SubscriptionId;
 
-const BASE: &str = "http://localhost:8080";
+pub(crate) const BASE: &str = "http://localhost:8080";
 
 /// `n` new events in collection `cal`, edited by ops on the 22nd.
 fn events(c: &mut DbConn, cal: &str, n: u128) {
@@ -49,7 +49,7 @@ fn tick(c: &mut DbConn, t: &str) {
 }
 
 /// [`tick`], the digests' links under `base`.
-fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
+pub(crate) fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
     let cfg = DigestConfig {
         max_items: 3,
         base_url: base.into(),
@@ -60,7 +60,7 @@ fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
 }
 
 /// The whole-digest path in subscription `id`'s posted digest text.
-fn link_in_digest(c: &mut DbConn, id: SubscriptionId) -> String {
+pub(crate) fn link_in_digest(c: &mut DbConn, id: SubscriptionId) -> String {
     let request: i64 = nt_requests::table
         .filter(nt_requests::subscription_id.eq(id.0))
         .select(nt_requests::request_id)

@@ -22,12 +22,19 @@ use digestd::seen::MarkInput;
 use digestd::subscriptions::SubscribeRequest;
 use serde_json::json;
 
-fn uuid(n: u128) -> String {
+pub(crate) fn uuid(n: u128) -> String {
     uuid::Uuid::from_u128(n).to_string()
 }
 
 /// bob's change to item `item` of `coll` at `when`, recorded then.
-fn change(c: &mut DbConn, coll: &str, item: u128, action: &str, title: &str, when: &str) {
+pub(crate) fn change(
+    c: &mut DbConn,
+    coll: &str,
+    item: u128,
+    action: &str,
+    title: &str,
+    when: &str,
+) {
     let line = json!({
         "collection": coll, "item": uuid(item), "actor": "bob", "action": action,
         "at": when, "title": title, "kind": "note",
@@ -40,7 +47,7 @@ fn change(c: &mut DbConn, coll: &str, item: u128, action: &str, title: &str, whe
 }
 
 /// `who` saw `item` at `when`, through the library as the API and CLI call it.
-fn mark(c: &mut DbConn, who: &str, item: u128, when: &str) {
+pub(crate) fn mark(c: &mut DbConn, who: &str, item: u128, when: &str) {
     let m = MarkInput {
         party: who.into(),
         item: uuid(item),
@@ -52,7 +59,7 @@ fn mark(c: &mut DbConn, who: &str, item: u128, when: &str) {
     digestd::seen::record(c, &marks).unwrap();
 }
 
-fn hourly(party: &str, coll: &str) -> SubscribeRequest {
+pub(crate) fn hourly(party: &str, coll: &str) -> SubscribeRequest {
     SubscribeRequest {
         party: party.into(),
         frequency: "hourly".into(),
@@ -77,7 +84,7 @@ fn world(c: &mut DbConn) -> String {
 }
 
 /// Each digest posted since request `after`: recipient, text, HTML.
-fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String)> {
+pub(crate) fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String)> {
     let to: Vec<(i64, String)> = nt_requests::table
         .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
         .select((nt_requests::request_id, parties::name))
@@ -91,6 +98,13 @@ fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String)> {
         .filter(|((id, _), _)| *id > after)
         .map(|((_, n), b)| (n, b.text, b.html.unwrap_or_default()))
         .collect()
+}
+
+/// Alpha, Beta and Gamma created in `docs` at 08:40, 08:41 and 08:42.
+pub(crate) fn three_changes(c: &mut DbConn, docs: &str) {
+    change(c, docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
+    change(c, docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
+    change(c, docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
 }
 
 fn last_request(c: &mut DbConn) -> i64 {
@@ -108,7 +122,10 @@ fn tick_at(c: &mut DbConn, t: &str) -> usize {
     composer.seen_queries()
 }
 
-fn of<'a>(all: &'a [(String, String, String)], who: &str) -> Vec<&'a (String, String, String)> {
+pub(crate) fn of<'a>(
+    all: &'a [(String, String, String)],
+    who: &str,
+) -> Vec<&'a (String, String, String)> {
     all.iter().filter(|d| d.0 == who).collect()
 }
 
@@ -118,9 +135,7 @@ fn of<'a>(all: &'a [(String, String, String)], who: &str) -> Vec<&'a (String, St
 fn a_digest_leaves_out_what_its_recipient_saw(db: &TestDb) {
     let mut c = db.conn();
     let docs = world(&mut c);
-    change(&mut c, &docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
-    change(&mut c, &docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
-    change(&mut c, &docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
+    three_changes(&mut c, &docs);
     mark(&mut c, "amy", 1, "2026-11-23T08:50:00Z");
     mark(&mut c, "amy", 2, "2026-11-23T08:41:00Z");
     // Seen before its change: no help.

@@ -513,7 +513,7 @@ impl Composer {
     /// left out, take some of them away.
     pub(super) fn reading(&self) -> Reading {
         Reading {
-            cap: self.cfg.max_items.saturating_mul(2).max(100),
+            cap: kept_of(&self.cfg),
             read_whole: self.read_whole,
         }
     }
@@ -657,6 +657,11 @@ impl Composer {
         let (cfg, cal) = (&self.cfg, self.calendar.as_ref());
         super::workers::body_of(cfg, cal, run, content, style, &self.collections, &names)
     }
+}
+
+/// Changes a window keeps in order under `cfg` (the rest it counts).
+pub(super) fn kept_of(cfg: &DigestConfig) -> usize {
+    cfg.max_items.saturating_mul(2).max(100)
 }
 
 type RecipientRow = (

@@ -1,0 +1,156 @@
+//! Seen marks and sharing: recipients of the same window whose marks leave
+//! out the same items share one stored rendering, as recipients without
+//! marks do; one whose marks leave out other items gets their own. The
+//! whole-digest page a digest links to leaves out what the digest left
+//! out, and says so. On both back ends.
+
+use crate::common;
+
+use common::digest::user;
+use common::web::each_backend;
+use common::{at, TestDb};
+use diesel::prelude::*;
+use digestd::db::schema::{nt_bodies, nt_messages, nt_requests, parties};
+use digestd::db::DbConn;
+use digestd::ids::SubscriptionId;
+use digestd::manage;
+
+use crate::http_pages_digest::{link_in_digest, tick_linked, BASE};
+use crate::seen::{change, digests, hourly, mark, of, three_changes};
+
+/// Docs, which every one of `who` follows hourly from 08:30 (their
+/// subscriptions, in order); bob edits it.
+fn docs_for(c: &mut DbConn, who: &[&str]) -> (String, Vec<SubscriptionId>) {
+    user(c, "bob", "UTC", "en-GB", None);
+    let docs = digestd::items::create_collection(c, at("2026-11-01T00:00:00Z"), "Docs", None)
+        .unwrap()
+        .uuid;
+    let mut subs = Vec::new();
+    for name in who {
+        user(c, name, "UTC", "en-GB", None);
+        let s = manage::subscribe(c, at("2026-11-23T08:30:00Z"), &hourly(name, &docs)).unwrap();
+        subs.push(s.id());
+    }
+    (docs, subs)
+}
+
+/// The shared rendering each recipient's digest points at, if any.
+fn body_of(c: &mut DbConn, who: &str) -> Option<i64> {
+    nt_requests::table
+        .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
+        .inner_join(nt_messages::table)
+        .filter(parties::name.eq(who))
+        .select(nt_messages::body_id)
+        .first(c)
+        .unwrap()
+}
+
+/// amy and ben saw Alpha (at different times, after its change), cy saw
+/// Beta, dan and eve saw nothing: amy and ben share one rendering, dan
+/// and eve another, cy's is her own; two renderings stored in all.
+fn equal_marks_share_one_stored_rendering(db: &TestDb) {
+    let mut c = db.conn();
+    let (docs, _) = docs_for(&mut c, &["amy", "ben", "cy", "dan", "eve"]);
+    three_changes(&mut c, &docs);
+    mark(&mut c, "amy", 1, "2026-11-23T08:45:00Z");
+    mark(&mut c, "ben", 1, "2026-11-23T08:55:00Z");
+    mark(&mut c, "cy", 2, "2026-11-23T08:45:00Z");
+    tick_linked(&mut c, "2026-11-23T09:00:00Z", BASE);
+
+    let (amy, ben, cy) = (
+        body_of(&mut c, "amy"),
+        body_of(&mut c, "ben"),
+        body_of(&mut c, "cy"),
+    );
+    let (dan, eve) = (body_of(&mut c, "dan"), body_of(&mut c, "eve"));
+    assert!(amy.is_some() && amy == ben, "{amy:?} {ben:?}");
+    assert!(dan.is_some() && dan == eve && dan != amy, "{dan:?} {eve:?}");
+    assert!(cy.is_none(), "cy's is hers alone: {cy:?}");
+    let stored: i64 = nt_bodies::table.count().get_result(&mut c).unwrap();
+    assert_eq!(stored, 2);
+
+    // As each reads it: the shared rendering filled with their own links.
+    let all = digests(&mut c, 0);
+    let sentence = "(1 change you have already seen is left out)";
+    for (who, gone) in [("amy", "Alpha"), ("ben", "Alpha"), ("cy", "Beta")] {
+        let d = of(&all, who);
+        assert_eq!(d.len(), 1, "{all:#?}");
+        let (text, html) = (&d[0].1, &d[0].2);
+        assert!(text.lines().next().unwrap().ends_with(sentence), "{text}");
+        assert!(!text.contains(gone) && text.contains("Gamma"), "{text}");
+        assert!(html.contains(sentence) && !html.contains(gone), "{html}");
+    }
+    for who in ["dan", "eve"] {
+        let text = &of(&all, who)[0].1;
+        assert!(!text.contains("already seen"), "{text}");
+        assert!(["Alpha", "Beta", "Gamma"].iter().all(|t| text.contains(t)));
+    }
+    // Each their own links in the shared rendering.
+    let links = |who: &str| {
+        let text = &of(&all, who)[0].1;
+        text.lines()
+            .filter(|l| l.contains(BASE))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_ne!(links("amy"), links("ben"));
+}
+
+/// The items `text` shows of `Item 1` to `Item n`, in number order.
+fn shown(text: &str, n: u128) -> Vec<u128> {
+    let names = |i: u128| {
+        let name = format!("Item {i}");
+        text.match_indices(&name)
+            .any(|(at, _)| !text[at + name.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    (1..=n).filter(|i| names(*i)).collect()
+}
+
+/// 103 items changed in the window (a digest keeps its first 100 and
+/// counts the rest); amy saw the first two and the 102nd. Her digest
+/// leaves out the two it kept and counts the 102nd in its rest; the page
+/// it links to lists every item but the same two and says the same.
+#[test]
+fn the_page_leaves_out_what_the_digest_did() {
+    each_backend(at("2026-11-23T09:30:00Z"), |web| {
+        let mut c = web.db.conn();
+        let (docs, subs) = docs_for(&mut c, &["amy", "ben"]);
+        for i in 1..=103u128 {
+            let when = format!("2026-11-23T08:{:02}:{:02}Z", 31 + i / 60, i % 60);
+            change(&mut c, &docs, i, "created", &format!("Item {i}"), &when);
+        }
+        for i in [1, 2, 102] {
+            mark(&mut c, "amy", i, "2026-11-23T08:59:00Z");
+        }
+        tick_linked(&mut c, "2026-11-23T09:00:00Z", BASE);
+        let all = digests(&mut c, 0);
+        let email = &of(&all, "amy")[0].1;
+        let sentence = "(2 changes you have already seen are left out)";
+        let first = email.lines().next().unwrap();
+        assert!(
+            first.starts_with("101 changes in Docs") && first.ends_with(sentence),
+            "{first}"
+        );
+
+        let (amy, ben) = (subs[0], subs[1]);
+        let page = web.get(&link_in_digest(&mut c, amy), None);
+        assert_eq!(page.status, 200, "{}", page.text);
+        assert!(page.text.contains(sentence), "{}", page.text);
+        assert!(page.text.contains("All 101 items"), "{}", page.text);
+        let listed = shown(&page.text, 103);
+        assert_eq!(listed, (3..=103).collect::<Vec<_>>());
+        // The digest's lines are the page's first.
+        let in_email = shown(email, 103);
+        assert!(
+            !in_email.is_empty() && listed.starts_with(&in_email),
+            "{in_email:?}"
+        );
+
+        // ben saw nothing: his page lists all, and says nothing of marks.
+        let page = web.get(&link_in_digest(&mut c, ben), None);
+        assert!(page.text.contains("All 103 items"), "{}", page.text);
+        assert!(!page.text.contains("already seen"), "{}", page.text);
+    });
+}
+
+crate::backend_tests!(equal_marks_share_one_stored_rendering);
