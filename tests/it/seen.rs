@@ -8,66 +8,17 @@ use crate::common;
 
 use chrono::{DateTime, Duration, Utc};
 use common::digest::{bodies, composer, user};
+use common::seen::{change, hourly, mark, three_changes, uuid};
 use common::web::{each_backend, Web};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::access::Scope;
-use digestd::config::RecordConfig;
 use digestd::db::schema::{nt_requests, parties, seen};
 use digestd::db::DbConn;
-use digestd::ingest;
 use digestd::manage;
 use digestd::schedule::tick::tick;
-use digestd::seen::MarkInput;
 use digestd::subscriptions::SubscribeRequest;
 use serde_json::json;
-
-pub(crate) fn uuid(n: u128) -> String {
-    uuid::Uuid::from_u128(n).to_string()
-}
-
-/// bob's change to item `item` of `coll` at `when`, recorded then.
-pub(crate) fn change(
-    c: &mut DbConn,
-    coll: &str,
-    item: u128,
-    action: &str,
-    title: &str,
-    when: &str,
-) {
-    let line = json!({
-        "collection": coll, "item": uuid(item), "actor": "bob", "action": action,
-        "at": when, "title": title, "kind": "note",
-        "changes": [{"attribute": "status", "old": null, "new": title}],
-    })
-    .to_string();
-    let bounds = RecordConfig::default().at_bounds(at(when));
-    let mods = ingest::parse_all(c, line.as_bytes(), &bounds).unwrap();
-    ingest::write_batched(c, &mods, 100, &mut |_| {}).unwrap();
-}
-
-/// `who` saw `item` at `when`, through the library as the API and CLI call it.
-pub(crate) fn mark(c: &mut DbConn, who: &str, item: u128, when: &str) {
-    let m = MarkInput {
-        party: who.into(),
-        item: uuid(item),
-        at: when.into(),
-    };
-    let marks = digestd::seen::check(c, &[m], &RecordConfig::default().at_bounds(at(when)))
-        .unwrap()
-        .unwrap();
-    digestd::seen::record(c, &marks).unwrap();
-}
-
-pub(crate) fn hourly(party: &str, coll: &str) -> SubscribeRequest {
-    SubscribeRequest {
-        party: party.into(),
-        frequency: "hourly".into(),
-        kind: "modification".into(),
-        collection: Some(coll.into()),
-        ..Default::default()
-    }
-}
 
 /// amy, ben and bob; Docs, which amy and ben follow hourly from 08:30.
 fn world(c: &mut DbConn) -> String {
@@ -98,13 +49,6 @@ pub(crate) fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String
         .filter(|((id, _), _)| *id > after)
         .map(|((_, n), b)| (n, b.text, b.html.unwrap_or_default()))
         .collect()
-}
-
-/// Alpha, Beta and Gamma created in `docs` at 08:40, 08:41 and 08:42.
-pub(crate) fn three_changes(c: &mut DbConn, docs: &str) {
-    change(c, docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
-    change(c, docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
-    change(c, docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
 }
 
 fn last_request(c: &mut DbConn) -> i64 {

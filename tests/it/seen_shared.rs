@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::digest::user;
+use common::seen::{change, hourly, mark, three_changes};
 use common::web::each_backend;
 use common::{at, TestDb};
 use diesel::prelude::*;
@@ -16,7 +17,7 @@ use digestd::ids::SubscriptionId;
 use digestd::manage;
 
 use crate::http_pages_digest::{link_in_digest, tick_linked, BASE};
-use crate::seen::{change, digests, hourly, mark, of, three_changes};
+use crate::seen::{digests, of};
 
 /// Docs, which every one of `who` follows hourly from 08:30 (their
 /// subscriptions, in order); bob edits it.
