@@ -7,8 +7,8 @@
 use crate::common;
 
 use common::digest::user;
-use common::seen::{change, hourly, mark, three_changes};
-use common::web::each_backend;
+use common::seen::{change_by, hourly, mark, three_changes};
+use common::web::{each_backend, Web};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::db::schema::{nt_bodies, nt_messages, nt_requests, parties};
@@ -107,6 +107,51 @@ fn shown(text: &str, n: u128) -> Vec<u128> {
     (1..=n).filter(|i| names(*i)).collect()
 }
 
+/// Items 1 to 103 created in `docs` in the window, a second apart from
+/// 08:31:01, the first `own` by amy and the rest by bob: more than the
+/// 100 changes a window keeps (twice `max_items`, at least 100); the rest
+/// it counts.
+fn hundred_and_three(c: &mut DbConn, docs: &str, own: u128) {
+    for i in 1..=103u128 {
+        let when = format!("2026-11-23T08:{:02}:{:02}Z", 31 + i / 60, i % 60);
+        let by = if i <= own { "amy" } else { "bob" };
+        change_by(c, by, docs, i, "created", &format!("Item {i}"), &when);
+    }
+}
+
+/// amy's digest and the page it links to, after [`hundred_and_three`]
+/// (`own` of them hers) and her marks on `saw`, all after their changes,
+/// with every one of `who` (amy first) following Docs: her digest's first
+/// line and the page's heading both say `items` changes and that two she
+/// saw are left out. Their subscriptions, her digest's text, the page.
+fn amy_saw(web: &Web, who: &[&str], own: u128, saw: [u128; 3], items: usize) -> Saw {
+    let mut c = web.db.conn();
+    let (docs, subs) = docs_for(&mut c, who);
+    hundred_and_three(&mut c, &docs, own);
+    for i in saw {
+        mark(&mut c, "amy", i, "2026-11-23T08:59:00Z");
+    }
+    tick_linked(&mut c, "2026-11-23T09:00:00Z", BASE);
+    let all = digests(&mut c, 0);
+    let email = of(&all, "amy")[0].1.clone();
+    let sentence = "(2 changes you have already seen are left out)";
+    let first = email.lines().next().unwrap();
+    let heading = format!("{items} changes in Docs");
+    assert!(
+        first.starts_with(&heading) && first.ends_with(sentence),
+        "{first}"
+    );
+    let page = web.get(&link_in_digest(&mut c, subs[0]), None);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains(sentence), "{}", page.text);
+    let all_items = format!("All {items} items");
+    assert!(page.text.contains(&all_items), "{}", page.text);
+    (subs, email, page.text)
+}
+
+/// What [`amy_saw`] answers.
+type Saw = (Vec<SubscriptionId>, String, String);
+
 /// 103 items changed in the window (a digest keeps its first 100 and
 /// counts the rest); amy saw the first two and the 102nd. Her digest
 /// leaves out the two it kept and counts the 102nd in its rest; the page
@@ -114,43 +159,34 @@ fn shown(text: &str, n: u128) -> Vec<u128> {
 #[test]
 fn the_page_leaves_out_what_the_digest_did() {
     each_backend(at("2026-11-23T09:30:00Z"), |web| {
-        let mut c = web.db.conn();
-        let (docs, subs) = docs_for(&mut c, &["amy", "ben"]);
-        for i in 1..=103u128 {
-            let when = format!("2026-11-23T08:{:02}:{:02}Z", 31 + i / 60, i % 60);
-            change(&mut c, &docs, i, "created", &format!("Item {i}"), &when);
-        }
-        for i in [1, 2, 102] {
-            mark(&mut c, "amy", i, "2026-11-23T08:59:00Z");
-        }
-        tick_linked(&mut c, "2026-11-23T09:00:00Z", BASE);
-        let all = digests(&mut c, 0);
-        let email = &of(&all, "amy")[0].1;
-        let sentence = "(2 changes you have already seen are left out)";
-        let first = email.lines().next().unwrap();
-        assert!(
-            first.starts_with("101 changes in Docs") && first.ends_with(sentence),
-            "{first}"
-        );
-
-        let (amy, ben) = (subs[0], subs[1]);
-        let page = web.get(&link_in_digest(&mut c, amy), None);
-        assert_eq!(page.status, 200, "{}", page.text);
-        assert!(page.text.contains(sentence), "{}", page.text);
-        assert!(page.text.contains("All 101 items"), "{}", page.text);
-        let listed = shown(&page.text, 103);
+        let (subs, email, page) = amy_saw(web, &["amy", "ben"], 0, [1, 2, 102], 101);
+        let listed = shown(&page, 103);
         assert_eq!(listed, (3..=103).collect::<Vec<_>>());
         // The digest's lines are the page's first.
-        let in_email = shown(email, 103);
+        let in_email = shown(&email, 103);
         assert!(
             !in_email.is_empty() && listed.starts_with(&in_email),
             "{in_email:?}"
         );
 
         // ben saw nothing: his page lists all, and says nothing of marks.
-        let page = web.get(&link_in_digest(&mut c, ben), None);
+        let mut c = web.db.conn();
+        let page = web.get(&link_in_digest(&mut c, subs[1]), None);
         assert!(page.text.contains("All 103 items"), "{}", page.text);
         assert!(!page.text.contains("already seen"), "{}", page.text);
+    });
+}
+
+/// amy created items 1 to 3 herself, and her digests leave her own
+/// changes out: hers keeps everyone's first 100 but those three (items 4
+/// to 100) and counts 101 to 103. She saw 4, 5 and 101: her digest leaves
+/// out 4 and 5 and counts 101 in its rest; the page lists 6 to 103 and
+/// says the same two are left out.
+#[test]
+fn the_page_of_a_list_without_its_readers_own_changes_leaves_out_what_the_digest_did() {
+    each_backend(at("2026-11-23T09:30:00Z"), |web| {
+        let (_, _, page) = amy_saw(web, &["amy"], 3, [4, 5, 101], 98);
+        assert_eq!(shown(&page, 103), (6..=103).collect::<Vec<_>>());
     });
 }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::listed::Listed;
+use super::listed::{self, Listed};
 use super::render::Content;
 use super::window::{Window, WindowChanges};
 use super::workers::Source;
@@ -122,15 +122,24 @@ impl SeenMarks {
         Ok(())
     }
 
-    /// The positions in `listed` of the items `me`'s marks leave out
-    /// (among its first [`SeenMarks::first`]), in order.
-    fn left_out(&self, me: PartyId, listed: &Listed) -> Vec<u32> {
+    /// The positions in `listed` of the items `me`'s marks leave out, in
+    /// order. With [`SeenMarks::first`] set, only among the items a digest
+    /// kept: `listed`'s first that many, and none after the that-many-th
+    /// of `everyone` (the window's list, of which `listed` is `me`'s), as
+    /// a list without its recipient's own changes keeps none past it
+    /// (`super::listed::without`).
+    fn left_out(&self, me: PartyId, listed: &Listed, everyone: &Listed) -> Vec<u32> {
         let Some(mine) = self.marks.get(&me) else {
             return Vec::new();
         };
         let n = self.first.unwrap_or(usize::MAX);
+        let last = match n.checked_sub(1) {
+            Some(i) if everyone.len() > n => everyone.items.get(i).map(|c| listed::key(c)),
+            _ => None,
+        };
         (0u32..)
             .zip(listed.items.iter().take(n))
+            .filter(|(_, c)| last.is_none_or(|b| listed::key(c) <= b))
             .filter(|(_, c)| mine.get(&c.item_uuid).is_some_and(|at| c.last_at <= *at))
             .map(|(i, _)| i)
             .collect()
@@ -144,12 +153,15 @@ impl SeenMarks {
         if !self.marks.contains_key(&me) {
             return src;
         }
-        let (held, who, listed): (Held, _, _) = match &src.0 {
-            Source::Ready(Content::Changes(v)) => (v.clone(), None, v.clone()),
-            Source::Collapse(w, who) => (w.clone(), Some(*who), Arc::new(w.content_for(*who))),
+        let (held, who, listed, everyone): (Held, _, _, _) = match &src.0 {
+            Source::Ready(Content::Changes(v)) => (v.clone(), None, v.clone(), v.clone()),
+            Source::Collapse(w, who) => {
+                let mine = Arc::new(w.content_for(*who));
+                (w.clone(), Some(*who), mine, w.all.clone())
+            }
             Source::Ready(Content::Upcoming(_)) => return src,
         };
-        let out = self.left_out(me, &listed);
+        let out = self.left_out(me, &listed, &everyone);
         if out.is_empty() {
             return src;
         }
