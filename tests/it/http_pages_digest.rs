@@ -50,13 +50,19 @@ fn tick(c: &mut DbConn, t: &str) {
 
 /// [`tick`], the digests' links under `base`.
 pub(crate) fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
+    let mut comp = linked_composer(base);
+    digestd::schedule::tick::tick(c, at(t), &mut comp).unwrap();
+}
+
+/// The composer of [`tick_linked`]: digests capped at 3 items, their
+/// links under `base`.
+pub(crate) fn linked_composer(base: &str) -> digestd::digest::Composer {
     let cfg = DigestConfig {
         max_items: 3,
         base_url: base.into(),
         ..DigestConfig::default()
     };
-    let mut comp = digestd::digest::Composer::new(&cfg, &EmailConfig::default()).unwrap();
-    digestd::schedule::tick::tick(c, at(t), &mut comp).unwrap();
+    digestd::digest::Composer::new(&cfg, &EmailConfig::default()).unwrap()
 }
 
 /// The whole-digest path in subscription `id`'s posted digest text.

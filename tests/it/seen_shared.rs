@@ -1,7 +1,7 @@
 //! Seen marks and sharing: recipients of the same window whose marks leave
 //! out the same items share one stored rendering, as recipients without
-//! marks do; one whose marks leave out other items gets their own. The
-//! whole-digest page a digest links to leaves out what the digest left
+//! marks do, in whatever batches of the hand-off they come; one whose
+//! marks leave out other items gets their own. The whole-digest page a digest links to leaves out what the digest left
 //! out, and says so. On both back ends.
 
 use crate::common;
@@ -15,8 +15,9 @@ use digestd::db::schema::{nt_bodies, nt_messages, nt_requests, parties};
 use digestd::db::DbConn;
 use digestd::ids::SubscriptionId;
 use digestd::manage;
+use digestd::schedule::tick::tick;
 
-use crate::http_pages_digest::{link_in_digest, tick_linked, BASE};
+use crate::http_pages_digest::{link_in_digest, linked_composer, tick_linked, BASE};
 use crate::seen::{digests, of};
 
 /// Docs, which every one of `who` follows hourly from 08:30 (their
@@ -35,6 +36,16 @@ fn docs_for(c: &mut DbConn, who: &[&str]) -> (String, Vec<SubscriptionId>) {
     (docs, subs)
 }
 
+/// amy, ben, cy, dan and eve follow Docs (subscribed in that order), where
+/// Alpha, Beta and Gamma changed; amy and ben saw Alpha after its change
+/// (at different times).
+fn five_following(c: &mut DbConn) {
+    let (docs, _) = docs_for(c, &["amy", "ben", "cy", "dan", "eve"]);
+    three_changes(c, &docs);
+    mark(c, "amy", 1, "2026-11-23T08:45:00Z");
+    mark(c, "ben", 1, "2026-11-23T08:55:00Z");
+}
+
 /// The shared rendering each recipient's digest points at, if any.
 fn body_of(c: &mut DbConn, who: &str) -> Option<i64> {
     nt_requests::table
@@ -51,10 +62,7 @@ fn body_of(c: &mut DbConn, who: &str) -> Option<i64> {
 /// and eve another, cy's is her own; two renderings stored in all.
 fn equal_marks_share_one_stored_rendering(db: &TestDb) {
     let mut c = db.conn();
-    let (docs, _) = docs_for(&mut c, &["amy", "ben", "cy", "dan", "eve"]);
-    three_changes(&mut c, &docs);
-    mark(&mut c, "amy", 1, "2026-11-23T08:45:00Z");
-    mark(&mut c, "ben", 1, "2026-11-23T08:55:00Z");
+    five_following(&mut c);
     mark(&mut c, "cy", 2, "2026-11-23T08:45:00Z");
     tick_linked(&mut c, "2026-11-23T09:00:00Z", BASE);
 
@@ -95,6 +103,39 @@ fn equal_marks_share_one_stored_rendering(db: &TestDb) {
             .collect::<Vec<_>>()
     };
     assert_ne!(links("amy"), links("ben"));
+}
+
+/// amy and ben saw Alpha; cy, dan and eve saw nothing. Each digest is
+/// composed in a batch of its own (as marked recipients among many are in
+/// a tick's batches of 500): amy's rendering is stored for ben, as the
+/// chunk's marks give their list to both; cy's, the first of the
+/// unfiltered list, is her own, and dan's, that list read again in a later
+/// batch, is stored and eve shares it.
+fn readers_in_other_batches_share_one_stored_rendering(db: &TestDb) {
+    let mut c = db.conn();
+    five_following(&mut c);
+    let mut comp = linked_composer(BASE);
+    comp.post_batch = 1;
+    tick(&mut c, at("2026-11-23T09:00:00Z"), &mut comp).unwrap();
+
+    let [amy, ben, cy, dan, eve] = ["amy", "ben", "cy", "dan", "eve"].map(|w| body_of(&mut c, w));
+    assert!(amy.is_some() && amy == ben, "{amy:?} {ben:?}");
+    assert!(cy.is_none(), "cy's is hers alone: {cy:?}");
+    assert!(dan.is_some() && dan == eve && dan != amy, "{dan:?} {eve:?}");
+    let stored: i64 = nt_bodies::table.count().get_result(&mut c).unwrap();
+    assert_eq!(stored, 2);
+    let all = digests(&mut c, 0);
+    for who in ["amy", "ben"] {
+        let text = &of(&all, who)[0].1;
+        assert!(
+            text.contains("already seen") && !text.contains("Alpha"),
+            "{text}"
+        );
+    }
+    for who in ["cy", "dan", "eve"] {
+        let text = &of(&all, who)[0].1;
+        assert!(["Alpha", "Beta", "Gamma"].iter().all(|t| text.contains(t)));
+    }
 }
 
 /// The items `text` shows of `Item 1` to `Item n`, in number order.
@@ -190,4 +231,7 @@ fn the_page_of_a_list_without_its_readers_own_changes_leaves_out_what_the_digest
     });
 }
 
-crate::backend_tests!(equal_marks_share_one_stored_rendering);
+crate::backend_tests!(
+    equal_marks_share_one_stored_rendering,
+    readers_in_other_batches_share_one_stored_rendering
+);

@@ -114,6 +114,12 @@ pub struct Composer {
     /// The last chunk handed off has committed (`stored` holds only
     /// renderings that are there for the next one).
     pub(super) chunk_committed: bool,
+    /// Hashes of the keys rendered alone in this chunk's batches so far
+    /// (`handoff`): a later batch's reader of one shares its rendering.
+    pub(super) alone: HashSet<u64>,
+    /// Runs composed and written at a time (`handoff::POST_BATCH`; tests
+    /// set fewer, to spread a chunk over batches).
+    pub post_batch: usize,
     /// The whole-digest links' key, loaded on first use.
     pub(super) link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
@@ -166,6 +172,8 @@ impl Composer {
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
+            alone: HashSet::new(),
+            post_batch: super::handoff::POST_BATCH,
             share_bodies: true,
             workers: 1,
             readers: None,

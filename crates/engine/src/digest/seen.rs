@@ -12,13 +12,20 @@
 //! hold items. A recipient with no mark shares the window's list; the
 //! recipients of the same list whose marks leave out the same items share
 //! one filtered list (the same `Arc`), so the composer renders and stores
-//! its body once for all of them, as it does the window's own.
+//! its body once for all of them, as it does the window's own. Such
+//! recipients are rarely in one batch of the hand-off, so when a window's
+//! marks are read the lists its recipients in the chunk will get are
+//! counted, and a list two or more of them get is [`SeenMarks::spread`]:
+//! its first reader's rendering is stored for the others, in whatever
+//! batch they come.
 //! Marks are a person's: a group's digest is composed once for all its
 //! members, so marks leave nothing out of it. Only what a window keeps
 //! (its first changes) is filtered; the counted rest is not.
 
 use std::any::Any;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -53,6 +60,14 @@ pub(super) struct SeenMarks {
     /// The filtered lists made for this chunk, shared by the recipients
     /// whose marks leave out the same items of the same list.
     made: HashMap<Made, (Held, Arc<Listed>)>,
+    /// How many of the chunk's recipients get each filtered list of a
+    /// window's list, counted when the window's marks are read: by the
+    /// list's address and a hash of the positions left out. At most one
+    /// entry a marked recipient of the chunk, forgotten with it.
+    wanted: HashMap<(usize, u64), u32>,
+    /// The filtered lists in `made` (by address) that two or more of the
+    /// chunk's recipients get.
+    spread: HashSet<usize>,
     /// Only the first this many items of a list are filtered: the whole
     /// digest's page keeps more items than a digest, and filters only
     /// the ones the digest did (`None`: every item kept).
@@ -80,7 +95,8 @@ impl SeenMarks {
         self.parties.clear();
         self.read.clear();
         self.marks.clear();
-        self.made.clear();
+        self.forget_made();
+        self.wanted.clear();
         for r in runs.iter().filter(|r| r.kind == Kind::Modification) {
             self.parties
                 .entry((r.collection, r.span()))
@@ -101,6 +117,7 @@ impl SeenMarks {
         let mut parties: Vec<PartyId> = Vec::new();
         let mut items: HashSet<&str> = HashSet::new();
         let mut not_before: Option<DateTime<Utc>> = None;
+        let mut fresh = Vec::new();
         for (key, w) in windows {
             if !self.read.insert(key.clone()) {
                 continue;
@@ -111,6 +128,7 @@ impl SeenMarks {
             not_before = Some(not_before.map_or(first, |n| n.min(first)));
             parties.extend(self.parties.get(key).into_iter().flatten().copied());
             parties.extend(who);
+            fresh.push((key, *w));
         }
         let Some(not_before) = not_before else {
             return Ok(());
@@ -119,7 +137,46 @@ impl SeenMarks {
         for (p, m) in seen::read_for(c, &parties, &items, not_before)? {
             self.marks.entry(p).or_default().extend(m);
         }
+        for (key, w) in fresh {
+            self.count_wanted(key, w);
+        }
         Ok(())
+    }
+
+    /// Counts the filtered lists of `w`'s list that its recipients in the
+    /// chunk get. One who made some of its changes is passed over: they
+    /// may get their own collapse instead (then a list they do get counts
+    /// short, and is stored only from its second batch: `handoff`). A
+    /// count too high (the same list in two styles, or an address reused
+    /// after its window left the cache) only stores a rendering one
+    /// recipient reads.
+    fn count_wanted(&mut self, key: &Window, w: &WindowChanges) {
+        let Some(ps) = self.parties.get(key) else {
+            return;
+        };
+        let at = Arc::as_ptr(&w.all) as usize;
+        for p in ps.iter().filter(|p| !w.actors.contains(p)) {
+            let out = self.left_out(*p, &w.all, &w.all);
+            if !out.is_empty() {
+                *self.wanted.entry((at, hash_of(&out))).or_default() += 1;
+            }
+        }
+    }
+
+    /// Whether `src` is a filtered list two or more of the chunk's
+    /// recipients get.
+    pub fn spread(&self, src: &Source) -> bool {
+        match src {
+            Source::Ready(Content::Changes(l)) => self
+                .spread
+                .contains(&(Arc::as_ptr(l) as *const () as usize)),
+            _ => false,
+        }
+    }
+
+    fn forget_made(&mut self) {
+        self.made.clear();
+        self.spread.clear();
     }
 
     /// The positions in `listed` of the items `me`'s marks leave out, in
@@ -170,15 +227,27 @@ impl SeenMarks {
             Some((_, l)) => l.clone(),
             None => {
                 if self.made.len() >= MADE_MAX {
-                    self.made.clear();
+                    self.forget_made();
                 }
                 let l = Arc::new(without(&listed, &key.2));
+                let wanted = self.wanted.get(&(key.0, hash_of(&key.2)));
+                if who.is_none() && wanted.is_some_and(|n| *n >= 2) {
+                    self.spread.insert(Arc::as_ptr(&l) as *const () as usize);
+                }
                 self.made.insert(key, (held, l.clone()));
                 l
             }
         };
         (Source::Ready(Content::Changes(made)), true)
     }
+}
+
+/// A hash of the positions `out` (a collision only stores a rendering
+/// one recipient reads).
+fn hash_of(out: &[u32]) -> u64 {
+    let mut h = DefaultHasher::new();
+    out.hash(&mut h);
+    h.finish()
 }
 
 /// `listed` without the items at positions `out` (in order), counted as
