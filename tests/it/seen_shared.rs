@@ -15,7 +15,7 @@ use digestd::db::schema::{nt_bodies, nt_messages, nt_requests, parties};
 use digestd::db::DbConn;
 use digestd::ids::SubscriptionId;
 use digestd::manage;
-use digestd::schedule::tick::tick;
+use digestd::schedule::tick::{tick, tick_in_chunks};
 
 use crate::http_pages_digest::{link_in_digest, linked_composer, tick_linked, BASE};
 use crate::seen::{digests, of};
@@ -138,6 +138,27 @@ fn readers_in_other_batches_share_one_stored_rendering(db: &TestDb) {
     }
 }
 
+/// amy, ben and cy saw Alpha; the tick goes two subscriptions a chunk.
+/// The first chunk stores amy's rendering for ben; cy, in the second,
+/// gets the same list (kept for the tick) and shares what is stored.
+/// dan and eve, alone in their chunks with the whole list, get their own.
+fn equal_marks_in_a_later_chunk_share_the_stored_rendering(db: &TestDb) {
+    let mut c = db.conn();
+    five_following(&mut c);
+    mark(&mut c, "cy", 1, "2026-11-23T08:50:00Z");
+    let mut comp = linked_composer(BASE);
+    tick_in_chunks(&mut c, at("2026-11-23T09:00:00Z"), &mut comp, 2).unwrap();
+
+    let [amy, ben, cy, dan, eve] = ["amy", "ben", "cy", "dan", "eve"].map(|w| body_of(&mut c, w));
+    assert!(
+        amy.is_some() && amy == ben && amy == cy,
+        "{amy:?} {ben:?} {cy:?}"
+    );
+    assert_eq!((dan, eve), (None, None));
+    let stored: i64 = nt_bodies::table.count().get_result(&mut c).unwrap();
+    assert_eq!(stored, 1);
+}
+
 /// The items `text` shows of `Item 1` to `Item n`, in number order.
 fn shown(text: &str, n: u128) -> Vec<u128> {
     let names = |i: u128| {
@@ -233,5 +254,6 @@ fn the_page_of_a_list_without_its_readers_own_changes_leaves_out_what_the_digest
 
 crate::backend_tests!(
     equal_marks_share_one_stored_rendering,
-    readers_in_other_batches_share_one_stored_rendering
+    readers_in_other_batches_share_one_stored_rendering,
+    equal_marks_in_a_later_chunk_share_the_stored_rendering
 );

@@ -14,18 +14,18 @@
 //! one filtered list (the same `Arc`), so the composer renders and stores
 //! its body once for all of them, as it does the window's own. Such
 //! recipients are rarely in one batch of the hand-off, so when a window's
-//! marks are read the lists its recipients in the chunk will get are
-//! counted, and a list two or more of them get is [`SeenMarks::spread`]:
-//! its first reader's rendering is stored for the others, in whatever
-//! batch they come.
+//! marks are read the lists its recipients in the chunk get are made
+//! (each worked out once a chunk), and a list two or more of them get is
+//! [`SeenMarks::spread`]: its first reader's rendering is stored for the
+//! others, in whatever batch they come. The lists are kept for the tick,
+//! so a later chunk's recipients get the same list, and its rendering
+//! stored already.
 //! Marks are a person's: a group's digest is composed once for all its
 //! members, so marks leave nothing out of it. Only what a window keeps
 //! (its first changes) is filtered; the counted rest is not.
 
 use std::any::Any;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -57,16 +57,18 @@ pub(super) struct SeenMarks {
     /// Windows whose marks are read for this chunk.
     read: HashSet<Window>,
     marks: Marks,
-    /// The filtered lists made for this chunk, shared by the recipients
-    /// whose marks leave out the same items of the same list.
+    /// The filtered lists made in this tick, shared by the recipients
+    /// whose marks leave out the same items of the same list, in this
+    /// chunk and the next (whose renderings are then stored already).
     made: HashMap<Made, (Held, Arc<Listed>)>,
-    /// How many of the chunk's recipients get each filtered list of a
-    /// window's list, counted when the window's marks are read: by the
-    /// list's address and a hash of the positions left out. At most one
-    /// entry a marked recipient of the chunk, forgotten with it.
-    wanted: HashMap<(usize, u64), u32>,
-    /// The filtered lists in `made` (by address) that two or more of the
-    /// chunk's recipients get.
+    /// Each marked recipient's list of a window's (by the recipient and
+    /// the window list's address, which the entry holds), made when the
+    /// window's marks are read: `None` when their marks leave nothing
+    /// out. At most one entry a marked recipient of the chunk, forgotten
+    /// with it.
+    mine: HashMap<(PartyId, usize), Mine>,
+    /// The filtered lists (by address, held in `mine`) that two or more of
+    /// the chunk's recipients get.
     spread: HashSet<usize>,
     /// Only the first this many items of a list are filtered: the whole
     /// digest's page keeps more items than a digest, and filters only
@@ -81,11 +83,14 @@ pub(super) struct SeenMarks {
 /// the items left out.
 type Made = (usize, Option<PartyId>, Vec<u32>);
 
+/// A window's list and a recipient's list of it ([`SeenMarks::mine`]).
+type Mine = (Arc<Listed>, Option<Arc<Listed>>);
+
 /// What a key's address points at, kept while the key is, so the address
 /// cannot be reused for another source meanwhile.
 type Held = Arc<dyn Any + Send + Sync>;
 
-/// Filtered lists kept for a chunk at most before they are forgotten (a
+/// Filtered lists kept for a tick at most before they are forgotten (a
 /// later recipient gets a list of their own, then shared again).
 const MADE_MAX: usize = 4_096;
 
@@ -95,8 +100,8 @@ impl SeenMarks {
         self.parties.clear();
         self.read.clear();
         self.marks.clear();
-        self.forget_made();
-        self.wanted.clear();
+        self.mine.clear();
+        self.spread.clear();
         for r in runs.iter().filter(|r| r.kind == Kind::Modification) {
             self.parties
                 .entry((r.collection, r.span()))
@@ -138,45 +143,46 @@ impl SeenMarks {
             self.marks.entry(p).or_default().extend(m);
         }
         for (key, w) in fresh {
-            self.count_wanted(key, w);
+            self.make_lists(key, w);
         }
         Ok(())
     }
 
-    /// Counts the filtered lists of `w`'s list that its recipients in the
-    /// chunk get. One who made some of its changes is passed over: they
-    /// may get their own collapse instead (then a list they do get counts
-    /// short, and is stored only from its second batch: `handoff`). A
-    /// count too high (the same list in two styles, or an address reused
-    /// after its window left the cache) only stores a rendering one
-    /// recipient reads.
-    fn count_wanted(&mut self, key: &Window, w: &WindowChanges) {
+    /// Makes the lists of `w`'s list its marked recipients in the chunk
+    /// get ([`SeenMarks::mine`]), so each is worked out once, and marks
+    /// the ones two or more of them get [`SeenMarks::spread`]. One who made
+    /// some of the window's changes is passed over: they may get their own
+    /// collapse instead (then a list they do get counts short, and is
+    /// stored only from its second batch: `handoff`).
+    fn make_lists(&mut self, key: &Window, w: &WindowChanges) {
         let Some(ps) = self.parties.get(key) else {
             return;
         };
-        let at = Arc::as_ptr(&w.all) as usize;
-        for p in ps.iter().filter(|p| !w.actors.contains(p)) {
-            let out = self.left_out(*p, &w.all, &w.all);
-            if !out.is_empty() {
-                *self.wanted.entry((at, hash_of(&out))).or_default() += 1;
+        let marked: Vec<PartyId> = ps
+            .iter()
+            .filter(|p| self.marks.contains_key(p) && !w.actors.contains(p))
+            .copied()
+            .collect();
+        let mut readers: HashMap<usize, u32> = HashMap::new();
+        for p in marked {
+            let src = Source::Ready(Content::Changes(w.all.clone()));
+            let l = self.filtered(p, &src);
+            if let Some(l) = &l {
+                *readers.entry(address(l)).or_default() += 1;
             }
+            self.mine.insert((p, address(&w.all)), (w.all.clone(), l));
         }
+        let shared = readers.into_iter().filter(|(_, n)| *n >= 2);
+        self.spread.extend(shared.map(|(l, _)| l));
     }
 
     /// Whether `src` is a filtered list two or more of the chunk's
     /// recipients get.
     pub fn spread(&self, src: &Source) -> bool {
         match src {
-            Source::Ready(Content::Changes(l)) => self
-                .spread
-                .contains(&(Arc::as_ptr(l) as *const () as usize)),
+            Source::Ready(Content::Changes(l)) => self.spread.contains(&address(l)),
             _ => false,
         }
-    }
-
-    fn forget_made(&mut self) {
-        self.made.clear();
-        self.spread.clear();
     }
 
     /// The positions in `listed` of the items `me`'s marks leave out, in
@@ -210,44 +216,55 @@ impl SeenMarks {
         if !self.marks.contains_key(&me) {
             return src;
         }
-        let (held, who, listed, everyone): (Held, _, _, _) = match &src.0 {
+        let made = match &src.0 {
+            Source::Ready(Content::Changes(v)) => match self.mine.get(&(me, address(v))) {
+                Some((_, l)) => l.clone(),
+                None => {
+                    let l = self.filtered(me, &src.0);
+                    self.mine.insert((me, address(v)), (v.clone(), l.clone()));
+                    l
+                }
+            },
+            _ => self.filtered(me, &src.0),
+        };
+        match made {
+            Some(l) => (Source::Ready(Content::Changes(l)), true),
+            None => src,
+        }
+    }
+
+    /// `src` as `me` gets it with their marks: the list made already for
+    /// the same source and the same items left out, else one made now and
+    /// kept; `None` when the marks leave nothing out.
+    fn filtered(&mut self, me: PartyId, src: &Source) -> Option<Arc<Listed>> {
+        let (held, who, listed, everyone): (Held, _, _, _) = match src {
             Source::Ready(Content::Changes(v)) => (v.clone(), None, v.clone(), v.clone()),
             Source::Collapse(w, who) => {
                 let mine = Arc::new(w.content_for(*who));
                 (w.clone(), Some(*who), mine, w.all.clone())
             }
-            Source::Ready(Content::Upcoming(_)) => return src,
+            Source::Ready(Content::Upcoming(_)) => return None,
         };
         let out = self.left_out(me, &listed, &everyone);
         if out.is_empty() {
-            return src;
+            return None;
         }
         let key = (Arc::as_ptr(&held) as *const () as usize, who, out);
-        let made = match self.made.get(&key) {
-            Some((_, l)) => l.clone(),
-            None => {
-                if self.made.len() >= MADE_MAX {
-                    self.forget_made();
-                }
-                let l = Arc::new(without(&listed, &key.2));
-                let wanted = self.wanted.get(&(key.0, hash_of(&key.2)));
-                if who.is_none() && wanted.is_some_and(|n| *n >= 2) {
-                    self.spread.insert(Arc::as_ptr(&l) as *const () as usize);
-                }
-                self.made.insert(key, (held, l.clone()));
-                l
-            }
-        };
-        (Source::Ready(Content::Changes(made)), true)
+        if let Some((_, l)) = self.made.get(&key) {
+            return Some(l.clone());
+        }
+        if self.made.len() >= MADE_MAX {
+            self.made.clear();
+        }
+        let l = Arc::new(without(&listed, &key.2));
+        self.made.insert(key, (held, l.clone()));
+        Some(l)
     }
 }
 
-/// A hash of the positions `out` (a collision only stores a rendering
-/// one recipient reads).
-fn hash_of(out: &[u32]) -> u64 {
-    let mut h = DefaultHasher::new();
-    out.hash(&mut h);
-    h.finish()
+/// A list's address, to key by.
+fn address(l: &Arc<Listed>) -> usize {
+    Arc::as_ptr(l) as usize
 }
 
 /// `listed` without the items at positions `out` (in order), counted as
@@ -328,6 +345,8 @@ mod tests {
         assert_eq!((out.seen, out.rest, out.len()), (1, 5, 7));
         // Someone without marks, or marks that leave nothing out: shared.
         assert!(Arc::ptr_eq(&list_for(&mut m, 8, &listed), &listed));
+        // Marks are read again with each chunk.
+        m.begin_chunk(&[]);
         m.marks
             .insert(PartyId(7), HashMap::from([("b".into(), at(29))]));
         assert!(Arc::ptr_eq(&list_for(&mut m, 7, &listed), &listed));
@@ -368,13 +387,16 @@ mod tests {
         // Another list, the same items left out: a list of its own.
         let other = Arc::new((*listed).clone());
         assert!(!Arc::ptr_eq(&one, &list_for(&mut m, 1, &other)));
-        // A new chunk forgets the lists; only the first two are filtered.
+        // A new chunk forgets the marks, and keeps the lists for the
+        // tick: the same items left out are the same list again. Only the
+        // first two are filtered: 4 leaves out a alone, as 1 does.
         m.begin_chunk(&[]);
-        assert!(m.made.is_empty() && m.marks.is_empty());
+        assert!(m.marks.is_empty() && m.mine.is_empty());
         mark(&mut m);
+        assert!(Arc::ptr_eq(&one, &list_for(&mut m, 1, &listed)));
         m.first = Some(2);
         let four = list_for(&mut m, 4, &listed);
         assert_eq!((titles(&four), four.seen), (vec!["b", "c"], 1));
-        assert!(Arc::ptr_eq(&four, &list_for(&mut m, 1, &listed)));
+        assert!(Arc::ptr_eq(&four, &one));
     }
 }
