@@ -17,7 +17,7 @@ use digestd::db::DbConn;
 use digestd::digest::link::LinkKey;
 use digestd::ids::SubscriptionId;
 
-const BASE: &str = "http://localhost:8080";
+pub(crate) const BASE: &str = "http://localhost:8080";
 
 /// `n` new events in collection `cal`, edited by ops on the 22nd.
 fn events(c: &mut DbConn, cal: &str, n: u128) {
@@ -49,18 +49,24 @@ fn tick(c: &mut DbConn, t: &str) {
 }
 
 /// [`tick`], the digests' links under `base`.
-fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
+pub(crate) fn tick_linked(c: &mut DbConn, t: &str, base: &str) {
+    let mut comp = linked_composer(base);
+    digestd::schedule::tick::tick(c, at(t), &mut comp).unwrap();
+}
+
+/// The composer of [`tick_linked`]: digests capped at 3 items, their
+/// links under `base`.
+pub(crate) fn linked_composer(base: &str) -> digestd::digest::Composer {
     let cfg = DigestConfig {
         max_items: 3,
         base_url: base.into(),
         ..DigestConfig::default()
     };
-    let mut comp = digestd::digest::Composer::new(&cfg, &EmailConfig::default()).unwrap();
-    digestd::schedule::tick::tick(c, at(t), &mut comp).unwrap();
+    digestd::digest::Composer::new(&cfg, &EmailConfig::default()).unwrap()
 }
 
 /// The whole-digest path in subscription `id`'s posted digest text.
-fn link_in_digest(c: &mut DbConn, id: SubscriptionId) -> String {
+pub(crate) fn link_in_digest(c: &mut DbConn, id: SubscriptionId) -> String {
     let request: i64 = nt_requests::table
         .filter(nt_requests::subscription_id.eq(id.0))
         .select(nt_requests::request_id)

@@ -98,6 +98,7 @@ mod schedule_groups;
 mod schedule_shared;
 mod schemas;
 mod seen;
+mod seen_shared;
 mod serve;
 mod serve_runtime;
 mod serve_shared;

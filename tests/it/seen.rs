@@ -8,59 +8,17 @@ use crate::common;
 
 use chrono::{DateTime, Duration, Utc};
 use common::digest::{bodies, composer, user};
+use common::seen::{change, hourly, mark, three_changes, uuid};
 use common::web::{each_backend, Web};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::access::Scope;
-use digestd::config::RecordConfig;
 use digestd::db::schema::{nt_requests, parties, seen};
 use digestd::db::DbConn;
-use digestd::ingest;
 use digestd::manage;
 use digestd::schedule::tick::tick;
-use digestd::seen::MarkInput;
 use digestd::subscriptions::SubscribeRequest;
 use serde_json::json;
-
-fn uuid(n: u128) -> String {
-    uuid::Uuid::from_u128(n).to_string()
-}
-
-/// bob's change to item `item` of `coll` at `when`, recorded then.
-fn change(c: &mut DbConn, coll: &str, item: u128, action: &str, title: &str, when: &str) {
-    let line = json!({
-        "collection": coll, "item": uuid(item), "actor": "bob", "action": action,
-        "at": when, "title": title, "kind": "note",
-        "changes": [{"attribute": "status", "old": null, "new": title}],
-    })
-    .to_string();
-    let bounds = RecordConfig::default().at_bounds(at(when));
-    let mods = ingest::parse_all(c, line.as_bytes(), &bounds).unwrap();
-    ingest::write_batched(c, &mods, 100, &mut |_| {}).unwrap();
-}
-
-/// `who` saw `item` at `when`, through the library as the API and CLI call it.
-fn mark(c: &mut DbConn, who: &str, item: u128, when: &str) {
-    let m = MarkInput {
-        party: who.into(),
-        item: uuid(item),
-        at: when.into(),
-    };
-    let marks = digestd::seen::check(c, &[m], &RecordConfig::default().at_bounds(at(when)))
-        .unwrap()
-        .unwrap();
-    digestd::seen::record(c, &marks).unwrap();
-}
-
-fn hourly(party: &str, coll: &str) -> SubscribeRequest {
-    SubscribeRequest {
-        party: party.into(),
-        frequency: "hourly".into(),
-        kind: "modification".into(),
-        collection: Some(coll.into()),
-        ..Default::default()
-    }
-}
 
 /// amy, ben and bob; Docs, which amy and ben follow hourly from 08:30.
 fn world(c: &mut DbConn) -> String {
@@ -77,7 +35,7 @@ fn world(c: &mut DbConn) -> String {
 }
 
 /// Each digest posted since request `after`: recipient, text, HTML.
-fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String)> {
+pub(crate) fn digests(c: &mut DbConn, after: i64) -> Vec<(String, String, String)> {
     let to: Vec<(i64, String)> = nt_requests::table
         .inner_join(parties::table.on(parties::id.eq(nt_requests::party_to)))
         .select((nt_requests::request_id, parties::name))
@@ -108,7 +66,10 @@ fn tick_at(c: &mut DbConn, t: &str) -> usize {
     composer.seen_queries()
 }
 
-fn of<'a>(all: &'a [(String, String, String)], who: &str) -> Vec<&'a (String, String, String)> {
+pub(crate) fn of<'a>(
+    all: &'a [(String, String, String)],
+    who: &str,
+) -> Vec<&'a (String, String, String)> {
     all.iter().filter(|d| d.0 == who).collect()
 }
 
@@ -118,9 +79,7 @@ fn of<'a>(all: &'a [(String, String, String)], who: &str) -> Vec<&'a (String, St
 fn a_digest_leaves_out_what_its_recipient_saw(db: &TestDb) {
     let mut c = db.conn();
     let docs = world(&mut c);
-    change(&mut c, &docs, 1, "created", "Alpha", "2026-11-23T08:40:00Z");
-    change(&mut c, &docs, 2, "created", "Beta", "2026-11-23T08:41:00Z");
-    change(&mut c, &docs, 3, "created", "Gamma", "2026-11-23T08:42:00Z");
+    three_changes(&mut c, &docs);
     mark(&mut c, "amy", 1, "2026-11-23T08:50:00Z");
     mark(&mut c, "amy", 2, "2026-11-23T08:41:00Z");
     // Seen before its change: no help.

@@ -18,6 +18,7 @@ pub mod digest;
 pub mod http;
 pub mod pages;
 pub mod prosody;
+pub mod seen;
 pub mod signup;
 pub mod smtp;
 pub mod smtp_tls;

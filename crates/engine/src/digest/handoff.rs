@@ -10,10 +10,21 @@
 //!   only its links, and its SMS text, whose fitting depends on the length
 //!   of its link. The queue fills the holes as it sends ([`render::fill`]);
 //! - a digest of content no one else reads (its recipient's own changes
-//!   left out, or the only reader of its content and style in its batch of
-//!   [`POST_BATCH`], where a row of `nt_bodies` and its id would cost more
-//!   than they save) is rendered for its recipient alone and stored in its
+//!   left out, or the only reader of its content and style in its chunk so
+//!   far, where a row of `nt_bodies` and its id would cost more than they
+//!   save) is rendered for its recipient alone and stored in its
 //!   `nt_messages` row, as a notification's body is.
+//!
+//! A chunk is handed off [`POST_BATCH`] runs at a time, and a rendering's
+//! readers are counted in the batch being planned: one read twice there,
+//! or stored already, is shared. A content and style read once in a batch
+//! is shared too when an earlier batch of the chunk read it (rendered
+//! alone there: that reader is gone, the later ones share), or when it is
+//! a list the chunk's seen marks give to two or more recipients
+//! ([`super::seen::SeenMarks::spread`]: its first reader's is stored).
+//! Readers of the same rendering are spread over the batches when they
+//! are few among many (seen marks that leave out the same items), so
+//! counting in the batch alone would render each of them alone.
 //!
 //! Either way only the renderings the channels read are made: an email
 //! digest has no chat or SMS text, an XMPP one no HTML. `message` is NOT
@@ -27,7 +38,9 @@
 //! chunk its own transaction) forgets them unless the chunk before was
 //! committed ([`HandOff::committed`]).
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use super::post::{BodyKey, Composer};
 use super::render::{self, Parts, Rendered};
@@ -40,7 +53,14 @@ use crate::schedule::{DueRun, HandOff};
 
 /// Digests composed before their posts are written: enough for a few
 /// multi-row statements, few enough that their bodies take little memory.
-const POST_BATCH: usize = 500;
+pub(super) const POST_BATCH: usize = 500;
+
+/// Renderings rendered alone that a chunk remembers at most, to share
+/// with a later batch's reader ([`Composer::alone`]): one per content and
+/// style rendered alone, so no more than a chunk's runs (the tick's
+/// chunks hold 20,000); 8 bytes each, under 1 MiB in all. Past it no more
+/// are remembered, and their later readers are rendered alone as before.
+const ALONE_MAX: usize = 65_536;
 
 /// A shared body's stored rendering: the body, the renderings made (email,
 /// chat) and whether its recipients have an unsubscribe link.
@@ -58,10 +78,11 @@ pub struct Drafted {
     pub first_plan: std::time::Duration,
 }
 
-/// The key `p`'s shared rendering is stored under, or `None` when it has
-/// none: its content is its recipient's alone, or empty and not sent.
-fn stored_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
-    let (Source::Ready(content), Some(key), Some(_)) = (&p.source, p.key, &p.body) else {
+/// The key `p`'s rendering would be shared under, its body built or not;
+/// `None` when it has none: its content is its recipient's alone, or
+/// empty and not sent.
+fn share_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
+    let (Source::Ready(content), Some(key)) = (&p.source, p.key) else {
         return None;
     };
     if content.is_empty() && !run.send_empty {
@@ -69,6 +90,20 @@ fn stored_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
     }
     let parts = Parts::for_channels(&run.channels);
     Some((key, parts.email, parts.chat, p.unsubscribes()))
+}
+
+/// The key `p`'s shared rendering is stored under, or `None` when it has
+/// none ([`share_key`], or its body is its own).
+fn stored_key(p: &Planned, run: &DueRun) -> Option<StoredKey> {
+    p.body.as_ref().and(share_key(p, run))
+}
+
+/// What [`Composer::alone`] remembers of a key: a hash (a collision only
+/// shares a rendering that one recipient reads).
+fn hash_of(k: &StoredKey) -> u64 {
+    let mut h = DefaultHasher::new();
+    k.hash(&mut h);
+    h.finish()
 }
 
 impl Composer {
@@ -91,30 +126,56 @@ impl Composer {
         for run in batch {
             planned.push(self.plan_unbuilt(c, run)?);
         }
+        // A rendering is shared when it has two readers: a key read once in
+        // the batch, not stored already, not read in an earlier batch of
+        // the chunk and not a list the chunk's marks give to others, is
+        // rendered for its recipient alone, as a row of `nt_bodies` would
+        // cost more than it saves.
+        let keys: Vec<Option<StoredKey>> = planned
+            .iter()
+            .zip(batch)
+            .map(|(p, r)| share_key(p, r))
+            .collect();
+        let mut readers: HashMap<StoredKey, usize> = HashMap::new();
+        for k in keys.iter().flatten() {
+            *readers.entry(*k).or_default() += 1;
+        }
+        let share: Vec<bool> = planned
+            .iter()
+            .zip(&keys)
+            .map(|(p, k)| {
+                k.is_some_and(|k| {
+                    readers[&k] >= 2
+                        || self.stored.contains_key(&k)
+                        || self.alone.contains(&hash_of(&k))
+                        || self.seen.spread(&p.source)
+                })
+            })
+            .collect();
         // A body is built here, on the tick's thread, only when it is kept
-        // for others: built already, or read twice or more in the batch.
-        // A body with one reader is built by a worker, with its rendering.
+        // for others: built already, read twice or more in the batch, or
+        // its rendering shared. A body with one reader is built by a
+        // worker, with its rendering.
         let mut body_readers: HashMap<BodyKey, usize> = HashMap::new();
         for k in planned.iter().filter_map(|p| p.key) {
             *body_readers.entry(k).or_default() += 1;
         }
-        for (p, run) in planned.iter_mut().zip(batch) {
-            let build = p.key.and_then(|k| body_readers.get(&k)).copied() >= Some(2);
-            self.settle_body(c, run, p, build)?;
-        }
-        // A rendering is shared when it has two readers: a key read once in
-        // the batch (and not stored already) is rendered for its recipient
-        // alone, as a row of `nt_bodies` would cost more than it saves.
-        let mut readers: HashMap<StoredKey, usize> = HashMap::new();
-        for (p, run) in planned.iter().zip(batch) {
-            if let Some(k) = stored_key(p, run) {
-                *readers.entry(k).or_default() += 1;
-            }
+        for ((p, run), shared) in planned.iter_mut().zip(batch).zip(&share) {
+            let read_twice = p.key.and_then(|k| body_readers.get(&k)).copied() >= Some(2);
+            self.settle_body(c, run, p, *shared || read_twice)?;
         }
         let mut jobs = Vec::with_capacity(batch.len());
-        for (planned, run) in planned.into_iter().zip(batch) {
+        for ((planned, run), (key, share)) in
+            planned.into_iter().zip(batch).zip(keys.iter().zip(share))
+        {
             let parts = Parts::for_channels(&run.channels);
-            let shared = self.shared_rendering(&planned, run, &readers, new_bodies)?;
+            let shared = self.shared_rendering(&planned, run, share, new_bodies)?;
+            // Rendered alone: a later batch's reader of the same key shares.
+            if let (None, Some(k)) = (shared, key) {
+                if self.alone.len() < ALONE_MAX {
+                    self.alone.insert(hash_of(k));
+                }
+            }
             jobs.push(Job {
                 run,
                 planned,
@@ -127,13 +188,13 @@ impl Composer {
     }
 
     /// The shared rendering `p` points at: stored already, or made now (in
-    /// the batch's order) for the first of a key `readers` counts twice or
-    /// more; `None` when its body is its own.
+    /// the batch's order) for the first reader of a key to `share`;
+    /// `None` when its body is its own.
     fn shared_rendering(
         &mut self,
         p: &Planned,
         run: &DueRun,
-        readers: &HashMap<StoredKey, usize>,
+        share: bool,
         new_bodies: &mut Vec<Rendered>,
     ) -> Result<Option<BodyRef>> {
         let (Some(k), Some(body)) = (stored_key(p, run), &p.body) else {
@@ -141,7 +202,7 @@ impl Composer {
         };
         Ok(match self.stored.get(&k) {
             Some(b) => Some(*b),
-            None if readers.get(&k).copied().unwrap_or(0) < 2 => None,
+            None if !share => None,
             // A body holding the hole mark itself is not shared (none
             // should: input validation refuses control characters).
             None if body.has_holes() => None,
@@ -171,7 +232,7 @@ impl Composer {
         self.prepare(c, runs)?;
         let mut d = Drafted::default();
         let mut next_id = -1;
-        let batches: Vec<&[DueRun]> = runs.chunks(POST_BATCH).collect();
+        let batches: Vec<&[DueRun]> = runs.chunks(self.post_batch.max(1)).collect();
         let Some(first) = batches.first() else {
             return Ok(d);
         };
@@ -254,6 +315,7 @@ impl HandOff for Composer {
             self.stored.clear();
         }
         self.chunk_committed = false;
+        self.alone.clear();
         self.trim_recipients();
         self.excluders = Some(super::window::excluders(runs));
         self.seen.begin_chunk(runs);
@@ -284,7 +346,7 @@ impl HandOff for Composer {
     /// posts still go in the runs' order, in this one transaction.
     fn hand_off_all(&mut self, c: &mut DbConn, runs: &[DueRun]) -> Result<Vec<Option<RequestId>>> {
         let mut out: Vec<Option<RequestId>> = vec![None; runs.len()];
-        let batches: Vec<&[DueRun]> = runs.chunks(POST_BATCH).collect();
+        let batches: Vec<&[DueRun]> = runs.chunks(self.post_batch.max(1)).collect();
         let Some(first) = batches.first() else {
             return Ok(out);
         };
@@ -309,7 +371,7 @@ impl HandOff for Composer {
             tracing::debug!(meanwhile = ?busy, whole = ?t0.elapsed(), "digest batch finished");
             written?;
             let next = next?;
-            unwritten = Some((n * POST_BATCH, self.tally(&jobs, done)?));
+            unwritten = Some((n * self.post_batch.max(1), self.tally(&jobs, done)?));
             match next {
                 Some(j) => jobs = j,
                 None => break,

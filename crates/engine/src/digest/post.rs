@@ -114,6 +114,12 @@ pub struct Composer {
     /// The last chunk handed off has committed (`stored` holds only
     /// renderings that are there for the next one).
     pub(super) chunk_committed: bool,
+    /// Hashes of the keys rendered alone in this chunk's batches so far
+    /// (`handoff`): a later batch's reader of one shares its rendering.
+    pub(super) alone: HashSet<u64>,
+    /// Runs composed and written at a time (`handoff::POST_BATCH`; tests
+    /// set fewer, to spread a chunk over batches).
+    pub post_batch: usize,
     /// The whole-digest links' key, loaded on first use.
     pub(super) link: Option<LinkKey>,
     /// Share one body among recipients of the same content and style (on by
@@ -166,6 +172,8 @@ impl Composer {
             bodies: HashMap::new(),
             stored: HashMap::new(),
             chunk_committed: true,
+            alone: HashSet::new(),
+            post_batch: super::handoff::POST_BATCH,
             share_bodies: true,
             workers: 1,
             readers: None,
@@ -513,7 +521,7 @@ impl Composer {
     /// left out, take some of them away.
     pub(super) fn reading(&self) -> Reading {
         Reading {
-            cap: self.cfg.max_items.saturating_mul(2).max(100),
+            cap: kept_of(&self.cfg),
             read_whole: self.read_whole,
         }
     }
@@ -657,6 +665,11 @@ impl Composer {
         let (cfg, cal) = (&self.cfg, self.calendar.as_ref());
         super::workers::body_of(cfg, cal, run, content, style, &self.collections, &names)
     }
+}
+
+/// Changes a window keeps in order under `cfg` (the rest it counts).
+pub(super) fn kept_of(cfg: &DigestConfig) -> usize {
+    cfg.max_items.saturating_mul(2).max(100)
 }
 
 type RecipientRow = (

@@ -6,7 +6,9 @@
 //! [`whole`]: the digest a subscription got (or is getting) for a period,
 //! with up to [`WHOLE_MAX_ITEMS`] items, not capped at `digest.max_items`:
 //! what the "and N more" link opens. The window is the one the tick
-//! recorded.
+//! recorded. The recipient's seen marks leave out what they left out of
+//! the digest (the same rule, on the same first items), and its first line
+//! says so as the digest's did.
 
 use chrono::{DateTime, Utc};
 
@@ -102,6 +104,9 @@ pub fn whole(
     };
     let mut composer = Composer::new(&uncapped, email)?;
     composer.share_bodies = false;
+    // Marks leave out what they left out of the digest: items among the
+    // first it kept, not the ones it counted in its rest.
+    composer.seen.first = Some(super::post::kept_of(digest));
     let (content, _) = composer.content(c, &p.run)?;
     let r = composer.recipient(c, p.run.party)?;
     let style = Style::new(r.tz, &r.locale);

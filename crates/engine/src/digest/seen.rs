@@ -9,18 +9,28 @@
 //! (`super::window`): read for a chunk's recipients and the items its
 //! windows keep, in one query per batch that brings windows not read for
 //! yet (the chunk's first batch reads most), and only for windows that
-//! hold items. A recipient with no mark shares the window's list as
-//! before; one whose marks leave something out gets a list of their own.
+//! hold items. A recipient with no mark shares the window's list; the
+//! recipients of the same list whose marks leave out the same items share
+//! one filtered list (the same `Arc`), so the composer renders and stores
+//! its body once for all of them, as it does the window's own. Such
+//! recipients are rarely in one batch of the hand-off, so when a window's
+//! marks are read the lists its recipients in the chunk get are made
+//! (each worked out once a chunk), and a list two or more of them get is
+//! [`SeenMarks::spread`]: its first reader's rendering is stored for the
+//! others, in whatever batch they come. The lists are kept for the tick,
+//! so a later chunk's recipients get the same list, and its rendering
+//! stored already.
 //! Marks are a person's: a group's digest is composed once for all its
 //! members, so marks leave nothing out of it. Only what a window keeps
 //! (its first changes) is filtered; the counted rest is not.
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::listed::Listed;
+use super::listed::{self, Listed};
 use super::render::Content;
 use super::window::{Window, WindowChanges};
 use super::workers::Source;
@@ -47,9 +57,42 @@ pub(super) struct SeenMarks {
     /// Windows whose marks are read for this chunk.
     read: HashSet<Window>,
     marks: Marks,
+    /// The filtered lists made in this tick, shared by the recipients
+    /// whose marks leave out the same items of the same list, in this
+    /// chunk and the next (whose renderings are then stored already).
+    made: HashMap<Made, (Held, Arc<Listed>)>,
+    /// Each marked recipient's list of a window's (by the recipient and
+    /// the window list's address, which the entry holds), made when the
+    /// window's marks are read: `None` when their marks leave nothing
+    /// out. At most one entry a marked recipient of the chunk, forgotten
+    /// with it.
+    mine: HashMap<(PartyId, usize), Mine>,
+    /// The filtered lists (by address, held in `mine`) that two or more of
+    /// the chunk's recipients get.
+    spread: HashSet<usize>,
+    /// Only the first this many items of a list are filtered: the whole
+    /// digest's page keeps more items than a digest, and filters only
+    /// the ones the digest did (`None`: every item kept).
+    pub(super) first: Option<usize>,
     /// Queries made (tests: one per chunk in the common case).
     pub queries: usize,
 }
+
+/// A filtered list's key: its source's address (the shared list, or the
+/// window of an own collapse and whose it is) and the positions in it of
+/// the items left out.
+type Made = (usize, Option<PartyId>, Vec<u32>);
+
+/// A window's list and a recipient's list of it ([`SeenMarks::mine`]).
+type Mine = (Arc<Listed>, Option<Arc<Listed>>);
+
+/// What a key's address points at, kept while the key is, so the address
+/// cannot be reused for another source meanwhile.
+type Held = Arc<dyn Any + Send + Sync>;
+
+/// Filtered lists kept for a tick at most before they are forgotten (a
+/// later recipient gets a list of their own, then shared again).
+const MADE_MAX: usize = 4_096;
 
 impl SeenMarks {
     /// A new chunk of `runs`: marks read for the chunk before are forgotten.
@@ -57,6 +100,8 @@ impl SeenMarks {
         self.parties.clear();
         self.read.clear();
         self.marks.clear();
+        self.mine.clear();
+        self.spread.clear();
         for r in runs.iter().filter(|r| r.kind == Kind::Modification) {
             self.parties
                 .entry((r.collection, r.span()))
@@ -77,6 +122,7 @@ impl SeenMarks {
         let mut parties: Vec<PartyId> = Vec::new();
         let mut items: HashSet<&str> = HashSet::new();
         let mut not_before: Option<DateTime<Utc>> = None;
+        let mut fresh = Vec::new();
         for (key, w) in windows {
             if !self.read.insert(key.clone()) {
                 continue;
@@ -87,6 +133,7 @@ impl SeenMarks {
             not_before = Some(not_before.map_or(first, |n| n.min(first)));
             parties.extend(self.parties.get(key).into_iter().flatten().copied());
             parties.extend(who);
+            fresh.push((key, *w));
         }
         let Some(not_before) = not_before else {
             return Ok(());
@@ -95,43 +142,146 @@ impl SeenMarks {
         for (p, m) in seen::read_for(c, &parties, &items, not_before)? {
             self.marks.entry(p).or_default().extend(m);
         }
+        for (key, w) in fresh {
+            self.make_lists(key, w);
+        }
         Ok(())
     }
 
-    /// `listed` as `me` gets it with their marks, or `None` when the marks
-    /// leave nothing out.
-    pub fn filter(&self, me: PartyId, listed: &Listed) -> Option<Listed> {
-        let mine = self.marks.get(&me)?;
-        let seen = |c: &super::compose::ItemChange| {
-            mine.get(&c.item_uuid).is_some_and(|at| c.last_at <= *at)
+    /// Makes the lists of `w`'s list its marked recipients in the chunk
+    /// get ([`SeenMarks::mine`]), so each is worked out once, and marks
+    /// the ones two or more of them get [`SeenMarks::spread`]. One who made
+    /// some of the window's changes is passed over: they may get their own
+    /// collapse instead (then a list they do get counts short, and is
+    /// stored only from its second batch: `handoff`).
+    fn make_lists(&mut self, key: &Window, w: &WindowChanges) {
+        let Some(ps) = self.parties.get(key) else {
+            return;
         };
-        let out = listed.items.iter().filter(|c| seen(c)).count();
-        if out == 0 {
-            return None;
+        let marked: Vec<PartyId> = ps
+            .iter()
+            .filter(|p| self.marks.contains_key(p) && !w.actors.contains(p))
+            .copied()
+            .collect();
+        let mut readers: HashMap<usize, u32> = HashMap::new();
+        for p in marked {
+            let src = Source::Ready(Content::Changes(w.all.clone()));
+            let l = self.filtered(p, &src);
+            if let Some(l) = &l {
+                *readers.entry(address(l)).or_default() += 1;
+            }
+            self.mine.insert((p, address(&w.all)), (w.all.clone(), l));
         }
-        Some(Listed {
-            items: listed.items.iter().filter(|c| !seen(c)).cloned().collect(),
-            seen: listed.seen + out,
-            rest_collections: listed.rest_collections.clone(),
-            ..*listed
-        })
+        let shared = readers.into_iter().filter(|(_, n)| *n >= 2);
+        self.spread.extend(shared.map(|(l, _)| l));
     }
 
-    /// `src` (`run`'s source) as its recipient gets it with their marks:
-    /// a list of their own when the marks leave something out.
-    pub fn apply(&self, me: PartyId, src: (Source, bool)) -> (Source, bool) {
+    /// Whether `src` is a filtered list two or more of the chunk's
+    /// recipients get.
+    pub fn spread(&self, src: &Source) -> bool {
+        match src {
+            Source::Ready(Content::Changes(l)) => self.spread.contains(&address(l)),
+            _ => false,
+        }
+    }
+
+    /// The positions in `listed` of the items `me`'s marks leave out, in
+    /// order. With [`SeenMarks::first`] set, only among the items a digest
+    /// kept: `listed`'s first that many, and none after the that-many-th
+    /// of `everyone` (the window's list, of which `listed` is `me`'s), as
+    /// a list without its recipient's own changes keeps none past it
+    /// (`super::listed::without`).
+    fn left_out(&self, me: PartyId, listed: &Listed, everyone: &Listed) -> Vec<u32> {
+        let Some(mine) = self.marks.get(&me) else {
+            return Vec::new();
+        };
+        let n = self.first.unwrap_or(usize::MAX);
+        let last = match n.checked_sub(1) {
+            Some(i) if everyone.len() > n => everyone.items.get(i).map(|c| listed::key(c)),
+            _ => None,
+        };
+        (0u32..)
+            .zip(listed.items.iter().take(n))
+            .filter(|(_, c)| last.is_none_or(|b| listed::key(c) <= b))
+            .filter(|(_, c)| mine.get(&c.item_uuid).is_some_and(|at| c.last_at <= *at))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// `src` (`run`'s source, and whether it is shared) as its recipient
+    /// gets it with their marks: when they leave something out, the list
+    /// made already for the same source and the same items left out, else
+    /// one made now and kept for the chunk's others. Shared either way.
+    pub fn apply(&mut self, me: PartyId, src: (Source, bool)) -> (Source, bool) {
         if !self.marks.contains_key(&me) {
             return src;
         }
-        let filtered = match &src.0 {
-            Source::Ready(Content::Changes(v)) => self.filter(me, v),
-            Source::Collapse(w, who) => self.filter(me, &w.content_for(*who)),
-            Source::Ready(Content::Upcoming(_)) => None,
+        let made = match &src.0 {
+            Source::Ready(Content::Changes(v)) => match self.mine.get(&(me, address(v))) {
+                Some((_, l)) => l.clone(),
+                None => {
+                    let l = self.filtered(me, &src.0);
+                    self.mine.insert((me, address(v)), (v.clone(), l.clone()));
+                    l
+                }
+            },
+            _ => self.filtered(me, &src.0),
         };
-        match filtered {
-            Some(l) => (Source::Ready(Content::Changes(Arc::new(l))), false),
+        match made {
+            Some(l) => (Source::Ready(Content::Changes(l)), true),
             None => src,
         }
+    }
+
+    /// `src` as `me` gets it with their marks: the list made already for
+    /// the same source and the same items left out, else one made now and
+    /// kept; `None` when the marks leave nothing out.
+    fn filtered(&mut self, me: PartyId, src: &Source) -> Option<Arc<Listed>> {
+        let (held, who, listed, everyone): (Held, _, _, _) = match src {
+            Source::Ready(Content::Changes(v)) => (v.clone(), None, v.clone(), v.clone()),
+            Source::Collapse(w, who) => {
+                let mine = Arc::new(w.content_for(*who));
+                (w.clone(), Some(*who), mine, w.all.clone())
+            }
+            Source::Ready(Content::Upcoming(_)) => return None,
+        };
+        let out = self.left_out(me, &listed, &everyone);
+        if out.is_empty() {
+            return None;
+        }
+        let key = (Arc::as_ptr(&held) as *const () as usize, who, out);
+        if let Some((_, l)) = self.made.get(&key) {
+            return Some(l.clone());
+        }
+        if self.made.len() >= MADE_MAX {
+            self.made.clear();
+        }
+        let l = Arc::new(without(&listed, &key.2));
+        self.made.insert(key, (held, l.clone()));
+        Some(l)
+    }
+}
+
+/// A list's address, to key by.
+fn address(l: &Arc<Listed>) -> usize {
+    Arc::as_ptr(l) as usize
+}
+
+/// `listed` without the items at positions `out` (in order), counted as
+/// seen.
+fn without(listed: &Listed, out: &[u32]) -> Listed {
+    let mut skip = out.iter().peekable();
+    let mut items = Vec::with_capacity(listed.items.len() - out.len());
+    for (i, c) in (0u32..).zip(&listed.items) {
+        if skip.next_if_eq(&&i).is_none() {
+            items.push(c.clone());
+        }
+    }
+    Listed {
+        items,
+        seen: listed.seen + out.len(),
+        rest_collections: listed.rest_collections.clone(),
+        ..*listed
     }
 }
 
@@ -158,9 +308,26 @@ mod tests {
         })
     }
 
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(s, 0).unwrap()
+    }
+
+    /// The list `me` gets of the shared `listed`.
+    fn list_for(m: &mut SeenMarks, me: i64, listed: &Arc<Listed>) -> Arc<Listed> {
+        let src = Source::Ready(Content::Changes(listed.clone()));
+        match m.apply(PartyId(me), (src, true)) {
+            (Source::Ready(Content::Changes(l)), true) => l,
+            _ => panic!("not a shared list"),
+        }
+    }
+
+    fn titles(l: &Listed) -> Vec<&str> {
+        l.items.iter().map(|c| c.item_uuid.as_str()).collect()
+    }
+
     #[test]
     fn an_item_leaves_only_when_its_last_change_is_at_or_before_the_mark() {
-        let listed = Listed {
+        let listed = Arc::new(Listed {
             items: vec![
                 change("a", 10, 20),
                 change("b", 10, 30),
@@ -168,25 +335,68 @@ mod tests {
             ],
             rest: 5,
             ..Listed::default()
-        };
-        let me = PartyId(7);
+        });
         let mut m = SeenMarks::default();
-        let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-        m.marks.insert(
-            me,
-            HashMap::from([
-                ("a".into(), at(20)),
-                ("b".into(), at(25)),
-                ("c".into(), at(5)),
-            ]),
-        );
-        let out = m.filter(me, &listed).expect("a is left out");
-        let left: Vec<&str> = out.items.iter().map(|c| c.item_uuid.as_str()).collect();
-        assert_eq!(left, ["b", "c"]);
+        let marks = [("a", 20), ("b", 25), ("c", 5)];
+        let marks = marks.map(|(i, s)| (i.to_string(), at(s)));
+        m.marks.insert(PartyId(7), HashMap::from(marks));
+        let out = list_for(&mut m, 7, &listed);
+        assert_eq!(titles(&out), ["b", "c"]);
         assert_eq!((out.seen, out.rest, out.len()), (1, 5, 7));
         // Someone without marks, or marks that leave nothing out: shared.
-        assert!(m.filter(PartyId(8), &listed).is_none());
-        m.marks.insert(me, HashMap::from([("b".into(), at(29))]));
-        assert!(m.filter(me, &listed).is_none());
+        assert!(Arc::ptr_eq(&list_for(&mut m, 8, &listed), &listed));
+        // Marks are read again with each chunk.
+        m.begin_chunk(&[]);
+        m.marks
+            .insert(PartyId(7), HashMap::from([("b".into(), at(29))]));
+        assert!(Arc::ptr_eq(&list_for(&mut m, 7, &listed), &listed));
+    }
+
+    #[test]
+    fn the_same_items_left_out_of_the_same_list_are_one_list() {
+        let listed = Arc::new(Listed::whole(vec![
+            change("a", 10, 20),
+            change("b", 10, 30),
+            change("c", 10, 40),
+        ]));
+        let mut m = SeenMarks::default();
+        // 1 and 2 leave out a (marks at different times, the same effect);
+        // 3 leaves out b; 4 leaves out a, and c only past the first two.
+        let marks: [(i64, &[(&str, i64)]); 4] = [
+            (1, &[("a", 20)]),
+            (2, &[("a", 50), ("b", 5)]),
+            (3, &[("b", 30)]),
+            (4, &[("a", 60), ("c", 60)]),
+        ];
+        let mark = |m: &mut SeenMarks| {
+            for (p, ms) in marks {
+                let ms = ms.iter().map(|(i, s)| (i.to_string(), at(*s)));
+                m.marks.insert(PartyId(p), ms.collect());
+            }
+        };
+        mark(&mut m);
+        let one = list_for(&mut m, 1, &listed);
+        assert!(Arc::ptr_eq(&one, &list_for(&mut m, 2, &listed)));
+        let three = list_for(&mut m, 3, &listed);
+        assert!(!Arc::ptr_eq(&one, &three));
+        assert_eq!(
+            (titles(&one), titles(&three)),
+            (vec!["b", "c"], vec!["a", "c"])
+        );
+        assert_eq!(titles(&list_for(&mut m, 4, &listed)), ["b"]);
+        // Another list, the same items left out: a list of its own.
+        let other = Arc::new((*listed).clone());
+        assert!(!Arc::ptr_eq(&one, &list_for(&mut m, 1, &other)));
+        // A new chunk forgets the marks, and keeps the lists for the
+        // tick: the same items left out are the same list again. Only the
+        // first two are filtered: 4 leaves out a alone, as 1 does.
+        m.begin_chunk(&[]);
+        assert!(m.marks.is_empty() && m.mine.is_empty());
+        mark(&mut m);
+        assert!(Arc::ptr_eq(&one, &list_for(&mut m, 1, &listed)));
+        m.first = Some(2);
+        let four = list_for(&mut m, 4, &listed);
+        assert_eq!((titles(&four), four.seen), (vec!["b", "c"], 1));
+        assert!(Arc::ptr_eq(&four, &one));
     }
 }
