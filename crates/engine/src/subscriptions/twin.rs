@@ -72,31 +72,14 @@ pub(super) fn key_of(d: &Digest) -> Key {
 
 /// The stored subscriptions of `parties`, by the digest each delivers.
 pub(super) fn twins_of(c: &mut DbConn, parties: &[i64]) -> Result<Vec<(Key, Twin)>> {
-    type Row = (
-        i64,
-        i64,
-        Option<i64>,
-        String,
-        String,
-        Option<i32>,
-        Option<i32>,
-        String,
-        bool,
-        bool,
-        bool,
-    );
+    type Row = (i64, Key, String, bool, bool, bool);
     let mut out = Vec::new();
     for chunk in parties.chunks(5_000) {
         let rows: Vec<Row> = subscriptions::table
             .filter(subscriptions::party_id.eq_any(chunk))
             .select((
                 subscriptions::id,
-                subscriptions::party_id,
-                subscriptions::collection_id,
-                subscriptions::kind,
-                subscriptions::frequency,
-                subscriptions::hour_of_day,
-                subscriptions::day_of_week,
+                KeyColumns::default(),
                 subscriptions::channels,
                 subscriptions::paused,
                 subscriptions::include_own,
@@ -105,13 +88,13 @@ pub(super) fn twins_of(c: &mut DbConn, parties: &[i64]) -> Result<Vec<(Key, Twin
             .load(c)?;
         out.extend(rows.into_iter().map(|r| {
             (
-                (r.1, r.2, r.3, r.4, r.5, r.6),
+                r.1,
                 Twin {
                     id: SubscriptionId(r.0),
-                    channels: r.7,
-                    paused: r.8,
-                    include_own: r.9,
-                    send_empty: r.10,
+                    channels: r.2,
+                    paused: r.3,
+                    include_own: r.4,
+                    send_empty: r.5,
                 },
             )
         }));
