@@ -152,17 +152,7 @@ fn notify_queue_run_and_request_show_follow_a_request() {
 fn the_sent_journal_is_beside_the_database_and_a_bad_directory_is_refused() {
     let env = notify_world();
     let notify = |subject: &str| {
-        env.ok(&[
-            "notify",
-            "--from",
-            "ops",
-            "--to",
-            "ann",
-            "--subject",
-            subject,
-            "--message",
-            "x",
-        ]);
+        env.notify("ops", "ann", subject, "x", &[]);
     };
     notify("First");
     env.ok(&["queue", "run", "--at", "2026-11-23T09:00:00Z"]);

@@ -108,17 +108,7 @@ fn test_alert_on_xmpp_and_sms_writes_to_the_outbox_by_default() {
 #[test]
 fn the_stdout_transport_prints_each_message() {
     let env = notify_world();
-    env.ok(&[
-        "notify",
-        "--from",
-        "ops",
-        "--to",
-        "ann",
-        "--subject",
-        "Printed",
-        "--message",
-        "hello",
-    ]);
+    env.notify("ops", "ann", "Printed", "hello", &[]);
     let cfg = env.dir.path().join("stdout.toml");
     std::fs::write(&cfg, "[email]\ntransport = \"stdout\"\n").unwrap();
     let out = env.run_raw(
