@@ -26,14 +26,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::runtime::Handle;
 
-use super::http::{self, Client};
+use super::http::{self, Client, MAX_ANSWER};
 use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use super::outbox::Outbox;
 use crate::config::{EmailConfig, WebhookConfig, WebhookTransport};
 use crate::error::{Error, Result};
 use crate::parties::Channel;
-
-pub use super::http::MAX_ANSWER;
 
 /// The most HTTP clients a listener keeps (each holds its kept
 /// connections); past it they are all dropped and made again.
