@@ -18,6 +18,8 @@ const SOURCES: &[&str] = &[
     "crates/core/src",
     "crates/store/src",
     "crates/engine/src",
+    "crates/deliver/src",
+    "crates/app/src",
     "crates/http/src",
     "crates/bench/src",
     "src",

@@ -2,7 +2,7 @@
 //! read back by `prometheus-parse`, every metric present with its type,
 //! the database's gauges against a known state and the test's clock, the
 //! read scope required. Then the counters move: a tick and a queue pass
-//! through `serve::tick_and_deliver`, as the daemon runs them.
+//! through `cycle::tick_and_deliver`, as the daemon runs them.
 
 use crate::common;
 
@@ -349,7 +349,7 @@ fn counters_move(db: &TestDb) {
     let m = Metrics::new();
     let t: DateTime<Utc> = at("2026-11-23T09:00:00Z");
     let tick = |d: &mut Delivery, owner: &str| {
-        digestd::serve::tick_and_deliver(&pool, &cfg, d, owner, t, &m).unwrap()
+        digestd::cycle::tick_and_deliver(&pool, &cfg, d, owner, t, &m).unwrap()
     };
     tick(&mut delivery, "me");
     // Again at the same instant: it runs, and nothing is due.

@@ -490,7 +490,7 @@ fn through_the_binary(db: &TestDb) {
     }
 }
 
-/// The daemon's tick (`serve::tick_and_deliver`) posts the report when due
+/// The daemon's tick (`cycle::tick_and_deliver`) posts the report when due
 /// and its queue pass sends it in the same call; later ticks that day post
 /// nothing.
 fn the_daemon_posts_and_sends_it(db: &TestDb) {
@@ -504,7 +504,7 @@ fn the_daemon_posts_and_sends_it(db: &TestDb) {
         "2026-11-23T07:00:00Z",
         "2026-11-23T08:00:00Z",
     ] {
-        digestd::serve::tick_and_deliver(&pool, &cfg, &mut d, "daemon", at(t), &m).unwrap();
+        digestd::cycle::tick_and_deliver(&pool, &cfg, &mut d, "daemon", at(t), &m).unwrap();
     }
     let mut c = db.conn();
     let rows = reports(&mut c);

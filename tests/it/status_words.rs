@@ -77,7 +77,7 @@ fn the_status_reader_sees_every_form() {
 
 #[test]
 fn every_status_the_queues_sql_names_is_a_request_status() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/src/deliver");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/deliver/src");
     let files = rust_files(&dir);
     let known: BTreeSet<&str> = RequestStatus::ALL.iter().map(|s| s.as_str()).collect();
     let (mut seen, mut unknown) = (0, Vec::new());

@@ -1,11 +1,11 @@
-//! digestd-engine: storage, the data path and delivery — everything
-//! between the core's values and the HTTP face.
+//! digestd-engine: settings, the entities and the data path — everything
+//! between the store and delivery (`digestd-deliver`).
 //!
 //! Other systems tell digestd what changed ([`ingest`], [`items`] →
 //! [`modlog`]); people subscribe to collections ([`parties`],
 //! [`subscriptions`]); every hour one job picks the digests that are due in
 //! each user's own timezone ([`schedule`]), composes them ([`digest`]) and
-//! delivers them by email, XMPP and SMS ([`deliver`]).
+//! posts them as nt requests, which the delivery crate sends.
 //!
 //! Where things live, lowest layer first; a module imports only modules
 //! above it in this list (`tests/it/layers.rs` checks it), and the core's
@@ -23,20 +23,9 @@
 //! - [`subscriptions`]: the subscription table and its validation.
 //! - [`ingest`]: JSON-lines input for `digestd record`.
 //! - [`schedule`]: local periods, the week grid, the tick, the lease.
-//! - [`manage`]: operations that span layers: subscribe, resume, a user's new preferences.
-//! - [`import`]: bulk import of users and subscriptions.
 //! - [`digest`]: composing and rendering a due run, posted as an nt request.
 //! - [`feeds`]: the Atom feeds of a collection (Cosmo's `changed` and
 //!   `range` projections) and their validators, from the digest's queries.
-//! - [`deliver`]: the nt queue and its listeners (email by `dir`, `smtp`,
-//!   `pipe`, `db` or `stdout`; XMPP; SMS by an HTTP gateway), bounces, and
-//!   the check of the channels' settings.
-//! - [`metrics`]: the process's counters (ticks, runs, digests, deliveries) and the database's gauges, for `/metrics`.
-//! - [`report`]: the operator's daily report (`digestd report`, posted once a local day).
-//! - [`remove`]: deleting users, groups, collections and subscriptions with
-//!   their unsent requests, in one transaction.
-//! - [`signup`]: public sign-up with double opt-in: pending sign-ups, the
-//!   verification message, confirmation, the limits.
 #![forbid(unsafe_code)]
 
 pub use digestd_core::{clock, i18n, ics, ids, recur, text, validate};
@@ -46,22 +35,15 @@ pub use digestd_store::{self as db, error};
 
 pub mod access;
 pub mod config;
-pub mod deliver;
 pub mod digest;
 pub mod events;
 pub mod feeds;
-pub mod import;
 pub mod ingest;
 pub mod items;
-pub mod manage;
-pub mod metrics;
 pub mod modlog;
 pub mod parties;
-pub mod remove;
-pub mod report;
 pub mod schedule;
 pub mod seen;
-pub mod signup;
 pub mod subscriptions;
 
 pub use error::{Error, Result};

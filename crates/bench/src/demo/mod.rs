@@ -81,7 +81,7 @@ pub fn run(
     let ticks = crate::schedule::Ticks::Schedule(Box::new(run_cfg.schedule.cron()?))
         .instants(start, end + Duration::seconds(1))?;
     for &t in &ticks {
-        crate::serve::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t, &metrics)?;
+        crate::cycle::tick_and_deliver(&db, &run_cfg, &mut delivery, &owner, t, &metrics)?;
     }
     // Every outcome is in the database: the empty journal goes with the
     // Delivery, and the demo's own journal directory after it (emptied,

@@ -221,7 +221,7 @@ impl Ticking<'_> {
                 inner: &mut composer,
                 spent: Duration::ZERO,
             };
-            // As `serve` ticks (`serve::tick_and_deliver`).
+            // As `serve` ticks (`cycle::tick_and_deliver`).
             let (runs, td) = timed(|| {
                 match schedule::share_tick(
                     c,

@@ -4,7 +4,7 @@
 //! A server is `digestd bench soak-server`: `serve` with the bench's clock.
 //! It answers HTTP as `serve` does (`http::App` with its metrics) and, at
 //! each `tick <instant>` line on its standard input, runs `serve`'s own
-//! tick and queue pass ([`serve::tick_and_deliver`]) at that instant and
+//! tick and queue pass ([`cycle::tick_and_deliver`]) at that instant and
 //! answers `ticked <seconds> <bytes SQLite holds>` (or `failed <error>`). Its input closed, it
 //! drains and exits. Several servers bind one address with `SO_REUSEPORT`,
 //! so the kernel spreads the clients' connections over them, and all of
@@ -30,7 +30,7 @@ use crate::db::Db;
 use crate::deliver::queue::Delivery;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-use crate::{http, schedule, serve};
+use crate::{cycle, http, schedule};
 
 #[derive(Args, Debug, Clone)]
 pub struct SoakServerArgs {
@@ -115,7 +115,7 @@ pub fn soak_server(
         let mut d = delivery;
         let (d, done) = rt
             .block_on(rt.spawn_blocking(move || {
-                let done = serve::tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at, &m);
+                let done = cycle::tick_and_deliver(&db2, &cfg2, &mut d, &owner2, at, &m);
                 (d, done)
             }))
             .map_err(|e| Error::Storage(format!("bench soak-server: {e}")))?;

@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::parse_from;
-use crate::deliver::message::{build, Email};
+use crate::message::{build, Email};
 use chrono::{TimeZone, Utc};
 
 fn thread(name: &str) -> Thread {

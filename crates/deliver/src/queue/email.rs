@@ -21,9 +21,9 @@ use super::journal::Journal;
 use super::pusher::{self, Push, Pushed};
 use super::round::Round;
 use super::settle::Settle;
-use crate::deliver::listener::{Listener, Outgoing};
-use crate::deliver::sink::Outcome;
 use crate::error::Result;
+use crate::listener::{Listener, Outgoing};
+use crate::sink::Outcome;
 
 /// Email messages per hand-over from the builder to the sender.
 const EMAIL_CHUNK: usize = 256;

@@ -32,8 +32,8 @@ use lettre::transport::smtp::response::Response;
 use lettre::transport::smtp::Error as SmtpError;
 
 use super::{envelope, outcome, ready, send_lettre, timed_out, Session, Target};
-use crate::deliver::listener::{Accepted, Delivered};
-use crate::deliver::sink::{Outcome, Outgoing};
+use crate::listener::{Accepted, Delivered};
+use crate::sink::{Outcome, Outgoing};
 
 /// Takes messages from `next` until none is left and sends them on
 /// `session`, pipelined when the server allows; one outcome per message

@@ -25,8 +25,8 @@ use super::webhook::{retry_after, sign};
 use crate::config::EventsConfig;
 use crate::db::DbConn;
 use crate::error::{Error, Result};
-use crate::events::{self, Due};
 use crate::validate::{self, UrlPolicy};
+use digestd_engine::events::{self, Due};
 
 /// Events taken per read, and posted per pass at most, so a pass that
 /// finds a backlog goes back to the queue's own work in good time.

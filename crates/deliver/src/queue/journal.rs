@@ -6,7 +6,7 @@
 //! (`queue::email`), after the chunk came back from the listener; a crash
 //! in between used to send the whole chunk again once the claims expired.
 //! Now each listener tells of each acceptance at once
-//! ([`crate::deliver::listener::Accepted`]: an SMTP session after reading a `250`
+//! ([`crate::listener::Accepted`]: an SMTP session after reading a `250`
 //! and before writing the next body), and the queue appends one line for
 //! it here: the message's queue rows, the reply code and the far end's id.
 //! A `write(2)` to a file survives the process's death (it is in the page
@@ -60,11 +60,11 @@ use super::settle::{write_outcomes, Settle};
 use super::PassReport;
 use crate::db::schema::{nt_queue, nt_requests};
 use crate::db::DbConn;
-use crate::deliver::listener::Delivered;
-#[cfg(doc)]
-use crate::deliver::msgid::MessageKey;
-use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
+use crate::listener::Delivered;
+#[cfg(doc)]
+use crate::msgid::MessageKey;
+use crate::sink::Outcome;
 
 /// One queue row: request, party, channel.
 pub type RowKey = (i64, i64, String);

@@ -4,7 +4,7 @@
 //! whole address stays in the database (`delivery_log`), never in the log;
 //! a reply that quotes it has it replaced by its domain form.
 
-use crate::deliver::sink::Outcome;
+use crate::sink::Outcome;
 use crate::validate::escape_for_line;
 
 use super::Settle;

@@ -158,7 +158,7 @@ pub struct Delivery {
     /// How long a round's claim on its rows lasts (the lease length).
     pub claim_for: chrono::Duration,
     /// DKIM signing of every email, when `[email]` configures it.
-    pub(crate) dkim: Option<crate::deliver::dkim::Signer>,
+    pub(crate) dkim: Option<crate::dkim::Signer>,
     /// One listener per channel, by key: email's transport, for XMPP and
     /// SMS the outbox until `with_xmpp` / `with_sms` put a server there,
     /// and the webhook listener (writing to the outbox until
@@ -175,7 +175,7 @@ pub struct Delivery {
     /// The poster of `[events]`, when it names a URL; and the per-message
     /// events settling records (those it posts).
     events: Option<EventPoster>,
-    wants: crate::events::Wants,
+    wants: digestd_engine::events::Wants,
     /// The process's runtime, on which the SMTP and XMPP listeners run
     /// their sessions (blocking on it from the pass's threads).
     rt: tokio::runtime::Handle,
@@ -211,9 +211,9 @@ impl Delivery {
             journal_dir: None,
             journal: None,
             legacy_journal_dir: PathBuf::from(&cfg.dir).join("journal"),
-            dkim: crate::deliver::dkim::load(cfg)?,
+            dkim: crate::dkim::load(cfg)?,
             events: None,
-            wants: crate::events::Wants::default(),
+            wants: digestd_engine::events::Wants::default(),
             rt: rt.clone(),
             listeners: vec![
                 Box::new(EmailSink::new(cfg, rt)?),
@@ -238,7 +238,7 @@ impl Delivery {
     /// queue lease, and records the per-message ones it posts.
     pub fn with_events(mut self, cfg: &EventsConfig) -> Result<Delivery> {
         self.events = EventPoster::new(cfg, &self.rt)?;
-        self.wants = crate::events::Wants::of(cfg);
+        self.wants = digestd_engine::events::Wants::of(cfg);
         Ok(self)
     }
 

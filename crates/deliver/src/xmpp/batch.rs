@@ -31,7 +31,7 @@ use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
 use super::stanza::{self, classify, stanza_id};
 use super::transient;
-use crate::deliver::listener::{Accepted, Delivered, DeliveryError, Outgoing};
+use crate::listener::{Accepted, Delivered, DeliveryError, Outgoing};
 
 type Slot = Option<std::result::Result<Delivered, DeliveryError>>;
 

@@ -14,8 +14,8 @@ use super::{Of, RowUpdate};
 use crate::db::schema::nt_requests;
 use crate::db::DbConn;
 use crate::error::Result;
-use crate::events::{self, Event, Kind, Wants};
 use crate::ids::{PartyId, SubscriptionId};
+use digestd_engine::events::{self, Event, Kind, Wants};
 
 /// Records the events `wants` asks for among `ups`.
 pub(super) fn record(

@@ -314,7 +314,7 @@ pub fn test_alert(
     rt: &tokio::runtime::Handle,
     party: &str,
     now: DateTime<Utc>,
-) -> Result<(String, crate::deliver::sink::Outcome)> {
+) -> Result<(String, crate::sink::Outcome)> {
     let (id, _) = crate::parties::find(conn, party)?;
     let point = crate::parties::matrix_rooms(conn, &[id.0])?
         .into_iter()
@@ -322,7 +322,7 @@ pub fn test_alert(
         .ok_or_else(|| Error::not_found(format!("{party} has no matrix address")))?;
     let ((_, address), room) = point;
     let mut l = MatrixListener::new(cfg, email, rt)?;
-    let doc = crate::deliver::webhook::body::notification(
+    let doc = crate::webhook::body::notification(
         0,
         "digestd test alert",
         &format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC")),
@@ -336,7 +336,7 @@ pub fn test_alert(
         txn_id: format!("digestd_test_{}", now.timestamp_micros()),
         room,
     });
-    let outcome = crate::deliver::sink::Outcome::from(l.send_raw(&m));
+    let outcome = crate::sink::Outcome::from(l.send_raw(&m));
     let opened = l.opened_rooms();
     if !opened.is_empty() {
         conn.write_tx(|c| crate::parties::keep_matrix_rooms_in_tx(c, &opened))?;

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use super::email::Back;
 use super::journal::{Journal, RowKey};
 use super::settle::Settle;
-use crate::deliver::listener::{Listener, Outgoing};
-use crate::deliver::sink::Outcome;
+use crate::listener::{Listener, Outgoing};
 use crate::parties::Channel;
+use crate::sink::Outcome;
 
 /// Messages per hand-back: a round of thousands of webhooks has its first
 /// outcomes written while the rest are posted.

@@ -11,14 +11,14 @@ use super::email::EmailJob;
 use super::round::{Req, Round, Row};
 use super::settle::Settle;
 use super::Delivery;
-use crate::deliver::dkim::Signer;
-use crate::deliver::listener::Outgoing;
-use crate::deliver::message::{self, Email, Part};
-use crate::deliver::msgid::MessageKey;
-use crate::deliver::outbox::Outbox;
-use crate::deliver::threading::{self, List, Thread};
+use crate::dkim::Signer;
 use crate::error::Result;
+use crate::listener::Outgoing;
+use crate::message::{self, Email, Part};
+use crate::msgid::MessageKey;
+use crate::outbox::Outbox;
 use crate::parties::Channel;
+use crate::threading::{self, List, Thread};
 
 /// What building a message needs besides its round: the sender, owned so
 /// the builder thread can hold it while the pass goes on.

@@ -22,7 +22,7 @@ pub const FORBIDDEN: u16 = 403;
 /// A session with the homeserver.
 pub struct Homeserver {
     base: String,
-    client: crate::deliver::http::Client,
+    client: crate::http::Client,
     /// The pass's instant, for a `Retry-After` given as a date.
     pub now: Option<DateTime<Utc>>,
 }
@@ -59,9 +59,8 @@ impl Homeserver {
         rt: &tokio::runtime::Handle,
     ) -> Result<Homeserver, DeliveryError> {
         let timeout = Duration::from_secs(cfg.timeout_seconds);
-        let b = crate::deliver::http::builder(timeout)
-            .user_agent(crate::deliver::webhook::sign::USER_AGENT);
-        let client = crate::deliver::http::Client::new(b, rt)
+        let b = crate::http::builder(timeout).user_agent(crate::webhook::sign::USER_AGENT);
+        let client = crate::http::Client::new(b, rt)
             .map_err(|e| transient(format!("matrix client: {e}")))?;
         Ok(Homeserver {
             base,
@@ -109,7 +108,7 @@ impl Homeserver {
         // the 64 KiB every remote answer is read to.
         let max = match call {
             Call::AccountData => MAX_ACCOUNT_DATA,
-            _ => crate::deliver::http::MAX_ANSWER,
+            _ => crate::http::MAX_ANSWER,
         };
         let resp = self.client.exchange(req, max).map_err(|e| {
             transient(format!(
@@ -117,7 +116,7 @@ impl Homeserver {
                 crate::text::one_line(&e.without_url().to_string())
             ))
         })?;
-        let retry_after = crate::deliver::webhook::retry_after(&resp.headers, self.now);
+        let retry_after = crate::webhook::retry_after(&resp.headers, self.now);
         let json: Value = serde_json::from_str(&resp.text).unwrap_or(Value::Null);
         if (200..300).contains(&resp.status) {
             return Ok(json);

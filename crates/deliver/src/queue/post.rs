@@ -13,13 +13,13 @@ use crate::config::{
 use crate::db::schema::{nt_messages, nt_queue, nt_requests, parties};
 use crate::db::states::RequestStatus;
 use crate::db::DbConn;
-use crate::deliver::listener::{Listener, Outgoing};
-use crate::deliver::message::{self, Email};
-use crate::deliver::outbox::OutboxListener;
-use crate::deliver::sink::Outcome;
 use crate::error::{Error, Result};
 use crate::ids::RequestId;
+use crate::listener::{Listener, Outgoing};
+use crate::message::{self, Email};
+use crate::outbox::OutboxListener;
 use crate::parties::Channel;
+use crate::sink::Outcome;
 use crate::validate;
 
 /// What `digestd notify` posts.
@@ -285,7 +285,7 @@ pub fn test_alert_sms(
             now,
         ),
         SmsTransport::Http => {
-            let mut gw = crate::deliver::sms::SmsGateway::new(cfg, rt)?;
+            let mut gw = crate::sms::SmsGateway::new(cfg, rt)?;
             push_alert(&mut gw, &to, email, now)
         }
     }
@@ -310,7 +310,7 @@ pub fn test_alert_xmpp(
             now,
         ),
         XmppTransport::Xmpp => {
-            let mut l = crate::deliver::xmpp::XmppListener::new(cfg, rt.clone())?;
+            let mut l = crate::xmpp::XmppListener::new(cfg, rt.clone())?;
             let report = push_alert(&mut l, &to, email, now);
             l.shutdown();
             report
@@ -338,7 +338,7 @@ pub fn test_alert_webhook(
         let secrets = crate::parties::webhook_secrets(conn, &[id.0])?;
         let ((_, url), secret) = secrets.into_iter().next().ok_or_else(missing)?;
         let id = format!("msg_test_{}", now.timestamp_micros());
-        (url, Some(crate::deliver::listener::Signing { id, secret }))
+        (url, Some(crate::listener::Signing { id, secret }))
     } else {
         let p = crate::parties::contact_points(conn, id)?
             .into_iter()
@@ -346,9 +346,9 @@ pub fn test_alert_webhook(
             .ok_or_else(missing)?;
         (p.address, None)
     };
-    let mut l = crate::deliver::webhook::WebhookListener::on(channel, cfg, email, rt)?;
+    let mut l = crate::webhook::WebhookListener::on(channel, cfg, email, rt)?;
     l.pass_at(now);
-    let doc = crate::deliver::webhook::body::notification(
+    let doc = crate::webhook::body::notification(
         0,
         "digestd test alert",
         &format!("digestd test alert, {}", now.format("%Y-%m-%d %H:%M UTC")),
@@ -363,7 +363,7 @@ pub fn test_alert_webhook(
 }
 
 /// `digestd test-alert --channel matrix --to NAME`: one notification, now,
-/// to `NAME`'s Matrix contact point ([`crate::deliver::matrix::test_alert`]).
+/// to `NAME`'s Matrix contact point ([`crate::matrix::test_alert`]).
 pub fn test_alert_matrix(
     conn: &mut DbConn,
     cfg: &crate::config::MatrixConfig,
@@ -372,7 +372,7 @@ pub fn test_alert_matrix(
     party: &str,
     now: DateTime<Utc>,
 ) -> Result<String> {
-    let (to, outcome) = crate::deliver::matrix::test_alert(conn, cfg, email, rt, party, now)?;
+    let (to, outcome) = crate::matrix::test_alert(conn, cfg, email, rt, party, now)?;
     report(&to, outcome)
 }
 

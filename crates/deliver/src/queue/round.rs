@@ -26,13 +26,13 @@ use super::settle::{write_outcomes, Settle};
 use super::{Delivery, PassReport, ROUND};
 use crate::db::schema::{nt_bodies, nt_messages, nt_queue, nt_requests, parties, users};
 use crate::db::DbConn;
-use crate::deliver::listener::{MatrixRoute, Outgoing, Signing};
-use crate::deliver::matrix;
-use crate::deliver::sink::Outcome;
-use crate::deliver::webhook::{self, body as hook};
 use crate::digest::words::Style;
 use crate::error::Result;
+use crate::listener::{MatrixRoute, Outgoing, Signing};
+use crate::matrix;
 use crate::parties::Channel;
+use crate::sink::Outcome;
+use crate::webhook::{self, body as hook};
 
 /// Rows in a pass's first round.
 mod claim;
@@ -144,7 +144,7 @@ pub(super) fn deliver_rounds(
         .iter()
         .position(|l| l.key() == Channel::Email)
         .expect("Delivery::new gives email a listener");
-    let key = crate::deliver::msgid::MessageKey::load(conn)?;
+    let key = crate::msgid::MessageKey::load(conn)?;
     // What this process's last pass had sent and not written goes in first.
     let journal = d.journal(conn, &key)?;
     let policy = d.settle_policy();

@@ -8,7 +8,7 @@ use tokio_xmpp::minidom::Element;
 use tokio_xmpp::parsers::message::{Id, Lang, Message};
 use tokio_xmpp::Stanza;
 
-use crate::deliver::listener::{DeliveryError, Outgoing};
+use crate::listener::{DeliveryError, Outgoing};
 use crate::validate;
 
 const STANZAS_NS: &str = "urn:ietf:params:xml:ns:xmpp-stanzas";

@@ -10,7 +10,7 @@
 //! A bounce counts only when the report quotes the Message-ID of a message
 //! digestd made for the party that owns the address (its returned headers,
 //! or References): ids carry a MAC under the installation's key
-//! ([`crate::deliver::msgid`]), so nobody who can merely mail the bounce
+//! ([`crate::msgid`]), so nobody who can merely mail the bounce
 //! address can disable anyone. One message counts once, however many
 //! reports or recipient blocks name it. Addresses match as stored: the
 //! local part exactly, the domain in any case. An address disabled by
@@ -23,10 +23,10 @@ use serde::Serialize;
 
 use crate::db::schema::{contact_points, email_bounces};
 use crate::db::DbConn;
-use crate::deliver::msgid::{MessageKey, MessageRef};
 use crate::error::{Error, Result};
-use crate::events::{self, Event, Kind};
 use crate::ids::PartyId;
+use crate::msgid::{MessageKey, MessageRef};
+use digestd_engine::events::{self, Event, Kind};
 
 diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);
 

@@ -1,4 +1,6 @@
-//! Delivery: nt requests become messages.
+//! digestd-deliver: nt requests become messages — the nt queue and its
+//! listeners, above the engine's data path and below the use cases
+//! (`digestd-app`) and the HTTP face.
 //!
 //! - [`queue`]: seed 000's nt queue — post, cancel, expand, process (batched
 //!   per sender and recipient, retries with backoff), update, show, status;
@@ -22,8 +24,18 @@
 //! - [`http`]: the HTTP exchanges of the listeners that post to a far end,
 //!   on the process's one runtime.
 //!
-//! [`check_settings`] checks the channels' settings, which `config` parses
-//! but only delivery understands.
+//! [`check_settings`] checks the channels' settings, which the engine's
+//! `config` parses but only delivery understands.
+//!
+//! The engine's modules are imported at this crate's root under their own
+//! names (`crate::config`, `crate::db`), as they read in the engine; its
+//! `events` (the outbox of operators' events) is named in full, since
+//! [`events`] here is the poster that sends them.
+#![forbid(unsafe_code)]
+
+use digestd_engine::{
+    access, config, db, digest, error, feeds, i18n, ics, ids, parties, schedule, text, validate,
+};
 
 pub mod bounce;
 pub mod dbout;
@@ -43,6 +55,9 @@ pub mod smtp;
 pub mod threading;
 pub mod webhook;
 pub mod xmpp;
+
+#[cfg(test)]
+mod tests;
 
 use crate::config::{Config, EmailConfig, EmailTransport};
 use crate::error::{Error, Result};

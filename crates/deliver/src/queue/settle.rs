@@ -10,9 +10,9 @@ use diesel::prelude::*;
 use super::{backoff, PassReport};
 use crate::db::states::{LogOutcome, RequestStatus, RowState};
 use crate::db::{in_bound, DbConn, IdList, Ids, Settled, Stamp};
-use crate::deliver::sink::Outcome;
 use crate::error::Result;
 use crate::parties::Channel;
+use crate::sink::Outcome;
 use diesel::sql_types::{Text, Timestamp};
 
 mod events;
@@ -76,7 +76,7 @@ impl Settle {
 pub(super) struct Policy {
     pub(super) retry_base: chrono::Duration,
     pub(super) retry_cap: chrono::Duration,
-    pub(super) wants: crate::events::Wants,
+    pub(super) wants: digestd_engine::events::Wants,
 }
 
 /// One queue row's new state.

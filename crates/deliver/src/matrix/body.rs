@@ -9,9 +9,9 @@
 use crate::i18n::catalogs;
 use serde_json::{json, Value};
 
-use crate::deliver::webhook::presets::fit::{self, Limits, Measure};
-use crate::deliver::webhook::presets::{Line, Post, Syntax};
 use crate::feeds::atom::escape;
+use crate::webhook::presets::fit::{self, Limits, Measure};
+use crate::webhook::presets::{Line, Post, Syntax};
 
 /// The most bytes of each of the two bodies.
 pub const MAX_PART: usize = 24_000;
