@@ -19,5 +19,6 @@
 #![forbid(unsafe_code)]
 
 pub use digestd_bench::*;
+pub use digestd_http::{http, serve};
 
 pub mod cli;

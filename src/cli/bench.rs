@@ -3,8 +3,9 @@
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::bench;
+use crate::bench::{self, Served, Serving};
 use crate::error::Result;
+use crate::http;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCmd {
@@ -55,11 +56,17 @@ pub fn run(cmd: BenchCmd, db: Option<&str>, ctx: &mut Ctx) -> Result<()> {
         BenchCmd::Webhook(a) => bench::webhook(&a, db, &ctx.handle()?, ctx.out),
         BenchCmd::Matrix(a) => bench::matrix(&a, db, &ctx.handle()?, ctx.out),
         BenchCmd::Recur(a) => bench::recur(&a, ctx.out),
-        BenchCmd::Http(a) => bench::http(&a, db, ctx.out),
+        BenchCmd::Http(a) => bench::http(&a, db, serve_http, ctx.out),
         BenchCmd::Ndjson(a) => bench::ndjson(&a, db, ctx.out),
         BenchCmd::Import(a) => bench::import(&a, db, ctx.out),
         BenchCmd::Burst(a) => bench::burst(&a, db, &ctx.handle()?, ctx.out),
         BenchCmd::Soak(a) => bench::soak(&a, db, ctx.out),
-        BenchCmd::SoakServer(a) => bench::soak_server(&a, db, &ctx.handle()?, ctx.out),
+        BenchCmd::SoakServer(a) => bench::soak_server(&a, db, &ctx.handle()?, serve_http, ctx.out),
     }
+}
+
+/// The HTTP face the benchmarks serve: the router and server of `serve`.
+fn serve_http(s: Served) -> Serving {
+    let app = http::App::with_metrics(s.db, s.cfg, s.clock, s.metrics);
+    Box::pin(http::serve_on(s.listener, app, s.shutdown))
 }

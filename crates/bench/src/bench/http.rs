@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeZone, Utc};
 use clap::Args;
 
-use super::{open_empty, rate};
+use super::{open_empty, rate, ServeHttp, Served};
 use crate::access::{self, Scope};
 use crate::clock::{Clock, FixedClock};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::{http, ingest, items, parties};
+use crate::{ingest, items, parties};
 
 #[derive(Args, Debug, Clone)]
 pub struct HttpArgs {
@@ -65,7 +65,12 @@ pub(super) fn lines(collection: &str, first: usize, n: usize) -> Vec<String> {
         .collect()
 }
 
-pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<()> {
+pub fn http(
+    args: &HttpArgs,
+    url: Option<&str>,
+    serve: ServeHttp,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.requests == 0 || args.connections == 0 || args.batches == 0 || args.write_rounds == 0 {
         return Err(Error::invalid(
             "bench http: --requests, --connections, --batches and --write-rounds must be at least 1",
@@ -110,15 +115,21 @@ pub fn http(args: &HttpArgs, url: Option<&str>, out: &mut dyn Write) -> Result<(
     let mut cfg = Config::default();
     cfg.http.listen = "127.0.0.1:0".into();
     let result = rt.block_on(async {
-        let listener = http::bind(&cfg.http.listen).await?;
+        let listener = tokio::net::TcpListener::bind(&cfg.http.listen).await?;
         let base = format!("http://{}", listener.local_addr()?);
         // The server's own pool, as `digestd web` opens it ([database]
         // pool_size), not the bench's small one.
         let served = Db::open(url.unwrap_or(DEFAULT_BENCH_DB), cfg.database.pool_size)?;
-        let app = http::App::new(served, cfg.clone(), clock);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(http::serve_on(listener, app, async {
-            let _ = stopped.await;
+        let server = tokio::spawn(serve(Served {
+            listener,
+            db: served,
+            cfg: cfg.clone(),
+            clock,
+            metrics: Default::default(),
+            shutdown: Box::pin(async {
+                let _ = stopped.await;
+            }),
         }));
         let r = measure(args, &db, &base, &token, &feed.uuid, &posts.uuid, out).await;
         let _ = stop.send(());

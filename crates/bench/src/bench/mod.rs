@@ -4,6 +4,7 @@
 mod burst;
 mod compose;
 mod cpu;
+mod face;
 mod http;
 mod import;
 mod ingest;
@@ -21,6 +22,7 @@ mod xmpp;
 
 pub use burst::{burst, BurstArgs};
 pub use compose::{compose, ComposeArgs};
+pub use face::{ServeHttp, Served, Serving};
 pub use http::{http, HttpArgs};
 pub use import::{import, ImportArgs};
 pub use ingest::{ingest, IngestArgs};

@@ -24,13 +24,14 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use clap::Args;
 
+use crate::bench::{ServeHttp, Served};
 use crate::clock::FixedClock;
 use crate::config::{Config, EmailTransport};
 use crate::db::Db;
 use crate::deliver::queue::Delivery;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-use crate::{cycle, http, schedule};
+use crate::{cycle, schedule};
 
 #[derive(Args, Debug, Clone)]
 pub struct SoakServerArgs {
@@ -86,6 +87,7 @@ pub fn soak_server(
     a: &SoakServerArgs,
     url: Option<&str>,
     rt: &tokio::runtime::Handle,
+    serve: ServeHttp,
     out: &mut dyn Write,
 ) -> Result<()> {
     let url = url.ok_or_else(|| Error::invalid("bench soak-server: --db is required"))?;
@@ -98,9 +100,15 @@ pub fn soak_server(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = rt.block_on(async {
         let listener = bind_shared(&cfg.http.listen)?;
-        let app = http::App::with_metrics(db.clone(), cfg.clone(), clock.clone(), metrics.clone());
-        Ok::<_, Error>(tokio::spawn(http::serve_on(listener, app, async {
-            let _ = stopped.await;
+        Ok::<_, Error>(tokio::spawn(serve(Served {
+            listener,
+            db: db.clone(),
+            cfg: cfg.clone(),
+            clock: clock.clone(),
+            metrics: metrics.clone(),
+            shutdown: Box::pin(async {
+                let _ = stopped.await;
+            }),
         })))
     })?;
     writeln!(out, "listening")?;
