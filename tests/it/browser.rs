@@ -15,8 +15,10 @@
 //! verification link (`browser/signup.rs`), the operator's pages
 //! (`browser/admin.rs`), the Matrix ID form (`browser/matrix.rs`) and
 //! "Send it now" with the "How often and where" form
-//! (`browser/cadence.rs`), quiet hours (`browser/quiet.rs`) and the pages
-//! in German (`browser/languages.rs`) are flows of their own files.
+//! (`browser/cadence.rs`), quiet hours (`browser/quiet.rs`), the pages
+//! in German (`browser/languages.rs`), the one-click POST
+//! (`browser/one_click.rs`) and the pages at a phone's width
+//! (`browser/phone.rs`) are flows of their own files.
 
 use crate::common;
 
@@ -28,6 +30,10 @@ mod cadence;
 mod languages;
 #[path = "browser/matrix.rs"]
 mod matrix;
+#[path = "browser/one_click.rs"]
+mod one_click;
+#[path = "browser/phone.rs"]
+mod phone;
 #[path = "browser/quiet.rs"]
 mod quiet;
 #[path = "browser/signup.rs"]
@@ -249,40 +255,13 @@ fn on_server<'a>(web: &Web, url: &'a str) -> &'a str {
     url
 }
 
-/// Manage and unsubscribe, from the links of a real email, in the browser:
-/// change the daily hour and the digest's own hour, unsubscribe (the GET
-/// changes nothing), undo, unsubscribe again; each tick after a change
-/// follows it.
-fn links_from_a_real_email(web: &Web, b: &Browser) {
-    let mut c = web.db.conn();
-    let a = asha(&mut c);
-    let mut po = PostOffice::new(web);
-    // Ticks on time: nothing changed for the first one.
-    assert!(po.run(&mut c, "2026-11-22T08:00:00Z").is_empty());
-    edit(&mut c, &a, 1, "2026-11-22T10:00:00Z");
-    // 09:00 in Madrid is 08:00Z; nothing goes before it.
-    let early = po.run(&mut c, "2026-11-23T07:59:00Z");
-    assert!(early.is_empty(), "{early:?}");
-    let m = one_digest(&mut po, &mut c, "2026-11-23T08:00:00Z", 1);
-    assert_eq!(m.subject, "Daily digest: Rota");
-    assert!(
-        m.text.lines().next() == Some("1 change in Rota since Sunday 09:00"),
-        "{}",
-        m.text
-    );
-    let unsub = m.unsubscribe.clone().expect("an unsubscribe link");
-    assert_eq!(m.list_unsubscribe.as_deref(), Some(unsub.as_str()));
-    assert!(m.one_click, "{m:?}");
-    let code = code(&mut c, a.party);
-    assert_eq!(m.manage, format!("{}/s/{code}", web.base));
-    assert_eq!(
-        unsub,
-        format!("{}/s/{code}/unsubscribe/{}", web.base, a.daily)
-    );
-
+/// The manage page from the first digest's link, as the person sees it;
+/// the daily hour changed (new daily digests only) and then this digest's
+/// own hour, to 07:00.
+fn change_the_hours_on_the_manage_page(web: &Web, b: &Browser, a: &Asha, manage: &str, code: &str) {
     // Manage: the page as the person sees it.
     web.clock.set(at("2026-11-23T08:05:00Z"));
-    b.open(on_server(web, &m.manage));
+    b.open(on_server(web, manage));
     assert_eq!(b.title(), "Your digests · digestd");
     let t = b.text();
     assert!(t.contains("Your digests, asha"), "{t}");
@@ -323,6 +302,40 @@ fn links_from_a_real_email(web: &Web, b: &Browser) {
     );
     assert_eq!(b.value_of(&hour), "7");
     b.shot("manage-changed");
+}
+
+/// Manage and unsubscribe, from the links of a real email, in the browser:
+/// change the daily hour and the digest's own hour, unsubscribe (the GET
+/// changes nothing), undo, unsubscribe again; each tick after a change
+/// follows it.
+fn links_from_a_real_email(web: &Web, b: &Browser) {
+    let mut c = web.db.conn();
+    let a = asha(&mut c);
+    let mut po = PostOffice::new(web);
+    // Ticks on time: nothing changed for the first one.
+    assert!(po.run(&mut c, "2026-11-22T08:00:00Z").is_empty());
+    edit(&mut c, &a, 1, "2026-11-22T10:00:00Z");
+    // 09:00 in Madrid is 08:00Z; nothing goes before it.
+    let early = po.run(&mut c, "2026-11-23T07:59:00Z");
+    assert!(early.is_empty(), "{early:?}");
+    let m = one_digest(&mut po, &mut c, "2026-11-23T08:00:00Z", 1);
+    assert_eq!(m.subject, "Daily digest: Rota");
+    assert!(
+        m.text.lines().next() == Some("1 change in Rota since Sunday 09:00"),
+        "{}",
+        m.text
+    );
+    let unsub = m.unsubscribe.clone().expect("an unsubscribe link");
+    assert_eq!(m.list_unsubscribe.as_deref(), Some(unsub.as_str()));
+    assert!(m.one_click, "{m:?}");
+    let code = code(&mut c, a.party);
+    assert_eq!(m.manage, format!("{}/s/{code}", web.base));
+    assert_eq!(
+        unsub,
+        format!("{}/s/{code}/unsubscribe/{}", web.base, a.daily)
+    );
+
+    change_the_hours_on_the_manage_page(web, b, &a, &m.manage, &code);
     // The next digest comes at 07:00 in Madrid (06:00Z), not at 09:00.
     edit(&mut c, &a, 2, "2026-11-23T10:00:00Z");
     assert!(po.run(&mut c, "2026-11-24T05:59:00Z").is_empty());
@@ -387,88 +400,6 @@ fn the_links_of_a_real_email_work_in_a_browser() {
     in_browser(Options::default(), links_from_a_real_email);
 }
 
-/// The RFC 8058 POST exactly as a mail provider sends it: to the URL of
-/// the message's `List-Unsubscribe` header, `Content-Type:
-/// application/x-www-form-urlencoded`, the body `List-Unsubscribe=One-Click`,
-/// no cookie, no form token, over a plain socket. The browser then shows
-/// the subscription paused, and the next tick sends nothing. After "send
-/// me a new link", the old URL still unsubscribes, and only that way.
-fn one_click_from_the_header(web: &Web, b: &Browser) {
-    let mut c = web.db.conn();
-    let a = asha(&mut c);
-    let mut po = PostOffice::new(web);
-    assert!(po.run(&mut c, "2026-11-22T08:00:00Z").is_empty());
-    edit(&mut c, &a, 1, "2026-11-22T10:00:00Z");
-    let m = one_digest(&mut po, &mut c, "2026-11-23T08:00:00Z", 1);
-    assert!(m.one_click, "{m:?}");
-    let url = m.list_unsubscribe.expect("List-Unsubscribe");
-    let (status, _) = raw_post(on_server(web, &url), ONE_CLICK);
-    assert_eq!(status, 200);
-    assert!(paused(&mut c, a.daily));
-    // Idempotent: again 200, nothing more written.
-    let once = snapshot(&mut c);
-    assert_eq!(raw_post(&url, ONE_CLICK).0, 200);
-    assert_eq!(snapshot(&mut c), once);
-    b.open(&m.manage);
-    let t = b.text();
-    assert!(t.contains("Daily at 09:00 · by email · paused"), "{t}");
-    edit(&mut c, &a, 2, "2026-11-23T10:00:00Z");
-    assert!(po.run(&mut c, "2026-11-24T08:00:00Z").is_empty());
-
-    // "Send me a new link": the old manage link ends; the old unsubscribe
-    // link's page has one button, whose form sends exactly the one-click
-    // body, and it stops the digest.
-    let old = code(&mut c, a.party);
-    b.press("form input[name=action][value=newlink] ~ button");
-    let t = b.text();
-    assert!(t.contains("A new link is on its way"), "{t}");
-    assert_ne!(code(&mut c, a.party), old);
-    b.open(&m.manage);
-    let t = b.text();
-    assert!(t.contains("This link is not valid"), "{t}");
-    manage::resume(&mut c, a.daily, at("2026-11-24T09:00:00Z")).unwrap();
-    assert!(!paused(&mut c, a.daily));
-    b.open(&url);
-    let t = b.text();
-    assert!(t.contains("older message") && !t.contains("Rota"), "{t}");
-    b.press("form input[name='List-Unsubscribe'] ~ button");
-    let t = b.text();
-    assert!(t.contains("You are unsubscribed"), "{t}");
-    assert!(paused(&mut c, a.daily));
-}
-
-/// `POST url` over a fresh TCP connection with the bytes a provider sends;
-/// the status and the body.
-fn raw_post(url: &str, body: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let u = url::Url::parse(url).unwrap();
-    let mut s = std::net::TcpStream::connect((u.host_str().unwrap(), u.port().unwrap())).unwrap();
-    write!(
-        s,
-        "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: mail-provider\r\n\
-         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        u.path(),
-        u.host_str().unwrap(),
-        u.port().unwrap(),
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status = out
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("{out}"));
-    (status, out)
-}
-
-#[test]
-fn one_click_post_as_a_mail_provider_sends_it() {
-    in_browser(Options::default(), one_click_from_the_header);
-}
-
 /// With script turned off the pages work the same: the forms are plain.
 fn without_script(web: &Web, b: &Browser) {
     // Script is really off: a page that sets its title by script keeps none.
@@ -508,56 +439,4 @@ fn the_pages_work_without_script() {
         },
         without_script,
     );
-}
-
-/// At a phone's width (390 CSS pixels) nothing is wider than the screen.
-fn phone_width(web: &Web, b: &Browser) {
-    let mut c = web.db.conn();
-    let a = asha(&mut c);
-    // A long name with nowhere to break must wrap, not widen the page.
-    let long = items::create_collection(
-        &mut c,
-        at("2026-11-01T00:00:00Z"),
-        "WeekendAndHolidayOnCallRotaForTheSecondFloor",
-        None,
-    )
-    .unwrap()
-    .uuid;
-    manage::subscribe(
-        &mut c,
-        at("2026-11-21T00:00:00Z"),
-        &SubscribeRequest {
-            party: "asha".into(),
-            frequency: "weekly".into(),
-            kind: "forward".into(),
-            collection: Some(long),
-            day: Some("mon".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let code = code(&mut c, a.party);
-    b.resize(390, 844);
-    for (path, name) in [
-        (format!("/s/{code}"), "manage-phone"),
-        (
-            format!("/s/{code}/unsubscribe/{}", a.daily),
-            "unsubscribe-phone",
-        ),
-    ] {
-        b.open(&web.url(&path));
-        let (page, screen) = b.widths();
-        assert_eq!(screen, 390, "the window is a phone's");
-        assert!(
-            page <= screen,
-            "{path}: {page} px wide on a {screen} px screen"
-        );
-        b.shot(name);
-    }
-    b.resize(common::browser::WIDTH, common::browser::HEIGHT);
-}
-
-#[test]
-fn the_pages_fit_a_phone() {
-    in_browser(Options::default(), phone_width);
 }

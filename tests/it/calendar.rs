@@ -23,7 +23,7 @@ use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::db::schema::{nt_bodies, nt_messages};
 use digestd::db::DbConn;
-use digestd::deliver::queue;
+use digestd::deliver::queue::{self, Delivery};
 use digestd::items::{self, ItemInput};
 use digestd::parties::{self, NewUser};
 use digestd::schedule::tick::tick;
@@ -181,28 +181,78 @@ fn str_of(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
 
-fn forward_digests_carry_a_calendar_both_readers_agree_with(db: &TestDb) {
-    let mut c = db.conn();
-    let cal = world(&mut c);
-    let server = FaultSmtp::start();
-    let mut d = common::delivery::smtp(&server.url());
+/// Both readers of the digest's calendar `cal` (its `text` part, the
+/// message `raw`) list each item of the text once, at the time the text
+/// gives, with its rule, zone and URL; each (reader, time, title) goes
+/// into `seen`.
+fn both_readers_agree(
+    cal: &Value,
+    text: &str,
+    raw: &[u8],
+    seen: &mut BTreeSet<(&'static str, String, String)>,
+) {
+    let listed = lines(text);
+    assert!(!listed.is_empty(), "{text}");
+    for reader in ["icalendar", "vobject"] {
+        let r = &cal[reader];
+        assert_eq!(str_of(&r["method"]), "PUBLISH", "{reader}");
+        let events = r["events"].as_array().unwrap();
+        // Each item once, and each is in the text.
+        let titles: BTreeSet<&str> = events.iter().map(|e| str_of(&e["summary"])).collect();
+        assert_eq!(titles.len(), events.len(), "{reader}: {events:?}");
+        let in_text: BTreeSet<&str> = listed.iter().map(|(_, t, _)| t.as_str()).collect();
+        assert_eq!(titles, in_text, "{reader}\n{text}");
+        for (when, title, repeats) in &listed {
+            let e = events
+                .iter()
+                .find(|e| str_of(&e["summary"]) == title)
+                .unwrap();
+            let starts: Vec<&str> = e["starts"].as_array().unwrap().iter().map(str_of).collect();
+            assert!(
+                starts.contains(&when.as_str()),
+                "{reader}: {title} at {when} in the text, {starts:?} in the calendar\n{}",
+                calendar_of(raw)
+            );
+            assert!(str_of(&e["uid"]).ends_with("@localhost"), "{e}");
+            let rule = e["rrule"].as_str();
+            assert_eq!(rule.is_some(), *repeats, "{reader}: {title}: {e}");
+            if *repeats {
+                assert_eq!(rule, Some("FREQ=WEEKLY;BYDAY=MO"), "{reader}");
+                assert_eq!(str_of(&e["tzid"]), "America/New_York", "{reader}");
+                assert_eq!(
+                    str_of(&e["url"]),
+                    "https://cal.example.org/e/standup?a=1&b=2"
+                );
+            }
+            if title == "UTC call" {
+                assert!(e["tzid"].is_null(), "{reader}: {e}");
+            }
+            seen.insert((reader, when.clone(), title.clone()));
+        }
+    }
+}
+
+/// Ticks and runs the queue through `d` every hour from [`FROM`] to
+/// [`TO`]; max renames Friday's Berlin item at [`RENAMED`], after the
+/// tick that posted Friday's digests.
+fn tick_through_the_rename(c: &mut DbConn, cal: &str, d: &mut Delivery) {
     let mut comp = composer();
     let berlin = Some("Europe/Berlin");
     let mut t = at(FROM);
     while t < at(TO) {
-        tick(&mut c, t, &mut comp).unwrap();
-        queue::run_pass(&mut c, &mut d, t).unwrap();
+        tick(c, t, &mut comp).unwrap();
+        queue::run_pass(c, d, t).unwrap();
         if t == at(RENAMED) {
             // After the tick that posted Friday's digests, before max's
             // is retried.
             put(
-                &mut c,
+                c,
                 &ItemInput {
                     at: Some(RENAMED.into()),
                     actor: "max".into(),
                     ..event(
                         2,
-                        &cal,
+                        cal,
                         "Berlin review, moved",
                         "2026-10-23T07:00:00Z",
                         berlin,
@@ -212,6 +262,14 @@ fn forward_digests_carry_a_calendar_both_readers_agree_with(db: &TestDb) {
         }
         t += chrono::Duration::hours(1);
     }
+}
+
+fn forward_digests_carry_a_calendar_both_readers_agree_with(db: &TestDb) {
+    let mut c = db.conn();
+    let cal = world(&mut c);
+    let server = FaultSmtp::start();
+    let mut d = common::delivery::smtp(&server.url());
+    tick_through_the_rename(&mut c, &cal, &mut d);
     let lena: Vec<Vec<u8>> = server
         .received()
         .into_iter()
@@ -260,46 +318,7 @@ fn forward_digests_carry_a_calendar_both_readers_agree_with(db: &TestDb) {
             serde_json::json!([]),
             "folded at 75 octets"
         );
-        let listed = lines(&text);
-        assert!(!listed.is_empty(), "{text}");
-        for reader in ["icalendar", "vobject"] {
-            let r = &cal[reader];
-            assert_eq!(str_of(&r["method"]), "PUBLISH", "{reader}");
-            let events = r["events"].as_array().unwrap();
-            // Each item once, and each is in the text.
-            let titles: BTreeSet<&str> = events.iter().map(|e| str_of(&e["summary"])).collect();
-            assert_eq!(titles.len(), events.len(), "{reader}: {events:?}");
-            let in_text: BTreeSet<&str> = listed.iter().map(|(_, t, _)| t.as_str()).collect();
-            assert_eq!(titles, in_text, "{reader}\n{text}");
-            for (when, title, repeats) in &listed {
-                let e = events
-                    .iter()
-                    .find(|e| str_of(&e["summary"]) == title)
-                    .unwrap();
-                let starts: Vec<&str> =
-                    e["starts"].as_array().unwrap().iter().map(str_of).collect();
-                assert!(
-                    starts.contains(&when.as_str()),
-                    "{reader}: {title} at {when} in the text, {starts:?} in the calendar\n{}",
-                    calendar_of(raw)
-                );
-                assert!(str_of(&e["uid"]).ends_with("@localhost"), "{e}");
-                let rule = e["rrule"].as_str();
-                assert_eq!(rule.is_some(), *repeats, "{reader}: {title}: {e}");
-                if *repeats {
-                    assert_eq!(rule, Some("FREQ=WEEKLY;BYDAY=MO"), "{reader}");
-                    assert_eq!(str_of(&e["tzid"]), "America/New_York", "{reader}");
-                    assert_eq!(
-                        str_of(&e["url"]),
-                        "https://cal.example.org/e/standup?a=1&b=2"
-                    );
-                }
-                if title == "UTC call" {
-                    assert!(e["tzid"].is_null(), "{reader}: {e}");
-                }
-                seen.insert((reader, when.clone(), title.clone()));
-            }
-        }
+        both_readers_agree(cal, &text, raw, &mut seen);
     }
     // Fri 23, Mon 26, Tue 27, Wed 28, Fri 30 Oct and Mon 2 Nov; the
     // rename of Friday's item.

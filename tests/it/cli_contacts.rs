@@ -14,12 +14,8 @@ use common::cli::*;
 
 // --------------------------------------------------------- contact points
 
-#[test]
-fn contact_points_are_set_verified_disabled_and_enabled() {
-    let env = Env::init();
-    env.add_user("ops", &["--email", "ops@example.com"]);
-    env.add_user("bob", &["--xmpp", "bob@localhost"]);
-    // Hostile or wrong input: exit 2, nothing changed.
+/// Hostile or wrong `contact` input for bob: exit 2, nothing changed.
+fn hostile_contact_changes_write_nothing(env: &Env) {
     for (args, needle) in [
         (
             vec!["contact", "bob", "--channel", "xmpp", "--set", "bob@@x"],
@@ -68,6 +64,14 @@ fn contact_points_are_set_verified_disabled_and_enabled() {
         env.refused(&args, b"", needle);
         assert_eq!(env.snapshot(), before, "{args:?}");
     }
+}
+
+#[test]
+fn contact_points_are_set_verified_disabled_and_enabled() {
+    let env = Env::init();
+    env.add_user("ops", &["--email", "ops@example.com"]);
+    env.add_user("bob", &["--xmpp", "bob@localhost"]);
+    hostile_contact_changes_write_nothing(&env);
     let users = env.users_json(&["user", "list", "--json"]);
     assert_eq!(users[0]["xmpp"], "bob@localhost", "unchanged");
     assert_eq!(users[0]["email"], Value::Null);

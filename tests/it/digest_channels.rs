@@ -88,6 +88,47 @@ fn files(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// Each posted digest holds only what its channels read: email the text
+/// and HTML parts, XMPP the chat text, SMS the SMS text; the group's, on
+/// its members' channels, both of those.
+fn each_stores_only_what_its_channels_read(c: &mut DbConn) {
+    let s = stored(c);
+    assert_eq!(
+        s.keys().collect::<Vec<_>>(),
+        vec!["ann", "sam", "team", "xavier"]
+    );
+    // Email: the text and HTML parts, nothing else.
+    let (text, html, chat, sms) = &s["ann"];
+    assert!(text.contains(TITLE), "{text}");
+    assert!(html
+        .as_deref()
+        .unwrap()
+        .contains("<strong>Janitor&#39;s Pipe Dream</strong>"));
+    assert_eq!(
+        (chat, sms),
+        (&None, &None),
+        "an email digest has no chat or SMS text"
+    );
+    // XMPP: the chat text only; the email text is stored empty.
+    let (text, html, chat, sms) = &s["xavier"];
+    assert_eq!((text.as_str(), html, sms), ("", &None, &None));
+    assert!(chat.as_deref().unwrap().contains(TITLE));
+    // SMS: the SMS text only.
+    let (text, html, chat, sms) = &s["sam"];
+    assert_eq!((text.as_str(), html, chat), ("", &None, &None));
+    let sms_text = sms.as_deref().unwrap();
+    assert!(
+        sms_text.starts_with("3 changes in Calendar since"),
+        "{sms_text}"
+    );
+    // The group's, rendered once for its members on the group's channels.
+    let (text, html, chat, sms) = &s["team"];
+    assert_eq!((text.as_str(), html), ("", &None));
+    assert!(chat.as_deref().unwrap().contains(TITLE));
+    let sms = sms.as_deref().unwrap();
+    assert!(sms.contains(" changes in Calendar since"), "{sms}");
+}
+
 fn each_digest_stores_only_what_its_channels_read_and_every_channel_delivers(db: &TestDb) {
     let mut c = db.conn();
     let (cal, _) = calendar_world(&mut c);
@@ -125,41 +166,7 @@ fn each_digest_stores_only_what_its_channels_read_and_every_channel_delivers(db:
         t += chrono::Duration::hours(1);
     }
 
-    let s = stored(&mut c);
-    assert_eq!(
-        s.keys().collect::<Vec<_>>(),
-        vec!["ann", "sam", "team", "xavier"]
-    );
-    // Email: the text and HTML parts, nothing else.
-    let (text, html, chat, sms) = &s["ann"];
-    assert!(text.contains(TITLE), "{text}");
-    assert!(html
-        .as_deref()
-        .unwrap()
-        .contains("<strong>Janitor&#39;s Pipe Dream</strong>"));
-    assert_eq!(
-        (chat, sms),
-        (&None, &None),
-        "an email digest has no chat or SMS text"
-    );
-    // XMPP: the chat text only; the email text is stored empty.
-    let (text, html, chat, sms) = &s["xavier"];
-    assert_eq!((text.as_str(), html, sms), ("", &None, &None));
-    assert!(chat.as_deref().unwrap().contains(TITLE));
-    // SMS: the SMS text only.
-    let (text, html, chat, sms) = &s["sam"];
-    assert_eq!((text.as_str(), html, chat), ("", &None, &None));
-    let sms_text = sms.as_deref().unwrap();
-    assert!(
-        sms_text.starts_with("3 changes in Calendar since"),
-        "{sms_text}"
-    );
-    // The group's, rendered once for its members on the group's channels.
-    let (text, html, chat, sms) = &s["team"];
-    assert_eq!((text.as_str(), html), ("", &None));
-    assert!(chat.as_deref().unwrap().contains(TITLE));
-    let sms = sms.as_deref().unwrap();
-    assert!(sms.contains(" changes in Calendar since"), "{sms}");
+    each_stores_only_what_its_channels_read(&mut c);
 
     // Every channel delivers what was stored.
     queue::run_pass(&mut c, &mut ob, t).unwrap();
@@ -215,6 +222,51 @@ fn count(c: &mut DbConn, t: &str) -> i64 {
         "bodies" => nt_bodies::table.count().get_result(c).unwrap(),
         _ => nt_messages::table.count().get_result(c).unwrap(),
     }
+}
+
+/// The history sweep: cat's request goes first (cancelled at 17:05); the
+/// rendering bea shares with it stays while bea's request does, and bea's
+/// email goes out filled with her own links. `s` is what was stored.
+fn the_sweep_keeps_a_shared_rendering_while_it_is_read(
+    c: &mut DbConn,
+    s: &BTreeMap<String, Stored>,
+) {
+    // The history sweep: cat's request goes first (cancelled at 17:05);
+    // the rendering bea shares with it stays while bea's request does.
+    let cat: i64 = nt_requests::table
+        .inner_join(parties_t::table.on(parties_t::id.eq(nt_requests::party_to)))
+        .filter(parties_t::name.eq("cat"))
+        .select(nt_requests::request_id)
+        .first(c)
+        .unwrap();
+    queue::cancel_request(c, digestd::ids::RequestId(cat), at("2026-11-22T17:05:00Z")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let email = EmailConfig {
+        dir: dir.path().display().to_string(),
+        ..EmailConfig::default()
+    };
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
+    queue::run_pass(c, &mut ob, at("2026-11-22T18:00:00Z")).unwrap();
+    let p = queue::purge(c, at("2026-11-22T17:30:00Z")).unwrap();
+    assert_eq!((p.requests, p.bodies), (1, 0));
+    assert_eq!((count(c, "messages"), count(c, "bodies")), (3, 1));
+    assert_eq!(stored(c)["bea"], s["bea"], "bea's digest reads as before");
+    let p = queue::purge(c, at("2026-11-22T19:00:00Z")).unwrap();
+    assert_eq!((p.requests, p.bodies), (3, 1));
+    assert_eq!((count(c, "messages"), count(c, "bodies")), (0, 0));
+    // What went out: bea's email with her own links, filled by the queue.
+    let emls: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with("-bea.eml"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(emls.len(), 1);
+    let m = mail_parser::MessageParser::default()
+        .parse(&emls[0])
+        .expect("parses");
+    assert_eq!(m.body_text(0).unwrap().replace("\r\n", "\n"), s["bea"].0);
 }
 
 fn shared_renderings_are_stored_once_and_filled_with_each_recipients_links(db: &TestDb) {
@@ -300,51 +352,7 @@ fn shared_renderings_are_stored_once_and_filled_with_each_recipients_links(db: &
         assert!(html.as_deref().unwrap().contains(&format!("/s/{code}\"")));
     }
 
-    // The history sweep: cat's request goes first (cancelled at 17:05);
-    // the rendering bea shares with it stays while bea's request does.
-    let cat: i64 = nt_requests::table
-        .inner_join(parties_t::table.on(parties_t::id.eq(nt_requests::party_to)))
-        .filter(parties_t::name.eq("cat"))
-        .select(nt_requests::request_id)
-        .first(&mut c)
-        .unwrap();
-    queue::cancel_request(
-        &mut c,
-        digestd::ids::RequestId(cat),
-        at("2026-11-22T17:05:00Z"),
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let email = EmailConfig {
-        dir: dir.path().display().to_string(),
-        ..EmailConfig::default()
-    };
-    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
-    queue::run_pass(&mut c, &mut ob, at("2026-11-22T18:00:00Z")).unwrap();
-    let p = queue::purge(&mut c, at("2026-11-22T17:30:00Z")).unwrap();
-    assert_eq!((p.requests, p.bodies), (1, 0));
-    assert_eq!((count(&mut c, "messages"), count(&mut c, "bodies")), (3, 1));
-    assert_eq!(
-        stored(&mut c)["bea"],
-        s["bea"],
-        "bea's digest reads as before"
-    );
-    let p = queue::purge(&mut c, at("2026-11-22T19:00:00Z")).unwrap();
-    assert_eq!((p.requests, p.bodies), (3, 1));
-    assert_eq!((count(&mut c, "messages"), count(&mut c, "bodies")), (0, 0));
-    // What went out: bea's email with her own links, filled by the queue.
-    let emls: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with("-bea.eml"))
-        .map(|p| std::fs::read(p).unwrap())
-        .collect();
-    assert_eq!(emls.len(), 1);
-    let m = mail_parser::MessageParser::default()
-        .parse(&emls[0])
-        .expect("parses");
-    assert_eq!(m.body_text(0).unwrap().replace("\r\n", "\n"), s["bea"].0);
+    the_sweep_keeps_a_shared_rendering_while_it_is_read(&mut c, &s);
 }
 
 backend_tests!(

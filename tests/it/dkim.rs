@@ -95,6 +95,92 @@ fn verify(dir: &Path, record: &str, messages: &[Vec<u8>]) -> Vec<bool> {
     got
 }
 
+/// A digest (its thread and list headers) and a forward digest (its
+/// calendar attached), sent through `d` to `server`, verify with `record`.
+fn digests_verify(
+    c: &mut digestd::db::DbConn,
+    d: &mut Delivery,
+    server: &FaultSmtp,
+    dir: &Path,
+    record: &str,
+) {
+    // A digest, with its thread and list headers, verifies too.
+    use common::digest::{calendar_week, calendar_world, composer, daily, subscribe};
+    let (cal, _) = calendar_world(c);
+    subscribe(c, daily("ann", &cal));
+    calendar_week(c, &cal);
+    let t = at("2026-11-22T17:00:00Z");
+    digestd::schedule::tick::tick(c, t, &mut composer()).unwrap();
+    queue::run_pass(c, d, t).unwrap();
+    let digest = server.received().pop().unwrap().data;
+    let head = String::from_utf8_lossy(&digest);
+    assert!(
+        head.contains("\r\nList-Id: ") && head.contains("\r\nIn-Reply-To: <nt.thread."),
+        "{head}"
+    );
+    assert_eq!(verify(dir, record, &[digest]), [true], "a digest");
+    // A forward digest, its calendar attached, verifies too.
+    use common::digest::{item, put};
+    put(
+        c,
+        &digestd::items::ItemInput {
+            tz: Some("America/Los_Angeles".into()),
+            ..item(
+                9,
+                &cal,
+                "Café; plan, Q1 \\ 東京",
+                "2026-11-23T01:00:00Z",
+                "gr24",
+                "2026-11-22T16:00:00Z",
+            )
+        },
+    );
+    let forward = digestd::subscriptions::SubscribeRequest {
+        kind: "forward".into(),
+        ..daily("ann", &cal)
+    };
+    subscribe(c, forward);
+    digestd::schedule::tick::tick(c, t, &mut composer()).unwrap();
+    queue::run_pass(c, d, t).unwrap();
+    let digest = server.received().pop().unwrap().data;
+    let text = String::from_utf8_lossy(&digest);
+    assert!(
+        text.contains("multipart/mixed")
+            && text.contains("text/calendar; method=PUBLISH")
+            && text.contains("SUMMARY:Caf"),
+        "{text}"
+    );
+    assert_eq!(verify(dir, record, &[digest]), [true], "with a calendar");
+}
+
+/// `test-alert` signs with `key` too: the message it writes under `dir`
+/// verifies with `record`.
+fn test_alert_verifies(dir: &Path, key: &Path, alg: &str, record: &str) {
+    let alert_dir = dir.join(format!("alert-{alg}"));
+    let line = queue::test_alert(
+        &EmailConfig {
+            transport: digestd::config::EmailTransport::Dir,
+            dir: alert_dir.display().to_string(),
+            dkim_domain: "example.org".into(),
+            dkim_selector: "mail2026".into(),
+            dkim_key: key.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+        "ops@example.com",
+        at(T0),
+    )
+    .unwrap();
+    let alert: Vec<Vec<u8>> = std::fs::read_dir(&alert_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(alert.len(), 1, "{line}");
+    assert_eq!(verify(dir, record, &alert), [true], "{alg} test-alert");
+}
+
 fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     for alg in ["rsa", "ed25519"] {
@@ -142,57 +228,7 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
         }
         assert_eq!(verify(dir.path(), &record, &got), [true, true], "{alg}");
         if alg == "rsa" {
-            // A digest, with its thread and list headers, verifies too.
-            use common::digest::{calendar_week, calendar_world, composer, daily, subscribe};
-            let (cal, _) = calendar_world(&mut c);
-            subscribe(&mut c, daily("ann", &cal));
-            calendar_week(&mut c, &cal);
-            let t = at("2026-11-22T17:00:00Z");
-            digestd::schedule::tick::tick(&mut c, t, &mut composer()).unwrap();
-            queue::run_pass(&mut c, &mut d, t).unwrap();
-            let digest = server.received().pop().unwrap().data;
-            let head = String::from_utf8_lossy(&digest);
-            assert!(
-                head.contains("\r\nList-Id: ") && head.contains("\r\nIn-Reply-To: <nt.thread."),
-                "{head}"
-            );
-            assert_eq!(verify(dir.path(), &record, &[digest]), [true], "a digest");
-            // A forward digest, its calendar attached, verifies too.
-            use common::digest::{item, put};
-            put(
-                &mut c,
-                &digestd::items::ItemInput {
-                    tz: Some("America/Los_Angeles".into()),
-                    ..item(
-                        9,
-                        &cal,
-                        "Café; plan, Q1 \\ 東京",
-                        "2026-11-23T01:00:00Z",
-                        "gr24",
-                        "2026-11-22T16:00:00Z",
-                    )
-                },
-            );
-            let forward = digestd::subscriptions::SubscribeRequest {
-                kind: "forward".into(),
-                ..daily("ann", &cal)
-            };
-            subscribe(&mut c, forward);
-            digestd::schedule::tick::tick(&mut c, t, &mut composer()).unwrap();
-            queue::run_pass(&mut c, &mut d, t).unwrap();
-            let digest = server.received().pop().unwrap().data;
-            let text = String::from_utf8_lossy(&digest);
-            assert!(
-                text.contains("multipart/mixed")
-                    && text.contains("text/calendar; method=PUBLISH")
-                    && text.contains("SUMMARY:Caf"),
-                "{text}"
-            );
-            assert_eq!(
-                verify(dir.path(), &record, &[digest]),
-                [true],
-                "with a calendar"
-            );
+            digests_verify(&mut c, &mut d, &server, dir.path(), &record);
         }
         // The check can fail: a changed body, or another key's record.
         let mut tampered = got[0].clone();
@@ -204,34 +240,7 @@ fn signed_messages_pass_an_independent_verifier(db: &TestDb) {
         let wrong = record.replace(&p, &other);
         assert_eq!(verify(dir.path(), &record, &[tampered]), [false]);
         assert_eq!(verify(dir.path(), &wrong, &got[..1]), [false]);
-        // test-alert is signed too.
-        let alert_dir = dir.path().join(format!("alert-{alg}"));
-        let line = queue::test_alert(
-            &EmailConfig {
-                transport: digestd::config::EmailTransport::Dir,
-                dir: alert_dir.display().to_string(),
-                dkim_domain: "example.org".into(),
-                dkim_selector: "mail2026".into(),
-                dkim_key: key.display().to_string(),
-                ..EmailConfig::default()
-            },
-            crate::common::rt(),
-            "ops@example.com",
-            at(T0),
-        )
-        .unwrap();
-        let alert: Vec<Vec<u8>> = std::fs::read_dir(&alert_dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "eml"))
-            .map(|p| std::fs::read(p).unwrap())
-            .collect();
-        assert_eq!(alert.len(), 1, "{line}");
-        assert_eq!(
-            verify(dir.path(), &record, &alert),
-            [true],
-            "{alg} test-alert"
-        );
+        test_alert_verifies(dir.path(), &key, alg, &record);
     }
 }
 

@@ -348,6 +348,33 @@ backend_tests!(
     purge_keeps_what_waits_to_be_posted,
 );
 
+/// A bad `[events]` section (written under `dir`) is refused before
+/// anything runs: exit 2, naming the setting.
+fn bad_events_sections_are_refused(dir: &std::path::Path) {
+    for (section, says) in [
+        (
+            "url = \"ftp://x.example/\"\nsecret = \"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3\"",
+            "[events] url",
+        ),
+        (
+            "url = \"https://x.example/\"\nsecret = \"nope\"",
+            "[events] secret",
+        ),
+        ("types = [\"digest.sent\"]", "[events] types"),
+    ] {
+        let bad = dir.join("bad.toml");
+        std::fs::write(
+            &bad,
+            format!("[database]\nurl = \"sqlite://w.db\"\n[events]\n{section}\n"),
+        )
+        .unwrap();
+        let out = common::digestd_with_config(&bad, &["events", "list"]);
+        assert_eq!(out.status.code(), Some(2), "{section}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{section}: {err}");
+    }
+}
+
 #[test]
 fn the_cli_lists_replays_and_refuses_bad_input() {
     let (dir, cfg) = common::delivery::webhook_cli();
@@ -431,27 +458,5 @@ fn the_cli_lists_replays_and_refuses_bad_input() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{bad:?}: {err}");
     }
-    // A bad [events] section is refused before anything runs.
-    for (section, says) in [
-        (
-            "url = \"ftp://x.example/\"\nsecret = \"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3\"",
-            "[events] url",
-        ),
-        (
-            "url = \"https://x.example/\"\nsecret = \"nope\"",
-            "[events] secret",
-        ),
-        ("types = [\"digest.sent\"]", "[events] types"),
-    ] {
-        let bad = dir.path().join("bad.toml");
-        std::fs::write(
-            &bad,
-            format!("[database]\nurl = \"sqlite://w.db\"\n[events]\n{section}\n"),
-        )
-        .unwrap();
-        let out = common::digestd_with_config(&bad, &["events", "list"]);
-        assert_eq!(out.status.code(), Some(2), "{section}: {out:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says), "{section}: {err}");
-    }
+    bad_events_sections_are_refused(dir.path());
 }

@@ -1,9 +1,9 @@
 //! The house rule on size, checked on the product's source (every
-//! crate's `src/` and the binary's; the tests are scenarios and may run
-//! long): no function over 100 lines, and no file over 500 lines unless
-//! a `//!` line near its top says why ("About 700 lines: …", "Longer than
-//! 500 lines …"). A function runs from its `fn` line to the closing brace
-//! at its own indentation.
+//! crate's `src/` and the binary's) and on the tests' (every file under
+//! `tests/`, the shared `tests/it/common` included): no function over 100
+//! lines, and no file over 500 lines unless a `//!` line near its top says
+//! why ("About 700 lines: …", "Longer than 500 lines …"). A function runs
+//! from its `fn` line to the closing brace at its own indentation.
 
 use std::path::{Path, PathBuf};
 
@@ -81,9 +81,14 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn product_files() -> Vec<(String, String)> {
-    let mut files: Vec<PathBuf> = SOURCES
-        .iter()
+/// The tests' source: the test binary's modules and their support.
+const TESTS: &str = "tests";
+
+/// Every `.rs` file under `dirs` (relative to the root), sorted, with its
+/// path from the root and its text.
+fn files_under<'a>(dirs: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
+    let mut files: Vec<PathBuf> = dirs
+        .into_iter()
         .flat_map(|s| rust_files(&root().join(s)))
         .collect();
     files.sort();
@@ -100,9 +105,16 @@ fn product_files() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The files the rule holds for: the product's, then the tests'.
+fn measured_files() -> Vec<(String, String)> {
+    let mut files = files_under(SOURCES.iter().copied());
+    files.extend(files_under([TESTS]));
+    files
+}
+
 #[test]
 fn no_function_over_100_lines() {
-    let long: Vec<String> = product_files()
+    let long: Vec<String> = measured_files()
         .iter()
         .flat_map(|(rel, text)| {
             long_functions(text)
@@ -119,7 +131,7 @@ fn no_function_over_100_lines() {
 
 #[test]
 fn no_file_over_500_lines_without_a_reason() {
-    let found: Vec<String> = product_files()
+    let found: Vec<String> = measured_files()
         .into_iter()
         .filter(|(_, text)| text.lines().count() > MAX_FILE_LINES && !says_why(text))
         .map(|(rel, _)| rel)
@@ -143,4 +155,36 @@ fn the_measures_see_what_they_should() {
         "//! A module.\n//!\n//! About 700 lines: kept together.\n"
     ));
     assert!(!says_why("//! A module of 700 lines.\n"));
+}
+
+/// The rule sees the tests: the binary's root, its shared support, a flow
+/// in a subdirectory and this file.
+#[test]
+fn the_tests_are_measured_too() {
+    let names: Vec<String> = measured_files().into_iter().map(|(rel, _)| rel).collect();
+    for want in [
+        "tests/it/main.rs",
+        "tests/it/common/mod.rs",
+        "tests/it/browser/admin.rs",
+        "tests/it/house_sizes.rs",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} is not measured");
+    }
+}
+
+/// The rules read every crate: each listed directory exists, and each
+/// crate of the workspace is listed, so a crate moved or added cannot
+/// leave the measures reading nothing.
+#[test]
+fn every_crate_is_measured() {
+    let mut crates: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| format!("crates/{}/src", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    crates.push("src".into());
+    crates.sort();
+    let mut listed: Vec<String> = SOURCES.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(crates, listed);
+    assert!(SOURCES.iter().all(|s| root().join(s).is_dir()));
 }

@@ -240,6 +240,99 @@ fn item_put_says_created_updated_then_unchanged() {
     });
 }
 
+/// Puts to `path` of `item` changed to something refused: (path, body,
+/// status, what the one-line error says).
+fn hostile_item_puts<'a>(
+    path: &'a str,
+    item: &Value,
+) -> Vec<(&'a str, Vec<u8>, u16, &'static str)> {
+    let with = |field: &str, v: Value| {
+        let mut i = item.clone();
+        i[field] = v;
+        i.to_string().into_bytes()
+    };
+    vec![
+        (path, with("uuid", json!(NO_SUCH)), 400, "is not the path's"),
+        (path, with("uuid", json!(5)), 400, "is not the path's"),
+        (
+            "/api/v1/items/not-a-uuid",
+            item.to_string().into_bytes(),
+            400,
+            "invalid item UUID",
+        ),
+        (
+            path,
+            with("collection", json!(NO_SUCH)),
+            404,
+            "no collection",
+        ),
+        (path, with("actor", json!("nobody")), 404, "nobody"),
+        (path, with("title", json!("a\u{0}b")), 400, "title"),
+        (path, with("title", json!("a\r\nb")), 400, "title"),
+        (path, with("kind", json!("\u{FFFF}")), 400, "U+FFFF"),
+        (path, with("title", json!(["x"])), 400, "invalid type"),
+        (
+            path,
+            with("url", json!("ftp://x.example/f")),
+            400,
+            "http or https",
+        ),
+        (
+            path,
+            with("url", json!("https://a@x.example/")),
+            400,
+            "credentials",
+        ),
+        (
+            path,
+            with("url", json!("https://x.example/\r\n")),
+            400,
+            "url",
+        ),
+        (
+            path,
+            with("url", json!("https://x.example/\u{202E}")),
+            400,
+            "url",
+        ),
+        (
+            path,
+            with("url", json!("https://x.example/a b")),
+            400,
+            "a space",
+        ),
+        (
+            path,
+            with(
+                "url",
+                json!(format!("https://x.example/{}", "é".repeat(700))),
+            ),
+            400,
+            "once encoded",
+        ),
+        (
+            path,
+            with("url", json!(["https://x.example/"])),
+            400,
+            "invalid type",
+        ),
+        (
+            path,
+            with("deleted", json!(true)),
+            404,
+            "cannot delete unknown item",
+        ),
+        (path, b"[1]".to_vec(), 400, "expected a JSON object"),
+        (
+            path,
+            b"{\"title\": \"\xff\"}".to_vec(),
+            400,
+            "not valid UTF-8",
+        ),
+        (path, b"{".to_vec(), 400, "request body"),
+    ]
+}
+
 #[test]
 fn hostile_item_puts_are_refused_and_write_nothing() {
     each_backend(at(), |w| {
@@ -248,96 +341,7 @@ fn hostile_item_puts_are_refused_and_write_nothing() {
         let path = format!("/api/v1/items/{ITEM}");
         let item =
             json!({"collection": wd.coll, "kind": "event", "title": "Lunch", "actor": "alice"});
-        let with = |field: &str, v: Value| {
-            let mut i = item.clone();
-            i[field] = v;
-            i.to_string().into_bytes()
-        };
-        let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
-            (
-                &path,
-                with("uuid", json!(NO_SUCH)),
-                400,
-                "is not the path's",
-            ),
-            (&path, with("uuid", json!(5)), 400, "is not the path's"),
-            (
-                "/api/v1/items/not-a-uuid",
-                item.to_string().into_bytes(),
-                400,
-                "invalid item UUID",
-            ),
-            (
-                &path,
-                with("collection", json!(NO_SUCH)),
-                404,
-                "no collection",
-            ),
-            (&path, with("actor", json!("nobody")), 404, "nobody"),
-            (&path, with("title", json!("a\u{0}b")), 400, "title"),
-            (&path, with("title", json!("a\r\nb")), 400, "title"),
-            (&path, with("kind", json!("\u{FFFF}")), 400, "U+FFFF"),
-            (&path, with("title", json!(["x"])), 400, "invalid type"),
-            (
-                &path,
-                with("url", json!("ftp://x.example/f")),
-                400,
-                "http or https",
-            ),
-            (
-                &path,
-                with("url", json!("https://a@x.example/")),
-                400,
-                "credentials",
-            ),
-            (
-                &path,
-                with("url", json!("https://x.example/\r\n")),
-                400,
-                "url",
-            ),
-            (
-                &path,
-                with("url", json!("https://x.example/\u{202E}")),
-                400,
-                "url",
-            ),
-            (
-                &path,
-                with("url", json!("https://x.example/a b")),
-                400,
-                "a space",
-            ),
-            (
-                &path,
-                with(
-                    "url",
-                    json!(format!("https://x.example/{}", "é".repeat(700))),
-                ),
-                400,
-                "once encoded",
-            ),
-            (
-                &path,
-                with("url", json!(["https://x.example/"])),
-                400,
-                "invalid type",
-            ),
-            (
-                &path,
-                with("deleted", json!(true)),
-                404,
-                "cannot delete unknown item",
-            ),
-            (&path, b"[1]".to_vec(), 400, "expected a JSON object"),
-            (
-                &path,
-                b"{\"title\": \"\xff\"}".to_vec(),
-                400,
-                "not valid UTF-8",
-            ),
-            (&path, b"{".to_vec(), 400, "request body"),
-        ];
+        let cases = hostile_item_puts(&path, &item);
         for (p, body, status, needle) in cases {
             let a = w.put(p, Some(&wd.ingest), body);
             refused(w, &before, &a, status, needle);

@@ -246,6 +246,57 @@ fn deleting_a_user_cancels_what_is_unsent_to_them_in_one_transaction() {
     });
 }
 
+/// Patches to subscription `path` and new subscriptions (`body` makes one
+/// from its extra fields) that are refused, each with nothing written; and
+/// listing without a token or for nobody.
+fn bad_changes_are_refused(
+    w: &Web,
+    admin: &str,
+    read: &str,
+    path: &str,
+    body: &dyn Fn(Value) -> String,
+) {
+    for (b, status, needle) in [
+        (r#"{"day": "mon"}"#, 400, "daily subscription takes hour"),
+        (r#"{"hour": 24}"#, 400, "hour"),
+        (r#"{"channels": ["xmpp"]}"#, 400, "no xmpp address"),
+        (r#"{"channels": ["pigeon"]}"#, 400, "unknown channel"),
+        (r#"{"paused": "yes"}"#, 400, "invalid type"),
+        (r#"{"colour": 1}"#, 400, "unknown field"),
+    ] {
+        refused(w, status, needle, || patch(w, path, admin, b));
+    }
+    refused(w, 404, "no subscription 999999", || {
+        patch(w, "/api/v1/subscriptions/999999", admin, "{}")
+    });
+    refused(w, 400, "not a positive integer", || {
+        patch(w, "/api/v1/subscriptions/x", admin, "{}")
+    });
+    refused(w, 403, "needs admin", || patch(w, path, read, "{}"));
+    for (b, status, needle) in [
+        (json!({"all": true}), 400, "exactly one of collection"),
+        (json!({"frequency": "yearly"}), 400, "invalid frequency"),
+        (json!({"party": "nobody"}), 404, "no user or group"),
+        (
+            json!({"collection": "99999999-9999-4999-8999-999999999999"}),
+            404,
+            "no collection",
+        ),
+        (json!({"collection": "a\r\nb"}), 400, "collection"),
+        (json!({"hour": "8"}), 400, "invalid type"),
+    ] {
+        refused(w, status, needle, || {
+            w.post("/api/v1/subscriptions", Some(admin), body(b))
+        });
+    }
+    refused(w, 401, "a valid token", || {
+        w.get("/api/v1/subscriptions", None)
+    });
+    refused(w, 404, "no user or group", || {
+        w.get("/api/v1/subscriptions?party=nobody", Some(read))
+    });
+}
+
 #[test]
 fn subscriptions_are_made_listed_changed_and_ended() {
     each_backend(at(), |w| {
@@ -306,45 +357,7 @@ fn subscriptions_are_made_listed_changed_and_ended() {
         refused(w, 409, &format!("subscription {other}"), || {
             patch(w, &path, &admin, r#"{"hour": 9}"#)
         });
-        for (b, status, needle) in [
-            (r#"{"day": "mon"}"#, 400, "daily subscription takes hour"),
-            (r#"{"hour": 24}"#, 400, "hour"),
-            (r#"{"channels": ["xmpp"]}"#, 400, "no xmpp address"),
-            (r#"{"channels": ["pigeon"]}"#, 400, "unknown channel"),
-            (r#"{"paused": "yes"}"#, 400, "invalid type"),
-            (r#"{"colour": 1}"#, 400, "unknown field"),
-        ] {
-            refused(w, status, needle, || patch(w, &path, &admin, b));
-        }
-        refused(w, 404, "no subscription 999999", || {
-            patch(w, "/api/v1/subscriptions/999999", &admin, "{}")
-        });
-        refused(w, 400, "not a positive integer", || {
-            patch(w, "/api/v1/subscriptions/x", &admin, "{}")
-        });
-        refused(w, 403, "needs admin", || patch(w, &path, &read, "{}"));
-        for (b, status, needle) in [
-            (json!({"all": true}), 400, "exactly one of collection"),
-            (json!({"frequency": "yearly"}), 400, "invalid frequency"),
-            (json!({"party": "nobody"}), 404, "no user or group"),
-            (
-                json!({"collection": "99999999-9999-4999-8999-999999999999"}),
-                404,
-                "no collection",
-            ),
-            (json!({"collection": "a\r\nb"}), 400, "collection"),
-            (json!({"hour": "8"}), 400, "invalid type"),
-        ] {
-            refused(w, status, needle, || {
-                w.post("/api/v1/subscriptions", Some(&admin), body(b))
-            });
-        }
-        refused(w, 401, "a valid token", || {
-            w.get("/api/v1/subscriptions", None)
-        });
-        refused(w, 404, "no user or group", || {
-            w.get("/api/v1/subscriptions?party=nobody", Some(&read))
-        });
+        bad_changes_are_refused(w, &admin, &read, &path, &body);
         let a = w.delete(&path, Some(&admin));
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.json()["subscriptions_ended"], 1);

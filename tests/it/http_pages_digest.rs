@@ -278,6 +278,42 @@ fn check_link(web: &Web, link: &str, token: Option<&str>) -> Option<String> {
     None
 }
 
+/// Both feeds of `cal`, paged (two entries a page): every link of every
+/// page, the entries' and the pages' own, answers.
+fn every_feed_link_answers(web: &Web, cal: &str) {
+    let token = web.token("feeds", digestd::access::Scope::Read);
+    for (kind, q) in [
+        (
+            "changed",
+            "start=2026-11-22T00:00:00Z&end=2026-11-23T00:00:00Z",
+        ),
+        (
+            "range",
+            "start=2026-11-23T00:00:00Z&end=2026-11-30T00:00:00Z",
+        ),
+    ] {
+        let mut todo = vec![format!("{}/atom/collection/{}/{kind}?{q}", web.base, cal)];
+        let mut seen = std::collections::BTreeSet::new();
+        let mut entry_links = 0;
+        while let Some(feed) = todo.pop() {
+            if !seen.insert(feed.clone()) {
+                continue;
+            }
+            let xml = check_link(web, &feed, Some(&token)).unwrap();
+            let f = feed_rs::parser::parse(xml.as_bytes()).unwrap();
+            for e in &f.entries {
+                for l in &e.links {
+                    entry_links += 1;
+                    assert!(check_link(web, &l.href, Some(&token)).is_none());
+                }
+            }
+            todo.extend(f.links.iter().map(|l| l.href.clone()));
+        }
+        assert!(seen.len() > 2, "{kind}: paged, {seen:?}");
+        assert!(entry_links >= 2, "{kind}: {entry_links}");
+    }
+}
+
 #[test]
 fn every_link_in_digests_feeds_and_pages_answers() {
     let run = |db| {
@@ -341,39 +377,7 @@ fn every_link_in_digests_feeds_and_pages_answers() {
                 check_link(&web, &l, None);
             }
         }
-        // Both feeds, paged (two entries a page): every link of every
-        // page, the entries' and the pages' own.
-        let token = web.token("feeds", digestd::access::Scope::Read);
-        for (kind, q) in [
-            (
-                "changed",
-                "start=2026-11-22T00:00:00Z&end=2026-11-23T00:00:00Z",
-            ),
-            (
-                "range",
-                "start=2026-11-23T00:00:00Z&end=2026-11-30T00:00:00Z",
-            ),
-        ] {
-            let mut todo = vec![format!("{}/atom/collection/{}/{kind}?{q}", web.base, w.cal)];
-            let mut seen = std::collections::BTreeSet::new();
-            let mut entry_links = 0;
-            while let Some(feed) = todo.pop() {
-                if !seen.insert(feed.clone()) {
-                    continue;
-                }
-                let xml = check_link(&web, &feed, Some(&token)).unwrap();
-                let f = feed_rs::parser::parse(xml.as_bytes()).unwrap();
-                for e in &f.entries {
-                    for l in &e.links {
-                        entry_links += 1;
-                        assert!(check_link(&web, &l.href, Some(&token)).is_none());
-                    }
-                }
-                todo.extend(f.links.iter().map(|l| l.href.clone()));
-            }
-            assert!(seen.len() > 2, "{kind}: paged, {seen:?}");
-            assert!(entry_links >= 2, "{kind}: {entry_links}");
-        }
+        every_feed_link_answers(&web, &w.cal);
     };
     run(common::TestDb::sqlite());
     if let Some(pg) = common::TestDb::postgres() {

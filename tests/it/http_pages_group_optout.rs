@@ -102,17 +102,7 @@ fn team(c: &mut DbConn) -> Team {
 
 /// ops edits an item of the Calendar at `when`.
 fn edit(c: &mut DbConn, t: &Team, n: u128, when: &str) {
-    let i = items::ItemInput {
-        uuid: uuid::Uuid::from_u128(n).to_string(),
-        collection: Some(t.cal.clone()),
-        kind: "event".into(),
-        title: format!("Standup {n}"),
-        start: Some("2026-11-27T09:00:00Z".into()),
-        actor: "ops".into(),
-        at: Some(when.into()),
-        ..Default::default()
-    };
-    items::put_item(c, at(when), &i).unwrap();
+    common::pages::ops_puts(c, &t.cal, n, &format!("Standup {n}"), when);
 }
 
 /// One email as a member reads it.

@@ -6,9 +6,9 @@
 //! subscription once, and the next tick sends that subscription a digest.
 //! Expired and unknown tokens are the bad-link 404; a known address gets
 //! the same answer; hostile fields are refused with nothing written; the
-//! per-client and per-address limits answer 429, and hold against many
-//! sign-ups at once (threads on their own connections, on each back end);
-//! a form without its token is 403.
+//! per-client and per-address limits answer 429 (and hold against many
+//! sign-ups at once: `http_pages_signup_concurrent.rs`); a form without its
+//! token is 403.
 
 use crate::common;
 
@@ -22,7 +22,6 @@ use digestd::config::{Config, EmailConfig};
 use digestd::db::schema::{nt_requests, signups, subscriptions};
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
-use digestd::i18n::Locale;
 use sha2::{Digest, Sha256};
 
 fn base64(bytes: &[u8]) -> String {
@@ -72,6 +71,50 @@ fn the_form_lists_public_collections_and_hashes_its_script() {
     });
 }
 
+/// The queue sends the sign-up's message to its address (a plain address,
+/// the link in both parts); once sent, nothing stored holds the link.
+fn the_link_goes_out_once(c: &mut DbConn, token: &str) {
+    // The message goes out through the queue to the address.
+    let dir = tempfile::tempdir().unwrap();
+    let email = EmailConfig {
+        dir: dir.path().display().to_string(),
+        ..EmailConfig::default()
+    };
+    let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
+    queue::run_pass(c, &mut ob, at(NOW)).unwrap();
+    let mails = common::pages::mails_in(dir.path());
+    assert_eq!(mails.len(), 1);
+    let m = mail_parser::MessageParser::default()
+        .parse(&mails[0])
+        .unwrap();
+    let to = m.to().and_then(|a| a.first()).unwrap();
+    assert_eq!(to.address(), Some("new@example.net"));
+    // Addressed to the person, not to a made-up "party -N".
+    assert_eq!(to.name(), None, "{to:?}");
+    let raw = String::from_utf8_lossy(&mails[0]);
+    assert!(!raw.contains("party -"), "{raw}");
+    let body = m.body_text(0).unwrap();
+    assert!(
+        body.contains(&format!("/subscribe/confirm/{token}")),
+        "{body}"
+    );
+    // The HTML part has the link as a real link (a button).
+    let html = m.body_html(0).unwrap();
+    assert!(
+        html.contains(&format!(
+            "href=\"http://localhost:8080/subscribe/confirm/{token}\""
+        )),
+        "{html}"
+    );
+    // Sent: nothing stored holds the link any more.
+    let (text, html) = common::signup::stored_mail(c);
+    assert!(
+        !text.contains(token) && !text.contains("/subscribe/confirm/"),
+        "{text}"
+    );
+    assert_eq!(html, None);
+}
+
 #[test]
 fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
     each_backend(at(NOW), |web| {
@@ -84,45 +127,7 @@ fn sign_up_confirm_once_and_the_next_tick_sends_a_digest() {
         // One pending row and one message; no user yet.
         assert_eq!(counts(&mut c), (before.0 + 1, before.1 + 1, before.2));
         let token = token_in_mail(&mut c);
-        // The message goes out through the queue to the address.
-        let dir = tempfile::tempdir().unwrap();
-        let email = EmailConfig {
-            dir: dir.path().display().to_string(),
-            ..EmailConfig::default()
-        };
-        let mut ob = Delivery::new(&email, crate::common::rt()).unwrap();
-        queue::run_pass(&mut c, &mut ob, at(NOW)).unwrap();
-        let mails = common::pages::mails_in(dir.path());
-        assert_eq!(mails.len(), 1);
-        let m = mail_parser::MessageParser::default()
-            .parse(&mails[0])
-            .unwrap();
-        let to = m.to().and_then(|a| a.first()).unwrap();
-        assert_eq!(to.address(), Some("new@example.net"));
-        // Addressed to the person, not to a made-up "party -N".
-        assert_eq!(to.name(), None, "{to:?}");
-        let raw = String::from_utf8_lossy(&mails[0]);
-        assert!(!raw.contains("party -"), "{raw}");
-        let body = m.body_text(0).unwrap();
-        assert!(
-            body.contains(&format!("/subscribe/confirm/{token}")),
-            "{body}"
-        );
-        // The HTML part has the link as a real link (a button).
-        let html = m.body_html(0).unwrap();
-        assert!(
-            html.contains(&format!(
-                "href=\"http://localhost:8080/subscribe/confirm/{token}\""
-            )),
-            "{html}"
-        );
-        // Sent: nothing stored holds the link any more.
-        let (text, html) = common::signup::stored_mail(&mut c);
-        assert!(
-            !text.contains(&token) && !text.contains("/subscribe/confirm/"),
-            "{text}"
-        );
-        assert_eq!(html, None);
+        the_link_goes_out_once(&mut c, &token);
         // GET shows the button and writes nothing.
         let path = format!("/subscribe/confirm/{token}");
         let snap = snapshot(&mut c);
@@ -392,126 +397,5 @@ fn the_per_client_limit_follows_a_trusted_proxys_forwarded_for() {
             vec![a, a, b]
         };
         assert_eq!(rows, want, "the client each sign-up was counted for");
-    }
-}
-
-/// The limits hold against sign-ups that arrive at once: `threads`
-/// submissions, each on its own connection and released together by a
-/// barrier, all to one address (from as many clients) and then all from
-/// one client (to as many addresses). Exactly the limit's number get a
-/// pending row and a verification message; the rest are `Limited`. On
-/// PostgreSQL, without the advisory locks in `signup::request`, each count
-/// saw the others' rows uncommitted and more passed.
-fn concurrent_sign_ups(db: &TestDb) {
-    use digestd::signup::{self, Requested, SignupInput};
-    use std::sync::{Arc, Barrier};
-    const THREADS: usize = 24;
-    const LIMIT: u32 = 3;
-    let mut c = db.conn();
-    let (cal, _) = setup(&mut c);
-    let email = EmailConfig::default();
-    // One round: the `i`th submission's address and client.
-    let round = |cfg: digestd::config::SignupConfig,
-                 who: &(dyn Fn(usize) -> (String, String) + Sync)|
-     -> usize {
-        let mut conns: Vec<DbConn> = (0..THREADS)
-            .map(|_| {
-                digestd::db::DbUrl::parse(&db.url)
-                    .unwrap()
-                    .connect()
-                    .unwrap()
-            })
-            .collect();
-        let gate = Arc::new(Barrier::new(THREADS));
-        std::thread::scope(|s| {
-            let hands: Vec<_> = conns
-                .iter_mut()
-                .enumerate()
-                .map(|(i, conn)| {
-                    let (gate, cfg, email, cal) = (gate.clone(), &cfg, &email, &cal);
-                    s.spawn(move || {
-                        let (address, client) = who(i);
-                        let input = SignupInput {
-                            email: address,
-                            collections: vec![cal.clone()],
-                            frequency: "daily".into(),
-                            hour: "9".into(),
-                            day: String::new(),
-                            timezone: "Europe/Berlin".into(),
-                        };
-                        let v = signup::validate_input(conn, &input, Locale::En).unwrap();
-                        gate.wait();
-                        signup::request(conn, cfg, email, "http://x", &v, &client, at(NOW)).unwrap()
-                    })
-                })
-                .collect();
-            hands
-                .into_iter()
-                .map(|h| h.join().unwrap())
-                .filter(|r| *r == Requested::Sent)
-                .count()
-        })
-    };
-    let signups_for = |c: &mut DbConn, col: &str, v: &str| -> i64 {
-        use digestd::db::schema::signups;
-        let q = signups::table.count();
-        match col {
-            "email" => q.filter(signups::email.eq(v)).get_result(c).unwrap(),
-            _ => q.filter(signups::client.eq(v)).get_result(c).unwrap(),
-        }
-    };
-    for r in 0..3 {
-        // One address, many clients.
-        let address = format!("race{r}@example.net");
-        let before = counts(&mut c);
-        let sent = round(
-            digestd::config::SignupConfig {
-                per_client_per_hour: 1000,
-                per_address_per_day: LIMIT,
-                ..Default::default()
-            },
-            &|i| (address.clone(), format!("10.{r}.0.{i}")),
-        );
-        let n = LIMIT as usize;
-        assert_eq!(sent, n, "round {r}: sign-ups let through to one address");
-        assert_eq!(signups_for(&mut c, "email", &address), n as i64);
-        let after = counts(&mut c);
-        assert_eq!(
-            (after.0 - before.0, after.1 - before.1),
-            (n as i64, n as i64)
-        );
-        assert_eq!(after.2, before.2, "no user before a confirm");
-        // One client, many addresses.
-        // One /24 per round: a client counts as its block.
-        let client = format!("192.0.{r}.2");
-        let before = counts(&mut c);
-        let sent = round(
-            digestd::config::SignupConfig {
-                per_client_per_hour: LIMIT,
-                per_address_per_day: 1000,
-                ..Default::default()
-            },
-            &|i| (format!("c{r}-{i}@example.net"), client.clone()),
-        );
-        assert_eq!(sent, n, "round {r}: sign-ups let through from one client");
-        assert_eq!(signups_for(&mut c, "client", &client), n as i64);
-        let after = counts(&mut c);
-        assert_eq!(
-            (after.0 - before.0, after.1 - before.1),
-            (n as i64, n as i64)
-        );
-    }
-}
-
-#[test]
-fn concurrent_sign_ups_stay_within_the_limits_sqlite() {
-    concurrent_sign_ups(&TestDb::sqlite());
-}
-
-#[test]
-fn concurrent_sign_ups_stay_within_the_limits_postgres() {
-    match TestDb::postgres() {
-        Some(db) => concurrent_sign_ups(&db),
-        None => eprintln!("skipped: DIGESTD_TEST_DATABASE_URL is not set"),
     }
 }

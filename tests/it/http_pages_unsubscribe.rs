@@ -178,49 +178,47 @@ fn statuses(c: &mut digestd::db::DbConn) -> Vec<(Option<i64>, String)> {
         .unwrap()
 }
 
+/// A second daily digest for asha at her 09:00 (so both go in one email),
+/// and ops, who edits the calendar.
+fn a_second_daily_and_ops(c: &mut digestd::db::DbConn) -> SubscriptionId {
+    let all = match manage::subscribe(
+        c,
+        at(CREATED),
+        &SubscribeRequest {
+            party: "asha".into(),
+            frequency: "daily".into(),
+            kind: "modification".into(),
+            hour: Some(9),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    {
+        digestd::subscriptions::Subscribed::Created(id) => id,
+        other => panic!("{other:?}"),
+    };
+    let t0 = at("2026-11-01T00:00:00Z");
+    let ops = digestd::parties::NewUser {
+        name: "ops".into(),
+        timezone: "UTC".into(),
+        ..Default::default()
+    };
+    digestd::parties::create_user(c, t0, &ops).unwrap();
+    all
+}
+
+/// ops changes standup `n` of the calendar `cal` at `when`.
+fn edit(c: &mut digestd::db::DbConn, cal: &str, n: u128, when: &str) {
+    common::pages::ops_puts(c, cal, n, &format!("Standup {n}"), when);
+}
+
 #[test]
 fn a_real_digest_carries_one_click_headers_whose_url_stops_it() {
     each_backend(at(NOW), |web| {
         let mut c = web.db.conn();
         let w = world(&mut c);
-        // A second daily digest at asha's 09:00: both go in one email.
-        let all = match manage::subscribe(
-            &mut c,
-            at(CREATED),
-            &SubscribeRequest {
-                party: "asha".into(),
-                frequency: "daily".into(),
-                kind: "modification".into(),
-                hour: Some(9),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        {
-            digestd::subscriptions::Subscribed::Created(id) => id,
-            other => panic!("{other:?}"),
-        };
-        let t0 = at("2026-11-01T00:00:00Z");
-        let ops = digestd::parties::NewUser {
-            name: "ops".into(),
-            timezone: "UTC".into(),
-            ..Default::default()
-        };
-        digestd::parties::create_user(&mut c, t0, &ops).unwrap();
-        let edit = |c: &mut digestd::db::DbConn, n: u128, when: &str| {
-            let i = digestd::items::ItemInput {
-                uuid: uuid::Uuid::from_u128(n).to_string(),
-                collection: Some(w.cal.clone()),
-                kind: "event".into(),
-                title: format!("Standup {n}"),
-                start: Some("2026-11-27T09:00:00Z".into()),
-                actor: "ops".into(),
-                at: Some(when.into()),
-                ..Default::default()
-            };
-            digestd::items::put_item(c, at(when), &i).unwrap();
-        };
-        edit(&mut c, 1, "2026-11-22T10:00:00Z");
+        let all = a_second_daily_and_ops(&mut c);
+        edit(&mut c, &w.cal, 1, "2026-11-22T10:00:00Z");
         let dir = tempfile::tempdir().unwrap();
         let email = EmailConfig {
             dir: dir.path().display().to_string(),
@@ -266,7 +264,7 @@ fn a_real_digest_carries_one_click_headers_whose_url_stops_it() {
         );
         // The next day's digests are posted but not sent yet; a GET of the
         // link leaves them pending, the one-click POST cancels them.
-        edit(&mut c, 2, "2026-11-23T09:00:00Z");
+        edit(&mut c, &w.cal, 2, "2026-11-23T09:00:00Z");
         digestd::schedule::tick::tick(&mut c, at("2026-11-24T08:00:00Z"), &mut comp).unwrap();
         let pending = |c: &mut digestd::db::DbConn| {
             statuses(c)

@@ -175,6 +175,42 @@ fn patch_changes_the_frequency_and_refuses_bad_input() {
     });
 }
 
+/// Cadence forms refused with 400, nothing written: an unknown or hostile
+/// frequency or day, an hour out of range or `long`, no channel, a channel
+/// with no address.
+fn hostile_cadences(long: &str) -> Vec<Vec<(&'static str, &str)>> {
+    vec![
+        vec![
+            ("frequency", "fortnightly"),
+            ("hour", "7"),
+            ("day", "mon"),
+            ("ch_email", "1"),
+        ],
+        vec![
+            ("frequency", "daily\r\nX-Evil: 1"),
+            ("hour", "7"),
+            ("ch_email", "1"),
+        ],
+        vec![("frequency", "daily"), ("hour", "24"), ("ch_email", "1")],
+        vec![("frequency", "daily"), ("hour", long), ("ch_email", "1")],
+        vec![
+            ("frequency", "weekly"),
+            ("hour", "7"),
+            ("day", "Funday"),
+            ("ch_email", "1"),
+        ],
+        vec![
+            ("frequency", "weekly"),
+            ("hour", "7"),
+            ("day", EVIL),
+            ("ch_email", "1"),
+        ],
+        vec![("frequency", "daily"), ("hour", "7")],
+        vec![("frequency", "daily"), ("hour", "7"), ("ch_xmpp", "1")],
+        vec![("frequency", EVIL), ("hour", "7"), ("ch_email", "1")],
+    ]
+}
+
 #[test]
 fn the_page_sends_now_and_changes_the_cadence() {
     each_backend(at(NOW), |web| {
@@ -235,36 +271,7 @@ fn the_page_sends_now_and_changes_the_cadence() {
             f.extend_from_slice(fields);
             post_form(web, &path, &f)
         };
-        for fields in [
-            vec![
-                ("frequency", "fortnightly"),
-                ("hour", "7"),
-                ("day", "mon"),
-                ("ch_email", "1"),
-            ],
-            vec![
-                ("frequency", "daily\r\nX-Evil: 1"),
-                ("hour", "7"),
-                ("ch_email", "1"),
-            ],
-            vec![("frequency", "daily"), ("hour", "24"), ("ch_email", "1")],
-            vec![("frequency", "daily"), ("hour", &long), ("ch_email", "1")],
-            vec![
-                ("frequency", "weekly"),
-                ("hour", "7"),
-                ("day", "Funday"),
-                ("ch_email", "1"),
-            ],
-            vec![
-                ("frequency", "weekly"),
-                ("hour", "7"),
-                ("day", EVIL),
-                ("ch_email", "1"),
-            ],
-            vec![("frequency", "daily"), ("hour", "7")],
-            vec![("frequency", "daily"), ("hour", "7"), ("ch_xmpp", "1")],
-            vec![("frequency", EVIL), ("hour", "7"), ("ch_email", "1")],
-        ] {
+        for fields in hostile_cadences(&long) {
             let a = cadence(&daily, &fields);
             assert_eq!(a.status, 400, "{fields:?}");
             assert!(a.text.contains("class=\"error\""), "{}", a.text);

@@ -171,6 +171,102 @@ fn healthz_throughout(addr: &str, for_: Duration) -> Duration {
     slowest
 }
 
+/// 1,000 connections to `addr` that send a request head a byte a second
+/// while a notification is posted: `/healthz` answers throughout, the
+/// notification is delivered, the tick runs, and every slow head is closed
+/// within 8 s. The slowest `/healthz` and the ticks run meanwhile.
+fn slow_heads(env: &common::cli::Env, addr: &str) -> (Duration, i64) {
+    let ticks_before = ticks_run(&env.url);
+    let stop_drip = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let attackers: Vec<TcpStream> = (0..1000)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").unwrap();
+            s
+        })
+        .collect();
+    let drip = {
+        let mut socks: Vec<TcpStream> = attackers.iter().map(|s| s.try_clone().unwrap()).collect();
+        let stop = stop_drip.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                for s in &mut socks {
+                    let _ = s.write_all(b"a");
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    env.ok(&[
+        "notify",
+        "--from",
+        "ben",
+        "--to",
+        "asha",
+        "--subject",
+        "Posted during the attack",
+        "--message",
+        "hello",
+    ]);
+    let slowest_heads = healthz_throughout(addr, Duration::from_secs(8));
+    let outbox = env.dir.path().join("outbox");
+    assert_eq!(
+        mails_with(&outbox, "Posted during the attack"),
+        1,
+        "not delivered during the attack"
+    );
+    let ticks_during = ticks_run(&env.url) - ticks_before;
+    assert!(
+        ticks_during >= 2,
+        "{ticks_during} ticks during 8 s of attack"
+    );
+    // Every slow head is closed by now (4 s header timeout, or shed).
+    let open = attackers
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            let mut buf = [0u8; 16];
+            let mut s: &TcpStream = s;
+            matches!(s.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock)
+        })
+        .count();
+    stop_drip.store(true, std::sync::atomic::Ordering::SeqCst);
+    drip.join().unwrap();
+    drop(attackers);
+    assert_eq!(open, 0, "slow heads still open after 8 s");
+    (slowest_heads, ticks_during)
+}
+
+/// 300 connections to `addr` without a token that each offer a 16 MiB
+/// body and send 1 MiB of it: the slowest `/healthz` meanwhile, and the
+/// peak resident memory of the daemon `pid`, in MiB.
+fn bodies_without_a_token(addr: &str, pid: u32) -> (Duration, f64) {
+    let mut peak = rss_mib(pid);
+    let mib = vec![b'x'; 1 << 20];
+    let mut uploads = vec![];
+    for i in 0..300 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_write_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let _ = write!(
+            s,
+            "POST /api/v1/modifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: 16777216\r\n\r\n"
+        );
+        // The server answers 401 and closes without reading: the write
+        // stops at what the socket buffers hold.
+        let _ = s.write_all(&mib);
+        uploads.push(s);
+        if i % 50 == 0 {
+            peak = peak.max(rss_mib(pid));
+        }
+    }
+    let slowest_bodies = healthz_throughout(addr, Duration::from_secs(2));
+    peak = peak.max(rss_mib(pid));
+    drop(uploads);
+    (slowest_bodies, peak)
+}
+
 /// The audit's two attacks on `digestd serve` under `ulimit -n 1024`, with
 /// the tick (every 2 s here) and the queue running: 1,000 connections that
 /// send a request head a byte a second, then 300 connections without a
@@ -225,89 +321,10 @@ fn under_attack_health_the_tick_and_the_queue_carry_on() {
     let idle_rss = rss_mib(pid);
 
     // 1. Slow heads: a byte a second each, for ever.
-    let ticks_before = ticks_run(&env.url);
-    let stop_drip = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let attackers: Vec<TcpStream> = (0..1000)
-        .map(|_| {
-            let mut s = TcpStream::connect(&addr).unwrap();
-            s.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").unwrap();
-            s
-        })
-        .collect();
-    let drip = {
-        let mut socks: Vec<TcpStream> = attackers.iter().map(|s| s.try_clone().unwrap()).collect();
-        let stop = stop_drip.clone();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                for s in &mut socks {
-                    let _ = s.write_all(b"a");
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        })
-    };
-    env.ok(&[
-        "notify",
-        "--from",
-        "ben",
-        "--to",
-        "asha",
-        "--subject",
-        "Posted during the attack",
-        "--message",
-        "hello",
-    ]);
-    let slowest_heads = healthz_throughout(&addr, Duration::from_secs(8));
-    let outbox = env.dir.path().join("outbox");
-    assert_eq!(
-        mails_with(&outbox, "Posted during the attack"),
-        1,
-        "not delivered during the attack"
-    );
-    let ticks_during = ticks_run(&env.url) - ticks_before;
-    assert!(
-        ticks_during >= 2,
-        "{ticks_during} ticks during 8 s of attack"
-    );
-    // Every slow head is closed by now (4 s header timeout, or shed).
-    let open = attackers
-        .iter()
-        .filter(|s| {
-            s.set_nonblocking(true).unwrap();
-            let mut buf = [0u8; 16];
-            let mut s: &TcpStream = s;
-            matches!(s.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock)
-        })
-        .count();
-    stop_drip.store(true, std::sync::atomic::Ordering::SeqCst);
-    drip.join().unwrap();
-    drop(attackers);
-    assert_eq!(open, 0, "slow heads still open after 8 s");
+    let (slowest_heads, ticks_during) = slow_heads(&env, &addr);
 
     // 2. Bodies without a token: 300 offers of 16 MiB, 1 MiB sent each.
-    let mut peak = rss_mib(pid);
-    let mib = vec![b'x'; 1 << 20];
-    let mut uploads = vec![];
-    for i in 0..300 {
-        let mut s = TcpStream::connect(&addr).unwrap();
-        s.set_write_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let _ = write!(
-            s,
-            "POST /api/v1/modifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-             Content-Length: 16777216\r\n\r\n"
-        );
-        // The server answers 401 and closes without reading: the write
-        // stops at what the socket buffers hold.
-        let _ = s.write_all(&mib);
-        uploads.push(s);
-        if i % 50 == 0 {
-            peak = peak.max(rss_mib(pid));
-        }
-    }
-    let slowest_bodies = healthz_throughout(&addr, Duration::from_secs(2));
-    peak = peak.max(rss_mib(pid));
-    drop(uploads);
+    let (slowest_bodies, peak) = bodies_without_a_token(&addr, pid);
     let (code, stderr) = stop(child);
     assert_eq!(code, Some(0), "{stderr}");
     println!(

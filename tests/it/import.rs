@@ -282,6 +282,33 @@ fn decided(c: &mut DbConn, party: &str) -> Vec<Decided> {
         .unwrap()
 }
 
+/// An import line as `subscription add` would be asked for it: the same
+/// fields, email when it names no channel.
+fn as_subscription_add(line: &str) -> subscriptions::SubscribeRequest {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    subscriptions::SubscribeRequest {
+        party: s("party").unwrap(),
+        frequency: s("frequency").unwrap(),
+        kind: s("kind").unwrap(),
+        collection: s("collection"),
+        channels: v
+            .get("channels")
+            .map(|a| {
+                a.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_else(|| vec!["email".into()]),
+        hour: v.get("hour").and_then(|x| x.as_i64()),
+        day: s("day"),
+        include_own: v.get("include_own").is_some(),
+        send_empty: false,
+    }
+}
+
 /// The batch path decides as `subscription add` does, line by line: the
 /// same defaults from the user's (or a group's) preferences, the same first
 /// due times, the same merges, into stored rows and earlier lines alike.
@@ -337,28 +364,7 @@ fn import_decides_as_subscription_add(db: &TestDb) {
     assert_eq!(ids[0], ids[4], "the xmpp line merges into the earlier line");
     let mut one_by_one = Vec::new();
     for line in lines("bo", "team2").lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let req = subscriptions::SubscribeRequest {
-            party: s("party").unwrap(),
-            frequency: s("frequency").unwrap(),
-            kind: s("kind").unwrap(),
-            collection: s("collection"),
-            channels: v
-                .get("channels")
-                .map(|a| {
-                    a.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|x| x.as_str().unwrap().to_string())
-                        .collect()
-                })
-                .unwrap_or_else(|| vec!["email".into()]),
-            hour: v.get("hour").and_then(|x| x.as_i64()),
-            day: s("day"),
-            include_own: v.get("include_own").is_some(),
-            send_empty: false,
-        };
+        let req = as_subscription_add(line);
         one_by_one.push(
             digestd::manage::subscribe(&mut c, at(NOW), &req)
                 .unwrap()

@@ -306,7 +306,8 @@ fn a_groups_digest_is_written_in_its_zone_and_locale(db: &TestDb) {
 
 /// The groups that were there before the table get the defaults, which
 /// are what groups had: UTC, weeks from Monday, 08:00, en-GB. (The
-/// migration is run by its own files, as `tests/it/subscriptions.rs` does.)
+/// migration is run by its own files, as `tests/it/subscriptions_migration.rs`
+/// does.)
 fn groups_made_before_the_migration_keep_utc_monday_and_eight(db: &TestDb) {
     let mut c = db.conn();
     migration(&mut c, "down.sql");

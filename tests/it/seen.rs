@@ -199,6 +199,60 @@ fn one(party: &str, item: &str, when: &str) -> serde_json::Value {
     json!({"party": party, "item": item, "at": when})
 }
 
+/// Batches refused whole, each after the good mark `ok`: (body, status,
+/// the entry the error names, what it says).
+fn refused_batches(ok: &serde_json::Value) -> Vec<(serde_json::Value, u16, usize, &'static str)> {
+    let future = (at(NOW) + Duration::hours(1)).to_rfc3339();
+    vec![
+        (
+            json!([ok, one("nobody", &uuid(1), NOW)]),
+            404,
+            1,
+            "no user named",
+        ),
+        (json!([ok, one("amy", &uuid(99), NOW)]), 404, 1, "no item"),
+        (
+            json!([ok, one("team", &uuid(1), NOW)]),
+            400,
+            1,
+            "is a group",
+        ),
+        (
+            json!([ok, one("amy", &uuid(1), "yesterday")]),
+            400,
+            1,
+            "RFC 3339",
+        ),
+        (
+            json!([ok, one("amy", &uuid(1), &future)]),
+            400,
+            1,
+            "ahead of the clock",
+        ),
+        (
+            json!([ok, one("amy\r\nX-Evil: 1", &uuid(1), NOW)]),
+            400,
+            1,
+            "invalid user name",
+        ),
+        (
+            json!([ok, one("amy", "x\ny", NOW)]),
+            400,
+            1,
+            "invalid item UUID",
+        ),
+        (json!([ok, {"party": "amy"}]), 400, 1, "bad mark"),
+        (
+            json!([ok, {"party": "amy", "item": uuid(1), "at": NOW, "x": 1}]),
+            400,
+            1,
+            "bad mark",
+        ),
+        (json!(vec![ok.clone(); 1001]), 400, 1000, "at most 1000"),
+        (json!([]), 400, 0, "no marks"),
+    ]
+}
+
 #[test]
 fn the_api_records_marks_all_or_nothing() {
     each_backend(at(NOW), |w| {
@@ -233,55 +287,7 @@ fn the_api_records_marks_all_or_nothing() {
         assert_eq!(seen_at(&mut c, 2), at("2026-11-23T11:45:00Z"));
 
         let ok = one("amy", &uuid(2), "2026-11-23T11:50:00Z");
-        let future = (at(NOW) + Duration::hours(1)).to_rfc3339();
-        let refused: Vec<(serde_json::Value, u16, usize, &str)> = vec![
-            (
-                json!([ok, one("nobody", &uuid(1), NOW)]),
-                404,
-                1,
-                "no user named",
-            ),
-            (json!([ok, one("amy", &uuid(99), NOW)]), 404, 1, "no item"),
-            (
-                json!([ok, one("team", &uuid(1), NOW)]),
-                400,
-                1,
-                "is a group",
-            ),
-            (
-                json!([ok, one("amy", &uuid(1), "yesterday")]),
-                400,
-                1,
-                "RFC 3339",
-            ),
-            (
-                json!([ok, one("amy", &uuid(1), &future)]),
-                400,
-                1,
-                "ahead of the clock",
-            ),
-            (
-                json!([ok, one("amy\r\nX-Evil: 1", &uuid(1), NOW)]),
-                400,
-                1,
-                "invalid user name",
-            ),
-            (
-                json!([ok, one("amy", "x\ny", NOW)]),
-                400,
-                1,
-                "invalid item UUID",
-            ),
-            (json!([ok, {"party": "amy"}]), 400, 1, "bad mark"),
-            (
-                json!([ok, {"party": "amy", "item": uuid(1), "at": NOW, "x": 1}]),
-                400,
-                1,
-                "bad mark",
-            ),
-            (json!(vec![ok.clone(); 1001]), 400, 1000, "at most 1000"),
-            (json!([]), 400, 0, "no marks"),
-        ];
+        let refused = refused_batches(&ok);
         for (body, status, entry, needle) in refused {
             let a = post(body.to_string());
             assert_eq!(a.status, status, "{body}: {}", a.text);

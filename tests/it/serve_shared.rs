@@ -125,12 +125,9 @@ fn delivered(log: &str) -> usize {
         .sum()
 }
 
-#[test]
-fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
-    let Some(db) = TestDb::postgres() else {
-        eprintln!("skipped: DIGESTD_TEST_DATABASE_URL is not set");
-        return;
-    };
+/// [`USERS`] users, each with an hourly digest of everything, imported
+/// through the binary three hours ago.
+fn subscribe_the_burst(db: &TestDb) {
     // Subscribed three hours ago (serve reads the wall clock): the
     // start-up tick finds every hourly digest due.
     let then = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
@@ -142,7 +139,7 @@ fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
             format!("{{\"name\":\"u{i:04}\",\"tz\":\"UTC\",\"email\":\"u{i:04}@example.com\"}}\n")
         })
         .collect();
-    digestd_in(&db, &then, &["user", "import"], users.as_bytes());
+    digestd_in(db, &then, &["user", "import"], users.as_bytes());
     let subs: String = (0..USERS)
         .map(|i| {
             format!(
@@ -151,7 +148,16 @@ fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
             )
         })
         .collect();
-    digestd_in(&db, &then, &["subscription", "import"], subs.as_bytes());
+    digestd_in(db, &then, &["subscription", "import"], subs.as_bytes());
+}
+
+#[test]
+fn two_serve_processes_share_a_burst_and_nothing_goes_twice() {
+    let Some(db) = TestDb::postgres() else {
+        eprintln!("skipped: DIGESTD_TEST_DATABASE_URL is not set");
+        return;
+    };
+    subscribe_the_burst(&db);
 
     let smtp = FaultSmtp::start();
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -8,7 +8,7 @@ use chrono::Duration;
 use common::http::Gateway;
 use common::{at, TestDb};
 use diesel::prelude::*;
-use digestd::config::{EmailConfig, SmsConfig};
+use digestd::config::SmsConfig;
 use digestd::db::schema::delivery_log;
 use digestd::db::DbConn;
 use digestd::deliver::queue::{self, Delivery};
@@ -44,26 +44,18 @@ fn delivery(gw: &Gateway, shape: &str) -> Delivery {
 }
 
 fn delivery_to(endpoint: &str, shape: &str) -> Delivery {
-    let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(
-        &EmailConfig {
-            dir: dir.display().to_string(),
-            ..EmailConfig::default()
-        },
-        crate::common::rt(),
-    )
-    .unwrap()
-    .with_sms(&SmsConfig {
-        transport: digestd::config::SmsTransport::Http,
-        endpoint: endpoint.into(),
-        shape: shape.into(),
-        username: "AC123".into(),
-        password: "secret".into(),
-        from: "+15550001111".into(),
-        max_segments: 2,
-        ..SmsConfig::default()
-    })
-    .unwrap()
+    crate::common::delivery::into_dir(&tempfile::tempdir().unwrap().keep())
+        .with_sms(&SmsConfig {
+            transport: digestd::config::SmsTransport::Http,
+            endpoint: endpoint.into(),
+            shape: shape.into(),
+            username: "AC123".into(),
+            password: "secret".into(),
+            from: "+15550001111".into(),
+            max_segments: 2,
+            ..SmsConfig::default()
+        })
+        .unwrap()
 }
 
 fn accepted_message_keeps_the_gateway_id(db: &TestDb) {

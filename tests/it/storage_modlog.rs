@@ -1,20 +1,19 @@
-//! Recording changes and the modification log, subscriptions, and
-//! concurrent writers in storage, with their validation and their
-//! all-or-nothing writes, on SQLite and (when DIGESTD_TEST_DATABASE_URL is
-//! set) PostgreSQL. The shared helpers are in `common/storage.rs`.
+//! Recording changes and the modification log, and concurrent writers in
+//! storage, with their validation and their all-or-nothing writes, on
+//! SQLite and (when DIGESTD_TEST_DATABASE_URL is set) PostgreSQL.
+//! Subscriptions in storage are `storage_subscriptions.rs`; the shared
+//! helpers are in `common/storage.rs`.
 
 use crate::common;
 
-use common::storage::{assert_bad_input, counts, user, world};
+use common::storage::{counts, world};
 use common::{at, TestDb};
 use diesel::prelude::*;
 use digestd::db::schema::modification_values;
 use digestd::error::Error;
 use digestd::ingest;
-use digestd::manage;
 use digestd::modlog::{self, Action, Change, NewModification};
-use digestd::parties::{self, NewUser};
-use digestd::subscriptions::{self, SubscribeRequest};
+use digestd::parties;
 
 fn record_is_all_or_nothing(db: &TestDb) {
     let mut c = db.conn();
@@ -221,163 +220,6 @@ fn windows_and_purge(db: &TestDb) {
     assert_eq!(values, 3);
 }
 
-fn subscriptions_validate_and_default(db: &TestDb) {
-    let mut c = db.conn();
-    let now = at("2026-11-22T00:00:00Z");
-    let (cal, _) = world(&mut c);
-    parties::create_user(
-        &mut c,
-        now,
-        &NewUser {
-            week_start: Some("sun".into()),
-            daily_hour: Some(6),
-            ..user("mo", "Pacific/Chatham")
-        },
-    )
-    .unwrap();
-    parties::create_group(&mut c, now, "team", None).unwrap();
-    let req = |party: &str, freq: &str| SubscribeRequest {
-        party: party.into(),
-        frequency: freq.into(),
-        kind: "modification".into(),
-        collection: Some(cal.uuid.clone()),
-        ..Default::default()
-    };
-    let daily = manage::subscribe(&mut c, now, &req("mo", "daily"))
-        .unwrap()
-        .id();
-    let weekly = manage::subscribe(&mut c, now, &req("mo", "weekly"))
-        .unwrap()
-        .id();
-    let hourly = manage::subscribe(
-        &mut c,
-        now,
-        &SubscribeRequest {
-            collection: None,
-            ..req("mo", "hourly")
-        },
-    )
-    .unwrap()
-    .id();
-    let explicit = manage::subscribe(
-        &mut c,
-        now,
-        &SubscribeRequest {
-            hour: Some(17),
-            day: Some("fri".into()),
-            ..req("mo", "weekly")
-        },
-    )
-    .unwrap()
-    .id();
-    let group = manage::subscribe(&mut c, now, &req("team", "weekly"))
-        .unwrap()
-        .id();
-    let all = subscriptions::list(&mut c).unwrap();
-    let get = |id| all.iter().find(|s| s.id == id).unwrap();
-    assert_eq!(
-        (get(daily).hour_of_day, get(daily).day_of_week),
-        (Some(6), None)
-    );
-    assert_eq!(
-        (get(weekly).hour_of_day, get(weekly).day_of_week),
-        (Some(6), Some(6))
-    );
-    assert_eq!(
-        (get(hourly).hour_of_day, get(hourly).collection),
-        (None, None)
-    );
-    assert_eq!(
-        (get(explicit).hour_of_day, get(explicit).day_of_week),
-        (Some(17), Some(4))
-    );
-    assert_eq!(
-        (get(group).hour_of_day, get(group).day_of_week),
-        (Some(8), Some(0))
-    );
-    assert_eq!(get(daily).channels, ["email"]);
-
-    let before = counts(&mut c);
-    let cases: Vec<(&str, SubscribeRequest)> = vec![
-        ("frequency", req("mo", "monthly")),
-        (
-            "kind",
-            SubscribeRequest {
-                kind: "gossip".into(),
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "day on daily",
-            SubscribeRequest {
-                day: Some("mon".into()),
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "hour on hourly",
-            SubscribeRequest {
-                hour: Some(3),
-                ..req("mo", "hourly")
-            },
-        ),
-        (
-            "hour 24",
-            SubscribeRequest {
-                hour: Some(24),
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "bad day",
-            SubscribeRequest {
-                day: Some("caturday".into()),
-                ..req("mo", "weekly")
-            },
-        ),
-        (
-            "unknown channel",
-            SubscribeRequest {
-                channels: vec!["pigeon".into()],
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "no phone",
-            SubscribeRequest {
-                channels: vec!["sms".into()],
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "no jid",
-            SubscribeRequest {
-                channels: vec!["email".into(), "xmpp".into()],
-                ..req("mo", "daily")
-            },
-        ),
-        ("unknown party", req("nobody", "daily")),
-        (
-            "unknown collection",
-            SubscribeRequest {
-                collection: Some("6f1b0a52-9d3e-4c1a-9f44-0c7de1c0afff".into()),
-                ..req("mo", "daily")
-            },
-        ),
-        (
-            "bad collection",
-            SubscribeRequest {
-                collection: Some("x".into()),
-                ..req("mo", "daily")
-            },
-        ),
-    ];
-    for (what, r) in cases {
-        assert_bad_input(manage::subscribe(&mut c, now, &r), what);
-        assert_eq!(counts(&mut c), before, "{what} wrote something");
-    }
-}
-
 fn concurrent_writers_all_land(db: &TestDb) {
     let pool = db.open();
     let (cal, actor) = {
@@ -574,6 +416,5 @@ backend_tests!(
     windows_and_purge,
     a_window_read_fetches_its_collection_only,
     changed_pages_through_one_instant,
-    subscriptions_validate_and_default,
     concurrent_writers_all_land,
 );

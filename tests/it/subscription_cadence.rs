@@ -115,22 +115,21 @@ fn back_and_forth_in_one_day_runs_no_period_twice(db: &TestDb) {
     }
 }
 
-/// Bad frequencies, hours, days and channels, CR/LF, an unknown id, a
-/// twin: refused through the library and the command line, nothing
-/// written.
-fn hostile_input_writes_nothing(db: &TestDb) {
-    let mut c = db.conn();
-    let (rota, id) = world(&mut c, "daily", false);
-    let twin = subscribe(&mut c, "hourly", &rota, false);
-    parties::change_contact(&mut c, at(T0), "ann", Channel::Sms, &ContactChange::Disable).unwrap();
-    let before = written(&mut c);
-    let r = |f: Option<&str>, h: Option<i64>, d: Option<&str>, ch: Option<&[&str]>| Retime {
-        frequency: f.map(String::from),
-        hour: h,
-        day: d.map(String::from),
-        channels: ch.map(|l| l.iter().map(|s| s.to_string()).collect()),
-    };
-    let cases = [
+/// Changes refused as bad input: (subscription, change, what the one-line
+/// error says); `twin` is an hourly subscription of the same party.
+fn hostile_retimes(
+    id: SubscriptionId,
+    twin: SubscriptionId,
+) -> Vec<(SubscriptionId, Retime, &'static str)> {
+    fn r(f: Option<&str>, h: Option<i64>, d: Option<&str>, ch: Option<&[&str]>) -> Retime {
+        Retime {
+            frequency: f.map(String::from),
+            hour: h,
+            day: d.map(String::from),
+            channels: ch.map(|l| l.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+    vec![
         (
             id,
             r(Some("fortnightly"), None, None, None),
@@ -173,7 +172,19 @@ fn hostile_input_writes_nothing(db: &TestDb) {
             r(Some("daily"), None, None, None),
             "no subscription",
         ),
-    ];
+    ]
+}
+
+/// Bad frequencies, hours, days and channels, CR/LF, an unknown id, a
+/// twin: refused through the library and the command line, nothing
+/// written.
+fn hostile_input_writes_nothing(db: &TestDb) {
+    let mut c = db.conn();
+    let (rota, id) = world(&mut c, "daily", false);
+    let twin = subscribe(&mut c, "hourly", &rota, false);
+    parties::change_contact(&mut c, at(T0), "ann", Channel::Sms, &ContactChange::Disable).unwrap();
+    let before = written(&mut c);
+    let cases = hostile_retimes(id, twin);
     for (sub, retime, needle) in cases {
         let Err(e) = manage::change_subscription(&mut c, at(T0), sub, None, &retime) else {
             panic!("{sub} {retime:?} accepted");

@@ -66,17 +66,9 @@ fn xmpp_config(p: &Prosody) -> XmppConfig {
 }
 
 fn delivery(p: &Prosody) -> Delivery {
-    let dir = tempfile::tempdir().unwrap().keep();
-    Delivery::new(
-        &EmailConfig {
-            dir: dir.display().to_string(),
-            ..EmailConfig::default()
-        },
-        crate::common::rt(),
-    )
-    .unwrap()
-    .with_xmpp(&xmpp_config(p))
-    .unwrap()
+    crate::common::delivery::into_dir(&tempfile::tempdir().unwrap().keep())
+        .with_xmpp(&xmpp_config(p))
+        .unwrap()
 }
 
 fn prosody() -> Option<Prosody> {

@@ -52,6 +52,37 @@ fn at_login(b: &Browser) -> bool {
     b.url().ends_with("/admin/login") && b.title() == "Operator login · digestd admin"
 }
 
+/// The request `pending` (its row `row` listed), cancelled with its page's
+/// form: in the database that request is cancelled and nothing else
+/// changed.
+fn cancel_with_its_form(b: &Browser, c: &mut DbConn, pending: RequestId, row: &str) {
+    b.press(&format!("{row} a"));
+    assert_eq!(b.text_of("#status"), "pending");
+    assert!(b.text().contains("Cancel this request"));
+    b.shot("admin-request");
+    let before = queue_state(c);
+    let people = snapshot(c);
+    b.press("form[action$='/cancel'] button");
+    assert!(b.url().ends_with("?done=cancelled"), "{}", b.url());
+    assert_eq!(b.text_of("#status"), "cancelled");
+    assert!(b.text().contains("Cancelled."));
+    assert!(!b.text().contains("Cancel this request"));
+    // In the database: that request cancelled, nothing else changed.
+    let mut want = before.clone();
+    for r in want.0.iter_mut().filter(|r| r.0 == pending.0) {
+        assert_eq!(r.1, "pending");
+        r.1 = "cancelled".into();
+    }
+    assert_eq!(queue_state(c), want);
+    let was = format!("({}, \"pending\")", pending.0);
+    assert!(people.contains(&was), "{people}");
+    assert_eq!(
+        snapshot(c),
+        people.replace(&was, &format!("({}, \"cancelled\")", pending.0))
+    );
+    assert_eq!(status(c, pending), "cancelled");
+}
+
 fn operator(web: &Web, b: &Browser) {
     let mut c = web.db.conn();
     let a = super::asha(&mut c);
@@ -128,32 +159,7 @@ fn operator(web: &Web, b: &Browser) {
     let row = format!("#request-{}", pending.0);
     assert!(b.text_of(&row).contains("pending"));
 
-    // One request, cancelled with its form.
-    b.press(&format!("{row} a"));
-    assert_eq!(b.text_of("#status"), "pending");
-    assert!(b.text().contains("Cancel this request"));
-    b.shot("admin-request");
-    let before = queue_state(&mut c);
-    let people = snapshot(&mut c);
-    b.press("form[action$='/cancel'] button");
-    assert!(b.url().ends_with("?done=cancelled"), "{}", b.url());
-    assert_eq!(b.text_of("#status"), "cancelled");
-    assert!(b.text().contains("Cancelled."));
-    assert!(!b.text().contains("Cancel this request"));
-    // In the database: that request cancelled, nothing else changed.
-    let mut want = before.clone();
-    for r in want.0.iter_mut().filter(|r| r.0 == pending.0) {
-        assert_eq!(r.1, "pending");
-        r.1 = "cancelled".into();
-    }
-    assert_eq!(queue_state(&mut c), want);
-    let was = format!("({}, \"pending\")", pending.0);
-    assert!(people.contains(&was), "{people}");
-    assert_eq!(
-        snapshot(&mut c),
-        people.replace(&was, &format!("({}, \"cancelled\")", pending.0))
-    );
-    assert_eq!(status(&mut c, pending), "cancelled");
+    cancel_with_its_form(b, &mut c, pending, &row);
 
     // The subscribers (bo's disabled address) and the week grid.
     b.press("nav a[href='/admin/subscribers']");

@@ -62,6 +62,29 @@ fn verification_link(web: &Web, raw: &[u8]) -> String {
         .to_string()
 }
 
+/// The form lists the public collections only (not `private`), and its
+/// script chose the browser's zone; the visitor fills it for a daily
+/// digest of the Rota (`rota_uuid`) at 09:00.
+fn fill_the_form(web: &Web, b: &Browser, rota_uuid: &str, private: &str) {
+    b.open(&web.url("/subscribe"));
+    assert_eq!(b.title(), "Subscribe · digestd");
+    let t = b.text();
+    assert!(t.contains("Rota") && !t.contains("Private"), "{t}");
+    assert!(!b.source().contains(private));
+    assert_eq!(
+        b.value_of("#timezone"),
+        ZONE,
+        "the zone script ran under the CSP"
+    );
+    let rota = format!("input[name=collection][value='{rota_uuid}']");
+    b.fill("#email", VISITOR);
+    b.click(&rota);
+    assert!(b.is_selected(&rota));
+    b.choose("#frequency", "daily");
+    b.choose("#hour", "9");
+    b.shot("signup");
+}
+
 fn sign_up(web: &Web, b: &Browser) {
     let mut c = web.db.conn();
     let a = super::asha(&mut c);
@@ -71,24 +94,7 @@ fn sign_up(web: &Web, b: &Browser) {
         .uuid;
     let mut po = PostOffice::new(web);
 
-    // The form: public collections only; the script chose the browser's zone.
-    b.open(&web.url("/subscribe"));
-    assert_eq!(b.title(), "Subscribe · digestd");
-    let t = b.text();
-    assert!(t.contains("Rota") && !t.contains("Private"), "{t}");
-    assert!(!b.source().contains(&private));
-    assert_eq!(
-        b.value_of("#timezone"),
-        ZONE,
-        "the zone script ran under the CSP"
-    );
-    let rota = format!("input[name=collection][value='{}']", a.rota);
-    b.fill("#email", VISITOR);
-    b.click(&rota);
-    assert!(b.is_selected(&rota));
-    b.choose("#frequency", "daily");
-    b.choose("#hour", "9");
-    b.shot("signup");
+    fill_the_form(web, b, &a.rota, &private);
     let before = snapshot(&mut c);
     b.press("form button[type=submit]");
     assert_eq!(b.text_of("h1"), "Check your mail");

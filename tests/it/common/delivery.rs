@@ -170,6 +170,18 @@ pub fn webhook_cli() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, cfg)
 }
 
+/// A delivery that writes into `dir` by the `dir` transport.
+pub fn into_dir(dir: &std::path::Path) -> Delivery {
+    Delivery::new(
+        &EmailConfig {
+            dir: dir.display().to_string(),
+            ..EmailConfig::default()
+        },
+        crate::common::rt(),
+    )
+    .unwrap()
+}
+
 pub fn smtp(url: &str) -> Delivery {
     smtp_pool(url, EmailConfig::default().pool_size)
 }

@@ -225,17 +225,9 @@ pub fn team(c: &mut DbConn, cal: &str, members: &[&str], hour: i64) -> Subscript
     sub(c, daily("team", cal, hour))
 }
 
-/// ops (made here) adds the event `title` (its UUID from `n`) to
-/// collection `cal` at 10:00Z on the 22nd; then the tick runs at
-/// `tick_at` with the default composer.
-pub fn ops_adds_then_tick(c: &mut DbConn, cal: &str, n: u128, title: &str, tick_at: &str) {
-    let ops = NewUser {
-        name: "ops".into(),
-        timezone: "UTC".into(),
-        ..Default::default()
-    };
-    parties::create_user(c, at(NOW), &ops).unwrap();
-    let when = "2026-11-22T10:00:00Z";
+/// ops (already there) puts the event `title` (its UUID from `n`, on the
+/// 27th at 09:00Z) into collection `cal` at `when`.
+pub fn ops_puts(c: &mut DbConn, cal: &str, n: u128, title: &str, when: &str) {
     let item = items::ItemInput {
         uuid: uuid::Uuid::from_u128(n).to_string(),
         collection: Some(cal.into()),
@@ -247,6 +239,19 @@ pub fn ops_adds_then_tick(c: &mut DbConn, cal: &str, n: u128, title: &str, tick_
         ..Default::default()
     };
     items::put_item(c, at(when), &item).unwrap();
+}
+
+/// ops (made here) adds the event `title` (its UUID from `n`) to
+/// collection `cal` at 10:00Z on the 22nd; then the tick runs at
+/// `tick_at` with the default composer.
+pub fn ops_adds_then_tick(c: &mut DbConn, cal: &str, n: u128, title: &str, tick_at: &str) {
+    let ops = NewUser {
+        name: "ops".into(),
+        timezone: "UTC".into(),
+        ..Default::default()
+    };
+    parties::create_user(c, at(NOW), &ops).unwrap();
+    ops_puts(c, cal, n, title, "2026-11-22T10:00:00Z");
     let mut comp = digestd::digest::Composer::new(
         &digestd::config::DigestConfig::default(),
         &digestd::config::EmailConfig::default(),
