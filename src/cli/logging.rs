@@ -10,12 +10,16 @@ use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
-/// The workspace's library crates below this one, as tracing names them.
-const CRATES: &[&str] = &[
-    "digestd_core",
-    "digestd_engine",
-    "digestd_http",
-    "digestd_bench",
+/// The workspace's library crates below this one, as tracing names them,
+/// each with the `digestd::…` path its modules are known by (delivery's
+/// modules are `digestd::deliver::…`, as the library re-exports them).
+const CRATES: &[(&str, &str)] = &[
+    ("digestd_core", "digestd"),
+    ("digestd_engine", "digestd"),
+    ("digestd_deliver", "digestd::deliver"),
+    ("digestd_app", "digestd"),
+    ("digestd_http", "digestd"),
+    ("digestd_bench", "digestd"),
 ];
 
 /// Installs the log: `RUST_LOG` when set, else `level`; both widened by
@@ -46,22 +50,40 @@ pub fn widen(filter: &str) -> String {
     for d in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
         out.push(d.to_string());
         let end = d.find(['[', '=']).unwrap_or(d.len());
-        let rest = match &d[..end] {
-            "digestd" => &d[end..],
-            t if t.starts_with("digestd::") => &d["digestd".len()..],
-            _ => continue,
-        };
-        out.extend(CRATES.iter().map(|c| format!("{c}{rest}")));
+        let (target, tail) = d.split_at(end);
+        if target != "digestd" && !target.starts_with("digestd::") {
+            continue;
+        }
+        out.extend(
+            CRATES
+                .iter()
+                .filter_map(|(c, p)| in_crate(c, p, target))
+                .map(|t| format!("{t}{tail}")),
+        );
     }
     out.join(",")
 }
 
-/// `target` as the operator reads it: a workspace crate's name as `digestd`.
+/// `target` (a `digestd::…` path) as crate `c`, known as `p`, names it:
+/// a module of it, the whole crate when `target` is above `p`, or nothing.
+fn in_crate(c: &str, p: &str, target: &str) -> Option<String> {
+    if let Some(rest) = target.strip_prefix(p) {
+        if rest.is_empty() || rest.starts_with("::") {
+            return Some(format!("{c}{rest}"));
+        }
+    }
+    p.strip_prefix(target)
+        .is_some_and(|rest| rest.starts_with("::"))
+        .then(|| c.to_string())
+}
+
+/// `target` as the operator reads it: a workspace crate's name as the
+/// `digestd::…` path its modules are known by.
 pub fn shown(target: &str) -> std::borrow::Cow<'_, str> {
-    for c in CRATES {
+    for (c, p) in CRATES {
         if let Some(rest) = target.strip_prefix(c) {
             if rest.is_empty() || rest.starts_with("::") {
-                return format!("digestd{rest}").into();
+                return format!("{p}{rest}").into();
             }
         }
     }
@@ -112,18 +134,26 @@ mod tests {
         assert_eq!(
             widen("warn, digestd::serve=info"),
             "warn,digestd::serve=info,digestd_core::serve=info,digestd_engine::serve=info,\
-             digestd_http::serve=info,digestd_bench::serve=info"
+             digestd_app::serve=info,digestd_http::serve=info,digestd_bench::serve=info"
         );
         assert_eq!(
             widen("digestd=debug"),
-            "digestd=debug,digestd_core=debug,digestd_engine=debug,digestd_http=debug,\
-             digestd_bench=debug"
+            "digestd=debug,digestd_core=debug,digestd_engine=debug,digestd_deliver=debug,\
+             digestd_app=debug,digestd_http=debug,digestd_bench=debug"
         );
         assert_eq!(
             widen("digestd::http[http{route}]=trace"),
             "digestd::http[http{route}]=trace,digestd_core::http[http{route}]=trace,\
-             digestd_engine::http[http{route}]=trace,digestd_http::http[http{route}]=trace,\
-             digestd_bench::http[http{route}]=trace"
+             digestd_engine::http[http{route}]=trace,digestd_app::http[http{route}]=trace,\
+             digestd_http::http[http{route}]=trace,digestd_bench::http[http{route}]=trace"
+        );
+        // Delivery's modules are `digestd::deliver::…`; the crate is all of it.
+        assert_eq!(
+            widen("digestd::deliver::queue=debug"),
+            "digestd::deliver::queue=debug,digestd_core::deliver::queue=debug,\
+             digestd_engine::deliver::queue=debug,digestd_deliver::queue=debug,\
+             digestd_app::deliver::queue=debug,digestd_http::deliver::queue=debug,\
+             digestd_bench::deliver::queue=debug"
         );
         // Another crate's name that begins alike is not ours.
         assert_eq!(
@@ -138,9 +168,11 @@ mod tests {
         assert_eq!(shown("digestd_http::serve"), "digestd::serve");
         assert_eq!(shown("digestd_engine"), "digestd");
         assert_eq!(
-            shown("digestd_engine::deliver::queue::settle::warn"),
+            shown("digestd_deliver::queue::settle::warn"),
             "digestd::deliver::queue::settle::warn"
         );
+        assert_eq!(shown("digestd_deliver"), "digestd::deliver");
+        assert_eq!(shown("digestd_app::report"), "digestd::report");
         assert_eq!(shown("digestd::http"), "digestd::http");
         assert_eq!(shown("digestd_httpx::a"), "digestd_httpx::a");
         assert_eq!(shown("hyper::proto"), "hyper::proto");

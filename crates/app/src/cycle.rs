@@ -17,6 +17,10 @@ use crate::metrics::{Metrics, Tick};
 use crate::schedule::Shared;
 use crate::{report, schedule};
 
+/// The daemon's log target: a cycle's lines are `serve`'s, as operators
+/// filter them (`[log] level = "warn,digestd::serve=info"`).
+const SERVE: &str = "digestd::serve";
+
 /// One tick (digests composed and posted) and one queue pass (delivered),
 /// each under its own lease, both counted in `metrics`.
 pub fn tick_and_deliver(
@@ -53,6 +57,7 @@ pub fn tick_and_deliver(
                 false => "tick helped: another process holds the lease",
             };
             tracing::info!(
+                target: SERVE,
                 %at,
                 runs = runs.len(),
                 posted = composer.posted,
@@ -74,7 +79,7 @@ pub fn tick_and_deliver(
             }
         }
         None => {
-            tracing::info!(%at, "tick skipped: another process holds the lease");
+            tracing::info!(target: SERVE, %at, "tick skipped: another process holds the lease");
             metrics.tick(t.elapsed(), Tick::Skipped);
         }
     }
@@ -86,9 +91,9 @@ pub fn tick_and_deliver(
 /// still go out, and the report is tried again at the next tick.
 fn post_report(conn: &mut DbConn, cfg: &Config, at: DateTime<Utc>) {
     match report::post_if_due(conn, cfg, at) {
-        Ok(Some(id)) => tracing::info!(%at, request = %id, "daily report posted"),
+        Ok(Some(id)) => tracing::info!(target: SERVE, %at, request = %id, "daily report posted"),
         Ok(None) => {}
-        Err(e) => tracing::error!(%at, error = %e, "daily report not posted"),
+        Err(e) => tracing::error!(target: SERVE, %at, error = %e, "daily report not posted"),
     }
 }
 
@@ -106,6 +111,6 @@ pub fn deliver(
     let report = queue::run_queue(conn, delivery, at, owner, lease_for);
     metrics.queue_pass(t.elapsed(), report.as_ref().ok());
     let report = report?;
-    tracing::info!(%at, "queue: {report}");
+    tracing::info!(target: SERVE, %at, "queue: {report}");
     Ok(())
 }
