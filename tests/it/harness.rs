@@ -6,7 +6,7 @@
 use crate::common;
 
 /// The PostgreSQL half of an ordinary back-end test.
-const PG_TEST: (&str, &str) = ("it::storage_parties_items::postgres", "users_roundtrip");
+const PG_TEST: (&str, &str) = ("it::storage_parties::postgres", "users_roundtrip");
 
 /// Runs [`PG_TEST`] alone with `url` as `DIGESTD_TEST_DATABASE_URL` and
 /// `required` as `DIGESTD_TEST_POSTGRES`; whether it passed, and its output.
