@@ -27,9 +27,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Binary, Text};
 use diesel::sqlite::SqliteConnection;
 
-use super::listener::Outgoing;
+use super::listener::{DeliveryError, Outgoing};
 use super::sink::Outcome;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -46,7 +46,7 @@ pub struct DbOutbox {
 /// Checks `email.db_path` without opening it.
 pub fn check_path(path: &str) -> Result<()> {
     if path.trim().is_empty() || path.chars().any(char::is_control) {
-        return Err(Error::invalid(
+        return Err(crate::error::Error::invalid(
             "config: email.db_path: a file path, without control characters",
         ));
     }
@@ -61,14 +61,14 @@ impl DbOutbox {
             .filter(|d| !d.as_os_str().is_empty())
         {
             std::fs::create_dir_all(dir)
-                .map_err(|e| Error::Storage(format!("outbox db {path}: {e}")))?;
+                .map_err(|e| crate::error::Error::Storage(format!("outbox db {path}: {e}")))?;
         }
         let mut conn = SqliteConnection::establish(path)
-            .map_err(|e| Error::Storage(format!("outbox db {path}: {e}")))?;
+            .map_err(|e| crate::error::Error::Storage(format!("outbox db {path}: {e}")))?;
         conn.batch_execute(&format!(
             "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; {SCHEMA}"
         ))
-        .map_err(|e| Error::Storage(format!("outbox db {path}: {e}")))?;
+        .map_err(|e| crate::error::Error::Storage(format!("outbox db {path}: {e}")))?;
         Ok(DbOutbox { conn })
     }
 
@@ -100,11 +100,31 @@ impl DbOutbox {
                 .iter()
                 .map(|_| Outcome::sent(None, "queued in the outbox db"))
                 .collect(),
-            Err(e) => msgs
-                .iter()
-                .map(|_| Outcome::transient(None, format!("outbox db: {e}")))
-                .collect(),
+            Err(e) => {
+                let failed = Outcome::from(DeliveryError::from(Error::Insert(e)));
+                msgs.iter().map(|_| failed.clone()).collect()
+            }
         }
+    }
+}
+
+/// Why a batch is not in the outbox file.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The transaction failed (the file locked past the busy timeout, a
+    /// full disk, a file that is not SQLite): none of the batch is there.
+    #[error("outbox db: {0}")]
+    Insert(diesel::result::Error),
+}
+
+impl From<Error> for DeliveryError {
+    fn from(e: Error) -> DeliveryError {
+        // Transient: a lock is released, a disk is freed; nothing about
+        // the message itself is wrong.
+        let transient = match &e {
+            Error::Insert(_) => true,
+        };
+        DeliveryError::verdict(transient, None, &e.to_string(), None)
     }
 }
 
@@ -185,6 +205,32 @@ mod tests {
         other.batch_execute("ROLLBACK").unwrap();
         let out = o.send_all(&[msg("k.eml", "ann@example.com", "x")]);
         assert!(matches!(out[0], Outcome::Sent { .. }), "{out:?}");
+    }
+
+    #[test]
+    fn a_failed_insert_is_transient_and_one_line() {
+        use diesel::result::{DatabaseErrorKind, Error as Db};
+        let cases = [
+            Db::NotFound,
+            Db::DatabaseError(
+                DatabaseErrorKind::Unknown,
+                Box::new("database is locked\r\nX-Injected: 1".to_string()),
+            ),
+            Db::DatabaseError(DatabaseErrorKind::Unknown, Box::new(String::new())),
+        ];
+        for db in cases {
+            match DeliveryError::from(Error::Insert(db)) {
+                DeliveryError::Transient {
+                    code: None,
+                    text,
+                    retry_after_secs: None,
+                } => {
+                    assert!(text.starts_with("outbox db: "), "{text}");
+                    assert!(!text.contains(['\r', '\n']), "{text}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! XMPP session, the SMS gateway, the signed webhook poster, and the
 //! outbox for a push channel with no server configured.
 //! Errors say whether to retry; the queue decides from that, never from
-//! the text.
+//! the text. Each transport has an error of its own (`smtp::Error`,
+//! `xmpp::Error`, …) saying what went wrong, and one `From` into
+//! [`DeliveryError`] that decides, in one place, transient or permanent.
 
 use crate::parties::Channel;
 use std::path::PathBuf;
@@ -107,6 +109,31 @@ pub enum DeliveryError {
     },
 }
 
+impl DeliveryError {
+    /// A transport's verdict as the queue reads it: its text made one line
+    /// (control, bidi and non-XML characters escaped: a far end's text
+    /// reaches the queue's columns and log lines), `retry_after_secs`
+    /// kept only when another attempt is worth it. Each transport's
+    /// `From<Error>` decides `transient` and calls this.
+    pub fn verdict(
+        transient: bool,
+        code: Option<u16>,
+        text: &str,
+        retry_after_secs: Option<u64>,
+    ) -> DeliveryError {
+        let text = crate::validate::escape_for_line(text);
+        if transient {
+            DeliveryError::Transient {
+                code,
+                text,
+                retry_after_secs,
+            }
+        } else {
+            DeliveryError::Permanent { code, text }
+        }
+    }
+}
+
 /// Told of each message the far end took, by its index in the batch, the
 /// moment the acceptance is read and before the session sends anything
 /// more: the queue's journal ([`super::journal`]) records it there, so a
@@ -162,6 +189,12 @@ pub trait Listener: Send {
 
     /// Releases what the listener holds (sessions, connections).
     fn shutdown(&mut self) {}
+}
+
+impl From<DeliveryError> for Outcome {
+    fn from(e: DeliveryError) -> Outcome {
+        Outcome::from(Err(e))
+    }
 }
 
 impl From<Result<Delivered, DeliveryError>> for Outcome {

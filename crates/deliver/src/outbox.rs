@@ -17,7 +17,7 @@ use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::EmailConfig;
 use crate::db::schema::{nt_queue, parties};
 use crate::db::DbConn;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 
 /// Where each channel's messages go.
@@ -51,36 +51,53 @@ impl Outbox {
         }
     }
 
-    /// [`Outbox::write`] as a listener's result: a write that failed is
-    /// transient (a full disk may clear; the message is kept for a retry).
+    /// [`Outbox::write`] as a listener's result.
     pub fn deliver(
         &self,
         path: &Path,
         bytes: &[u8],
     ) -> std::result::Result<Delivered, DeliveryError> {
-        match self.write(path, bytes) {
-            Ok(()) => Ok(Delivered {
-                code: None,
-                text: format!("written to {}", path.display()),
-                remote_id: None,
-            }),
-            Err(e) => Err(DeliveryError::Transient {
-                code: None,
-                text: e.to_string(),
-                retry_after_secs: None,
-            }),
-        }
+        self.write(path, bytes)?;
+        Ok(Delivered {
+            code: None,
+            text: format!("written to {}", path.display()),
+            remote_id: None,
+        })
     }
 
     /// Writes `bytes` to `path` through a temporary file and a rename.
-    pub fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let io = |e: std::io::Error| Error::Storage(format!("outbox {}: {e}", path.display()));
+    pub fn write(&self, path: &Path, bytes: &[u8]) -> std::result::Result<(), Error> {
+        let io = |source: std::io::Error| Error {
+            path: path.to_path_buf(),
+            source,
+        };
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(io)?;
         }
         let tmp = path.with_extension("tmp");
         fs::write(&tmp, bytes).map_err(io)?;
         fs::rename(&tmp, path).map_err(io)
+    }
+}
+
+/// Why a file of the outbox was not written: making its directory,
+/// writing the temporary file or renaming it failed. Always transient: a
+/// full disk or a directory's permissions may be mended, and the message
+/// is kept for a retry. (The text is the one the queue has always shown,
+/// `storage: outbox PATH: …`.)
+#[derive(Debug, thiserror::Error)]
+#[error("storage: outbox {}: {source}", path.display())]
+pub struct Error {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<Error> for DeliveryError {
+    fn from(e: Error) -> DeliveryError {
+        // A path holds no control characters (`email.dir` is checked, a
+        // file is named after ids); escaped all the same, as a line.
+        DeliveryError::verdict(true, None, &e.to_string(), None)
     }
 }
 
@@ -128,5 +145,51 @@ impl Listener for OutboxListener {
             format!("To: {}\n\n{body}\n", m.to)
         };
         self.outbox.deliver(&m.file, text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_cannot_be_written_is_transient_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        // The outbox's directory is a file: nothing can be made under it.
+        let blocked = dir.path().join("blocked");
+        fs::write(&blocked, b"").unwrap();
+        let o = Outbox {
+            root: blocked.clone(),
+        };
+        let path = blocked.join("xmpp").join("00000001-ann.txt");
+        let e = o.write(&path, b"hi").unwrap_err();
+        match DeliveryError::from(e) {
+            DeliveryError::Transient {
+                code: None,
+                text,
+                retry_after_secs: None,
+            } => assert!(
+                text.starts_with(&format!("storage: outbox {}: ", path.display())),
+                "{text}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            o.deliver(&path, b"hi"),
+            Err(DeliveryError::Transient { .. })
+        ));
+    }
+
+    #[test]
+    fn a_hostile_path_is_one_escaped_line() {
+        let e = Error {
+            path: PathBuf::from("out\r\nX-Injected: 1/\u{202e}f.eml"),
+            source: std::io::Error::other("disk full\nsecond line"),
+        };
+        let DeliveryError::Transient { text, .. } = DeliveryError::from(e) else {
+            panic!("transient")
+        };
+        assert!(!text.contains(['\r', '\n', '\u{202e}']), "{text}");
+        assert!(text.contains("disk full"), "{text}");
     }
 }

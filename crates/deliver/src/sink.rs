@@ -1,6 +1,11 @@
 //! Where prepared messages go, and what came of each: the email transports
 //! (`dir`, `smtp`, `db`, `pipe`, `stdout`) as the `email` listener, and the
-//! outcome the queue records.
+//! outcome the queue records. Each transport's error is its own
+//! (`smtp::Error`, `dbout::Error`, `outbox::Error`, [`pipe::Error`],
+//! [`stdout::Error`]), made an outcome through `DeliveryError`.
+
+pub mod pipe;
+pub mod stdout;
 
 use std::borrow::Cow;
 
@@ -108,68 +113,6 @@ pub fn check_pipe(cmd: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs `cmd` with `m` on stdin, `{from}` in an argument replaced by the
-/// envelope sender (the configured address, never the recipient: an
-/// address may begin with `-`): exit 0 sent; 75 (EX_TEMPFAIL) or a command
-/// that cannot start transient; anything else permanent.
-fn pipe(cmd: &[String], m: &Outgoing) -> Outcome {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let bytes = &m.bytes;
-    let child = Command::new(&cmd[0])
-        .args(
-            cmd[1..]
-                .iter()
-                .map(|a| a.replace("{from}", &m.envelope_from)),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => return Outcome::transient(None, format!("{}: {e}", cmd[0])),
-    };
-    let wrote = child
-        .stdin
-        .take()
-        .map(|mut i| i.write_all(bytes))
-        .unwrap_or(Ok(()));
-    let out = match child.wait_with_output() {
-        Ok(o) => o,
-        Err(e) => return Outcome::transient(None, format!("{}: {e}", cmd[0])),
-    };
-    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    match out.status.code() {
-        Some(0) if wrote.is_ok() => Outcome::sent(None, format!("{} exited 0", cmd[0])),
-        Some(75) => Outcome::transient(
-            None,
-            format!("{} exited 75 (try again later): {err}", cmd[0]),
-        ),
-        Some(n) => Outcome::permanent(None, format!("{} exited {n}: {err}", cmd[0])),
-        None => Outcome::transient(None, format!("{} was killed by a signal", cmd[0])),
-    }
-}
-
-/// A message's lines as an mbox (mboxrd) holds them: a line that starts
-/// with `From `, after any number of `>`, gets one more `>`, so that no
-/// line of a message reads as the start of the next one; a reader removes
-/// one `>` from each such line.
-fn mboxrd(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + 16);
-    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-        if i > 0 {
-            out.push(b'\n');
-        }
-        let quoted = line.iter().take_while(|b| **b == b'>').count();
-        if line[quoted..].starts_with(b"From ") {
-            out.push(b'>');
-        }
-        out.extend_from_slice(line);
-    }
-    out
-}
-
 impl EmailSink {
     /// The transport of `cfg`; `smtp` runs its sessions on `rt`.
     pub fn new(cfg: &EmailConfig, rt: &tokio::runtime::Handle) -> Result<EmailSink> {
@@ -223,7 +166,7 @@ impl EmailSink {
                                 Outcome::sent(None, format!("written to {}", m.file.display()))
                             }
                             // A full disk may clear; keep the message for a retry.
-                            Err(e) => Outcome::transient(None, e.to_string()),
+                            Err(e) => Outcome::from(DeliveryError::from(e)),
                         },
                     )
                 })
@@ -238,27 +181,13 @@ impl EmailSink {
             EmailSink::Pipe(cmd) => msgs
                 .iter()
                 .enumerate()
-                .map(|(i, m)| noted(i, pipe(cmd, m)))
+                .map(|(i, m)| noted(i, pipe::pipe(cmd, m)))
                 .collect(),
             EmailSink::Stdout => {
-                use std::io::Write;
                 let mut out = std::io::stdout().lock();
                 msgs.iter()
                     .enumerate()
-                    .map(|(i, m)| {
-                        // mbox-style separation, so a reader can split them.
-                        let r = writeln!(out, "From {} ", m.envelope_from)
-                            .and_then(|_| out.write_all(&mboxrd(&m.bytes)))
-                            .and_then(|_| out.write_all(b"\n"))
-                            .and_then(|_| out.flush());
-                        noted(
-                            i,
-                            match r {
-                                Ok(()) => Outcome::sent(None, "written to stdout"),
-                                Err(e) => Outcome::transient(None, format!("stdout: {e}")),
-                            },
-                        )
-                    })
+                    .map(|(i, m)| noted(i, stdout::write(&mut out, m)))
                     .collect()
             }
         }
@@ -293,36 +222,5 @@ impl Listener for EmailSink {
         if let EmailSink::Smtp(s) = self {
             s.quit();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mboxrd;
-
-    #[test]
-    fn mbox_lines_that_read_as_a_new_message_are_quoted() {
-        let body = b"Subject: s\r\n\r\nFrom me\r\n>From you\r\nnot From here\r\nFrom\r\nFrom";
-        let got = String::from_utf8(mboxrd(body)).unwrap();
-        assert_eq!(
-            got,
-            "Subject: s\r\n\r\n>From me\r\n>>From you\r\nnot From here\r\nFrom\r\nFrom"
-        );
-        // Three notifications whose bodies forge "From " lines still read
-        // as three messages.
-        let mbox: Vec<u8> = (0..3)
-            .flat_map(|_| {
-                let mut m = b"From digestd@localhost \n".to_vec();
-                m.extend(mboxrd(b"Subject: x\r\n\r\nFrom forged@evil\r\nFrom x\r\n"));
-                m.push(b'\n');
-                m
-            })
-            .collect();
-        let starts = String::from_utf8(mbox)
-            .unwrap()
-            .lines()
-            .filter(|l| l.starts_with("From "))
-            .count();
-        assert_eq!(starts, 3);
     }
 }
