@@ -17,11 +17,14 @@
 //! A session that breaks (reset, a hang-up in the middle of DATA, a
 //! timeout) is dropped, and the next message opens a new one: the pass goes
 //! on. One idle since the previous pass is checked with NOOP before reuse.
-//! Replies map to outcomes: 2xx sent; 4xx, refused, reset, timeout
-//! transient; 5xx permanent.
+//! Replies map to outcomes: 2xx sent; anything else is an [`Error`],
+//! which decides: 4xx, refused, reset, timeout transient; 5xx permanent.
 
+mod error;
 mod pipeline;
 mod url;
+
+pub use error::Error;
 
 pub use url::check;
 use url::{target, Target, Tls};
@@ -101,7 +104,7 @@ impl SmtpSink {
             }
         }
         out.into_iter()
-            .map(|o| o.unwrap_or_else(|| Outcome::transient(None, "not attempted")))
+            .map(|o| o.unwrap_or_else(|| Error::NotAttempted.into()))
             .collect()
     }
 }
@@ -141,11 +144,10 @@ fn tls_parameters(
 }
 
 /// AUTH, when the URL has credentials (after connect's EHLO: a repeated
-/// EHLO resets the session). A refusal is one line with the server's code
-/// and text, not lettre's wording ("response error: incomplete
-/// response"); transient, so that messages wait for the password to be
-/// mended rather than being given up.
-async fn login(conn: &mut AsyncSmtpConnection, t: &Target) -> std::result::Result<(), Outcome> {
+/// EHLO resets the session). A refusal is [`Error::Auth`] with the
+/// server's code and text, not lettre's wording ("response error:
+/// incomplete response").
+async fn login(conn: &mut AsyncSmtpConnection, t: &Target) -> std::result::Result<(), Error> {
     let Some((user, pass)) = &t.credentials else {
         return Ok(());
     };
@@ -167,18 +169,13 @@ async fn login(conn: &mut AsyncSmtpConnection, t: &Target) -> std::result::Resul
         Some(c) => format!("{c} {said}"),
         None => said.to_string(),
     };
-    Err(Outcome::transient(
-        code,
-        format!(
-            "authentication failed: {}",
-            crate::validate::escape_for_line(&reply)
-        ),
-    ))
+    Err(Error::Auth { code, reply })
 }
 
-async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, String> {
+async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, Error> {
     let hello = ClientId::Domain(t.hello.clone());
-    let tls = || tls_parameters(t).map_err(|e| format!("TLS: {e}"));
+    let tls = || tls_parameters(t).map_err(|e| Error::Tls(e.to_string()));
+    let connect = |e: &dyn std::fmt::Display| Error::Connect(e.to_string());
     let mut conn = if t.tls == Tls::Wrapper {
         AsyncSmtpConnection::connect_tokio1(
             (t.host.as_str(), t.port),
@@ -188,27 +185,27 @@ async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, 
             None,
         )
         .await
-        .map_err(|e| format!("connect: {e}"))?
+        .map_err(|e| connect(&e))?
     } else {
         let tcp = tokio::time::timeout(
             timeout,
             tokio::net::TcpStream::connect((t.host.as_str(), t.port)),
         )
         .await
-        .map_err(|_| "connect: timed out".to_string())?
-        .map_err(|e| format!("connect: {e}"))?;
-        tcp.set_nodelay(true).map_err(|e| format!("connect: {e}"))?;
+        .map_err(|_| connect(&"timed out"))?
+        .map_err(|e| connect(&e))?;
+        tcp.set_nodelay(true).map_err(|e| connect(&e))?;
         AsyncSmtpConnection::connect_with_transport(Box::new(tcp), &hello)
             .await
-            .map_err(|e| format!("connect: {e}"))?
+            .map_err(|e| connect(&e))?
     };
     if let Tls::Starttls { required } = t.tls {
         if conn.can_starttls() {
             conn.starttls(tls()?, &hello)
                 .await
-                .map_err(|e| format!("STARTTLS: {e}"))?;
+                .map_err(|e| Error::Starttls(e.to_string()))?;
         } else if required {
-            return Err("STARTTLS required but not offered by the server".into());
+            return Err(Error::StarttlsNotOffered);
         }
     }
     // lettre keeps only the EHLO keywords it knows, and PIPELINING is not
@@ -226,11 +223,12 @@ async fn connect(t: &Target, timeout: Duration) -> std::result::Result<Session, 
 }
 
 /// The envelope of one message, or why it has none.
-fn envelope(m: &Outgoing) -> std::result::Result<Envelope, Outcome> {
+fn envelope(m: &Outgoing) -> std::result::Result<Envelope, Error> {
     match (m.envelope_from.parse(), m.to.parse()) {
-        (Ok(from), Ok(to)) => Envelope::new(Some(from), vec![to])
-            .map_err(|e| Outcome::permanent(None, format!("envelope: {e}"))),
-        _ => Err(Outcome::permanent(None, format!("bad address {:?}", m.to))),
+        (Ok(from), Ok(to)) => {
+            Envelope::new(Some(from), vec![to]).map_err(|e| Error::Envelope(e.to_string()))
+        }
+        _ => Err(Error::BadAddress(m.to.clone())),
     }
 }
 
@@ -239,7 +237,7 @@ async fn ready<'s>(
     session: &'s mut Option<Session>,
     t: &Target,
     timeout: Duration,
-) -> std::result::Result<&'s mut Session, Outcome> {
+) -> std::result::Result<&'s mut Session, Error> {
     // A session idle since the last pass may have been closed by the server.
     if let Some(s) = session.as_mut() {
         if s.conn.has_broken() || (s.idle && !s.conn.test_connected().await) {
@@ -252,38 +250,31 @@ async fn ready<'s>(
             Ok(mut s) => {
                 tokio::time::timeout(timeout, login(&mut s.conn, t))
                     .await
-                    .unwrap_or_else(|_| Err(timed_out(timeout)))?;
+                    .unwrap_or(Err(Error::TimedOut(timeout)))?;
                 session.insert(s)
             }
-            // Refused, reset, unreachable, TLS or AUTH trouble: worth a retry.
-            Err(e) => return Err(Outcome::transient(None, e)),
+            // Refused, reset, unreachable, TLS trouble: worth a retry.
+            Err(e) => return Err(e),
         },
     };
     s.idle = false;
     Ok(s)
 }
 
-/// A reply (or its absence) as an outcome: 2xx sent, 5xx permanent, the
-/// rest transient.
+/// A reply (or its absence) as an outcome: 2xx sent, a refusal or a lost
+/// session as [`Error`] decides.
 fn outcome(r: std::result::Result<Response, lettre::transport::smtp::Error>) -> Outcome {
     match r {
         Ok(r) => Outcome::sent(
             Some(u16::from(r.code())),
             r.message().collect::<Vec<_>>().join(" "),
         ),
-        Err(e) => {
-            let code = e.status().map(u16::from);
-            if e.is_permanent() {
-                Outcome::permanent(code, e.to_string())
-            } else {
-                Outcome::transient(code, e.to_string())
-            }
-        }
+        Err(e) => Error::from_lettre(&e).into(),
     }
 }
 
 fn timed_out(timeout: Duration) -> Outcome {
-    Outcome::transient(None, format!("timed out after {}s", timeout.as_secs()))
+    Error::TimedOut(timeout).into()
 }
 
 /// One message by lettre's own `send`; also whether the session is still

@@ -63,15 +63,15 @@ pub(super) async fn work(
         let m = &msgs[i];
         let env = match envelope(m) {
             Ok(e) => e,
-            Err(o) => {
-                run.done.push((i, o));
+            Err(e) => {
+                run.done.push((i, e.into()));
                 continue;
             }
         };
         let s = match ready(session, t, timeout).await {
             Ok(s) => s,
-            Err(o) => {
-                run.done.push((i, o));
+            Err(e) => {
+                run.done.push((i, e.into()));
                 continue;
             }
         };
@@ -203,7 +203,7 @@ impl<'a, F: Fn() -> Option<usize>> Run<'a, F> {
                 match (envelope(&self.msgs[n]), plain(&self.msgs[n])) {
                     (Ok(e), Some(b)) => behind = Some((n, e, b)),
                     (Ok(_), None) => self.queued = Some(n),
-                    (Err(o), _) => self.done.push((n, o)),
+                    (Err(e), _) => self.done.push((n, e.into())),
                 }
             }
             let mut buf = String::new();
