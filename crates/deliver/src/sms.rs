@@ -3,19 +3,19 @@
 //! `[sms] json_template`. Bodies are cut to `[sms] max_segments` GSM-7 /
 //! UCS-2 segments. 2xx is delivered (the gateway's message id kept); 408,
 //! 429 and 5xx other than 501 are transient, honouring Retry-After; other
-//! statuses are permanent; no answer at all is transient.
+//! statuses are permanent; no answer at all is transient ([`Error`]).
 
 use std::time::Duration;
 
 use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::{SmsConfig, SmsTransport};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 use crate::text::gsm as segments;
 
 /// Checks `[sms]` without connecting.
 pub fn check(c: &SmsConfig) -> Result<()> {
-    let bad = |why: String| Error::invalid(format!("config: sms.{why}"));
+    let bad = |why: String| crate::error::Error::invalid(format!("config: sms.{why}"));
     if !(1..=10).contains(&c.max_segments) {
         return Err(bad("max_segments must be 1-10".into()));
     }
@@ -84,7 +84,7 @@ impl SmsGateway {
         check(cfg)?;
         let b = reqwest::Client::builder().timeout(Duration::from_secs(cfg.timeout_seconds));
         let client = super::http::Client::new(b, rt)
-            .map_err(|e| Error::Storage(format!("sms client: {e}")))?;
+            .map_err(|e| crate::error::Error::Storage(format!("sms client: {e}")))?;
         Ok(SmsGateway {
             cfg: cfg.clone(),
             client,
@@ -141,29 +141,140 @@ impl Listener for SmsGateway {
         let resp = self
             .client
             .exchange(req, super::http::MAX_ANSWER)
-            .map_err(|e| DeliveryError::Transient {
-                code: None,
-                text: format!("gateway: {e}"),
-                retry_after_secs: None,
-            })?;
+            .map_err(|e| Error::Unanswered(e.to_string()))?;
         let status = resp.status;
-        let retry_after = super::webhook::retry_after(&resp.headers, self.now);
         let text: String = resp.text.chars().take(500).collect();
-        match status {
-            200..=299 => Ok(Delivered {
+        if (200..=299).contains(&status) {
+            return Ok(Delivered {
                 code: Some(status),
                 remote_id: remote_id(&text),
                 text: "accepted".into(),
-            }),
-            408 | 429 | 500 | 502..=599 => Err(DeliveryError::Transient {
-                code: Some(status),
-                text: format!("gateway: {status} {text}"),
-                retry_after_secs: retry_after,
-            }),
-            _ => Err(DeliveryError::Permanent {
-                code: Some(status),
-                text: format!("gateway: {status} {text}"),
-            }),
+            });
+        }
+        Err(Error::Refused {
+            status,
+            answer: text,
+            retry_after_secs: super::webhook::retry_after(&resp.headers, self.now),
+        }
+        .into())
+    }
+}
+
+/// Why the gateway did not take a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// No answer: the gateway could not be reached, or did not answer in
+    /// `[sms] timeout_seconds`.
+    #[error("gateway: {0}")]
+    Unanswered(String),
+    /// An answer other than 2xx: its status, the first 500 characters of
+    /// its body, and its `Retry-After` in seconds.
+    #[error("gateway: {status} {answer}")]
+    Refused {
+        status: u16,
+        answer: String,
+        retry_after_secs: Option<u64>,
+    },
+}
+
+impl Error {
+    /// Whether another attempt may succeed: no answer, 408, 429 and 5xx
+    /// other than 501 (Not Implemented, which no retry mends); any other
+    /// status is the gateway refusing the message.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Unanswered(_) => true,
+            Error::Refused { status, .. } => matches!(status, 408 | 429 | 500 | 502..=599),
+        }
+    }
+}
+
+impl From<Error> for DeliveryError {
+    fn from(e: Error) -> DeliveryError {
+        let (code, retry_after_secs) = match &e {
+            Error::Unanswered(_) => (None, None),
+            Error::Refused {
+                status,
+                retry_after_secs,
+                ..
+            } => (Some(*status), *retry_after_secs),
+        };
+        // The gateway's answer may hold any text: one line, escaped.
+        DeliveryError::verdict(e.is_transient(), code, &e.to_string(), retry_after_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(status: u16, answer: &str) -> Error {
+        Error::Refused {
+            status,
+            answer: answer.into(),
+            retry_after_secs: Some(30),
+        }
+    }
+
+    #[test]
+    fn each_answer_is_transient_or_permanent() {
+        let cases = [
+            (408, true),
+            (429, true),
+            (500, true),
+            (502, true),
+            (503, true),
+            (599, true),
+            (501, false),
+            (400, false),
+            (401, false),
+            (403, false),
+            (404, false),
+            (301, false),
+            (100, false),
+            // A status no gateway should send.
+            (0, false),
+            (600, false),
+            (999, false),
+        ];
+        for (status, transient) in cases {
+            match DeliveryError::from(refused(status, "no")) {
+                DeliveryError::Transient {
+                    code,
+                    text,
+                    retry_after_secs,
+                } => {
+                    assert!(transient, "{status}");
+                    assert_eq!((code, retry_after_secs), (Some(status), Some(30)));
+                    assert_eq!(text, format!("gateway: {status} no"));
+                }
+                DeliveryError::Permanent { code, text } => {
+                    assert!(!transient, "{status}");
+                    assert_eq!(code, Some(status));
+                    assert_eq!(text, format!("gateway: {status} no"));
+                }
+            }
+        }
+        assert_eq!(
+            DeliveryError::from(Error::Unanswered("connection refused".into())),
+            DeliveryError::Transient {
+                code: None,
+                text: "gateway: connection refused".into(),
+                retry_after_secs: None,
+            }
+        );
+    }
+
+    #[test]
+    fn a_hostile_answer_is_one_escaped_line() {
+        for answer in ["", "busy\r\nX-Injected: 1", "\u{1b}[2J\u{202e}\u{0}"] {
+            let (DeliveryError::Transient { text, .. } | DeliveryError::Permanent { text, .. }) =
+                DeliveryError::from(refused(503, answer));
+            assert!(text.starts_with("gateway: 503"), "{text}");
+            assert!(
+                !text.contains(['\r', '\n', '\u{1b}', '\u{202e}', '\u{0}']),
+                "{text}"
+            );
         }
     }
 }
