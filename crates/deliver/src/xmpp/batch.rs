@@ -30,7 +30,7 @@ use tokio_xmpp::stanzastream::{StanzaStage, StanzaState, StanzaToken};
 use tokio_xmpp::{Client, Event, IqRequest, Stanza};
 
 use super::stanza::{self, classify, stanza_id};
-use super::transient;
+use super::Error;
 use crate::listener::{Accepted, Delivered, DeliveryError, Outgoing};
 
 type Slot = Option<std::result::Result<Delivered, DeliveryError>>;
@@ -48,16 +48,8 @@ fn note_event(
                 return Ok(());
             };
             let error = m.payloads.iter().find(|p| p.name() == "error");
-            let (text, retry) = match error {
-                Some(e) => classify(e),
-                None => ("error without a condition".into(), true),
-            };
-            let text = format!("xmpp: {text}");
-            out[*i] = Some(Err(if retry {
-                transient(text)
-            } else {
-                DeliveryError::Permanent { code: None, text }
-            }));
+            let bounced = error.map_or(Error::NoCondition, classify);
+            out[*i] = Some(Err(bounced.into()));
             Ok(())
         }
         Some(Event::Disconnected(e)) => Err(format!("connection lost: {e}")),
@@ -208,7 +200,7 @@ async fn send_all(
         let (jid, stanza) = match stanza::prepare(m, &st.sent_ids[i], p.max_chars) {
             Ok(p) => p,
             Err(e) => {
-                st.out[i] = Some(Err(e));
+                st.out[i] = Some(Err(e.into()));
                 tokens.push(None);
                 continue;
             }
@@ -237,10 +229,7 @@ async fn send_all(
             // will never go. Its writer may have stopped inside the stanza,
             // so the session ends here as after any failed send.
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidInput => {
-                st.out[i] = Some(Err(DeliveryError::Permanent {
-                    code: None,
-                    text: format!("xmpp: the message cannot be written as XML: {e}"),
-                }));
+                st.out[i] = Some(Err(Error::Unwritable(e.to_string()).into()));
                 format!("send failed: {e}")
             }
             Ok(Err(e)) => format!("send failed: {e}"),

@@ -22,8 +22,9 @@
 //! stanza the XML layer will not write. Handed to the stream, such a body
 //! failed the whole session and every other message of the batch with it.
 //!
-//! Stanza errors `item-not-found`, `not-allowed`, `forbidden`,
-//! `jid-malformed`, `not-acceptable` and `bad-request` are permanent;
+//! What went wrong is an [`Error`], which decides: stanza errors
+//! `item-not-found`, `not-allowed`, `forbidden`, `jid-malformed`,
+//! `not-acceptable` and `bad-request` are permanent;
 //! `service-unavailable`, `remote-server-timeout`, connection loss and
 //! anything of error type `wait` are transient. A session that drops is
 //! torn down: its client dropped, which ends its tasks on the runtime (the
@@ -46,16 +47,18 @@ use tokio_xmpp::{Client, Event};
 
 use super::listener::{Accepted, Delivered, DeliveryError, Listener, Outgoing};
 use crate::config::{XmppConfig, XmppTransport};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 
 mod batch;
 mod config;
+mod error;
 mod stanza;
 
 use batch::{send_batch, Params};
 pub use config::check;
 use config::server;
+pub use error::Error;
 pub use stanza::{cap, classify};
 
 /// Waits until `client` has logged in, at most `timeout`. A bad password
@@ -95,14 +98,6 @@ pub struct XmppListener {
     batch: u64,
 }
 
-fn transient(text: String) -> DeliveryError {
-    DeliveryError::Transient {
-        code: None,
-        text,
-        retry_after_secs: None,
-    }
-}
-
 impl XmppListener {
     /// The listener of `cfg`, its session on `rt`. It blocks on `rt`:
     /// send from a blocking thread (a plain thread or `spawn_blocking`),
@@ -110,7 +105,9 @@ impl XmppListener {
     pub fn new(cfg: &XmppConfig, rt: tokio::runtime::Handle) -> Result<XmppListener> {
         check(cfg)?;
         if cfg.transport != XmppTransport::Xmpp {
-            return Err(Error::invalid("config: xmpp.transport is not \"xmpp\""));
+            return Err(crate::error::Error::invalid(
+                "config: xmpp.transport is not \"xmpp\"",
+            ));
         }
         Ok(XmppListener {
             cfg: cfg.clone(),
@@ -151,17 +148,16 @@ impl XmppListener {
 
     /// Opens a session unless one is open; after failed logins, not
     /// before the backoff has passed.
-    fn connect(&mut self) -> std::result::Result<(), DeliveryError> {
+    fn connect(&mut self) -> std::result::Result<(), Error> {
         if self.session.is_some() {
             return Ok(());
         }
         if let Some(at) = self.next_try {
             if self.now < at {
-                return Err(transient(format!(
-                    "xmpp: not connected after {} attempt(s); next try in {}s",
-                    self.failures,
-                    (at - self.now).num_seconds() + 1
-                )));
+                return Err(Error::Backoff {
+                    failures: self.failures,
+                    wait_secs: (at - self.now).num_seconds() + 1,
+                });
             }
         }
         let timeout = self.timeout();
@@ -184,7 +180,7 @@ impl XmppListener {
                 let wait = (1u64 << self.failures.min(16)).min(self.cfg.reconnect_cap_seconds);
                 self.next_try = Some(self.now + chrono::Duration::seconds(wait as i64));
                 tracing::warn!(error = %e, retry_in = wait, "xmpp: cannot log in");
-                Err(transient(format!("xmpp: {e}")))
+                Err(Error::Login(e))
             }
         }
     }
@@ -239,7 +235,7 @@ impl Listener for XmppListener {
                 window: self.cfg.ack_window,
             };
             if let Err(e) = self.connect() {
-                return vec![Err(e); msgs.len()];
+                return vec![Err(e.into()); msgs.len()];
             }
             let Some(client) = self.session.as_mut() else {
                 unreachable!("connect() opened it")
@@ -260,7 +256,7 @@ impl Listener for XmppListener {
             }
             return out
                 .into_iter()
-                .map(|o| o.unwrap_or_else(|| Err(transient(format!("xmpp: {lost}")))))
+                .map(|o| o.unwrap_or_else(|| Err(Error::Lost(lost.clone()).into())))
                 .collect();
         }
         unreachable!("the second attempt always returns")

@@ -8,36 +8,31 @@ use tokio_xmpp::minidom::Element;
 use tokio_xmpp::parsers::message::{Id, Lang, Message};
 use tokio_xmpp::Stanza;
 
-use crate::listener::{DeliveryError, Outgoing};
+use super::Error;
+use crate::listener::Outgoing;
 use crate::validate;
 
 const STANZAS_NS: &str = "urn:ietf:params:xml:ns:xmpp-stanzas";
 
-/// What a `<message type="error">` says: the defined condition and whether
-/// it is worth another attempt.
-pub fn classify(error: &Element) -> (String, bool) {
+/// What a `<message type="error">` says: its defined condition, its
+/// error type and its text, as [`Error::Stanza`] (which decides whether it
+/// is worth another attempt).
+pub fn classify(error: &Element) -> Error {
     let condition = error
         .children()
         .find(|c| c.ns() == STANZAS_NS && c.name() != "text")
         .map(|c| c.name().to_string())
         .unwrap_or_else(|| "undefined-condition".into());
-    let kind = error.attr("type").unwrap_or("cancel");
-    let transient = match condition.as_str() {
-        "item-not-found" | "not-allowed" | "forbidden" | "jid-malformed" | "not-acceptable"
-        | "bad-request" => false,
-        "service-unavailable"
-        | "remote-server-timeout"
-        | "resource-constraint"
-        | "internal-server-error"
-        | "recipient-unavailable" => true,
-        _ => kind == "wait",
-    };
+    let kind = error.attr("type").unwrap_or("cancel").to_string();
     let text = error
         .children()
         .find(|c| c.ns() == STANZAS_NS && c.name() == "text")
-        .map(|t| format!(": {}", t.text()))
-        .unwrap_or_default();
-    (format!("{condition} ({kind}){text}"), transient)
+        .map(|t| t.text());
+    Error::Stanza {
+        condition,
+        kind,
+        text,
+    }
 }
 
 /// Cuts `body` to `max` characters, marking the cut.
@@ -60,10 +55,6 @@ pub(super) fn stanza_id(m: &Outgoing, batch: u64, i: usize) -> String {
     }
 }
 
-fn permanent(text: String) -> DeliveryError {
-    DeliveryError::Permanent { code: None, text }
-}
-
 /// The chat stanza for `m` with id `id`, its body cut to `max_chars`, and
 /// the address it goes to; or why this message can never be sent. Each
 /// refusal is this message's alone: the rest of the batch goes on.
@@ -79,28 +70,27 @@ pub(super) fn prepare(
     m: &Outgoing,
     id: &str,
     max_chars: usize,
-) -> Result<(BareJid, Stanza), DeliveryError> {
-    let to = BareJid::new(&m.to)
-        .map_err(|e| permanent(format!("xmpp: jid-malformed: {:?}: {e}", m.to)))?;
-    let body = m.body()?;
+) -> Result<(BareJid, Stanza), Error> {
+    let to = BareJid::new(&m.to).map_err(|e| Error::JidMalformed {
+        to: m.to.clone(),
+        error: e.to_string(),
+    })?;
+    let body = std::str::from_utf8(&m.bytes).map_err(|_| Error::NotUtf8)?;
     if let Some(c) = validate::not_xml(body) {
-        return Err(permanent(format!(
-            "xmpp: the body holds U+{:04X}, which XML 1.0 forbids; not sent",
-            c as u32
-        )));
+        return Err(Error::NotXml(c));
     }
     let mut msg = Message::chat(Some(Jid::from(to.clone())))
         .with_body(Lang(String::new()), cap(body, max_chars));
     msg.id = Some(Id(id.to_string()));
     let stanza = Stanza::from(msg);
-    xso::to_vec(&stanza)
-        .map_err(|e| permanent(format!("xmpp: the message cannot be written as XML: {e}")))?;
+    xso::to_vec(&stanza).map_err(|e| Error::Unwritable(e.to_string()))?;
     Ok((to, stanza))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listener::DeliveryError;
 
     fn error(xml: &str) -> Element {
         xml.parse().unwrap()
@@ -122,14 +112,14 @@ mod tests {
                 "<error xmlns='jabber:client' type='{kind}'><{cond} xmlns='{STANZAS_NS}'/>\
                  <text xmlns='{STANZAS_NS}'>why</text></error>"
             ));
-            let (text, transient) = classify(&e);
-            assert_eq!(transient, retry, "{cond} {kind}");
-            assert_eq!(text, format!("{cond} ({kind}): why"));
+            let got = classify(&e);
+            assert_eq!(got.is_transient(), retry, "{cond} {kind}");
+            assert_eq!(got.to_string(), format!("xmpp: {cond} ({kind}): why"));
         }
-        let (text, transient) = classify(&error("<error xmlns='jabber:client'/>"));
+        let got = classify(&error("<error xmlns='jabber:client'/>"));
         assert_eq!(
-            (text.as_str(), transient),
-            ("undefined-condition (cancel)", false)
+            (got.to_string().as_str(), got.is_transient()),
+            ("xmpp: undefined-condition (cancel)", false)
         );
     }
 
@@ -143,7 +133,7 @@ mod tests {
     }
 
     fn refusal(m: &Outgoing) -> String {
-        match prepare(m, "digestd-1-0", 100) {
+        match prepare(m, "digestd-1-0", 100).map_err(DeliveryError::from) {
             Err(DeliveryError::Permanent { text, .. }) => text,
             other => panic!("{other:?}"),
         }
