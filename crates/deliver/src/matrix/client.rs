@@ -11,7 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::super::listener::DeliveryError;
+use super::error::{Error, Refusal};
 use crate::config::MatrixConfig;
 
 /// The status a send answered with `M_FORBIDDEN` is reported with: the
@@ -25,14 +25,6 @@ pub struct Homeserver {
     client: crate::http::Client,
     /// The pass's instant, for a `Retry-After` given as a date.
     pub now: Option<DateTime<Utc>>,
-}
-
-fn transient(text: String) -> DeliveryError {
-    DeliveryError::Transient {
-        code: None,
-        text,
-        retry_after_secs: None,
-    }
 }
 
 /// How much of the service account's account data is read: `m.direct`
@@ -57,11 +49,10 @@ impl Homeserver {
         cfg: &MatrixConfig,
         base: String,
         rt: &tokio::runtime::Handle,
-    ) -> Result<Homeserver, DeliveryError> {
+    ) -> Result<Homeserver, Error> {
         let timeout = Duration::from_secs(cfg.timeout_seconds);
         let b = crate::http::builder(timeout).user_agent(crate::webhook::sign::USER_AGENT);
-        let client = crate::http::Client::new(b, rt)
-            .map_err(|e| transient(format!("matrix client: {e}")))?;
+        let client = crate::http::Client::new(b, rt).map_err(|e| Error::Client(e.to_string()))?;
         Ok(Homeserver {
             base,
             client,
@@ -70,16 +61,10 @@ impl Homeserver {
     }
 
     /// `{base}/_matrix/client/v3/` and `segments`, each percent-encoded.
-    fn url(&self, segments: &[&str]) -> Result<url::Url, DeliveryError> {
-        let mut u = url::Url::parse(&self.base).map_err(|e| DeliveryError::Permanent {
-            code: None,
-            text: format!("matrix: homeserver: {e}"),
-        })?;
+    fn url(&self, segments: &[&str]) -> Result<url::Url, Error> {
+        let mut u = url::Url::parse(&self.base).map_err(|e| Error::BaseUrl(e.to_string()))?;
         u.path_segments_mut()
-            .map_err(|_| DeliveryError::Permanent {
-                code: None,
-                text: "matrix: the homeserver URL takes no path".into(),
-            })?
+            .map_err(|_| Error::BaseUrlNoPath)?
             .pop_if_empty()
             .extend(["_matrix", "client", "v3"])
             .extend(segments);
@@ -95,7 +80,7 @@ impl Homeserver {
         segments: &[&str],
         token: Option<&str>,
         body: &Value,
-    ) -> Result<Value, DeliveryError> {
+    ) -> Result<Value, Error> {
         let mut req = self.client.request(method, self.url(segments)?);
         if !body.is_null() {
             req = req.json(body);
@@ -110,12 +95,13 @@ impl Homeserver {
             Call::AccountData => MAX_ACCOUNT_DATA,
             _ => crate::http::MAX_ANSWER,
         };
-        let resp = self.client.exchange(req, max).map_err(|e| {
-            transient(format!(
-                "matrix: {call:?}: {}",
-                crate::text::one_line(&e.without_url().to_string())
-            ))
-        })?;
+        let resp = self
+            .client
+            .exchange(req, max)
+            .map_err(|e| Error::Unanswered {
+                call,
+                text: crate::text::one_line(&e.without_url().to_string()),
+            })?;
         let retry_after = crate::webhook::retry_after(&resp.headers, self.now);
         let json: Value = serde_json::from_str(&resp.text).unwrap_or(Value::Null);
         if (200..300).contains(&resp.status) {
@@ -125,7 +111,7 @@ impl Homeserver {
     }
 
     /// A password login as `device_id`; the access token.
-    pub fn login(&self, cfg: &MatrixConfig) -> Result<String, DeliveryError> {
+    pub fn login(&self, cfg: &MatrixConfig) -> Result<String, Error> {
         let body = json!({
             "type": "m.login.password",
             "identifier": {"type": "m.id.user", "user": cfg.user},
@@ -139,7 +125,7 @@ impl Homeserver {
 
     /// A private room with no one invited yet (the person is invited by
     /// [`Homeserver::invite`] once the room is recorded); its id.
-    pub fn create_room(&self, token: &str) -> Result<String, DeliveryError> {
+    pub fn create_room(&self, token: &str) -> Result<String, Error> {
         let body = json!({"preset": "private_chat"});
         let v = self.call(
             Call::CreateRoom,
@@ -154,7 +140,7 @@ impl Homeserver {
     /// Invites `user` to `room` as a direct chat: the member event carries
     /// `is_direct`, which the person's client reads to show it as one (the
     /// `/invite` endpoint takes no such flag).
-    pub fn invite(&self, token: &str, room: &str, user: &str) -> Result<(), DeliveryError> {
+    pub fn invite(&self, token: &str, room: &str, user: &str) -> Result<(), Error> {
         self.call(
             Call::Invite,
             reqwest::Method::PUT,
@@ -172,7 +158,7 @@ impl Homeserver {
         token: &str,
         user: &str,
         kind: &str,
-    ) -> Result<Option<Value>, DeliveryError> {
+    ) -> Result<Option<Value>, Error> {
         let got = self.call(
             Call::AccountData,
             reqwest::Method::GET,
@@ -182,9 +168,7 @@ impl Homeserver {
         );
         match got {
             Ok(v) => Ok(Some(v)),
-            Err(DeliveryError::Permanent {
-                code: Some(404), ..
-            }) => Ok(None),
+            Err(e) if e.status() == Some(404) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -196,7 +180,7 @@ impl Homeserver {
         user: &str,
         kind: &str,
         content: &Value,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), Error> {
         self.call(
             Call::AccountData,
             reqwest::Method::PUT,
@@ -209,7 +193,7 @@ impl Homeserver {
 
     /// Joins `room` (a room ID given as an address: the person invited
     /// the service account); joining a room it is in already is a no-op.
-    pub fn join(&self, token: &str, room: &str) -> Result<(), DeliveryError> {
+    pub fn join(&self, token: &str, room: &str) -> Result<(), Error> {
         self.call(
             Call::Join,
             reqwest::Method::POST,
@@ -222,12 +206,7 @@ impl Homeserver {
 
     /// `user`'s membership of `room` (`join`, `invite`, `leave`, `ban`),
     /// `None` when the room has none for them.
-    pub fn membership(
-        &self,
-        token: &str,
-        room: &str,
-        user: &str,
-    ) -> Result<Option<String>, DeliveryError> {
+    pub fn membership(&self, token: &str, room: &str, user: &str) -> Result<Option<String>, Error> {
         let got = self.call(
             Call::Membership,
             reqwest::Method::GET,
@@ -237,9 +216,7 @@ impl Homeserver {
         );
         match got {
             Ok(v) => Ok(v["membership"].as_str().map(str::to_string)),
-            Err(DeliveryError::Permanent {
-                code: Some(404), ..
-            }) => Ok(None),
+            Err(e) if e.status() == Some(404) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -251,7 +228,7 @@ impl Homeserver {
         room: &str,
         txn: &str,
         content: &Value,
-    ) -> Result<String, DeliveryError> {
+    ) -> Result<String, Error> {
         let v = self.call(
             Call::Send,
             reqwest::Method::PUT,
@@ -263,27 +240,31 @@ impl Homeserver {
     }
 }
 
-fn string(v: &Value, key: &str, call: Call) -> Result<String, DeliveryError> {
+fn string(v: &Value, key: &str, call: Call) -> Result<String, Error> {
     v[key]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| transient(format!("matrix: {call:?}: the answer has no {key}")))
+        .ok_or_else(|| Error::Incomplete {
+            call,
+            key: key.to_string(),
+        })
 }
 
-/// What a refusal means: 429 waits `retry_after_ms` (or `Retry-After`);
-/// 5xx, and 401 (a token that expired, a login to make again), are
-/// transient; `M_FORBIDDEN` on a send, a join or a look at the room's
-/// members is permanent with
-/// [`FORBIDDEN`], so the contact point is disabled; any other 3xx or 4xx
-/// is permanent (a refused login, room creation, invitation or account
-/// data is the settings' to fix: no contact point is disabled for it).
+/// A refusal as [`Error::Refused`], which says what it means for the
+/// queue: 429 waits `retry_after_ms` (or `Retry-After`); 5xx, and 401 (a
+/// token that expired, a login to make again), are transient;
+/// `M_FORBIDDEN` on a send, a join or a look at the room's members is
+/// permanent with [`FORBIDDEN`], so the contact point is disabled; any
+/// other 3xx or 4xx is permanent (a refused login, room creation,
+/// invitation or account data is the settings' to fix: no contact point
+/// is disabled for it).
 pub fn refusal(
     call: Call,
     status: u16,
     json: &Value,
     answer: &str,
     retry_after: Option<u64>,
-) -> DeliveryError {
+) -> Error {
     let errcode = json["errcode"].as_str().unwrap_or("");
     let error = json["error"].as_str().unwrap_or(answer);
     let said: String = crate::text::one_line(&format!("{errcode} {error}"))
@@ -291,45 +272,36 @@ pub fn refusal(
         .chars()
         .take(300)
         .collect();
-    let text = format!("matrix: {call:?}: {status} {said}");
-    match status {
-        429 => DeliveryError::Transient {
-            code: Some(status),
-            text,
-            retry_after_secs: json["retry_after_ms"]
-                .as_u64()
-                .map(|ms| ms.div_ceil(1000))
-                .or(retry_after),
-        },
-        401 | 500..=599 => DeliveryError::Transient {
-            code: Some(status),
-            text,
-            retry_after_secs: retry_after,
-        },
-        403 if errcode == "M_FORBIDDEN"
-            && matches!(call, Call::Send | Call::Join | Call::Membership) =>
-        {
-            DeliveryError::Permanent {
-                code: Some(FORBIDDEN),
-                text: format!("{text}: not allowed in the room; contact point disabled"),
-            }
-        }
-        300..=399 => DeliveryError::Permanent {
-            code: Some(status),
-            text: format!("{text} (a redirect: digestd follows none; set the final URL)"),
-        },
-        // Any other 403 is kept without its status, which would disable.
-        403 => DeliveryError::Permanent { code: None, text },
-        _ => DeliveryError::Permanent {
-            code: Some(status),
-            text,
-        },
-    }
+    let retry_after_secs = match status {
+        429 => json["retry_after_ms"]
+            .as_u64()
+            .map(|ms| ms.div_ceil(1000))
+            .or(retry_after),
+        _ => retry_after,
+    };
+    Error::Refused(Refusal {
+        call,
+        status,
+        errcode: errcode.to_string(),
+        said,
+        retry_after_secs,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listener::DeliveryError;
+
+    fn refusal(
+        call: Call,
+        status: u16,
+        json: &Value,
+        answer: &str,
+        retry_after: Option<u64>,
+    ) -> DeliveryError {
+        DeliveryError::from(super::refusal(call, status, json, answer, retry_after))
+    }
 
     #[test]
     fn refusals_say_whether_to_retry_and_only_a_send_forbidden_disables() {

@@ -24,9 +24,8 @@
 
 use serde_json::{Map, Value};
 
-use super::super::listener::DeliveryError;
 use super::client::Homeserver;
-use super::FORBIDDEN;
+use super::error::Error;
 
 /// The spec's account data type for direct chats.
 const DIRECT: &str = "m.direct";
@@ -46,7 +45,7 @@ fn read(
     token: &str,
     me: &str,
     kind: &str,
-) -> Result<Option<Map<String, Value>>, DeliveryError> {
+) -> Result<Option<Map<String, Value>>, Error> {
     Ok(match server.account_data(token, me, kind)? {
         None => Some(Map::new()),
         Some(Value::Object(m)) => Some(m),
@@ -109,7 +108,7 @@ pub fn record(
     me: &str,
     user: &str,
     room: &str,
-) -> Result<bool, DeliveryError> {
+) -> Result<bool, Error> {
     let kind = own_kind(user);
     let Some(own) = read(server, token, me, &kind)? else {
         return Ok(false);
@@ -128,7 +127,8 @@ pub fn record(
         tracing::warn!(
             user,
             room,
-            "matrix: room not added to m.direct (clients may not show it as direct): {e:?}"
+            "matrix: room not added to m.direct (clients may not show it as direct): {}",
+            crate::validate::escape_for_line(&e.to_string())
         );
     }
     Ok(true)
@@ -142,17 +142,14 @@ pub fn find(
     token: &str,
     me: &str,
     user: &str,
-) -> Result<Option<(String, Option<String>)>, DeliveryError> {
+) -> Result<Option<(String, Option<String>)>, Error> {
     let Some(own) = read(server, token, me, &own_kind(user))? else {
         return Ok(None);
     };
     for room in rooms_of(&own, ROOMS) {
         // A room the account cannot see any more is no candidate.
         let seen = |who: &str| match server.membership(token, &room, who) {
-            Err(DeliveryError::Permanent {
-                code: Some(FORBIDDEN),
-                ..
-            }) => Ok(Some("unseen".to_string())),
+            Err(e) if e.disables() => Ok(Some("unseen".to_string())),
             other => other,
         };
         if seen(me)?.as_deref() != Some("join") {

@@ -16,12 +16,16 @@
 //! once. 429 waits `retry_after_ms`; 5xx and no answer are transient;
 //! `M_FORBIDDEN`, and a person who left (or was banned from) the kept
 //! room (their membership is looked at once per process), are permanent
-//! and disable the contact point; any other refusal is permanent. With `[matrix] transport = "dir"` (the default)
+//! and disable the contact point; any other refusal is permanent. What
+//! went wrong is an [`Error`], which decides. With `[matrix] transport = "dir"` (the default)
 //! what would be sent is written under the outbox's `matrix/` instead.
 
 pub mod body;
 pub mod client;
 pub mod direct;
+mod error;
+
+pub use error::{Error, Refusal};
 
 use std::collections::HashMap;
 
@@ -30,7 +34,7 @@ use chrono::{DateTime, Utc};
 use super::listener::{Delivered, DeliveryError, Listener, MatrixRoute, Outgoing};
 use super::outbox::Outbox;
 use crate::config::{EmailConfig, MatrixConfig, MatrixTransport};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 use crate::validate;
 use client::Homeserver;
@@ -39,7 +43,7 @@ pub use client::FORBIDDEN;
 /// Checks `[matrix]` without connecting: the homeserver, the account and
 /// a credential are needed to send.
 pub fn check(c: &MatrixConfig) -> Result<()> {
-    let bad = |why: String| Error::invalid(format!("config: matrix.{why}"));
+    let bad = |why: String| crate::error::Error::invalid(format!("config: matrix.{why}"));
     if !(1..=600).contains(&c.timeout_seconds) {
         return Err(bad("timeout_seconds must be 1-600".into()));
     }
@@ -125,13 +129,10 @@ impl MatrixListener {
 
     /// The session and its token: opened, and logged in with the
     /// password when no access token is set, at the first send.
-    fn session(&mut self) -> std::result::Result<(&Homeserver, String), DeliveryError> {
+    fn session(&mut self) -> std::result::Result<(&Homeserver, String), Error> {
         if self.server.is_none() {
             let base = validate::homeserver_url(&self.cfg.homeserver, self.cfg.allow_http)
-                .map_err(|e| DeliveryError::Permanent {
-                    code: None,
-                    text: format!("matrix: {e}"),
-                })?;
+                .map_err(|e| Error::Homeserver(e.to_string()))?;
             self.server = Some(Homeserver::new(&self.cfg, base, &self.rt)?);
         }
         if let Some(server) = self.server.as_mut() {
@@ -140,7 +141,9 @@ impl MatrixListener {
         let server = self.server.as_ref().expect("opened above");
         if self.token.is_none() {
             self.token = Some(if self.cfg.access_token.is_empty() {
-                server.login(&self.cfg).map_err(as_transient)?
+                server
+                    .login(&self.cfg)
+                    .map_err(|e| Error::Login(Box::new(e)))?
             } else {
                 self.cfg.access_token.clone()
             });
@@ -151,11 +154,7 @@ impl MatrixListener {
     /// The room `m` goes to: the one this listener opened, the one the
     /// queue kept, a direct room found recorded, or a new one (a room ID
     /// address: joined).
-    fn room(
-        &mut self,
-        m: &Outgoing,
-        route: &MatrixRoute,
-    ) -> std::result::Result<String, DeliveryError> {
+    fn room(&mut self, m: &Outgoing, route: &MatrixRoute) -> std::result::Result<String, Error> {
         if let Some(r) = self.rooms.get(&m.to) {
             return Ok(r.clone());
         }
@@ -183,7 +182,7 @@ impl MatrixListener {
         &mut self,
         user: &str,
         kept: Option<&str>,
-    ) -> std::result::Result<String, DeliveryError> {
+    ) -> std::result::Result<String, Error> {
         let me = self.cfg.user.clone();
         let unrecorded = self.unrecorded.get(user).cloned();
         let token = self.session()?.1;
@@ -194,11 +193,10 @@ impl MatrixListener {
                 .as_deref()
                 .filter(|t| !matches!(*t, "join" | "invite"))
             {
-                return Err(DeliveryError::Permanent {
-                    code: Some(FORBIDDEN),
-                    text: format!(
-                        "matrix: {user} is no longer in {r} ({gone}); contact point disabled"
-                    ),
+                return Err(Error::Left {
+                    user: user.to_string(),
+                    room: r.to_string(),
+                    membership: gone.to_string(),
                 });
             }
             (r.to_string(), theirs)
@@ -245,44 +243,24 @@ impl MatrixListener {
     }
 }
 
-/// A refused login is the settings' to fix, not the recipient's: the
-/// message waits (transient) and no contact point is disabled.
-fn as_transient(e: DeliveryError) -> DeliveryError {
-    match e {
-        DeliveryError::Permanent { code, text } => DeliveryError::Transient {
-            code,
-            text,
-            retry_after_secs: None,
-        },
-        t => t,
-    }
-}
-
 impl Listener for MatrixListener {
     fn key(&self) -> Channel {
         Channel::Matrix
     }
 
     fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
-        let permanent = |text: String| DeliveryError::Permanent { code: None, text };
-        let route = m
-            .matrix
-            .clone()
-            .ok_or_else(|| permanent("matrix: no transaction id".into()))?;
-        validate::matrix_id(&m.to).map_err(|e| permanent(format!("matrix: {e}")))?;
-        let content = body::content(&m.bytes).map_err(permanent)?;
+        let route = m.matrix.clone().ok_or(Error::NoTransaction)?;
+        validate::matrix_id(&m.to).map_err(|e| Error::Address(e.to_string()))?;
+        let content = body::content(&m.bytes).map_err(Error::Body)?;
         if let Some(outbox) = &self.outbox {
             return self.write(outbox, m, &route, &content);
         }
         let room = self.room(m, &route)?;
         let (server, token) = self.session()?;
         let sent = server.send(&token, &room, &route.txn_id, &content);
-        if let Err(DeliveryError::Transient {
-            code: Some(401), ..
-        }) = &sent
-        {
+        if let Err(e) = &sent {
             // An expired token: log in again at the next attempt.
-            if !self.cfg.password.is_empty() {
+            if e.status() == Some(401) && !self.cfg.password.is_empty() {
                 self.token = None;
             }
         }
@@ -319,7 +297,7 @@ pub fn test_alert(
     let point = crate::parties::matrix_rooms(conn, &[id.0])?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::not_found(format!("{party} has no matrix address")))?;
+        .ok_or_else(|| crate::error::Error::not_found(format!("{party} has no matrix address")))?;
     let ((_, address), room) = point;
     let mut l = MatrixListener::new(cfg, email, rt)?;
     let doc = crate::webhook::body::notification(
