@@ -24,7 +24,7 @@ use crate::db::DbConn;
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::modlog;
-use crate::subscriptions::{Frequency, Kind};
+use crate::subscriptions::{Frequency, Key, KeyColumns, Kind};
 
 /// A previewed run and whether its subscription is paused (a paused one
 /// previews anyway: this is what it would get if it were not).
@@ -35,18 +35,7 @@ pub struct PreviewRun {
 }
 
 type Row = (
-    (
-        i64,
-        Option<i64>,
-        String,
-        String,
-        Option<i32>,
-        Option<i32>,
-        String,
-        bool,
-        bool,
-        bool,
-    ),
+    (Key, String, bool, bool, bool),
     (NaiveDateTime, Option<NaiveDateTime>, String),
     String,
     Option<(String, i32)>,
@@ -62,12 +51,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         .filter(subscriptions::id.eq(id.0))
         .select((
             (
-                subscriptions::party_id,
-                subscriptions::collection_id,
-                subscriptions::kind,
-                subscriptions::frequency,
-                subscriptions::hour_of_day,
-                subscriptions::day_of_week,
+                KeyColumns::default(),
                 subscriptions::channels,
                 subscriptions::include_own,
                 subscriptions::send_empty,
@@ -85,7 +69,7 @@ pub fn preview_run(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Res
         .first(c)
         .optional()?;
     let Some((
-        (party, coll, kind, freq, hour, day, channels, include_own, send_empty, paused),
+        ((party, coll, kind, freq, hour, day), channels, include_own, send_empty, paused),
         (active, last_end, last_pos),
         name,
         user,

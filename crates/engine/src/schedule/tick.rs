@@ -36,7 +36,7 @@ use crate::db::{DbConn, Stamp};
 use crate::error::{Error, Result};
 use crate::ids::{CollectionId, PartyId, SubscriptionId};
 use crate::modlog::Cut;
-use crate::subscriptions::{Frequency, Kind};
+use crate::subscriptions::{Frequency, Key, KeyColumns, Kind};
 use crate::validate::QuietHours;
 
 /// Subscriptions claimed per transaction: about a third of a second of
@@ -50,18 +50,7 @@ pub use due::{Discard, DueRun, HandOff, RunLine};
 pub use reschedule::{reschedule, reschedule_party};
 
 type Candidate = (
-    (
-        i64,
-        i64,
-        Option<i64>,
-        String,
-        String,
-        Option<i32>,
-        Option<i32>,
-        String,
-        bool,
-        bool,
-    ),
+    (i64, Key, String, bool, bool),
     (
         NaiveDateTime,
         Option<NaiveDateTime>,
@@ -275,12 +264,7 @@ fn load_candidates(
         .select((
             (
                 subscriptions::id,
-                subscriptions::party_id,
-                subscriptions::collection_id,
-                subscriptions::kind,
-                subscriptions::frequency,
-                subscriptions::hour_of_day,
-                subscriptions::day_of_week,
+                KeyColumns::default(),
                 subscriptions::channels,
                 subscriptions::include_own,
                 subscriptions::send_empty,
@@ -315,7 +299,7 @@ fn plan_candidate(
     due: &mut Vec<DueRun>,
 ) -> Result<(i64, NaiveDateTime)> {
     let (
-        (id, party, coll, kind, freq, hour, day, channels, include_own, send_empty),
+        (id, (party, coll, kind, freq, hour, day), channels, include_own, send_empty),
         (active, last_sched, last_key, last_end, last_pos),
         name,
         user,

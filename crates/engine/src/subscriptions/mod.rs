@@ -47,6 +47,7 @@ use crate::parties::Channel;
 use crate::validate;
 use change::parse_channels;
 use twin::{channel_list, merge, twin_of, Digest, DIGEST_INDEX};
+pub use twin::{Key, KeyColumns};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -46,10 +46,10 @@ pub(super) fn twin_of(c: &mut DbConn, d: &Digest) -> Result<Option<Twin>> {
 }
 
 /// `subscriptions_digest`'s key: party, collection, kind, frequency, hour, day.
-pub(super) type Key = (i64, Option<i64>, String, String, Option<i32>, Option<i32>);
+pub type Key = (i64, Option<i64>, String, String, Option<i32>, Option<i32>);
 
 /// The columns of [`Key`], in its order (`KeyColumns::default()`).
-pub(super) type KeyColumns = (
+pub type KeyColumns = (
     subscriptions::party_id,
     subscriptions::collection_id,
     subscriptions::kind,
