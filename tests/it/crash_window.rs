@@ -3,8 +3,9 @@
 //! again, then left to finish. Nothing is lost, and each kill sends again at
 //! most what was on the wire: one message per SMTP session (`[email]
 //! pool_size`), the one text in flight to the SMS gateway, the chat
-//! stanzas Prosody has not yet acknowledged (`[xmpp] ack_window`), thanks
-//! to the sent journal (`deliver::queue::journal`).
+//! stanzas Prosody has not yet acknowledged (`[xmpp] ack_window`), the
+//! webhook posts in flight (`[webhook] concurrency`), thanks to the sent
+//! journal (`deliver::queue::journal`).
 //!
 //! The kill points come from a seeded generator; the seed is printed, and
 //! `CRASH_SEED=N` replays a run.
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::SecondsFormat;
-use common::delivery::{notify, user, T0};
+use common::delivery::{notify, notify_on, user, T0};
 use common::http::Gateway;
 use common::prosody::{Prosody, Reader};
 use common::smtp::FaultSmtp;
@@ -26,6 +27,7 @@ use common::{at, TestDb};
 use digestd::config::EmailConfig;
 use digestd::deliver::queue::{self, NewNotification};
 use digestd::parties::{self, NewUser};
+use digestd::validate::UrlPolicy;
 use rand::{Rng, SeedableRng};
 
 /// Kills per test, at least.
@@ -84,11 +86,14 @@ fn wait_for(child: &mut Child, taken: &dyn Fn() -> usize, from: usize, more: usi
 
 /// Per recipient, how many times the server took a message.
 fn counts(server: &FaultSmtp) -> BTreeMap<String, usize> {
+    tally(server.received().into_iter().flat_map(|m| m.to))
+}
+
+/// How many times each of `keys` came.
+fn tally(keys: impl Iterator<Item = String>) -> BTreeMap<String, usize> {
     let mut count = BTreeMap::new();
-    for m in server.received() {
-        for to in m.to {
-            *count.entry(to).or_default() += 1;
-        }
+    for k in keys {
+        *count.entry(k).or_default() += 1;
     }
     count
 }
@@ -258,16 +263,45 @@ fn sms_kills_resend_at_most_the_text_in_flight(db: &TestDb) {
             .env("DIGESTD_SMS__FROM", "+15550100");
         cmd
     };
-    let count = || {
-        let mut count = BTreeMap::new();
-        for r in gw.requests() {
-            *count.entry(r.form("To").unwrap()).or_default() += 1;
-        }
-        count
-    };
+    let count = || tally(gw.requests().iter().map(|r| r.form("To").unwrap()));
     let kills = kill_again_and_again(&run, &|| gw.requests().len(), &|| count().len() < n);
     let count = count();
     check(&mut c, db, dir.path(), &want, &count, kills, 1);
+}
+
+/// Webhook posts in flight at most (`[webhook] concurrency`, its default).
+const POSTS: usize = 4;
+
+/// 700 webhooks to 700 endpoints (one path each) on a receiver that
+/// answers in 5 ms; the listener posts `POSTS` at a time and journals
+/// each as its answer is read, so a kill repeats at most `POSTS`.
+fn webhook_kills_resend_at_most_the_posts_in_flight(db: &TestDb) {
+    let mut c = db.conn();
+    user(&mut c, "sys", "sys@example.com");
+    let gw = Gateway::start(vec![]);
+    gw.set_delay(5);
+    let n = MESSAGES;
+    let want: Vec<String> = (0..n).map(|i| format!("/send/{i}")).collect();
+    for (i, path) in want.iter().enumerate() {
+        let (name, then) = (format!("p{i}"), at("2026-11-01T00:00:00Z"));
+        user(&mut c, &name, &format!("{name}@example.com"));
+        let url = format!("http://127.0.0.1:{}{path}", gw.port);
+        parties::set_webhook(&mut c, then, &name, &url, None, UrlPolicy::ANY).unwrap();
+        notify_on(&mut c, "sys", &name, &format!("Notice {i}"), &["webhook"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |k| {
+        let mut cmd = queue_run(db, dir.path(), k);
+        cmd.env("DIGESTD_WEBHOOK__TRANSPORT", "http")
+            .env("DIGESTD_WEBHOOK__ALLOW_HTTP", "true")
+            .env("DIGESTD_WEBHOOK__ALLOW_PRIVATE", "true")
+            .env("DIGESTD_WEBHOOK__CONCURRENCY", POSTS.to_string());
+        cmd
+    };
+    let count = || tally(gw.requests().into_iter().map(|r| r.path));
+    let kills = kill_again_and_again(&run, &|| gw.requests().len(), &|| count().len() < n);
+    assert!(gw.max_in_flight() > 1, "the posts were in flight together");
+    check(&mut c, db, dir.path(), &want, &count(), kills, POSTS);
 }
 
 /// Stanzas the XMPP listener leaves unacknowledged at most (`[xmpp]
@@ -309,12 +343,11 @@ fn xmpp_kills_resend_at_most_the_unacknowledged_window(db: &TestDb) {
     let got: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let count = || {
-        let mut count = BTreeMap::new();
-        for b in got.lock().unwrap().iter() {
-            let subject = b.lines().next().unwrap_or_default().to_string();
-            *count.entry(subject).or_default() += 1;
-        }
-        count
+        let got = got.lock().unwrap();
+        tally(
+            got.iter()
+                .map(|b| b.lines().next().unwrap_or_default().to_string()),
+        )
     };
     let (ready_tx, ready) = std::sync::mpsc::channel();
     let kills = std::thread::scope(|s| {
@@ -345,4 +378,5 @@ backend_tests!(
     smtp_kills_resend_at_most_one_message_per_session,
     sms_kills_resend_at_most_the_text_in_flight,
     xmpp_kills_resend_at_most_the_unacknowledged_window,
+    webhook_kills_resend_at_most_the_posts_in_flight,
 );

@@ -48,6 +48,7 @@ fn webhook(timeout_seconds: u64) -> Delivery {
         allow_http: true,
         allow_private: true,
         timeout_seconds,
+        ..WebhookConfig::default()
     })
 }
 

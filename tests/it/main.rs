@@ -125,6 +125,7 @@ mod subscription_flush;
 mod subscriptions;
 mod subscriptions_migration;
 mod webhook;
+mod webhook_concurrency;
 mod webhook_presets;
 mod xmpp;
 mod year;

@@ -64,31 +64,37 @@ impl Client {
         self.request(reqwest::Method::POST, url)
     }
 
-    /// Sends `req` and reads at most `max` bytes of the answer; an answer
-    /// that breaks off is what came of it. `Err` when nothing came back
-    /// (no connection, a timeout before the head).
+    /// Sends `req` and reads at most `max` bytes of the answer ([`read`]),
+    /// blocking on the client's runtime until it has.
     pub fn exchange(&self, req: reqwest::RequestBuilder, max: usize) -> reqwest::Result<Answer> {
-        self.rt.block_on(async move {
-            let mut resp = req.send().await?;
-            let status = resp.status().as_u16();
-            let headers = resp.headers().clone();
-            let mut body = Vec::new();
-            while body.len() <= max {
-                match resp.chunk().await {
-                    Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-                    Ok(None) | Err(_) => break,
-                }
-            }
-            let cut = body.len() > max;
-            body.truncate(max);
-            Ok(Answer {
-                status,
-                headers,
-                text: String::from_utf8_lossy(&body).into_owned(),
-                cut,
-            })
-        })
+        self.rt.block_on(read(req, max))
     }
+}
+
+/// Sends `req` and reads at most `max` bytes of the answer; an answer that
+/// breaks off is what came of it. `Err` when nothing came back (no
+/// connection, a timeout before the head). For a listener that has
+/// several exchanges in flight inside one `block_on` (the webhooks'); the
+/// others call [`Client::exchange`].
+pub async fn read(req: reqwest::RequestBuilder, max: usize) -> reqwest::Result<Answer> {
+    let mut resp = req.send().await?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let mut body = Vec::new();
+    while body.len() <= max {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let cut = body.len() > max;
+    body.truncate(max);
+    Ok(Answer {
+        status,
+        headers,
+        text: String::from_utf8_lossy(&body).into_owned(),
+        cut,
+    })
 }
 
 impl Answer {

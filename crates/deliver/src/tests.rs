@@ -124,6 +124,13 @@ fn hostile_config_is_refused() {
         "[queue]\njournal_dir = \"a\\nb\"\n",
         "[queue]\njournal_dir = 1\n",
         "[queue]\nunknown = 1\n",
+        "[webhook]\nconcurrency = 0\n",
+        "[webhook]\nconcurrency = 65\n",
+        "[webhook]\nconcurrency = -1\n",
+        "[webhook]\nconcurrency = 1e9\n",
+        "[webhook]\nconcurrency = 1000000000\n",
+        "[webhook]\nconcurrency = \"four\"\n",
+        "[webhook]\ntimeout_seconds = 0\n",
     ] {
         std::fs::write(&p, bad).unwrap();
         let loaded = Config::load(Some(&p), env(&[]));
@@ -219,6 +226,10 @@ fn errors_name_the_file_line_setting_and_an_example() {
         (
             "[email]\npool_size = 0\n",
             "digestd.toml:2:13: [email] pool_size must be 1-64, e.g. pool_size = 4",
+        ),
+        (
+            "[webhook]\nconcurrency = 0\n",
+            "digestd.toml:2:15: [webhook] concurrency must be 1-64, e.g. concurrency = 4",
         ),
         (
             "[schedule]\nlease_seconds = 1\n",

@@ -142,12 +142,17 @@ pub fn disabled(c: &mut DbConn, ch: digestd::parties::Channel) -> bool {
 /// [`webhook_with`] posting over plain http to loopback: the tests'
 /// receivers.
 pub fn webhook_loopback() -> Delivery {
-    webhook_with(digestd::config::WebhookConfig {
+    webhook_with(loopback_hooks())
+}
+
+/// `[webhook]` posting over plain http to loopback.
+pub fn loopback_hooks() -> digestd::config::WebhookConfig {
+    digestd::config::WebhookConfig {
         transport: digestd::config::WebhookTransport::Http,
         allow_http: true,
         allow_private: true,
         ..Default::default()
-    })
+    }
 }
 
 /// A fresh directory with a config (SQLite `w.db`, `[webhook]` posting

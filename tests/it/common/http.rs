@@ -2,12 +2,13 @@
 //! gets the next scripted (status, extra headers, body), then 200 with a
 //! message id; every request is recorded (before the reply, which
 //! [`Gateway::set_delay`] can hold back: a slow gateway a crash test kills
-//! a pass against).
+//! a pass against, and [`Gateway::hold_until`] until several requests are
+//! in: a receiver that answers only once they are all in flight).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -62,7 +63,17 @@ struct State {
     requests: Mutex<Vec<Request>>,
     script: Mutex<VecDeque<Reply>>,
     delay_ms: AtomicU64,
+    /// Replies wait until this many requests are in (or [`HOLD_LIMIT`]).
+    hold_until: AtomicUsize,
+    /// Replies that gave up waiting for them.
+    holds_given_up: AtomicUsize,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
 }
+
+/// The longest a reply waits for [`Gateway::hold_until`]'s requests:
+/// short of the tests' 10 s client timeout.
+const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub struct Gateway {
     pub port: u16,
@@ -99,6 +110,25 @@ impl Gateway {
     /// Each reply from now on comes `ms` after its request is recorded.
     pub fn set_delay(&self, ms: u64) {
         self.state.delay_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Each reply from now on waits until `n` requests have come in
+    /// (counted from the start), at most [`HOLD_LIMIT`]: a receiver that
+    /// answers only once `n` posts are in flight at once.
+    pub fn hold_until(&self, n: usize) {
+        self.state.hold_until.store(n, Ordering::SeqCst);
+    }
+
+    /// Replies that waited [`HOLD_LIMIT`] for [`Gateway::hold_until`]'s
+    /// requests in vain.
+    pub fn holds_given_up(&self) -> usize {
+        self.state.holds_given_up.load(Ordering::SeqCst)
+    }
+
+    /// The most requests that were in at once with their replies not yet
+    /// written.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.max_in_flight.load(Ordering::SeqCst)
     }
 
     pub fn requests(&self) -> Vec<Request> {
@@ -148,6 +178,9 @@ fn serve(conn: TcpStream, st: &State) -> std::io::Result<()> {
             });
             reqs.len()
         };
+        let now_in = st.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        st.max_in_flight.fetch_max(now_in, Ordering::SeqCst);
+        hold(st);
         let delay = st.delay_ms.load(Ordering::SeqCst);
         if delay > 0 {
             thread::sleep(std::time::Duration::from_millis(delay));
@@ -166,6 +199,20 @@ fn serve(conn: TcpStream, st: &State) -> std::io::Result<()> {
         }
         resp.push_str("\r\n");
         resp.push_str(&body);
+        st.in_flight.fetch_sub(1, Ordering::SeqCst);
         w.write_all(resp.as_bytes())?;
+    }
+}
+
+/// Waits until [`State::hold_until`] requests are in, at most
+/// [`HOLD_LIMIT`]; a wait in vain is counted.
+fn hold(st: &State) {
+    let until = std::time::Instant::now() + HOLD_LIMIT;
+    while st.requests.lock().unwrap().len() < st.hold_until.load(Ordering::SeqCst) {
+        if std::time::Instant::now() >= until {
+            st.holds_given_up.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        thread::sleep(std::time::Duration::from_millis(1));
     }
 }

@@ -153,6 +153,56 @@ fn a_refused_variable_is_named_and_its_value_never_shown() {
     assert!(!dir.path().join("data").exists());
 }
 
+/// `[webhook] concurrency` refuses what is not 1-64, in the file and in
+/// its variable: one line each, naming where and giving an example.
+#[test]
+fn hostile_webhook_concurrency_settings_are_one_line() {
+    let must = "[webhook] concurrency must be";
+    for (value, want) in [
+        ("0", format!("{must} 1-64, e.g. concurrency = 4")),
+        ("65", format!("{must} 1-64, e.g. concurrency = 4")),
+        ("1000000000", format!("{must} 1-64, e.g. concurrency = 4")),
+        (
+            "-1",
+            format!("{must} a whole number, 0 or more, e.g. concurrency = 4"),
+        ),
+        (
+            "1e9",
+            format!("{must} a whole number, e.g. concurrency = 4"),
+        ),
+        (
+            "2.5",
+            format!("{must} a whole number, e.g. concurrency = 4"),
+        ),
+        (
+            "\"four\"",
+            format!("{must} a whole number, without quotes, e.g. concurrency = 4"),
+        ),
+        (
+            "[4]",
+            format!("{must} a whole number, e.g. concurrency = 4"),
+        ),
+    ] {
+        let line = refused(format!("[webhook]\nconcurrency = {value}\n").as_bytes());
+        assert_eq!(line, format!("digestd.toml:2:15: {want}"), "{value}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let var = "DIGESTD_WEBHOOK__CONCURRENCY";
+    for (value, want) in [
+        ("0", "must be 1-64"),
+        ("four", "must be a whole number"),
+        ("-1", "must be a whole number, 0 or more"),
+    ] {
+        let out = digestd_in(dir.path(), &["init"], &[(var, OsStr::new(value))]);
+        assert_eq!(
+            refusal(&out, var),
+            format!("{var}: [webhook] concurrency {want}, e.g. {var}=4"),
+            "{value}"
+        );
+    }
+    assert!(!dir.path().join("data").exists());
+}
+
 /// A `DIGESTD_*` variable that is no setting's (one underscore where two
 /// belong) is not silently ignored: a warning names the closest setting's,
 /// and the command runs.

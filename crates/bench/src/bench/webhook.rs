@@ -2,9 +2,11 @@
 //! real queue (expansion, the webhook listener with its URL policy and
 //! Standard Webhooks signing, status updates) into a receiver on a
 //! loopback port, beside a bare reqwest client posting the same bodies,
-//! signed the same way, one at a time on one connection as the listener
-//! does, to the same receiver (the floor), alternated `--rounds` times in
-//! one run; the faster run of each side counts.
+//! signed the same way, one at a time on one connection, to the same
+//! receiver (the floor), alternated `--rounds` times in one run; the
+//! faster run of each side counts. The listener posts up to `[webhook]
+//! concurrency` (its default, 4) at once, so the floor is one connection
+//! against its four.
 //!
 //! The receiver is a small HTTP/1.1 responder on threads of its own (one
 //! a connection, keep-alive), cheap enough not to be the bound: it checks
@@ -259,6 +261,7 @@ pub fn webhook(
         allow_http: true,
         allow_private: true,
         timeout_seconds: 60,
+        ..WebhookConfig::default()
     };
     let (mut floors, mut queues) = (Vec::new(), Vec::new());
     for round in 0..rounds {

@@ -9,7 +9,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use crate::validate::{self, UrlPolicy};
 
-use super::super::listener::DeliveryError;
+use super::Error;
 
 /// A URL allowed to be posted to: its host name (for pinning) and the
 /// addresses the connection may use.
@@ -21,16 +21,12 @@ pub struct Target {
     pub addrs: Vec<SocketAddr>,
 }
 
-fn permanent(text: String) -> DeliveryError {
-    DeliveryError::Permanent { code: None, text }
-}
-
 /// Checks `url` under `policy` and resolves it: a URL the policy refuses,
 /// or a name that resolves to no address it allows, is permanent; a name
 /// that does not resolve now is transient.
-pub fn target(url: &str, policy: UrlPolicy) -> Result<Target, DeliveryError> {
-    let checked = validate::webhook_url(url, policy).map_err(|e| permanent(e.to_string()))?;
-    let url = url::Url::parse(&checked).map_err(|e| permanent(format!("webhook url: {e}")))?;
+pub fn target(url: &str, policy: UrlPolicy) -> Result<Target, Error> {
+    let checked = validate::webhook_url(url, policy).map_err(|e| Error::Target(e.to_string()))?;
+    let url = url::Url::parse(&checked).map_err(|e| Error::Target(format!("webhook url: {e}")))?;
     let port = url.port_or_known_default().unwrap_or(443);
     let (name, found): (Option<String>, Vec<SocketAddr>) = match url.host() {
         Some(url::Host::Ipv4(a)) => (None, vec![SocketAddr::new(a.into(), port)]),
@@ -38,15 +34,14 @@ pub fn target(url: &str, policy: UrlPolicy) -> Result<Target, DeliveryError> {
         Some(url::Host::Domain(d)) => {
             let found = (d, port)
                 .to_socket_addrs()
-                .map_err(|e| DeliveryError::Transient {
-                    code: None,
-                    text: format!("webhook: cannot resolve {d}: {e}"),
-                    retry_after_secs: None,
+                .map_err(|e| Error::Unresolved {
+                    host: d.to_string(),
+                    why: e.to_string(),
                 })?
                 .collect();
             (Some(d.to_string()), found)
         }
-        None => return Err(permanent("webhook url names no host".into())),
+        None => return Err(Error::Target("webhook url names no host".into())),
     };
     let mut refused = None;
     let addrs: Vec<SocketAddr> = found
@@ -60,7 +55,7 @@ pub fn target(url: &str, policy: UrlPolicy) -> Result<Target, DeliveryError> {
         })
         .collect();
     if addrs.is_empty() {
-        return Err(permanent(match (refused, &name) {
+        return Err(Error::Target(match (refused, &name) {
             (Some((ip, why)), Some(n)) => format!(
                 "webhook: {n} resolves to {ip}, {why}: refused (allowed only with [webhook] allow_private)"
             ),
@@ -79,7 +74,7 @@ mod tests {
     fn a_name_that_resolves_to_loopback_is_refused_unless_allowed() {
         let strict = UrlPolicy::default();
         let e = target("https://localhost.:8443/x", strict).unwrap_err();
-        assert!(matches!(e, DeliveryError::Permanent { .. }), "{e:?}");
+        assert!(matches!(e, Error::Target(_)), "{e:?}");
         let ok = target("http://localhost:8443/x", UrlPolicy::ANY).unwrap();
         assert!(ok.addrs.iter().all(|a| a.ip().is_loopback()));
         assert_eq!(ok.name.as_deref(), Some("localhost"));

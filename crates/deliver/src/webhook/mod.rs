@@ -1,11 +1,14 @@
 //! The webhook listener: each message is a JSON document posted to the
 //! contact point's https URL, signed as Standard Webhooks says
 //! ([`sign`]), from an address checked against `[webhook]`'s policy
-//! ([`guard`]). 2xx is delivered; 408, 429 and 5xx other than 501 (and no
-//! answer) are transient, honouring `Retry-After`; a redirect is not
-//! followed and is permanent, as is any other status; 410 Gone is
-//! permanent and the queue disables the contact point. At most 64 KiB of
-//! an answer is read. With `[webhook] transport = "dir"` what would be
+//! ([`guard`]). A batch's posts go out several at once, one endpoint's
+//! one after another ([`lanes`], `[webhook] concurrency`). 2xx is
+//! delivered; 408, 429 and 5xx other than 501 (and no answer) are
+//! transient, honouring `Retry-After`; a redirect is not followed and is
+//! permanent, as is any other status; 410 Gone is permanent and the queue
+//! disables the contact point: [`Error`] says why, and its conversion
+//! into the queue's [`DeliveryError`] decides. At most 64 KiB of an
+//! answer is read. With `[webhook] transport = "dir"` what would be
 //! posted (the request line, headers and body) is written under the
 //! outbox's `webhook/` instead.
 //!
@@ -15,9 +18,13 @@
 //! answers; their `dir` files go under the outbox's `<channel>/`.
 
 pub mod body;
+mod error;
 mod guard;
+mod lanes;
 pub mod presets;
 pub mod sign;
+
+pub use self::error::Error;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -26,11 +33,11 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::runtime::Handle;
 
-use super::http::{self, Client, MAX_ANSWER};
-use super::listener::{Delivered, DeliveryError, Listener, Outgoing};
+use super::http::{self, Client};
+use super::listener::{Accepted, Delivered, DeliveryError, Listener, Outgoing};
 use super::outbox::Outbox;
 use crate::config::{EmailConfig, WebhookConfig, WebhookTransport};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parties::Channel;
 
 /// The most HTTP clients a listener keeps (each holds its kept
@@ -43,10 +50,12 @@ pub const GONE: u16 = 410;
 
 /// Checks `[webhook]` without connecting.
 pub fn check(c: &WebhookConfig) -> Result<()> {
+    let bad = |why: &str| crate::error::Error::invalid(format!("config: webhook.{why}"));
     if !(1..=600).contains(&c.timeout_seconds) {
-        return Err(Error::invalid(
-            "config: webhook.timeout_seconds must be 1-600",
-        ));
+        return Err(bad("timeout_seconds must be 1-600"));
+    }
+    if !(1..=64).contains(&c.concurrency) {
+        return Err(bad("concurrency must be 1-64"));
     }
     Ok(())
 }
@@ -69,6 +78,13 @@ pub struct WebhookListener {
     rt: Handle,
 }
 
+/// A message made ready to leave: what to post (or write), or why it
+/// cannot go.
+enum Ready {
+    Post(Box<lanes::Post>),
+    Written(std::result::Result<Delivered, DeliveryError>),
+}
+
 impl WebhookListener {
     /// The listener `[webhook] transport` names, posting on the runtime
     /// `rt`; `email` gives the outbox for `dir`.
@@ -85,7 +101,7 @@ impl WebhookListener {
     ) -> Result<WebhookListener> {
         check(cfg)?;
         if !channel.is_url() {
-            return Err(Error::invalid(format!(
+            return Err(crate::error::Error::invalid(format!(
                 "{} is not posted to a URL",
                 channel.as_str()
             )));
@@ -104,7 +120,7 @@ impl WebhookListener {
     }
 
     /// The client for `target`: kept, or made now and kept.
-    fn client(&mut self, target: &guard::Target) -> Result<&Client, DeliveryError> {
+    fn client(&mut self, target: &guard::Target) -> std::result::Result<&Client, Error> {
         let key = match &target.name {
             Some(name) => {
                 let mut addrs = target.addrs.clone();
@@ -122,96 +138,69 @@ impl WebhookListener {
             if let (Some(name), addrs) = &key {
                 client = client.resolve_to_addrs(name, addrs);
             }
-            let client = Client::new(client, &self.rt).map_err(|e| DeliveryError::Transient {
-                code: None,
-                text: format!("webhook client: {e}"),
-                retry_after_secs: None,
-            })?;
+            let client = Client::new(client, &self.rt).map_err(Error::Client)?;
             self.clients.insert(key.clone(), client);
         }
         Ok(&self.clients[&key])
     }
 
+    /// `m`'s post to its URL, checked against the policy and resolved now,
+    /// on the client pinned to the addresses checked.
     fn post(
         &mut self,
         m: &Outgoing,
         body: &[u8],
         headers: &[(&str, String)],
-    ) -> Result<Delivered, DeliveryError> {
+    ) -> std::result::Result<lanes::Post, Error> {
         let target = guard::target(&m.to, self.cfg.policy())?;
         let client = self.client(&target)?;
         let mut req = client.post(target.url.as_str()).body(body.to_vec());
         for (k, v) in headers {
             req = req.header(*k, v);
         }
-        let answer = client.exchange(req, MAX_ANSWER);
-        let resp = answer.map_err(|e| DeliveryError::Transient {
-            code: None,
-            // Without the URL: a preset's is its credential.
-            text: format!(
-                "webhook: {}",
-                crate::text::one_line(&e.without_url().to_string())
-            ),
-            retry_after_secs: None,
-        })?;
-        let status = resp.status;
-        let retry_after = retry_after(&resp.headers, self.now);
-        let location = resp.header("location");
-        let shown: String = crate::text::one_line(&resp.text)
-            .chars()
-            .take(300)
-            .collect();
-        let cut = if resp.cut {
-            " (answer cut at 64 KiB)"
-        } else {
-            ""
-        };
-        let text = format!("webhook: {status} {shown}{cut}");
-        match status {
-            200..=299 => Ok(Delivered {
-                code: Some(status),
-                text: format!("accepted{cut}"),
-                remote_id: None,
-            }),
-            300..=399 => Err(DeliveryError::Permanent {
-                code: Some(status),
-                text: format!(
-                    "webhook: {status} redirect to {} not followed (digestd follows no redirects: set the final URL){cut}",
-                    crate::text::one_line(location.as_deref().unwrap_or("nowhere"))
-                ),
-            }),
-            GONE => Err(DeliveryError::Permanent {
-                code: Some(status),
-                text: format!("{text}: the endpoint is gone; contact point disabled"),
-            }),
-            408 | 429 | 500 | 502..=599 => Err(DeliveryError::Transient {
-                code: Some(status),
-                text,
-                retry_after_secs: retry_after,
-            }),
-            _ => Err(DeliveryError::Permanent {
-                code: Some(status),
-                text,
-            }),
-        }
+        Ok(lanes::Post {
+            endpoint: target.url.into(),
+            req,
+        })
     }
 
-    fn write(
-        &self,
-        outbox: &Outbox,
-        m: &Outgoing,
-        body: &[u8],
-        headers: &[(&str, String)],
-    ) -> Result<Delivered, DeliveryError> {
-        let mut text = format!("POST {}\n", m.to);
-        for (k, v) in headers {
-            text.push_str(&format!("{k}: {v}\n"));
-        }
-        text.push('\n');
-        text.push_str(&String::from_utf8_lossy(body));
-        text.push('\n');
-        outbox.deliver(&m.file, text.as_bytes())
+    /// `m` signed (the webhook) or written in its service's format (a
+    /// preset), then posted, or written to the outbox with `dir`.
+    fn ready(&mut self, m: &Outgoing) -> std::result::Result<Ready, Error> {
+        let (body, headers) = if self.channel.is_preset() {
+            let r = presets::request(self.channel, &m.bytes).map_err(Error::Preset)?;
+            let mut headers = r.headers;
+            headers.push(("user-agent", sign::USER_AGENT.to_string()));
+            (r.body, headers)
+        } else {
+            let signing = m.signing.as_ref().ok_or(Error::NoSecret)?;
+            let now = self.now.ok_or(Error::NoInstant)?;
+            let headers = sign::headers(&signing.id, now.timestamp(), &signing.secret, &m.bytes)
+                .map_err(Error::Sign)?;
+            (m.bytes.clone(), headers)
+        };
+        Ok(match &self.outbox {
+            Some(outbox) => Ready::Written(write(outbox, m, &body, &headers)),
+            None => Ready::Post(Box::new(self.post(m, &body, &headers)?)),
+        })
     }
+}
+
+/// What would be posted, written to the outbox.
+fn write(
+    outbox: &Outbox,
+    m: &Outgoing,
+    body: &[u8],
+    headers: &[(&str, String)],
+) -> std::result::Result<Delivered, DeliveryError> {
+    let mut text = format!("POST {}\n", m.to);
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\n"));
+    }
+    text.push('\n');
+    text.push_str(&String::from_utf8_lossy(body));
+    text.push('\n');
+    outbox.deliver(&m.file, text.as_bytes())
 }
 
 /// An answer's `Retry-After` as seconds ([`retry_after_secs`]); without
@@ -247,30 +236,47 @@ impl Listener for WebhookListener {
         self.now = Some(now);
     }
 
-    fn send_raw(&mut self, m: &Outgoing) -> Result<Delivered, DeliveryError> {
-        let permanent = |text: String| DeliveryError::Permanent { code: None, text };
-        if self.channel.is_preset() {
-            let r = presets::request(self.channel, &m.bytes).map_err(permanent)?;
-            let mut headers = r.headers;
-            headers.push(("user-agent", sign::USER_AGENT.to_string()));
-            return match &self.outbox {
-                Some(outbox) => self.write(outbox, m, &r.body, &headers),
-                None => self.post(m, &r.body, &headers),
-            };
+    /// One message: made ready, then posted on its own.
+    fn send_raw(&mut self, m: &Outgoing) -> std::result::Result<Delivered, DeliveryError> {
+        match self.ready(m)? {
+            Ready::Written(r) => r,
+            Ready::Post(p) => Ok(lanes::post_one(&self.rt, *p, self.now)?),
         }
-        let signing = m
-            .signing
-            .as_ref()
-            .ok_or_else(|| permanent("webhook: no secret to sign with".into()))?;
-        let now = self
-            .now
-            .ok_or_else(|| permanent("webhook: no pass instant".into()))?;
-        let headers = sign::headers(&signing.id, now.timestamp(), &signing.secret, &m.bytes)
-            .map_err(|e| permanent(e.to_string()))?;
-        match &self.outbox {
-            Some(outbox) => self.write(outbox, m, &m.bytes, &headers),
-            None => self.post(m, &m.bytes, &headers),
+    }
+
+    /// Each message made ready in order (signed, its URL checked and
+    /// resolved; written at once with `dir`), then the posts sent inside
+    /// one `block_on`, at most `[webhook] concurrency` in flight: one
+    /// endpoint's posts one after another in the batch's order, different
+    /// endpoints side by side ([`lanes`]). `accepted` hears of each as its
+    /// answer is read.
+    fn send_noting(
+        &mut self,
+        msgs: &[Outgoing],
+        accepted: Accepted<'_>,
+    ) -> Vec<std::result::Result<Delivered, DeliveryError>> {
+        let mut out: Vec<Option<std::result::Result<Delivered, DeliveryError>>> =
+            vec![None; msgs.len()];
+        let mut posts = Vec::new();
+        for (i, m) in msgs.iter().enumerate() {
+            match self.ready(m) {
+                Ok(Ready::Post(p)) => posts.push((i, *p)),
+                Ok(Ready::Written(r)) => {
+                    if let Ok(d) = &r {
+                        accepted(i, d);
+                    }
+                    out[i] = Some(r);
+                }
+                Err(e) => out[i] = Some(Err(e.into())),
+            }
         }
+        let sent = lanes::post_all(&self.rt, posts, self.cfg.concurrency, self.now, accepted);
+        for (i, r) in sent {
+            out[i] = Some(r.map_err(DeliveryError::from));
+        }
+        out.into_iter()
+            .map(|r| r.expect("every message has its result"))
+            .collect()
     }
 }
 

@@ -96,6 +96,9 @@ pub struct WebhookConfig {
     pub allow_private: bool,
     /// Connecting, posting and reading the answer, at most (1-600).
     pub timeout_seconds: u64,
+    /// Posts of one batch in flight at once, at most (1-64); one
+    /// endpoint's go one after another.
+    pub concurrency: usize,
 }
 
 impl Default for WebhookConfig {
@@ -105,6 +108,7 @@ impl Default for WebhookConfig {
             allow_http: false,
             allow_private: false,
             timeout_seconds: 10,
+            concurrency: 4,
         }
     }
 }
