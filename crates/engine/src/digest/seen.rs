@@ -20,6 +20,9 @@
 //! others, in whatever batch they come. The lists are kept for the tick,
 //! so a later chunk's recipients get the same list, and its rendering
 //! stored already.
+//! A marked recipient's marks are looked up in the window's list by item
+//! UUID ([`SeenMarks::index`], made once a chunk), so filtering costs
+//! their few marks, not the list's items.
 //! Marks are a person's: a group's digest is composed once for all its
 //! members, so marks leave nothing out of it. Only what a window keeps
 //! (its first changes) is filtered; the counted rest is not.
@@ -70,6 +73,11 @@ pub(super) struct SeenMarks {
     /// The filtered lists (by address, held in `mine`) that two or more of
     /// the chunk's recipients get.
     spread: HashSet<usize>,
+    /// Each shared list's items by UUID (by the list's address; the entry
+    /// holds the list), made once a chunk: a marked recipient's few marks
+    /// are looked up in it, instead of each of the list's items in their
+    /// marks. `None` for a list that names an item twice.
+    index: HashMap<usize, (Arc<Listed>, Option<Index>)>,
     /// Only the first this many items of a list are filtered: the whole
     /// digest's page keeps more items than a digest, and filters only
     /// the ones the digest did (`None`: every item kept).
@@ -85,6 +93,9 @@ type Made = (usize, Option<PartyId>, Vec<u32>);
 
 /// A window's list and a recipient's list of it ([`SeenMarks::mine`]).
 type Mine = (Arc<Listed>, Option<Arc<Listed>>);
+
+/// A list's positions by item UUID ([`SeenMarks::index`]).
+type Index = HashMap<String, u32>;
 
 /// What a key's address points at, kept while the key is, so the address
 /// cannot be reused for another source meanwhile.
@@ -102,6 +113,7 @@ impl SeenMarks {
         self.marks.clear();
         self.mine.clear();
         self.spread.clear();
+        self.index.clear();
         for r in runs.iter().filter(|r| r.kind == Kind::Modification) {
             self.parties
                 .entry((r.collection, r.span()))
@@ -190,8 +202,14 @@ impl SeenMarks {
     /// kept: `listed`'s first that many, and none after the that-many-th
     /// of `everyone` (the window's list, of which `listed` is `me`'s), as
     /// a list without its recipient's own changes keeps none past it
-    /// (`super::listed::without`).
-    fn left_out(&self, me: PartyId, listed: &Listed, everyone: &Listed) -> Vec<u32> {
+    /// (`super::listed::without`). `index` is `listed`'s, when made.
+    fn left_out(
+        &self,
+        me: PartyId,
+        listed: &Listed,
+        everyone: &Listed,
+        index: Option<&Index>,
+    ) -> Vec<u32> {
         let Some(mine) = self.marks.get(&me) else {
             return Vec::new();
         };
@@ -200,12 +218,46 @@ impl SeenMarks {
             Some(i) if everyone.len() > n => everyone.items.get(i).map(|c| listed::key(c)),
             _ => None,
         };
-        (0u32..)
-            .zip(listed.items.iter().take(n))
-            .filter(|(_, c)| last.is_none_or(|b| listed::key(c) <= b))
-            .filter(|(_, c)| mine.get(&c.item_uuid).is_some_and(|at| c.last_at <= *at))
-            .map(|(i, _)| i)
-            .collect()
+        let seen = |i: u32, at: &DateTime<Utc>| {
+            let c = &listed.items[i as usize];
+            (i as usize) < n && last.is_none_or(|b| listed::key(c) <= b) && c.last_at <= *at
+        };
+        let mut out: Vec<u32> = match index {
+            Some(index) => mine
+                .iter()
+                .filter_map(|(item, at)| index.get(item.as_str()).filter(|i| seen(**i, at)))
+                .copied()
+                .collect(),
+            None => {
+                let mine: HashMap<&str, &DateTime<Utc>> =
+                    mine.iter().map(|(i, at)| (i.as_str(), at)).collect();
+                (0u32..)
+                    .zip(&listed.items)
+                    .filter(|(i, c)| {
+                        mine.get(c.item_uuid.as_str())
+                            .is_some_and(|at| seen(*i, at))
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            }
+        };
+        // The same mark read with two windows of one collection is one.
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Makes `l`'s [`SeenMarks::index`] unless the chunk has it.
+    fn index(&mut self, l: &Arc<Listed>) {
+        if self.index.contains_key(&address(l)) {
+            return;
+        }
+        let mut index = Index::with_capacity(l.items.len());
+        let unique = (0u32..)
+            .zip(&l.items)
+            .all(|(i, c)| index.insert(c.item_uuid.clone(), i).is_none());
+        self.index
+            .insert(address(l), (l.clone(), unique.then_some(index)));
     }
 
     /// `src` (`run`'s source, and whether it is shared) as its recipient
@@ -245,7 +297,12 @@ impl SeenMarks {
             }
             Source::Ready(Content::Upcoming(_)) => return None,
         };
-        let out = self.left_out(me, &listed, &everyone);
+        if who.is_none() {
+            self.index(&listed);
+        }
+        let index = self.index.get(&address(&listed));
+        let index = index.and_then(|(_, i)| i.as_ref());
+        let out = self.left_out(me, &listed, &everyone, index);
         if out.is_empty() {
             return None;
         }
@@ -286,117 +343,4 @@ fn without(listed: &Listed, out: &[u32]) -> Listed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::digest::compose::ItemChange;
-    use crate::ids::CollectionId;
-    use crate::modlog::Action;
-
-    fn change(item: &str, first: i64, last: i64) -> Arc<ItemChange> {
-        Arc::new(ItemChange {
-            item_uuid: item.into(),
-            collection: CollectionId(1),
-            kind: "note".into(),
-            title: item.into(),
-            action: Action::Edited,
-            actors: vec![],
-            first_at: DateTime::from_timestamp(first, 0).unwrap(),
-            last_at: DateTime::from_timestamp(last, 0).unwrap(),
-            first_id: first,
-            changes: vec![],
-            url: None,
-        })
-    }
-
-    fn at(s: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp(s, 0).unwrap()
-    }
-
-    /// The list `me` gets of the shared `listed`.
-    fn list_for(m: &mut SeenMarks, me: i64, listed: &Arc<Listed>) -> Arc<Listed> {
-        let src = Source::Ready(Content::Changes(listed.clone()));
-        match m.apply(PartyId(me), (src, true)) {
-            (Source::Ready(Content::Changes(l)), true) => l,
-            _ => panic!("not a shared list"),
-        }
-    }
-
-    fn titles(l: &Listed) -> Vec<&str> {
-        l.items.iter().map(|c| c.item_uuid.as_str()).collect()
-    }
-
-    #[test]
-    fn an_item_leaves_only_when_its_last_change_is_at_or_before_the_mark() {
-        let listed = Arc::new(Listed {
-            items: vec![
-                change("a", 10, 20),
-                change("b", 10, 30),
-                change("c", 10, 40),
-            ],
-            rest: 5,
-            ..Listed::default()
-        });
-        let mut m = SeenMarks::default();
-        let marks = [("a", 20), ("b", 25), ("c", 5)];
-        let marks = marks.map(|(i, s)| (i.to_string(), at(s)));
-        m.marks.insert(PartyId(7), HashMap::from(marks));
-        let out = list_for(&mut m, 7, &listed);
-        assert_eq!(titles(&out), ["b", "c"]);
-        assert_eq!((out.seen, out.rest, out.len()), (1, 5, 7));
-        // Someone without marks, or marks that leave nothing out: shared.
-        assert!(Arc::ptr_eq(&list_for(&mut m, 8, &listed), &listed));
-        // Marks are read again with each chunk.
-        m.begin_chunk(&[]);
-        m.marks
-            .insert(PartyId(7), HashMap::from([("b".into(), at(29))]));
-        assert!(Arc::ptr_eq(&list_for(&mut m, 7, &listed), &listed));
-    }
-
-    #[test]
-    fn the_same_items_left_out_of_the_same_list_are_one_list() {
-        let listed = Arc::new(Listed::whole(vec![
-            change("a", 10, 20),
-            change("b", 10, 30),
-            change("c", 10, 40),
-        ]));
-        let mut m = SeenMarks::default();
-        // 1 and 2 leave out a (marks at different times, the same effect);
-        // 3 leaves out b; 4 leaves out a, and c only past the first two.
-        let marks: [(i64, &[(&str, i64)]); 4] = [
-            (1, &[("a", 20)]),
-            (2, &[("a", 50), ("b", 5)]),
-            (3, &[("b", 30)]),
-            (4, &[("a", 60), ("c", 60)]),
-        ];
-        let mark = |m: &mut SeenMarks| {
-            for (p, ms) in marks {
-                let ms = ms.iter().map(|(i, s)| (i.to_string(), at(*s)));
-                m.marks.insert(PartyId(p), ms.collect());
-            }
-        };
-        mark(&mut m);
-        let one = list_for(&mut m, 1, &listed);
-        assert!(Arc::ptr_eq(&one, &list_for(&mut m, 2, &listed)));
-        let three = list_for(&mut m, 3, &listed);
-        assert!(!Arc::ptr_eq(&one, &three));
-        assert_eq!(
-            (titles(&one), titles(&three)),
-            (vec!["b", "c"], vec!["a", "c"])
-        );
-        assert_eq!(titles(&list_for(&mut m, 4, &listed)), ["b"]);
-        // Another list, the same items left out: a list of its own.
-        let other = Arc::new((*listed).clone());
-        assert!(!Arc::ptr_eq(&one, &list_for(&mut m, 1, &other)));
-        // A new chunk forgets the marks, and keeps the lists for the
-        // tick: the same items left out are the same list again. Only the
-        // first two are filtered: 4 leaves out a alone, as 1 does.
-        m.begin_chunk(&[]);
-        assert!(m.marks.is_empty() && m.mine.is_empty());
-        mark(&mut m);
-        assert!(Arc::ptr_eq(&one, &list_for(&mut m, 1, &listed)));
-        m.first = Some(2);
-        let four = list_for(&mut m, 4, &listed);
-        assert_eq!((titles(&four), four.seen), (vec!["b", "c"], 1));
-        assert!(Arc::ptr_eq(&four, &one));
-    }
-}
+mod tests;

@@ -11,8 +11,11 @@ use crate::db::{column_in, DbConn};
 use crate::error::Result;
 use crate::ids::PartyId;
 
-/// Marks read for a digest: person → item UUID → when they last saw it.
-pub type Marks = HashMap<PartyId, HashMap<String, DateTime<Utc>>>;
+/// Marks read for a digest: person → (item UUID, when they last saw it),
+/// one entry an item. A list, not a map: a person keeps a few marks on a
+/// window's items, and the digest looks each up by its position in the
+/// window's list (`digest::seen`), never the list's items in the marks.
+pub type Marks = HashMap<PartyId, Vec<(String, DateTime<Utc>)>>;
 
 /// Writes `marks` (checked by [`super::check`]) in one transaction; how
 /// many marks were recorded.
@@ -92,7 +95,7 @@ pub fn read_for(
         .load(c)?;
     for (p, i, at) in rows {
         if items.contains(i.as_str()) {
-            out.entry(PartyId(p)).or_default().insert(i, at.and_utc());
+            out.entry(PartyId(p)).or_default().push((i, at.and_utc()));
         }
     }
     Ok(out)
