@@ -13,6 +13,13 @@ use tokio::runtime::Handle;
 /// The most of an answer read; the rest is left unread.
 pub const MAX_ANSWER: usize = 64 * 1024;
 
+/// Whether an answer's status is worth another attempt: 408, 429 and 5xx
+/// other than 501 (Not Implemented, which no retry mends). The webhooks
+/// and the SMS gateway read a refusal by it.
+pub fn worth_retrying(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500 | 502..=599)
+}
+
 /// The client every post to a far end starts from: no redirect followed,
 /// no proxy, `timeout` to connect and for the whole exchange.
 pub fn builder(timeout: Duration) -> reqwest::ClientBuilder {

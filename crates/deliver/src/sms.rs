@@ -184,7 +184,7 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         match self {
             Error::Unanswered(_) => true,
-            Error::Refused { status, .. } => matches!(status, 408 | 429 | 500 | 502..=599),
+            Error::Refused { status, .. } => crate::http::worth_retrying(*status),
         }
     }
 }

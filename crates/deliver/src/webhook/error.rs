@@ -87,7 +87,7 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         match self {
             Error::Client(_) | Error::Unanswered(_) | Error::Unresolved { .. } => true,
-            Error::Refused { status, .. } => matches!(status, 408 | 429 | 500 | 502..=599),
+            Error::Refused { status, .. } => crate::http::worth_retrying(*status),
             Error::Target(_)
             | Error::NoSecret
             | Error::NoInstant
