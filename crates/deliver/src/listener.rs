@@ -75,11 +75,25 @@ impl Outgoing {
     }
 
     /// The body as text; a body that is not UTF-8 never will be.
-    pub fn body(&self) -> Result<&str, DeliveryError> {
-        std::str::from_utf8(&self.bytes).map_err(|_| DeliveryError::Permanent {
-            code: None,
-            text: "body is not UTF-8".into(),
+    pub fn body(&self) -> Result<&str, NotUtf8> {
+        std::str::from_utf8(&self.bytes).map_err(|e| NotUtf8 {
+            at: e.valid_up_to(),
         })
+    }
+}
+
+/// A body that is not UTF-8, on a channel that sends text (SMS, XMPP, a
+/// push channel's outbox): the byte offset of the first bad sequence. The
+/// same on every attempt, so permanent on every channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("body is not UTF-8 (at byte {at})")]
+pub struct NotUtf8 {
+    pub at: usize,
+}
+
+impl From<NotUtf8> for DeliveryError {
+    fn from(e: NotUtf8) -> DeliveryError {
+        DeliveryError::verdict(false, None, &e.to_string(), None)
     }
 }
 
@@ -329,5 +343,31 @@ mod tests {
             s.send_raw(&bad),
             Err(DeliveryError::Permanent { .. })
         ));
+    }
+
+    #[test]
+    fn a_body_not_utf8_says_where_and_is_permanent_on_every_channel() {
+        let at = |bytes: &[u8]| {
+            Outgoing {
+                bytes: bytes.to_vec(),
+                ..Default::default()
+            }
+            .body()
+            .map(str::len)
+        };
+        assert_eq!(at(b"caf\xc3\xa9"), Ok(5));
+        assert_eq!(at(b""), Ok(0));
+        assert_eq!(at(b"\xff"), Err(NotUtf8 { at: 0 }));
+        // A sequence cut short, an overlong NUL, a lone surrogate.
+        assert_eq!(at(b"ab\xc3"), Err(NotUtf8 { at: 2 }));
+        assert_eq!(at(b"x\xc0\x80"), Err(NotUtf8 { at: 1 }));
+        assert_eq!(at(b"\xed\xa0\x80"), Err(NotUtf8 { at: 0 }));
+        assert_eq!(
+            DeliveryError::from(NotUtf8 { at: 7 }),
+            DeliveryError::Permanent {
+                code: None,
+                text: "body is not UTF-8 (at byte 7)".into()
+            }
+        );
     }
 }

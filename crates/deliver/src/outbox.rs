@@ -153,6 +153,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_push_body_not_utf8_is_given_up_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = OutboxListener {
+            key: Channel::Sms,
+            outbox: Outbox {
+                root: dir.path().to_path_buf(),
+            },
+        };
+        let file = dir.path().join("sms").join("00000001-ann.txt");
+        let m = Outgoing {
+            bytes: b"ok \xff".to_vec(),
+            ..Outgoing::text("+15550100", "", file.clone())
+        };
+        assert_eq!(
+            l.send_raw(&m),
+            Err(DeliveryError::Permanent {
+                code: None,
+                text: "body is not UTF-8 (at byte 3)".into()
+            })
+        );
+        assert!(!file.exists());
+    }
+
+    #[test]
     fn a_file_that_cannot_be_written_is_transient_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
         // The outbox's directory is a file: nothing can be made under it.

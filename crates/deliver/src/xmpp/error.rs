@@ -3,7 +3,7 @@
 //! lost mid-batch) is transient; a message that can never be sent (its
 //! address, its body) is permanent; a bounce says by its condition.
 
-use crate::listener::DeliveryError;
+use crate::listener::{DeliveryError, NotUtf8};
 
 /// Why a message did not go over XMPP.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,8 +35,8 @@ pub enum Error {
     #[error("xmpp: jid-malformed: {to:?}: {error}")]
     JidMalformed { to: String, error: String },
     /// The body is not UTF-8.
-    #[error("body is not UTF-8")]
-    NotUtf8,
+    #[error(transparent)]
+    NotUtf8(#[from] NotUtf8),
     /// The body holds a character XML 1.0 forbids.
     #[error("xmpp: the body holds U+{:04X}, which XML 1.0 forbids; not sent", *.0 as u32)]
     NotXml(char),
@@ -68,7 +68,7 @@ impl Error {
                 _ => kind == "wait",
             },
             Error::JidMalformed { .. }
-            | Error::NotUtf8
+            | Error::NotUtf8(_)
             | Error::NotXml(_)
             | Error::Unwritable(_) => false,
         }
@@ -135,7 +135,7 @@ mod tests {
                 },
                 false,
             ),
-            (Error::NotUtf8, false),
+            (Error::NotUtf8(NotUtf8 { at: 3 }), false),
             (Error::NotXml('\u{FFFF}'), false),
             (Error::Unwritable("invalid".into()), false),
         ];

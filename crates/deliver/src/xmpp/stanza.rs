@@ -75,7 +75,7 @@ pub(super) fn prepare(
         to: m.to.clone(),
         error: e.to_string(),
     })?;
-    let body = std::str::from_utf8(&m.bytes).map_err(|_| Error::NotUtf8)?;
+    let body = m.body()?;
     if let Some(c) = validate::not_xml(body) {
         return Err(Error::NotXml(c));
     }
@@ -155,7 +155,7 @@ mod tests {
             bytes: vec![b'a', 0xff],
             ..Default::default()
         };
-        assert_eq!(refusal(&not_utf8), "body is not UTF-8");
+        assert_eq!(refusal(&not_utf8), "body is not UTF-8 (at byte 1)");
         let text = refusal(&Outgoing::text("a@b@c", "hi", Default::default()));
         assert!(text.starts_with("xmpp: jid-malformed"), "{text}");
     }
