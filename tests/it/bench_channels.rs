@@ -65,6 +65,30 @@ fn every_webhook_reaches_the_receiver_once(db: &TestDb) {
     all_sent(db, 90);
 }
 
+/// A receiver that waits before it answers, both sides posting three at
+/// once: every message still arrives once and the report says so.
+fn a_slow_receiver_and_three_in_flight_lose_nothing(db: &TestDb) {
+    let args = [
+        "--messages",
+        "12",
+        "--size",
+        "100",
+        "--rounds",
+        "1",
+        "--concurrency",
+        "3",
+        "--latency-ms",
+        "20",
+    ];
+    let needles = [
+        "3 in flight",
+        "answering after 20 ms",
+        "the receiver took each of 24 messages once, signed",
+    ];
+    bench_prints(db, "webhook", &args, &needles);
+    all_sent(db, 24);
+}
+
 fn every_matrix_message_reaches_the_rooms_once(db: &TestDb) {
     if !common::synapse::available() {
         return;
@@ -95,6 +119,9 @@ fn bad_sizes_are_refused_and_nothing_is_written(db: &TestDb) {
         ("webhook", &["--messages", "0"][..]),
         ("webhook", &["--size", "0"][..]),
         ("webhook", &["--rounds", "0"][..]),
+        ("webhook", &["--concurrency", "0"][..]),
+        ("webhook", &["--concurrency", "65"][..]),
+        ("webhook", &["--latency-ms", "10001"][..]),
         ("matrix", &["--messages", "0"][..]),
         ("matrix", &["--rooms", "0"][..]),
         ("matrix", &["--rounds", "21"][..]),
@@ -111,6 +138,7 @@ fn bad_sizes_are_refused_and_nothing_is_written(db: &TestDb) {
 
 backend_tests!(
     every_webhook_reaches_the_receiver_once,
+    a_slow_receiver_and_three_in_flight_lose_nothing,
     every_matrix_message_reaches_the_rooms_once,
     bad_sizes_are_refused_and_nothing_is_written
 );

@@ -2,17 +2,18 @@
 //! real queue (expansion, the webhook listener with its URL policy and
 //! Standard Webhooks signing, status updates) into a receiver on a
 //! loopback port, beside a bare reqwest client posting the same bodies,
-//! signed the same way, one at a time on one connection, to the same
-//! receiver (the floor), alternated `--rounds` times in one run; the
-//! faster run of each side counts. The listener posts up to `[webhook]
-//! concurrency` (its default, 4) at once, so the floor is one connection
-//! against its four.
+//! signed the same way, to the same receiver (the floor), alternated
+//! `--rounds` times in one run; the faster run of each side counts. Both
+//! sides post `--concurrency` (4, `[webhook] concurrency`'s default) at
+//! once: the listener in its lanes, the floor on as many threads, each
+//! with its own kept connection.
 //!
 //! The receiver is a small HTTP/1.1 responder on threads of its own (one
 //! a connection, keep-alive), cheap enough not to be the bound: it checks
-//! each message's signature, counts its `webhook-id` and answers 200 with
-//! no body. The bench fails unless every message of every run arrived
-//! exactly once, correctly signed.
+//! each message's signature, counts its `webhook-id`, waits
+//! `--latency-ms` (0: none; a real endpoint's round trip and work) and
+//! answers 200 with no body. The bench fails unless every message of
+//! every run arrived exactly once, correctly signed.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -44,6 +45,13 @@ pub struct WebhookArgs {
     /// Runs of each side, alternated.
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
+    /// Posts in flight at once, on each side (1-64).
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Milliseconds the receiver waits before it answers each post
+    /// (0-10000).
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
 }
 
 const DEFAULT_BENCH_DB: &str = "sqlite://data/bench-webhook.db";
@@ -62,7 +70,7 @@ struct Seen {
 
 /// Starts the receiver on a loopback port; its threads live as long as
 /// the process (the bench is a process of its own).
-fn start_receiver() -> Result<(u16, Arc<Mutex<Seen>>)> {
+fn start_receiver(latency: Duration) -> Result<(u16, Arc<Mutex<Seen>>)> {
     let listener = TcpListener::bind(("127.0.0.1", 0))?;
     let port = listener.local_addr()?.port();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -71,15 +79,16 @@ fn start_receiver() -> Result<(u16, Arc<Mutex<Seen>>)> {
         for stream in listener.incoming().flatten() {
             let seen = shared.clone();
             std::thread::spawn(move || {
-                let _ = serve(stream, &seen);
+                let _ = serve(stream, &seen, latency);
             });
         }
     });
     Ok((port, seen))
 }
 
-/// One connection: requests read one after another, each answered 200.
-fn serve(stream: TcpStream, seen: &Mutex<Seen>) -> std::io::Result<()> {
+/// One connection: requests read one after another, each answered 200
+/// after `latency`.
+fn serve(stream: TcpStream, seen: &Mutex<Seen>, latency: Duration) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
     let mut r = BufReader::new(stream.try_clone()?);
     let mut w = stream;
@@ -113,20 +122,18 @@ fn serve(stream: TcpStream, seen: &Mutex<Seen>) -> std::io::Result<()> {
             *s.ids.entry(id).or_default() += 1;
             s.bad_signatures += usize::from(!signed);
         }
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
         w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")?;
     }
 }
 
 /// The floor: the same documents the queue posts, signed the same way,
-/// one at a time on one kept connection; message `i` of round `round` is
-/// numbered `FLOOR_IDS + round × n + i`.
-fn floor(port: u16, n: usize, round: usize, body: &str) -> Result<Duration> {
-    let client = reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .map_err(remote)?;
+/// on `lanes` threads, each posting its share one at a time on a kept
+/// connection of its own; message `i` of round `round` is numbered
+/// `FLOOR_IDS + round × n + i`.
+fn floor(port: u16, n: usize, round: usize, body: &str, lanes: usize) -> Result<Duration> {
     let at = requested_at();
     let docs: Vec<(String, String, String)> = (1..=n)
         .map(|i| {
@@ -137,9 +144,45 @@ fn floor(port: u16, n: usize, round: usize, body: &str) -> Result<Duration> {
             (format!("floor_{k}"), url, doc.to_string())
         })
         .collect();
+    let mut shares: Vec<Vec<(String, String, String)>> = vec![Vec::new(); lanes];
+    for (i, d) in docs.into_iter().enumerate() {
+        shares[i % lanes].push(d);
+    }
+    let clients = (0..lanes).map(|_| client()).collect::<Result<Vec<_>>>()?;
     let t = Instant::now();
-    for (id, url, doc) in docs {
-        let headers = sign::headers(&id, at.timestamp(), SECRET, doc.as_bytes())?;
+    std::thread::scope(|s| {
+        let posting: Vec<_> = shares
+            .into_iter()
+            .zip(&clients)
+            .map(|(share, client)| s.spawn(move || post(client, share, at.timestamp())))
+            .collect();
+        posting
+            .into_iter()
+            .try_for_each(|p| p.join().expect("a floor thread"))
+    })?;
+    Ok(t.elapsed())
+}
+
+/// A client of its own for one of the floor's threads: one kept
+/// connection, no redirect, no proxy.
+fn client() -> Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .pool_max_idle_per_host(1)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(remote)
+}
+
+/// One floor thread's share, posted one after another.
+fn post(
+    client: &reqwest::blocking::Client,
+    share: Vec<(String, String, String)>,
+    ts: i64,
+) -> Result<()> {
+    for (id, url, doc) in share {
+        let headers = sign::headers(&id, ts, SECRET, doc.as_bytes())?;
         let mut req = client.post(url).body(doc);
         for (k, v) in headers {
             req = req.header(k, v);
@@ -151,7 +194,7 @@ fn floor(port: u16, n: usize, round: usize, body: &str) -> Result<Duration> {
             return Err(Error::Storage(format!("the receiver answered {status}")));
         }
     }
-    Ok(t.elapsed())
+    Ok(())
 }
 
 fn remote(e: reqwest::Error) -> Error {
@@ -234,16 +277,21 @@ pub fn webhook(
     rt: &tokio::runtime::Handle,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if args.messages == 0 || !(1..=100_000).contains(&args.size) || !(1..=20).contains(&args.rounds)
+    if args.messages == 0
+        || !(1..=100_000).contains(&args.size)
+        || !(1..=20).contains(&args.rounds)
+        || !(1..=64).contains(&args.concurrency)
+        || args.latency_ms > 10_000
     {
         return Err(Error::invalid(
-            "bench webhook: --messages must be at least 1, --size 1-100000, --rounds 1-20",
+            "bench webhook: --messages must be at least 1, --size 1-100000, --rounds 1-20, \
+             --concurrency 1-64, --latency-ms 0-10000",
         ));
     }
     let (n, rounds) = (args.messages, args.rounds);
     let body = text_of(args.size);
     let db = open_empty(url, DEFAULT_BENCH_DB)?;
-    let (port, seen) = start_receiver()?;
+    let (port, seen) = start_receiver(Duration::from_millis(args.latency_ms))?;
     let mut c = db.conn()?;
     let address = format!("'http://127.0.0.1:{port}/hook/' || i");
     request_world(&mut c, n, "webhook", &address, &body)?;
@@ -252,20 +300,23 @@ pub fn webhook(
     ))?;
     writeln!(
         out,
-        "bench webhook on {:?}: {n} notifications of {} characters a run, {rounds} runs a side, into a receiver on 127.0.0.1:{port}",
+        "bench webhook on {:?}: {n} notifications of {} characters a run, {rounds} runs a side, \
+         {} in flight, into a receiver on 127.0.0.1:{port} answering after {} ms",
         c.backend(),
         args.size,
+        args.concurrency,
+        args.latency_ms,
     )?;
     let cfg = WebhookConfig {
         transport: WebhookTransport::Http,
         allow_http: true,
         allow_private: true,
         timeout_seconds: 60,
-        ..WebhookConfig::default()
+        concurrency: args.concurrency,
     };
     let (mut floors, mut queues) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        floors.push(floor(port, n, round, &body)?);
+        floors.push(floor(port, n, round, &body, args.concurrency)?);
         if round > 0 {
             requests(&mut c, n, round * n, "webhook", &body)?;
         }
