@@ -40,30 +40,24 @@ pub struct RequestRow {
     pub fulfilled_at: Option<DateTime<Utc>>,
 }
 
-type Row = (
-    i64,
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    NaiveDateTime,
-    Option<NaiveDateTime>,
-);
+/// The columns of `nt_requests` a [`RequestRow`] shows.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = nt_requests)]
+struct Stored {
+    request_id: i64,
+    status: String,
+    kind: String,
+    subject: String,
+    party_from: i64,
+    party_to: i64,
+    request_date: NaiveDateTime,
+    fulfill_date: Option<NaiveDateTime>,
+}
 
 /// The requests `f` selects, newest first.
 pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
     let mut q = nt_requests::table
-        .select((
-            nt_requests::request_id,
-            nt_requests::status,
-            nt_requests::kind,
-            nt_requests::subject,
-            nt_requests::party_from,
-            nt_requests::party_to,
-            nt_requests::request_date,
-            nt_requests::fulfill_date,
-        ))
+        .select(Stored::as_select())
         .order(nt_requests::request_id.desc())
         .limit(f.limit.clamp(1, 500))
         .into_boxed();
@@ -79,15 +73,19 @@ pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
     if let Some(b) = f.before {
         q = q.filter(nt_requests::request_id.lt(b.0));
     }
-    let rows: Vec<Row> = q.load(conn)?;
+    let rows: Vec<Stored> = q.load(conn)?;
     let statuses = rows
         .iter()
         .map(|r| {
-            r.1.parse::<RequestStatus>()
+            r.status
+                .parse::<RequestStatus>()
                 .map_err(|e| Error::Storage(e.to_string()))
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut ids: Vec<i64> = rows.iter().flat_map(|r| [r.4, r.5]).collect();
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .flat_map(|r| [r.party_from, r.party_to])
+        .collect();
     ids.sort_unstable();
     ids.dedup();
     let names: HashMap<i64, String> = parties::table
@@ -101,14 +99,14 @@ pub fn list(conn: &mut DbConn, f: &RequestFilter) -> Result<Vec<RequestRow>> {
         .into_iter()
         .zip(statuses)
         .map(|(r, status)| RequestRow {
-            id: r.0,
+            id: r.request_id,
             status,
-            kind: r.2,
-            subject: r.3,
-            from: name(r.4),
-            to: name(r.5),
-            requested_at: r.6.and_utc(),
-            fulfilled_at: r.7.map(|t| t.and_utc()),
+            kind: r.kind,
+            subject: r.subject,
+            from: name(r.party_from),
+            to: name(r.party_to),
+            requested_at: r.request_date.and_utc(),
+            fulfilled_at: r.fulfill_date.map(|t| t.and_utc()),
         })
         .collect())
 }
@@ -127,42 +125,40 @@ pub struct Attempt {
 
 /// Every attempt to deliver request `id`, oldest first (at most 1,000).
 pub fn attempts(conn: &mut DbConn, id: RequestId) -> Result<Vec<Attempt>> {
-    type A = (
-        String,
-        String,
-        Option<String>,
-        NaiveDateTime,
-        String,
-        Option<i32>,
-        Option<String>,
-    );
-    let rows: Vec<A> = delivery_log::table
+    let rows: Vec<Logged> = delivery_log::table
         .inner_join(parties::table.on(parties::id.eq(delivery_log::party_to)))
         .filter(delivery_log::request_id.eq(id.0))
-        .select((
-            parties::name,
-            delivery_log::channel,
-            delivery_log::address,
-            delivery_log::attempted_at,
-            delivery_log::outcome,
-            delivery_log::reply_code,
-            delivery_log::reply_message,
-        ))
+        .select(Logged::as_select())
         .order(delivery_log::id.asc())
         .limit(1000)
         .load(conn)?;
     Ok(rows
         .into_iter()
         .map(|r| Attempt {
-            party: r.0,
-            channel: r.1,
-            address: r.2,
-            attempted_at: r.3.and_utc(),
-            outcome: r.4,
-            reply_code: r.5,
-            reply_message: r.6,
+            party: r.party,
+            channel: r.channel,
+            address: r.address,
+            attempted_at: r.attempted_at.and_utc(),
+            outcome: r.outcome,
+            reply_code: r.reply_code,
+            reply_message: r.reply_message,
         })
         .collect())
+}
+
+/// A `delivery_log` row with its recipient's name, as an [`Attempt`]
+/// shows it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = delivery_log)]
+struct Logged {
+    #[diesel(select_expression = parties::name)]
+    party: String,
+    channel: String,
+    address: Option<String>,
+    attempted_at: NaiveDateTime,
+    outcome: String,
+    reply_code: Option<i32>,
+    reply_message: Option<String>,
 }
 
 /// Requests by status, every status listed (zero when none): one

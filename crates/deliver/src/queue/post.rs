@@ -177,29 +177,10 @@ pub fn show(conn: &mut DbConn, id: RequestId) -> Result<RequestView> {
         .first(conn)
         .optional()?
         .ok_or_else(|| Error::not_found(format!("no request {id}")))?;
-    type R = (
-        String,
-        String,
-        Option<String>,
-        bool,
-        bool,
-        i32,
-        Option<i32>,
-        Option<String>,
-    );
-    let rows: Vec<R> = nt_queue::table
+    let rows: Vec<Recipient> = nt_queue::table
         .inner_join(parties::table.on(parties::id.eq(nt_queue::party_to)))
         .filter(nt_queue::request_id.eq(id.0))
-        .select((
-            parties::name,
-            nt_queue::channel,
-            nt_queue::address,
-            nt_queue::is_successful,
-            nt_queue::gave_up,
-            nt_queue::retry_count,
-            nt_queue::smtp_reply_code,
-            nt_queue::smtp_reply_message,
-        ))
+        .select(Recipient::as_select())
         .order((parties::name.asc(), nt_queue::channel.asc()))
         .load(conn)?;
     Ok(RequestView {
@@ -212,21 +193,37 @@ pub fn show(conn: &mut DbConn, id: RequestId) -> Result<RequestView> {
         recipients: rows
             .into_iter()
             .map(|r| RecipientView {
-                party: r.0,
+                party: r.party,
                 // A URL's path is the receiver's credential: shown masked.
-                address: r.2.map(|a| match Channel::parse(&r.1) {
+                address: r.address.map(|a| match Channel::parse(&r.channel) {
                     Ok(c) => c.shown(&a),
                     Err(_) => a,
                 }),
-                channel: r.1,
-                successful: r.3,
-                gave_up: r.4,
-                retry_count: r.5,
-                reply_code: r.6,
-                reply_message: r.7,
+                channel: r.channel,
+                successful: r.is_successful,
+                gave_up: r.gave_up,
+                retry_count: r.retry_count,
+                reply_code: r.smtp_reply_code,
+                reply_message: r.smtp_reply_message,
             })
             .collect(),
     })
+}
+
+/// A request's queue row with its recipient's name, as
+/// [`RecipientView`] shows it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = nt_queue)]
+struct Recipient {
+    #[diesel(select_expression = parties::name)]
+    party: String,
+    channel: String,
+    address: Option<String>,
+    is_successful: bool,
+    gave_up: bool,
+    retry_count: i32,
+    smtp_reply_code: Option<i32>,
+    smtp_reply_message: Option<String>,
 }
 
 /// Requests by status and queue rows by state, for `queue status`.

@@ -18,18 +18,21 @@ const SENT: &str = "sent";
 const FAILED: &str = "failed";
 const SKIPPED: &str = "skipped";
 
-type Row = (
-    i64,
-    String,
-    Option<i64>,
-    Option<i64>,
-    NaiveDateTime,
-    String,
-    String,
-    i32,
-    Option<NaiveDateTime>,
-    Option<String>,
-);
+/// An `events` row as [`EventRow`] reads it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = events)]
+struct Stored {
+    id: i64,
+    kind: String,
+    subscription_id: Option<i64>,
+    party_id: Option<i64>,
+    occurred_at: NaiveDateTime,
+    data: String,
+    status: String,
+    attempts: i32,
+    sent_at: Option<NaiveDateTime>,
+    last_error: Option<String>,
+}
 
 /// One recorded event, as `digestd events list` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -48,20 +51,19 @@ pub struct EventRow {
     pub data: serde_json::Value,
 }
 
-impl From<Row> for EventRow {
-    fn from(r: Row) -> EventRow {
-        let (id, kind, subscription, party, at, data, status, attempts, sent, error) = r;
+impl From<Stored> for EventRow {
+    fn from(r: Stored) -> EventRow {
         EventRow {
-            id,
-            kind,
-            subscription,
-            party,
-            occurred_at: at.and_utc(),
-            status,
-            attempts,
-            sent_at: sent.map(|t| t.and_utc()),
-            last_error: error,
-            data: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
+            id: r.id,
+            kind: r.kind,
+            subscription: r.subscription_id,
+            party: r.party_id,
+            occurred_at: r.occurred_at.and_utc(),
+            status: r.status,
+            attempts: r.attempts,
+            sent_at: r.sent_at.map(|t| t.and_utc()),
+            last_error: r.last_error,
+            data: serde_json::from_str(&r.data).unwrap_or(serde_json::Value::Null),
         }
     }
 }
@@ -81,19 +83,8 @@ pub fn list(
     if let Some(k) = kind {
         q = q.filter(events::kind.eq(k.as_str()));
     }
-    let rows: Vec<Row> = q
-        .select((
-            events::id,
-            events::kind,
-            events::subscription_id,
-            events::party_id,
-            events::occurred_at,
-            events::data,
-            events::status,
-            events::attempts,
-            events::sent_at,
-            events::last_error,
-        ))
+    let rows: Vec<Stored> = q
+        .select(Stored::as_select())
         .order(events::id.asc())
         .limit(limit)
         .load(c)?;
@@ -187,42 +178,38 @@ pub struct Due {
 /// The first `limit` pending events after id `after`, in id order, due or
 /// not (one that waits holds back the later ones of its order key).
 pub fn due(c: &mut DbConn, after: i64, limit: i64) -> Result<Vec<Due>> {
-    type DueRow = (
-        i64,
-        String,
-        String,
-        NaiveDateTime,
-        String,
-        i32,
-        NaiveDateTime,
-    );
-    let rows: Vec<DueRow> = events::table
+    let rows: Vec<DueStored> = events::table
         .filter(events::status.eq(PENDING))
         .filter(events::id.gt(after))
-        .select((
-            events::id,
-            events::kind,
-            events::order_key,
-            events::occurred_at,
-            events::data,
-            events::attempts,
-            events::next_attempt_at,
-        ))
+        .select(DueStored::as_select())
         .order(events::id.asc())
         .limit(limit)
         .load(c)?;
     Ok(rows
         .into_iter()
-        .map(|(id, kind, order_key, at, data, attempts, next)| Due {
-            id,
-            kind,
-            order_key,
-            occurred_at: at.and_utc(),
-            data,
-            attempts,
-            next_attempt_at: next.and_utc(),
+        .map(|r| Due {
+            id: r.id,
+            kind: r.kind,
+            order_key: r.order_key,
+            occurred_at: r.occurred_at.and_utc(),
+            data: r.data,
+            attempts: r.attempts,
+            next_attempt_at: r.next_attempt_at.and_utc(),
         })
         .collect())
+}
+
+/// An `events` row as the poster takes it ([`Due`]).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = events)]
+struct DueStored {
+    id: i64,
+    kind: String,
+    order_key: String,
+    occurred_at: NaiveDateTime,
+    data: String,
+    attempts: i32,
+    next_attempt_at: NaiveDateTime,
 }
 
 /// Marks pending events of a type not in `wanted` skipped (empty `wanted`:

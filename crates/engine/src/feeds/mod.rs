@@ -66,15 +66,18 @@ pub struct Head {
     pub owner_locale: Option<String>,
 }
 
-type HeadRow = (
-    i64,
-    String,
-    String,
-    Option<i64>,
-    NaiveDateTime,
-    i64,
-    Option<NaiveDateTime>,
-);
+/// The columns of `collections` a [`Head`] reads.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = collections)]
+struct HeadRow {
+    id: i64,
+    uuid: String,
+    name: String,
+    owner_id: Option<i64>,
+    created_at: NaiveDateTime,
+    feed_version: i64,
+    feed_changed_at: Option<NaiveDateTime>,
+}
 
 /// The collection `uuid` names, with its feed version. Reads the
 /// collection's row and its owner's, never the modification log: this is
@@ -83,21 +86,12 @@ pub fn head(conn: &mut DbConn, uuid: &str) -> Result<Head> {
     let uuid = validate::uuid("collection", uuid)?;
     let row: Option<HeadRow> = collections::table
         .filter(collections::uuid.eq(&uuid))
-        .select((
-            collections::id,
-            collections::uuid,
-            collections::name,
-            collections::owner_id,
-            collections::created_at,
-            collections::feed_version,
-            collections::feed_changed_at,
-        ))
+        .select(HeadRow::as_select())
         .first(conn)
         .optional()?;
-    let (id, uuid, name, owner_id, created, version, changed) =
-        row.ok_or_else(|| Error::not_found(format!("no collection {uuid}")))?;
+    let row = row.ok_or_else(|| Error::not_found(format!("no collection {uuid}")))?;
     let (mut owner, mut owner_tz, mut owner_locale) = (None, None, None);
-    if let Some(o) = owner_id {
+    if let Some(o) = row.owner_id {
         owner = parties::table
             .find(o)
             .select(parties::name)
@@ -122,11 +116,11 @@ pub fn head(conn: &mut DbConn, uuid: &str) -> Result<Head> {
         }
     }
     Ok(Head {
-        collection: CollectionId(id),
-        uuid,
-        name,
-        version,
-        changed_at: changed.unwrap_or(created).and_utc(),
+        collection: CollectionId(row.id),
+        uuid: row.uuid,
+        name: row.name,
+        version: row.feed_version,
+        changed_at: row.feed_changed_at.unwrap_or(row.created_at).and_utc(),
         owner,
         owner_tz,
         owner_locale,

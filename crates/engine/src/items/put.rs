@@ -154,17 +154,20 @@ fn validate_input(input: &ItemInput, now: DateTime<Utc>, bounds: &AtBounds) -> R
     })
 }
 
-type StoredItem = (
-    i64,
-    String,
-    String,
-    Option<NaiveDateTime>,
-    Option<NaiveDateTime>,
-    Option<String>,
-    Option<String>,
-    bool,
-    Option<String>,
-);
+/// An `items` row as a put compares against it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = items)]
+struct StoredItem {
+    id: i64,
+    kind: String,
+    title: String,
+    start_at: Option<NaiveDateTime>,
+    reminder_at: Option<NaiveDateTime>,
+    rrule: Option<String>,
+    timezone: Option<String>,
+    deleted: bool,
+    url: Option<String>,
+}
 
 /// Upserts an item and records what changed. Everything is validated and
 /// resolved before the write transaction opens; the item row, its
@@ -193,17 +196,7 @@ pub fn put_item_within(
     conn.write_tx(|c| {
         let stored: Option<StoredItem> = items::table
             .filter(items::uuid.eq(&v.uuid))
-            .select((
-                items::id,
-                items::kind,
-                items::title,
-                items::start_at,
-                items::reminder_at,
-                items::rrule,
-                items::timezone,
-                items::deleted,
-                items::url,
-            ))
+            .select(StoredItem::as_select())
             .first(c)
             .optional()?;
         let put = Put {
@@ -217,7 +210,7 @@ pub fn put_item_within(
             url: v
                 .url
                 .clone()
-                .or_else(|| stored.as_ref().and_then(|s| s.8.clone())),
+                .or_else(|| stored.as_ref().and_then(|s| s.url.clone())),
         };
         let (item_id, mods, changes) = match stored {
             None => put.insert(c)?,
@@ -306,7 +299,17 @@ impl Put<'_> {
 
     /// A stored item: deleted, back after a delete, or edited.
     fn update(&self, c: &mut DbConn, stored: StoredItem) -> Result<Written> {
-        let (id, kind, title, start, reminder, rrule, tz, deleted, old_url) = stored;
+        let StoredItem {
+            id,
+            kind,
+            title,
+            start_at,
+            reminder_at,
+            rrule,
+            timezone,
+            deleted,
+            url,
+        } = stored;
         let current: BTreeSet<i64> = collection_items::table
             .filter(collection_items::item_id.eq(id))
             .select(collection_items::collection_id)
@@ -336,11 +339,11 @@ impl Put<'_> {
         let old_state: State = BTreeMap::from([
             ("kind", Some(kind)),
             ("title", Some(title)),
-            ("start", start.map(rfc3339)),
-            ("reminder", reminder.map(rfc3339)),
+            ("start", start_at.map(rfc3339)),
+            ("reminder", reminder_at.map(rfc3339)),
             ("rrule", rrule),
-            ("timezone", tz),
-            ("url", old_url),
+            ("timezone", timezone),
+            ("url", url),
         ]);
         let new_state = self.v.state();
         let changes: Vec<Change> = old_state

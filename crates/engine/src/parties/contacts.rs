@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::ids::PartyId;
 
 /// A contact point: one address of a party on one channel.
-#[derive(Debug, Clone, Serialize, PartialEq, Queryable)]
+#[derive(Debug, Clone, Serialize, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = contact_points)]
 pub struct ContactPoint {
     pub id: i64,
     pub party_id: i64,
@@ -38,15 +39,7 @@ impl ContactPoint {
 pub fn contact_points(conn: &mut DbConn, party: PartyId) -> Result<Vec<ContactPoint>> {
     Ok(contact_points::table
         .filter(contact_points::party_id.eq(party.0))
-        .select((
-            contact_points::id,
-            contact_points::party_id,
-            contact_points::channel,
-            contact_points::address,
-            contact_points::verified,
-            contact_points::disabled,
-            contact_points::bounce_count,
-        ))
+        .select(ContactPoint::as_select())
         .order(contact_points::channel.asc())
         .load(conn)?)
 }

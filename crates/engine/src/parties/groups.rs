@@ -191,22 +191,14 @@ fn load_groups(conn: &mut DbConn, only: Option<PartyId>) -> Result<Vec<Group>> {
     let mut q = group_prefs::table
         .inner_join(parties::table)
         .filter(parties::kind.eq("group"))
-        .select((
-            parties::id,
-            parties::name,
-            group_prefs::timezone,
-            group_prefs::week_start,
-            group_prefs::daily_hour,
-            group_prefs::locale,
-            group_prefs::quiet_hours,
-        ))
+        .select(GroupStored::as_select())
         .order(parties::name.asc())
         .into_boxed();
     if let Some(id) = only {
         q = q.filter(parties::id.eq(id.0));
     }
-    let rows: Vec<(i64, String, String, i32, i32, String, String)> = q.load(conn)?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let rows: Vec<GroupStored> = q.load(conn)?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut emails: BTreeMap<i64, String> = BTreeMap::new();
     let mut members: BTreeMap<i64, i64> = BTreeMap::new();
     for chunk in ids.chunks(10_000) {
@@ -225,16 +217,32 @@ fn load_groups(conn: &mut DbConn, only: Option<PartyId>) -> Result<Vec<Group>> {
     }
     Ok(rows
         .into_iter()
-        .map(|(id, name, timezone, ws, dh, locale, quiet_hours)| Group {
-            id: PartyId(id),
-            name,
-            timezone,
-            week_start: validate::weekday_name(ws as u8).to_string(),
-            daily_hour: dh,
-            locale,
-            quiet_hours,
-            email: emails.remove(&id),
-            members: members.get(&id).copied().unwrap_or(0),
+        .map(|r| Group {
+            id: PartyId(r.id),
+            name: r.name,
+            timezone: r.timezone,
+            week_start: validate::weekday_name(r.week_start as u8).to_string(),
+            daily_hour: r.daily_hour,
+            locale: r.locale,
+            quiet_hours: r.quiet_hours,
+            email: emails.remove(&r.id),
+            members: members.get(&r.id).copied().unwrap_or(0),
         })
         .collect())
+}
+
+/// A `group_prefs` row with its party's id and name, as a [`Group`]
+/// shows it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = group_prefs)]
+struct GroupStored {
+    #[diesel(select_expression = parties::id)]
+    id: i64,
+    #[diesel(select_expression = parties::name)]
+    name: String,
+    timezone: String,
+    week_start: i32,
+    daily_hour: i32,
+    locale: String,
+    quiet_hours: String,
 }

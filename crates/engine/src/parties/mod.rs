@@ -366,22 +366,14 @@ pub fn get_user(conn: &mut DbConn, id: PartyId) -> Result<User> {
 fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
     let mut q = users::table
         .inner_join(parties::table)
-        .select((
-            parties::id,
-            parties::name,
-            users::timezone,
-            users::week_start,
-            users::daily_hour,
-            users::locale,
-            users::quiet_hours,
-        ))
+        .select(UserStored::as_select())
         .order(parties::name.asc())
         .into_boxed();
     if let Some(ids) = only {
         q = q.filter(parties::id.eq_any(ids));
     }
-    let rows: Vec<(i64, String, String, i32, i32, String, String)> = q.load(conn)?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let rows: Vec<UserStored> = q.load(conn)?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut contacts: BTreeMap<(i64, String), String> = BTreeMap::new();
     for chunk in ids.chunks(10_000) {
         let cps: Vec<(i64, String, String)> = contact_points::table
@@ -398,22 +390,37 @@ fn load_users(conn: &mut DbConn, only: Option<&[i64]>) -> Result<Vec<User>> {
     }
     Ok(rows
         .into_iter()
-        .map(|(id, username, timezone, ws, dh, locale, quiet_hours)| {
-            let mut get = |ch: Channel| contacts.remove(&(id, ch.as_str().to_string()));
+        .map(|r| {
+            let mut get = |ch: Channel| contacts.remove(&(r.id, ch.as_str().to_string()));
             User {
-                id: PartyId(id),
+                id: PartyId(r.id),
                 email: get(Channel::Email),
                 xmpp: get(Channel::Xmpp),
                 phone: get(Channel::Sms),
-                username,
-                timezone,
-                week_start: validate::weekday_name(ws as u8).to_string(),
-                daily_hour: dh,
-                locale,
-                quiet_hours,
+                username: r.name,
+                timezone: r.timezone,
+                week_start: validate::weekday_name(r.week_start as u8).to_string(),
+                daily_hour: r.daily_hour,
+                locale: r.locale,
+                quiet_hours: r.quiet_hours,
             }
         })
         .collect())
+}
+
+/// A `users` row with its party's id and name, as a [`User`] shows it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = users)]
+struct UserStored {
+    #[diesel(select_expression = parties::id)]
+    id: i64,
+    #[diesel(select_expression = parties::name)]
+    name: String,
+    timezone: String,
+    week_start: i32,
+    daily_hour: i32,
+    locale: String,
+    quiet_hours: String,
 }
 
 /// A party's name.

@@ -403,49 +403,44 @@ pub fn list(conn: &mut DbConn) -> Result<Vec<Subscription>> {
 
 /// The subscriptions of `party` (all when `None`), by id.
 fn list_where(conn: &mut DbConn, party: Option<PartyId>) -> Result<Vec<Subscription>> {
-    type Row = (
-        i64,
-        i64,
-        Option<i64>,
-        String,
-        String,
-        Option<i32>,
-        Option<i32>,
-        String,
-        bool,
-    );
     let mut q = subscriptions::table.into_boxed();
     if let Some(p) = party {
         q = q.filter(subscriptions::party_id.eq(p.0));
     }
-    let rows: Vec<Row> = q
-        .select((
-            subscriptions::id,
-            subscriptions::party_id,
-            subscriptions::collection_id,
-            subscriptions::kind,
-            subscriptions::frequency,
-            subscriptions::day_of_week,
-            subscriptions::hour_of_day,
-            subscriptions::channels,
-            subscriptions::paused,
-        ))
+    let rows: Vec<Stored> = q
+        .select(Stored::as_select())
         .order(subscriptions::id.asc())
         .load(conn)?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(id, party, coll, kind, frequency, day, hour, channels, paused)| Subscription {
-                id: SubscriptionId(id),
-                party: PartyId(party),
-                collection: coll.map(CollectionId),
-                kind,
-                frequency,
-                day_of_week: day,
-                hour_of_day: hour,
-                channels: channels.split(',').map(str::to_string).collect(),
-                paused,
-            },
-        )
-        .collect())
+    Ok(rows.into_iter().map(Subscription::from).collect())
+}
+
+/// The columns of `subscriptions` a [`Subscription`] shows.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = subscriptions)]
+struct Stored {
+    id: i64,
+    party_id: i64,
+    collection_id: Option<i64>,
+    kind: String,
+    frequency: String,
+    day_of_week: Option<i32>,
+    hour_of_day: Option<i32>,
+    channels: String,
+    paused: bool,
+}
+
+impl From<Stored> for Subscription {
+    fn from(r: Stored) -> Subscription {
+        Subscription {
+            id: SubscriptionId(r.id),
+            party: PartyId(r.party_id),
+            collection: r.collection_id.map(CollectionId),
+            kind: r.kind,
+            frequency: r.frequency,
+            day_of_week: r.day_of_week,
+            hour_of_day: r.hour_of_day,
+            channels: r.channels.split(',').map(str::to_string).collect(),
+            paused: r.paused,
+        }
+    }
 }
