@@ -58,13 +58,13 @@ pub enum Inbound {
 
 /// The failed or delayed recipients of a DSN, and the messages of ours it
 /// quotes; `None` when `raw` is not one.
-pub fn parse_report(raw: &[u8], key: &MessageKey) -> Option<(Vec<Bounce>, Vec<MessageRef>)> {
+pub(crate) fn parse_report(raw: &[u8], key: &MessageKey) -> Option<(Vec<Bounce>, Vec<MessageRef>)> {
     let bounces = parse_dsn(raw)?;
     Some((bounces, key.find_all(&String::from_utf8_lossy(raw))))
 }
 
 /// The failed or delayed recipients of a DSN; `None` when `raw` is not one.
-pub fn parse_dsn(raw: &[u8]) -> Option<Vec<Bounce>> {
+pub(crate) fn parse_dsn(raw: &[u8]) -> Option<Vec<Bounce>> {
     let msg = MessageParser::default().parse(raw)?;
     let ct = msg.content_type()?;
     let is_report = ct.ctype().eq_ignore_ascii_case("multipart")

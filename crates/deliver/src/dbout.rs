@@ -44,7 +44,7 @@ pub struct DbOutbox {
 }
 
 /// Checks `email.db_path` without opening it.
-pub fn check_path(path: &str) -> Result<()> {
+pub(crate) fn check_path(path: &str) -> Result<()> {
     if path.trim().is_empty() || path.chars().any(char::is_control) {
         return Err(crate::error::Error::invalid(
             "config: email.db_path: a file path, without control characters",
@@ -74,7 +74,7 @@ impl DbOutbox {
 
     /// Inserts the batch in one transaction; on failure none of it is
     /// there and every message is worth another attempt.
-    pub fn send_all(&mut self, msgs: &[Outgoing]) -> Vec<Outcome> {
+    pub(crate) fn send_all(&mut self, msgs: &[Outgoing]) -> Vec<Outcome> {
         let r = self.conn.transaction(|c| {
             for m in msgs {
                 let key = m

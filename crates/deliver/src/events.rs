@@ -94,7 +94,7 @@ impl EventPoster {
 
     /// Posts what is due at `now`, in order per key, until nothing is due,
     /// [`PER_PASS`] were posted, or one failed.
-    pub fn post_due(&self, conn: &mut DbConn, now: DateTime<Utc>) -> Result<Posted> {
+    pub(crate) fn post_due(&self, conn: &mut DbConn, now: DateTime<Utc>) -> Result<Posted> {
         let mut done = Posted::default();
         // Most passes find nothing: a read, no write.
         if events::due(conn, 0, 1)?.is_empty() {

@@ -16,7 +16,7 @@ pub const MAX_ANSWER: usize = 64 * 1024;
 /// Whether an answer's status is worth another attempt: 408, 429 and 5xx
 /// other than 501 (Not Implemented, which no retry mends). The webhooks
 /// and the SMS gateway read a refusal by it.
-pub fn worth_retrying(status: u16) -> bool {
+pub(crate) fn worth_retrying(status: u16) -> bool {
     matches!(status, 408 | 429 | 500 | 502..=599)
 }
 
@@ -73,7 +73,11 @@ impl Client {
 
     /// Sends `req` and reads at most `max` bytes of the answer ([`read`]),
     /// blocking on the client's runtime until it has.
-    pub fn exchange(&self, req: reqwest::RequestBuilder, max: usize) -> reqwest::Result<Answer> {
+    pub(crate) fn exchange(
+        &self,
+        req: reqwest::RequestBuilder,
+        max: usize,
+    ) -> reqwest::Result<Answer> {
         self.rt.block_on(read(req, max))
     }
 }

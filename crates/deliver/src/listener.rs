@@ -235,7 +235,7 @@ impl From<Result<Delivered, DeliveryError>> for Outcome {
 
 impl Outcome {
     /// The outcome as a listener's result.
-    pub fn into_result(self) -> Result<Delivered, DeliveryError> {
+    pub(crate) fn into_result(self) -> Result<Delivered, DeliveryError> {
         match self {
             Outcome::Sent {
                 code,

@@ -131,7 +131,7 @@ fn with_calendar(text: &str, html: Option<&str>, calendar: &str) -> Result<Multi
 /// that is not its owner's, so the list cannot be edited to stop someone
 /// else's digests. `None` when no part has a link, or when the links do
 /// not share one prefix (then no header is safer than a wrong one).
-pub fn combine_unsubscribe<'a>(urls: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn combine_unsubscribe<'a>(urls: impl IntoIterator<Item = &'a str>) -> Option<String> {
     const MARK: &str = "/unsubscribe/";
     let mut prefix: Option<&str> = None;
     let mut ids: Vec<&str> = Vec::new();
@@ -179,7 +179,7 @@ fn escape_html(s: &str) -> String {
 }
 
 /// Plain text as HTML: escaped, line breaks kept.
-pub fn text_to_html(text: &str) -> String {
+pub(crate) fn text_to_html(text: &str) -> String {
     format!(
         "<div style=\"white-space:pre-wrap;font-family:sans-serif\">{}</div>",
         escape_html(text)
@@ -189,7 +189,7 @@ pub fn text_to_html(text: &str) -> String {
 /// How a recipient with no preferences of its own reads times (a group
 /// sent to as one, an address with no user): UTC, 24-hour, as a group's
 /// digests.
-pub fn utc_style() -> Style {
+pub(crate) fn utc_style() -> Style {
     Style::new(chrono_tz::UTC, "en-GB")
 }
 
@@ -199,7 +199,7 @@ pub fn utc_style() -> Style {
 /// become sections headed "Message sent on … regarding …", the time in the
 /// recipient's zone and 12/24-hour `style`, as its digests show times
 /// ("Mon, Nov 23, 4:00 AM EST", "Mon 23 Nov, 10:00 CET").
-pub fn combine(parts: &[Part], style: &Style) -> (String, String, String) {
+pub(crate) fn combine(parts: &[Part], style: &Style) -> (String, String, String) {
     match parts {
         [] => (String::new(), String::new(), String::new()),
         [p] => (

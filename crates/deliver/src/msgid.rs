@@ -76,7 +76,7 @@ impl MessageKey {
     /// on disk (the sent journals) and tells nothing of the key. It is a
     /// name, not a MAC: it keeps the form the journals already on disk
     /// were named with.
-    pub fn installation_tag(&self) -> String {
+    pub(crate) fn installation_tag(&self) -> String {
         let mut h = Sha256::new();
         h.update(self.secret.as_bytes());
         h.update(b"\0installation");
@@ -119,7 +119,7 @@ impl MessageKey {
     /// thread. Its MAC is over `thread.SUBSCRIPTION.PARTY`, which no
     /// message's names can spell, and [`MessageKey::verify`] refuses it: a
     /// bounce quoting it names no message.
-    pub fn thread_root(&self, subscription: i64, party: i64, host: &str) -> String {
+    pub(crate) fn thread_root(&self, subscription: i64, party: i64, host: &str) -> String {
         let names = format!("thread.{subscription}.{party}");
         let mut mac = crate::text::hex(&self.key.mac(&[names.as_bytes()]));
         mac.truncate(MAC_HEX);
@@ -147,7 +147,7 @@ impl MessageKey {
 
     /// Every verified id quoted anywhere in `text` (a bounce's returned
     /// headers, its References, a quoted original), without repeats.
-    pub fn find_all(&self, text: &str) -> Vec<MessageRef> {
+    pub(crate) fn find_all(&self, text: &str) -> Vec<MessageRef> {
         let mut out: Vec<MessageRef> = text
             .match_indices("<nt.")
             .filter_map(|(i, _)| {

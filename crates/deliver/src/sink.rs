@@ -99,7 +99,7 @@ pub enum EmailSink {
 
 /// Checks `email.pipe_command`: a program and its arguments, no control
 /// characters (it is split on spaces, never given to a shell).
-pub fn check_pipe(cmd: &str) -> Result<()> {
+pub(crate) fn check_pipe(cmd: &str) -> Result<()> {
     if cmd.split_whitespace().next().is_none() {
         return Err(Error::invalid(
             "config: email.pipe_command is required when email.transport is \"pipe\"",
@@ -137,7 +137,7 @@ impl EmailSink {
     /// as it is taken: over SMTP as each `250` is read, one file or pipe
     /// at a time for `dir`, `pipe` and `stdout`, the whole chunk once its
     /// `db` transaction has committed (a repeat there replaces the row).
-    pub fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
+    pub(crate) fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
         let noted = |i: usize, o: Outcome| {
             if let Outcome::Sent {
                 code,

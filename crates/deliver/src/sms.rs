@@ -181,7 +181,7 @@ impl Error {
     /// Whether another attempt may succeed: no answer, 408, 429 and 5xx
     /// other than 501 (Not Implemented, which no retry mends); any other
     /// status is the gateway refusing the message.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Unanswered(_) => true,
             Error::Refused { status, .. } => crate::http::worth_retrying(*status),

@@ -209,7 +209,11 @@ pub fn parse_all(
 
 /// [`parse_all`] without the verdict: every bad line comes back as data.
 /// `Err` only for a failed read or a storage error.
-pub fn check_lines(conn: &mut DbConn, mut input: impl BufRead, at: &AtBounds) -> Result<Checked> {
+pub(crate) fn check_lines(
+    conn: &mut DbConn,
+    mut input: impl BufRead,
+    at: &AtBounds,
+) -> Result<Checked> {
     let mut scan = Scan::new(at);
     let mut buf = Vec::new();
     while read_line_bounded(&mut input, &mut buf)?.is_some() {

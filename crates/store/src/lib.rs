@@ -190,7 +190,7 @@ impl DbUrl {
 
     /// Opens one connection with the SQLite pragmas set and a page cache
     /// of `cache_kib` KiB.
-    pub fn connect_with_cache(&self, cache_kib: u32) -> Result<DbConn> {
+    pub(crate) fn connect_with_cache(&self, cache_kib: u32) -> Result<DbConn> {
         match self.backend {
             Backend::Sqlite => {
                 if self.target != ":memory:" {

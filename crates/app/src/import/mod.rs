@@ -23,7 +23,7 @@ use crate::ingest::{self, Bad};
 /// Every non-blank line of `input` parsed as a `T`, with its 1-based line
 /// number; the lines that are not a `T` (or too long, or not UTF-8) in
 /// `bad`. Returns the number of non-blank lines too.
-pub fn read_lines<T: DeserializeOwned>(
+pub(crate) fn read_lines<T: DeserializeOwned>(
     mut input: impl BufRead,
     bad: &mut Bad,
 ) -> Result<(Vec<(usize, T)>, usize)> {

@@ -21,7 +21,7 @@ impl Dialect {
         }
     }
 
-    pub fn ts_lit(&self, t: DateTime<Utc>) -> String {
+    pub(crate) fn ts_lit(&self, t: DateTime<Utc>) -> String {
         let s = t.format("%Y-%m-%d %H:%M:%S");
         match self.0 {
             Backend::Sqlite => format!("'{s}'"),
@@ -30,7 +30,7 @@ impl Dialect {
     }
 
     /// A timestamp `epoch_seconds` after the Unix epoch.
-    pub fn ts_at(&self, epoch_seconds: &str) -> String {
+    pub(crate) fn ts_at(&self, epoch_seconds: &str) -> String {
         match self.0 {
             Backend::Sqlite => format!("datetime({epoch_seconds}, 'unixepoch')"),
             Backend::Postgres => format!("(to_timestamp({epoch_seconds}) AT TIME ZONE 'UTC')"),

@@ -91,12 +91,6 @@ impl Locale {
     }
 
     /// The shipped language an `Accept-Language` header asks for most
-    /// (highest `q`, then first), English when it asks for none of them.
-    pub fn from_accept_language(header: &str) -> Locale {
-        Locale::accepted(header).map_or(Locale::En, |(l, _)| l)
-    }
-
-    /// The shipped language an `Accept-Language` header asks for most
     /// (highest `q`, then first) and the tag that asked for it
     /// (`"fr-CA"`); `None` when it asks for none of them. Hostile headers
     /// read as asking for nothing: one longer than [`MAX_ACCEPT_LANGUAGE`]
@@ -143,7 +137,7 @@ pub const MAX_ACCEPT_LANGUAGE: usize = 512;
 /// The catalogue source shipped for `l`: its digests' and messages'
 /// words (`digestd.ftl`), its pages' (`pages.ftl`) and the operator's
 /// report's (`report.ftl`), read as one resource.
-pub fn shipped_source(l: Locale) -> &'static str {
+pub(crate) fn shipped_source(l: Locale) -> &'static str {
     macro_rules! lang {
         ($tag:literal) => {
             concat!(

@@ -241,7 +241,7 @@ pub fn duration(d: Duration) -> String {
 /// A TEXT value (RFC 5545 §3.3.11): `\`, `;` and `,` escaped, every line
 /// end (CRLF, CR or LF) as `\n`, and any other control character but tab
 /// dropped.
-pub fn escape_text(s: &str) -> String {
+pub(crate) fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

@@ -33,14 +33,10 @@ pub fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
 }
 
-/// Whether all of `s` may stand in an XML document, so in an XMPP stanza.
-/// A stanza with one character outside it cannot be serialised at all: the
-/// XMPP listener checks every body before it goes on the wire.
-pub fn xml_safe(s: &str) -> bool {
-    not_xml(s).is_none()
-}
-
-/// The first character of `s` that XML 1.0 forbids, to name in an error.
+/// The first character of `s` that XML 1.0 forbids, to name in an error;
+/// `None` when all of it may stand in an XML document, so in an XMPP
+/// stanza (one with a character outside it cannot be serialised at all:
+/// the XMPP listener checks every body before it goes on the wire).
 pub fn not_xml(s: &str) -> Option<char> {
     s.chars().find(|&c| !is_xml_char(c))
 }
@@ -51,7 +47,7 @@ pub fn not_xml(s: &str) -> Option<char> {
 /// them and discourages the rest; we refuse them all in the text we store,
 /// which costs nobody a real character and keeps every channel able to
 /// carry what we accepted.
-pub fn is_noncharacter(c: char) -> bool {
+pub(crate) fn is_noncharacter(c: char) -> bool {
     matches!(c, '\u{FDD0}'..='\u{FDEF}') || (c as u32) & 0xFFFE == 0xFFFE
 }
 

@@ -199,6 +199,11 @@ fn texts_refuse_what_xml_or_a_terminal_cannot_take_and_name_it() {
     }
 }
 
+/// Whether all of `s` may stand in an XML document.
+fn xml_safe(s: &str) -> bool {
+    not_xml(s).is_none()
+}
+
 #[test]
 fn xml_safe_is_the_xml_char_production() {
     assert!(xml_safe(

@@ -63,7 +63,7 @@ fn read(
 
 /// The rooms `direct` lists under `user` (a person in `m.direct`,
 /// [`ROOMS`] in an own record), newest (last recorded) first.
-pub fn rooms_of(direct: &Map<String, Value>, user: &str) -> Vec<String> {
+pub(crate) fn rooms_of(direct: &Map<String, Value>, user: &str) -> Vec<String> {
     let mut rooms: Vec<String> = direct
         .get(user)
         .and_then(Value::as_array)
@@ -80,7 +80,7 @@ pub fn rooms_of(direct: &Map<String, Value>, user: &str) -> Vec<String> {
 
 /// `direct` with `room` added to the rooms under `user`; `None` when it
 /// is there already. An entry that is not a list is replaced.
-pub fn with_room(
+pub(crate) fn with_room(
     mut direct: Map<String, Value>,
     user: &str,
     room: &str,

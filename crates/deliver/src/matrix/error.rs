@@ -99,7 +99,7 @@ impl Error {
     /// its field, 429, 401 (a token that expired), 5xx, a refused login.
     /// Any other status (a 3xx redirect, which is not followed, among
     /// them) and everything about the message itself is final.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Client(_)
             | Error::Unanswered { .. }

@@ -99,7 +99,7 @@ const PROBE_PREFIX: &str = ".probe-";
 /// it: what a process that delivers checks at start, so that a journal
 /// directory it cannot use stops it with one line (exit 2) before it sends
 /// anything.
-pub fn check_dir(dir: &Path) -> Result<()> {
+pub(crate) fn check_dir(dir: &Path) -> Result<()> {
     let bad = |e: std::io::Error| {
         Error::invalid(format!(
             "config: queue.journal_dir {}: {}",

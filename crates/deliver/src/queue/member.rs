@@ -78,7 +78,7 @@ impl Round {
     /// Row `r`'s request as its recipient reads it ([`Req::as_read`]): its
     /// links filled in, with the member's own for a group's digest; a
     /// request with no holes as stored.
-    pub fn req_for(&self, r: &Row) -> Cow<'_, Req> {
+    pub(crate) fn req_for(&self, r: &Row) -> Cow<'_, Req> {
         let q = &self.reqs[&r.request_id];
         // A member with no code (deleted by hand since the expansion) gets
         // links that name no one, which the pages answer as a bad link.

@@ -298,7 +298,7 @@ impl Delivery {
 
     /// The listeners of `[sms]`, `[xmpp]`, `[webhook]` and `[matrix]`, as
     /// configured.
-    pub fn with_listeners(self, cfg: &Config) -> Result<Delivery> {
+    pub(crate) fn with_listeners(self, cfg: &Config) -> Result<Delivery> {
         self.with_sms(&cfg.sms)?
             .with_xmpp(&cfg.xmpp)?
             .with_webhook(&cfg.webhook, &cfg.email)?

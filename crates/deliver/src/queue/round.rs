@@ -70,7 +70,7 @@ pub(super) struct Row {
 impl Row {
     /// How many queue rows the request has, when that is known without
     /// counting them: one per channel for a request to a single party.
-    pub fn rows_of_request(&self) -> Option<usize> {
+    pub(crate) fn rows_of_request(&self) -> Option<usize> {
         (!self.expand_group).then(|| self.channels.split(',').filter(|c| !c.is_empty()).count())
     }
 }

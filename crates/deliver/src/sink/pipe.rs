@@ -43,7 +43,7 @@ impl Error {
     /// Whether another attempt may succeed: a program that could not run,
     /// asked to be tried later or was killed says nothing about the
     /// message; one that exited otherwise refused it.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Spawn { .. } | Error::Wait { .. } | Error::TempFail { .. } => true,
             Error::Signal { .. } => true,

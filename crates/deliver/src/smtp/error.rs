@@ -57,7 +57,7 @@ pub enum Error {
 impl Error {
     /// lettre's error as ours: a reply with a code is a refusal, anything
     /// else a lost session.
-    pub fn from_lettre(e: &lettre::transport::smtp::Error) -> Error {
+    pub(crate) fn from_lettre(e: &lettre::transport::smtp::Error) -> Error {
         match e.status() {
             Some(code) => Error::Refused {
                 code: u16::from(code),
@@ -79,7 +79,7 @@ impl Error {
     /// Whether another attempt may succeed: only a 5xx refusal and a
     /// message with no usable envelope are final. A reply code outside
     /// 500-599 (4xx, or one no server should send) is worth a retry.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Refused { code, .. } => !(500..=599).contains(code),
             Error::Envelope(_) | Error::BadAddress(_) => false,

@@ -78,7 +78,7 @@ impl SmtpSink {
     /// in order. `accepted` is told of each message as its `250` is read,
     /// before its session writes anything more: a crash leaves at most one
     /// accepted message per session untold.
-    pub fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
+    pub(crate) fn send_all(&mut self, msgs: &[Outgoing], accepted: Accepted<'_>) -> Vec<Outcome> {
         let next = AtomicUsize::new(0);
         let mut sessions = std::mem::take(&mut self.sessions);
         for s in sessions.iter_mut().flatten() {

@@ -84,7 +84,7 @@ impl Error {
 
     /// Whether another attempt may go: 408, 429, 5xx but 501, no answer,
     /// a name that does not resolve, a client that could not be made.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Client(_) | Error::Unanswered(_) | Error::Unresolved { .. } => true,
             Error::Refused { status, .. } => crate::http::worth_retrying(*status),

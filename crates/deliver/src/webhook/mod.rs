@@ -205,7 +205,7 @@ fn write(
 
 /// An answer's `Retry-After` as seconds ([`retry_after_secs`]); without
 /// `now` (no pass has said its instant) only delta-seconds are read.
-pub fn retry_after(
+pub(crate) fn retry_after(
     headers: &reqwest::header::HeaderMap,
     now: Option<DateTime<Utc>>,
 ) -> Option<u64> {

@@ -52,7 +52,7 @@ impl Error {
     /// `remote-server-timeout`, `resource-constraint`,
     /// `internal-server-error` and `recipient-unavailable` always; any
     /// other condition when its type is `wait`.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             Error::Backoff { .. } | Error::Login(_) | Error::Lost(_) | Error::NoCondition => true,
             Error::Stanza {

@@ -289,12 +289,6 @@ pub fn revoke_ticket(conn: &mut DbConn, id: i64) -> Result<()> {
     Ok(())
 }
 
-/// True when `secret` is a ticket for `collection` (a ticket for another
-/// collection opens nothing here).
-pub fn ticket_opens(conn: &mut DbConn, secret: &str, collection: CollectionId) -> Result<bool> {
-    Ok(ticket_collection(conn, secret)? == Some(collection))
-}
-
 /// The collection a ticket opens, or `None` for an unknown secret: lets a
 /// caller tell "no such ticket" (401) from "a ticket for another
 /// collection" (403).

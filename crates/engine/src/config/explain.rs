@@ -50,7 +50,7 @@ pub fn defaults() -> &'static toml::Table {
 }
 
 /// The default of `[section] key`, when there is such a setting.
-pub fn default_of(section: &str, key: &str) -> Option<&'static toml::Value> {
+pub(crate) fn default_of(section: &str, key: &str) -> Option<&'static toml::Value> {
     defaults().get(section)?.as_table()?.get(key)
 }
 
@@ -96,7 +96,7 @@ pub fn example(section: &str, key: &str, var: Option<&str>) -> Option<String> {
 /// a setting's name, into the section, the key and the rest; `None` when
 /// it does not start with a setting's name. A section alone (`[http]`)
 /// gives an empty key.
-pub fn split_setting(s: &str) -> Option<(String, String, &str)> {
+pub(crate) fn split_setting(s: &str) -> Option<(String, String, &str)> {
     let is_name = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
     let (section, rest) = match s.strip_prefix('[') {
         Some(r) => {
@@ -118,7 +118,13 @@ pub fn split_setting(s: &str) -> Option<(String, String, &str)> {
 /// ` must be …` (the key's own name comes before it). `given` is the value
 /// refused, `why` the deserializer's words; `from_env`: the value came
 /// from a variable, where there are no quotes to speak of.
-pub fn must_be(section: &str, key: &str, given: &toml::Value, why: &str, from_env: bool) -> String {
+pub(crate) fn must_be(
+    section: &str,
+    key: &str,
+    given: &toml::Value,
+    why: &str,
+    from_env: bool,
+) -> String {
     let quoted = given.is_str() && !from_env;
     let unquote = if quoted { ", without quotes" } else { "" };
     match default_of(section, key) {
@@ -158,7 +164,7 @@ pub fn sections() -> Vec<&'static str> {
 }
 
 /// The sections that have a setting called `key`.
-pub fn sections_with(key: &str) -> Vec<&'static str> {
+pub(crate) fn sections_with(key: &str) -> Vec<&'static str> {
     defaults()
         .iter()
         .filter(|(_, t)| t.as_table().is_some_and(|t| t.contains_key(key)))

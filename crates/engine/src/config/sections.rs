@@ -307,7 +307,7 @@ impl ScheduleConfig {
 }
 
 /// A cron expression with seconds (6 or 7 fields), as the `cron` crate reads it.
-pub fn parse_cron(expr: &str) -> Result<cron::Schedule> {
+pub(crate) fn parse_cron(expr: &str) -> Result<cron::Schedule> {
     use std::str::FromStr;
     if expr.chars().any(|c| c.is_control()) {
         return Err(Error::invalid(format!(

@@ -48,7 +48,7 @@ impl Content {
     }
 
     /// The address of the shared list, to key caches by.
-    pub fn ptr(&self) -> usize {
+    pub(crate) fn ptr(&self) -> usize {
         match self {
             Content::Changes(v) => Arc::as_ptr(v) as usize,
             Content::Upcoming(v) => Arc::as_ptr(v) as usize,
@@ -447,7 +447,7 @@ pub fn render(content: &Content, f: &Frame) -> Result<Rendered> {
 
 /// Renders a body built by [`body`] for the recipient framed by `f`: the
 /// renderings `parts` asks for, no others.
-pub fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
+pub(crate) fn render_body(b: &Body, f: &Frame, parts: Parts) -> Result<Rendered> {
     let mut r = render_view(&view(b, f), parts, f.sms_segments)?;
     r.webhook = parts.webhook.then(|| webhook::document(b, f));
     Ok(r)

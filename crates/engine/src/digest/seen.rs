@@ -107,7 +107,7 @@ const MADE_MAX: usize = 4_096;
 
 impl SeenMarks {
     /// A new chunk of `runs`: marks read for the chunk before are forgotten.
-    pub fn begin_chunk(&mut self, runs: &[DueRun]) {
+    pub(crate) fn begin_chunk(&mut self, runs: &[DueRun]) {
         self.parties.clear();
         self.read.clear();
         self.marks.clear();

@@ -84,7 +84,7 @@ impl WindowChanges {
     /// The items this window keeps (everyone's, and each own collapse's),
     /// and the earliest instant of their last changes: what a seen mark
     /// must reach to leave one out (`super::seen`).
-    pub fn kept_items(&self) -> (Vec<&str>, Option<chrono::DateTime<chrono::Utc>>) {
+    pub(crate) fn kept_items(&self) -> (Vec<&str>, Option<chrono::DateTime<chrono::Utc>>) {
         let own = self.own.values().flat_map(|o| o.mine.items.iter());
         let mut out = Vec::new();
         let mut first = None;
@@ -99,7 +99,7 @@ impl WindowChanges {
 
     /// The window as `me` gets it, their own changes left out (`me` among
     /// those it was read for).
-    pub fn content_for(&self, me: PartyId) -> Listed {
+    pub(crate) fn content_for(&self, me: PartyId) -> Listed {
         match self.own.get(&me) {
             Some(own) => listed::without(&self.all, own, self.cap),
             None => (*self.all).clone(),

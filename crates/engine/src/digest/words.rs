@@ -42,7 +42,8 @@ impl Line {
     }
 
     /// The line with its item's address (validated when it was recorded).
-    pub fn with_url(self, url: Option<&str>) -> Line {
+    #[cfg(test)]
+    pub(crate) fn with_url(self, url: Option<&str>) -> Line {
         Line {
             url: url.map(str::to_string),
             ..self
@@ -130,7 +131,7 @@ pub fn people<S: AsRef<str>>(lang: Locale, names: &[S]) -> String {
 
 /// [`people`] of `n` names appended to `out`: `name(i)` gives the i-th,
 /// and only the first two are asked for.
-pub fn push_people<'n>(
+pub(crate) fn push_people<'n>(
     out: &mut String,
     lang: Locale,
     n: usize,
@@ -208,7 +209,7 @@ fn push_change_words(out: &mut String, style: &Style, c: &AttrChange) {
 
 /// The sentence for one item's net change. `who` names the actors,
 /// `collection` the collection it belongs to.
-pub fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -> Line {
+pub(crate) fn change_line(style: &Style, c: &ItemChange, who: &str, collection: &str) -> Line {
     // Every piece is written straight into the line's one string: these
     // lines are most of building a digest's body from scratch.
     let mut text = String::with_capacity(who.len() + c.title.len().min(MAX_VALUE_CHARS) + 96);
@@ -308,7 +309,7 @@ pub fn earlier(style: &Style, line: Line, at: DateTime<Utc>) -> Line {
 
 /// The line for an upcoming item: "Mon, Nov 23, 10:00 AM EST: " title
 /// " (reminder, repeats)".
-pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
+pub(crate) fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
     let mut text = String::with_capacity(u.title.len().min(MAX_VALUE_CHARS) + 48);
     let c = catalogs();
     let notes = match (u.what == When::Reminder, u.recurring) {
@@ -341,7 +342,7 @@ pub fn upcoming_line(style: &Style, u: &Upcoming) -> Line {
 }
 
 /// "Calendar", "Calendar and Wiki", "3 collections".
-pub fn collections_phrase<S: AsRef<str>>(lang: Locale, names: &[S]) -> String {
+pub(crate) fn collections_phrase<S: AsRef<str>>(lang: Locale, names: &[S]) -> String {
     let c = catalogs();
     match names {
         [] => c.text(lang, "collections-yours").to_string(),
@@ -383,7 +384,7 @@ pub fn subject(lang: Locale, kind: Kind, frequency: Frequency, collection: Optio
 }
 
 /// What a digest says when seen marks left `n` changes out.
-pub fn seen_left_out(lang: Locale, n: usize) -> String {
+pub(crate) fn seen_left_out(lang: Locale, n: usize) -> String {
     catalogs().format(lang, "seen-left-out", &[("count", Arg::Num(n))])
 }
 

@@ -218,7 +218,7 @@ fn value(v: Option<&str>, tz: Tz) -> String {
 }
 
 /// The `changed` feed: one entry per item, its net change over the window.
-pub fn changed_feed(
+pub(crate) fn changed_feed(
     head: &Head,
     q: &Query,
     base_url: &str,
@@ -297,7 +297,7 @@ pub fn changed_feed(
 
 /// The `range` feed: one entry per start or reminder in the window, each
 /// instance of a recurring event on its own, linked to its series.
-pub fn range_feed(
+pub(crate) fn range_feed(
     head: &Head,
     q: &Query,
     base_url: &str,

@@ -46,12 +46,12 @@ impl Default for Cut {
 
 impl Cut {
     /// The log's beginning: every row is after it.
-    pub fn beginning() -> Cut {
+    pub(crate) fn beginning() -> Cut {
         Cut(Arc::from(""))
     }
 
     /// A cut as stored (`subscriptions.last_log_cut`, `subscription_runs`).
-    pub fn from_stored(s: String) -> Cut {
+    pub(crate) fn from_stored(s: String) -> Cut {
         Cut(s.into())
     }
 

@@ -143,7 +143,7 @@ pub fn apply_group_changes_in_tx(c: &mut DbConn, name: &str, ch: &ValidChanges) 
 }
 
 /// [`apply_group_changes_in_tx`] for a group already looked up.
-pub fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Result<()> {
+pub(crate) fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges) -> Result<()> {
     let stored: Option<(String, i32, i32, String, String)> = group_prefs::table
         .find(id.0)
         .select((

@@ -96,7 +96,7 @@ pub struct User {
 
 /// A 32-byte random subscriber code, hex encoded (Fossil's scheme), used in
 /// manage/unsubscribe links so no password is needed.
-pub fn new_subscriber_code() -> String {
+pub(crate) fn new_subscriber_code() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     crate::text::hex(&bytes)
@@ -325,7 +325,7 @@ fn descendants(conn: &mut DbConn, root: PartyId) -> Result<HashSet<PartyId>> {
 /// Every group `party` is inside, directly or through other groups (its
 /// memberships walked upwards, breadth-first, each group once, so stored
 /// cycles cannot loop forever): the groups whose digests reach it.
-pub fn groups_of(conn: &mut DbConn, party: PartyId) -> Result<HashSet<PartyId>> {
+pub(crate) fn groups_of(conn: &mut DbConn, party: PartyId) -> Result<HashSet<PartyId>> {
     let mut seen = HashSet::new();
     let mut frontier = vec![party.0];
     while !frontier.is_empty() {

@@ -139,8 +139,3 @@ fn free_key(c: &mut DbConn, id: SubscriptionId, at: DateTime<Utc>) -> Result<Str
     }
     Ok(key)
 }
-
-/// Whether a run's period key is a flush's.
-pub fn is_flush(period: &str) -> bool {
-    period.starts_with("flush-")
-}

@@ -119,7 +119,7 @@ impl WeekGrid {
     }
 
     /// A run in `b` that ran and had nothing to send.
-    pub fn insert_empty(&mut self, b: Bucket) {
+    pub(crate) fn insert_empty(&mut self, b: Bucket) {
         self.empty[b.index()] += 1;
     }
 
@@ -136,7 +136,7 @@ impl WeekGrid {
         self.cells.iter().map(Vec::len).sum()
     }
 
-    pub fn total_empty(&self) -> usize {
+    pub(crate) fn total_empty(&self) -> usize {
         self.empty.iter().sum()
     }
 

@@ -94,7 +94,7 @@ fn place(conn: &mut DbConn, job: &str) -> Result<Place> {
 /// The advisory lock's key: the first eight bytes of SHA-256 of the job's
 /// name under a prefix, so it does not collide with another program's keys
 /// by accident.
-pub fn advisory_key(job: &str) -> i64 {
+pub(crate) fn advisory_key(job: &str) -> i64 {
     use sha2::Digest;
     let h = sha2::Sha256::digest(format!("digestd.lease.{job}").as_bytes());
     i64::from_be_bytes(h[..8].try_into().expect("8 bytes"))

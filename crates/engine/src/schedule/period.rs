@@ -14,8 +14,8 @@
 //!   instant after the gap; one that happens twice to its first occurrence.
 
 use chrono::{
-    DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset,
-    TimeZone, Timelike, Utc,
+    DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone,
+    Timelike, Utc,
 };
 use chrono_tz::Tz;
 
@@ -73,7 +73,7 @@ fn gap_end(tz: Tz, n: NaiveDateTime) -> DateTime<Utc> {
 
 /// Local time `n` as one instant: a gap resolves to its end, a repeated
 /// time to its first occurrence.
-pub fn resolve_first(tz: Tz, n: NaiveDateTime) -> DateTime<Utc> {
+pub(crate) fn resolve_first(tz: Tz, n: NaiveDateTime) -> DateTime<Utc> {
     match tz.from_local_datetime(&n) {
         LocalResult::Single(t) => t.with_timezone(&Utc),
         LocalResult::Ambiguous(first, _) => first.with_timezone(&Utc),
@@ -149,7 +149,7 @@ impl Rule {
     }
 
     /// The latest period scheduled at or before `t`.
-    pub fn latest_at_or_before(&self, t: DateTime<Utc>) -> Period {
+    pub(crate) fn latest_at_or_before(&self, t: DateTime<Utc>) -> Period {
         let d = t.with_timezone(&self.tz).date_naive();
         match self.frequency {
             Frequency::Hourly => {
@@ -211,14 +211,6 @@ impl Rule {
                 }
             }
         }
-    }
-
-    /// The UTC offset in force at `t`, in seconds (for display).
-    pub fn offset_seconds(&self, t: DateTime<Utc>) -> i32 {
-        self.tz
-            .offset_from_utc_datetime(&t.naive_utc())
-            .fix()
-            .local_minus_utc()
     }
 }
 

@@ -47,7 +47,11 @@ pub fn seconds_until(now: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
 /// An hourly period scheduled at `at` of a party quiet by `q`: `None`
 /// when it is outside the window, else the first period of `rule` at or
 /// after the window's end (where its digest goes instead).
-pub fn moved_past(q: Option<&QuietHours>, rule: &Rule, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+pub(crate) fn moved_past(
+    q: Option<&QuietHours>,
+    rule: &Rule,
+    at: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
     let until = quiet_until(q?, rule.tz, at)?;
     Some(super::tick::first_due(rule, until))
 }
@@ -55,7 +59,7 @@ pub fn moved_past(q: Option<&QuietHours>, rule: &Rule, at: DateTime<Utc>) -> Opt
 /// The quiet window that moves an hourly subscription's periods: its
 /// party's stored one (`stored`), for an hourly rule; none for daily and
 /// weekly digests, which are sent inside quiet hours.
-pub fn of_hourly(rule: &Rule, stored: Option<&str>) -> Option<QuietHours> {
+pub(crate) fn of_hourly(rule: &Rule, stored: Option<&str>) -> Option<QuietHours> {
     match rule.frequency {
         crate::subscriptions::Frequency::Hourly => QuietHours::parse_stored(stored?),
         _ => None,

@@ -212,8 +212,8 @@ enum Outcome {
 pub type Stored = std::result::Result<Vec<Subscribed>, Vec<(usize, Error)>>;
 
 /// Stores `batch` (each prepared line with its first due time) in the
-/// caller's transaction, in order, as [`super::store_in_tx`] would line by
-/// line: a line whose digest the party has (stored, or an earlier line)
+/// caller's transaction, in order, as [`super::store`] would line by line
+/// (with no second look): a line whose digest the party has (stored, or an earlier line)
 /// adds its channels to it or is refused, naming it. The outer error is the
 /// database's; the inner ones are the lines' (then nothing is written).
 pub fn store_many_in_tx(

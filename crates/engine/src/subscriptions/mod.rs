@@ -319,24 +319,6 @@ pub fn store(
     ))
 }
 
-/// [`store`] inside the caller's transaction (`digestd subscription
-/// import`), with no second look: a concurrent writer's race is a storage
-/// error, which rolls the caller's transaction back.
-pub fn store_in_tx(
-    c: &mut DbConn,
-    now: DateTime<Utc>,
-    p: &Prepared,
-    next_due: DateTime<Utc>,
-) -> Result<Subscribed> {
-    let mut raced = false;
-    match store_once(c, now, p, next_due, &mut raced) {
-        Err(_) if raced => Err(Error::Storage(
-            "the same subscription was stored by another writer meanwhile; try again".into(),
-        )),
-        other => other,
-    }
-}
-
 fn store_once(
     c: &mut DbConn,
     now: DateTime<Utc>,

@@ -55,7 +55,7 @@ pub fn check(
 }
 
 /// A token found (or not) for a request that needs `scope`.
-pub fn scoped(token: Option<Token>, scope: Option<Scope>) -> ApiResult<Token> {
+pub(crate) fn scoped(token: Option<Token>, scope: Option<Scope>) -> ApiResult<Token> {
     match token {
         None => Err(ApiError::unauthorized()),
         Some(t) if scope.is_none_or(|s| t.scope.allows(s)) => Ok(t),
@@ -65,7 +65,7 @@ pub fn scoped(token: Option<Token>, scope: Option<Scope>) -> ApiResult<Token> {
 
 /// The key a presented secret is cached under (its hash), if it could be
 /// a secret at all.
-pub fn cache_key(secret: &str) -> Option<String> {
+pub(crate) fn cache_key(secret: &str) -> Option<String> {
     (secret.len() <= 128).then(|| access::hash_secret(secret))
 }
 
@@ -85,7 +85,7 @@ pub fn cached(
 }
 
 /// [`check`] on a connection, keeping the token found under `g`.
-pub fn check_and_keep(
+pub(crate) fn check_and_keep(
     conn: &mut crate::db::DbConn,
     cache: &Cache,
     g: Option<u64>,

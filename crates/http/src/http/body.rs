@@ -73,7 +73,10 @@ impl<T: DeserializeOwned> FromRequest<App> for JsonBody<T> {
 /// Each element of the JSON array `text`, in order, with its 0-based
 /// index, parsed one at a time: a body of millions of elements never
 /// exists as a tree. 400 with serde's reason when `text` is not an array.
-pub fn each_element(text: &str, f: impl FnMut(usize, serde_json::Value)) -> Result<(), ApiError> {
+pub(crate) fn each_element(
+    text: &str,
+    f: impl FnMut(usize, serde_json::Value),
+) -> Result<(), ApiError> {
     use serde::de::{Deserializer, SeqAccess, Visitor};
 
     struct Each<F>(F);

@@ -184,7 +184,7 @@ impl Cache {
         locked(&self.heads).get(g, &uuid.to_string())
     }
 
-    pub fn put_head(&self, g: u64, head: &Head) {
+    pub(crate) fn put_head(&self, g: u64, head: &Head) {
         locked(&self.heads).put(g, head.uuid.clone(), head.clone());
     }
 
@@ -198,7 +198,7 @@ impl Cache {
         })
     }
 
-    pub fn put_token(&self, g: u64, hash: String, token: &Token) {
+    pub(crate) fn put_token(&self, g: u64, hash: String, token: &Token) {
         locked(&self.tokens).put(g, hash, token.clone());
     }
 
@@ -206,7 +206,7 @@ impl Cache {
         locked(&self.tickets).get(g, &hash.to_string())
     }
 
-    pub fn put_ticket(&self, g: u64, hash: String, collection: CollectionId) {
+    pub(crate) fn put_ticket(&self, g: u64, hash: String, collection: CollectionId) {
         locked(&self.tickets).put(g, hash, collection);
     }
 }

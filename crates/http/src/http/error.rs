@@ -76,7 +76,7 @@ impl BadLines {
     }
 
     /// There were `total` bad lines in all, some pushed: the rest counted.
-    pub fn counted_beyond(&mut self, total: usize) {
+    pub(crate) fn counted_beyond(&mut self, total: usize) {
         self.total = self.total.max(total);
     }
 
@@ -102,14 +102,14 @@ impl ApiError {
     }
 
     /// The refusal names entry `i` (0-based) of the batch.
-    pub fn with_entry(mut self, i: usize) -> Self {
+    pub(crate) fn with_entry(mut self, i: usize) -> Self {
         self.entry = Some(i);
         self
     }
-    pub fn bad_request(m: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(m: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, m)
     }
-    pub fn unauthorized() -> Self {
+    pub(crate) fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
             "a valid token is required (Authorization: Bearer …)",
@@ -124,13 +124,13 @@ impl ApiError {
     pub fn not_found(m: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, m)
     }
-    pub fn too_large(limit: usize) -> Self {
+    pub(crate) fn too_large(limit: usize) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("request body is larger than {limit} bytes"),
         )
     }
-    pub fn unprocessable(m: impl Into<String>) -> Self {
+    pub(crate) fn unprocessable(m: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, m)
     }
     pub fn internal() -> Self {
@@ -149,7 +149,7 @@ impl ApiError {
     }
 
     /// This error with `bad`'s listed lines and the count of the others.
-    pub fn with_lines(mut self, bad: BadLines) -> Self {
+    pub(crate) fn with_lines(mut self, bad: BadLines) -> Self {
         self.lines_not_listed = bad.total - bad.listed.len();
         self.lines = bad.listed;
         self

@@ -163,7 +163,7 @@ pub const NDJSON_ROUTES: &[&str] = &["/api/v1/modifications"];
 /// What a request's body must be, from its method and matched path: JSON
 /// for a method that sends one (POST, PUT, PATCH) to an API route; `None`
 /// for the pages (their forms check their own) and the rest.
-pub fn media_for(method: &str, path: &str) -> Option<Media> {
+pub(crate) fn media_for(method: &str, path: &str) -> Option<Media> {
     let api = path.starts_with("/api/");
     match (api, method) {
         (true, "POST" | "PUT" | "PATCH") if NDJSON_ROUTES.contains(&path) => {

@@ -55,7 +55,7 @@ pub struct IdemKey {
 impl IdemKey {
     /// The key the request carries, if any, with the hash of `body`: see
     /// [`KeyName::from_headers`] for what is refused.
-    pub fn from_request(
+    pub(crate) fn from_request(
         headers: &HeaderMap,
         token: &Token,
         route: &'static str,
@@ -78,7 +78,7 @@ pub struct KeyName {
 impl KeyName {
     /// The key the request carries, if any: 400 when it is empty, longer
     /// than [`MAX_KEY`] bytes, not UTF-8, or holds a control character.
-    pub fn from_headers(
+    pub(crate) fn from_headers(
         headers: &HeaderMap,
         token: &Token,
         route: &'static str,
@@ -106,7 +106,7 @@ impl KeyName {
     }
 
     /// The key, for the body whose hash (hex SHA-256) is `hash`.
-    pub fn with_hash(self, hash: String) -> IdemKey {
+    pub(crate) fn with_hash(self, hash: String) -> IdemKey {
         IdemKey {
             token_id: self.token_id,
             route: self.route,
@@ -165,7 +165,7 @@ fn cutoff(now: DateTime<Utc>, hours: u32) -> NaiveDateTime {
 
 /// The stored answer to this key, if a live one exists: `Ok(reply)` for
 /// the same body, `Err(422)` for another.
-pub fn prior(
+pub(crate) fn prior(
     conn: &mut DbConn,
     key: &IdemKey,
     now: DateTime<Utc>,

@@ -71,7 +71,7 @@ pub fn accepts(headers: &HeaderMap, media: Media) -> Result<bool, ApiError> {
 /// a value of its own ([`unique_keys_line`]). What is not JSON is left to
 /// the handler, which names the fault in its own words (a line that does
 /// not parse is checked up to its fault).
-pub fn unique_keys(body: &[u8], ndjson: bool) -> Result<(), ApiError> {
+pub(crate) fn unique_keys(body: &[u8], ndjson: bool) -> Result<(), ApiError> {
     match ndjson {
         false => unique(body).map_err(|e| ApiError::bad_request(format!("request body: {e}"))),
         true => body
@@ -82,7 +82,7 @@ pub fn unique_keys(body: &[u8], ndjson: bool) -> Result<(), ApiError> {
 }
 
 /// [`unique_keys`] for line `n` (from 1) of an NDJSON body, read alone.
-pub fn unique_keys_line(n: usize, line: &[u8]) -> Result<(), ApiError> {
+pub(crate) fn unique_keys_line(n: usize, line: &[u8]) -> Result<(), ApiError> {
     unique(line).map_err(|e| ApiError::bad_request(format!("request body: line {n}: {e}")))
 }
 

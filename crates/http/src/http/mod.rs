@@ -206,7 +206,7 @@ pub fn router(app: App) -> Router {
 /// `Strict-Transport-Security` for every answer when the public base
 /// (`[digest] base_url`) is https and `[http] hsts_max_age_seconds` is
 /// not 0; none over plain http, where a browser ignores it anyway.
-pub fn hsts(cfg: &Config) -> Option<HeaderValue> {
+pub(crate) fn hsts(cfg: &Config) -> Option<HeaderValue> {
     let https = cfg
         .digest
         .base_url

@@ -73,7 +73,7 @@ impl Limits {
     /// soft limit is raised to the hard one first, and the cap lowered,
     /// with a warning, when it would leave fewer than
     /// [`RESERVED_DESCRIPTORS`] for the tick and the queue.
-    pub fn within_descriptors(mut self) -> Limits {
+    pub(crate) fn within_descriptors(mut self) -> Limits {
         use rustix::process::{getrlimit, setrlimit, Resource};
         let mut nofile = getrlimit(Resource::Nofile);
         if nofile.current < nofile.maximum {

@@ -63,7 +63,7 @@ impl Shared {
 }
 
 /// The quantile `q` of `v` (sorted here), in milliseconds.
-pub fn quantile_ms(v: &mut [u32], q: f64) -> f64 {
+pub(crate) fn quantile_ms(v: &mut [u32], q: f64) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

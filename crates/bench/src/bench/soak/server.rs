@@ -271,7 +271,7 @@ impl Servers {
         self.pids().into_iter().map(Usage::of).collect()
     }
 
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         self.0.iter().map(|s| s.child.id()).collect()
     }
 }

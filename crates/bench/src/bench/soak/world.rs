@@ -82,7 +82,7 @@ pub fn build(c: &mut DbConn, at: DateTime<Utc>, users: usize, colls: usize) -> R
 /// are there. Unanalyzed, a log of a million changes looks a few dozen
 /// rows long, and each feed read scanned its whole window (0.9–1.4 s a
 /// read instead of a millisecond). Whether it ran.
-pub fn stand_in_for_autovacuum(c: &mut DbConn) -> Result<bool> {
+pub(crate) fn stand_in_for_autovacuum(c: &mut DbConn) -> Result<bool> {
     if !c.autovacuum_off()? {
         return Ok(false);
     }
@@ -102,7 +102,7 @@ pub struct Once {
 
 /// Every run is its own (subscription, period) — the unique key makes
 /// that so; checked here anyway — and every digest request is sent, once.
-pub fn exactly_once(c: &mut DbConn) -> Result<Once> {
+pub(crate) fn exactly_once(c: &mut DbConn) -> Result<Once> {
     let rows: Vec<(i64, String, chrono::NaiveDateTime, chrono::NaiveDateTime)> =
         subscription_runs::table
             .select((

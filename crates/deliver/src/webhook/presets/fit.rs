@@ -45,7 +45,7 @@ pub type Written = (String, bool);
 /// `lines` packed into chunks within `limits`. When some are left out, or
 /// `more` were left out before (the digest's own limit), the last chunk
 /// ends with `tail(n)`, n what was left out.
-pub fn pack(
+pub(crate) fn pack(
     lines: &[Written],
     more: usize,
     limits: Limits,

@@ -272,7 +272,7 @@ pub fn clip(s: &str, max: usize) -> String {
 }
 
 /// `s` cut to at most `max` bytes on a character boundary, with "…".
-pub fn clip_bytes(s: &str, max: usize) -> String {
+pub(crate) fn clip_bytes(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -308,7 +308,7 @@ pub(crate) mod tests {
 
     /// A digest of `n` items, each titled by `title(i)`, whose sentence is
     /// its title and then `after(i)`.
-    pub fn digest_with(
+    pub(crate) fn digest_with(
         n: usize,
         title: impl Fn(usize) -> String,
         after: impl Fn(usize) -> String,
@@ -338,7 +338,7 @@ pub(crate) mod tests {
 
     /// `last` is the tail of a 500-item digest of which `shown` were
     /// shown, its link written as `[…](` (Markdown) or `<…|` (Slack).
-    pub fn tail_of_500(last: &str, shown: usize, markdown: bool) {
+    pub(crate) fn tail_of_500(last: &str, shown: usize, markdown: bool) {
         let link = match markdown {
             true => "[the full digest](https://digestd.example/d/1001",
             false => "<https://digestd.example/d/1001?sig=x|the full digest>",

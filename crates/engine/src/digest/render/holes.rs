@@ -42,7 +42,7 @@ pub fn fill_code(s: &str, code: &str) -> String {
 impl Body {
     /// Whether any of the body's text holds [`HOLE`] (then it cannot be
     /// shared as a rendering with holes).
-    pub fn has_holes(&self) -> bool {
+    pub(crate) fn has_holes(&self) -> bool {
         let has = |t: &str| t.contains(HOLE);
         has(&self.subject)
             || has(&self.heading)

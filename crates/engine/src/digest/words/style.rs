@@ -138,12 +138,6 @@ impl Style {
 
     /// "from 3:00 PM to 4:00 PM PST on Mon, Nov 23" when both are on the
     /// same local day, else both in full.
-    pub fn from_to(&self, a: DateTime<Utc>, b: DateTime<Utc>) -> String {
-        let mut out = String::with_capacity(48);
-        self.push_from_to(&mut out, a, b);
-        out
-    }
-
     pub(super) fn push_from_to(&self, out: &mut String, a: DateTime<Utc>, b: DateTime<Utc>) {
         let c = catalogs();
         if self.same_day(a, b) && self.zone(a) == self.zone(b) {

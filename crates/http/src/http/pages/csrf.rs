@@ -42,7 +42,7 @@ impl FormKey {
 
     /// A key from a secret given outright (unit tests).
     #[cfg(test)]
-    pub fn for_tests(secret: &[u8]) -> FormKey {
+    pub(crate) fn for_tests(secret: &[u8]) -> FormKey {
         FormKey(hmac(secret, b"digestd pages csrf v1"))
     }
 
@@ -53,7 +53,7 @@ impl FormKey {
 
     /// The token of a form for `purpose` served to a client in `block` in
     /// `hour` (hours since the epoch): `{hour}.{mac}`.
-    pub fn client_token(&self, purpose: &str, block: &str, hour: i64) -> String {
+    pub(crate) fn client_token(&self, purpose: &str, block: &str, hour: i64) -> String {
         format!(
             "{hour}.{}",
             self.token(&format!("{purpose} {block} {hour}"))
@@ -62,7 +62,7 @@ impl FormKey {
 
     /// Whether `given` is a token of `purpose` for `block`, served this
     /// hour or the one before (constant time).
-    pub fn client_token_ok(
+    pub(crate) fn client_token_ok(
         &self,
         purpose: &str,
         block: &str,

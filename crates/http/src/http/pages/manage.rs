@@ -172,7 +172,7 @@ pub fn load(
 
 /// The group subscriptions that reach `party` through its groups (nested
 /// too), described for them, each saying whether they opted out of it.
-pub fn group_subs(
+pub(crate) fn group_subs(
     c: &mut DbConn,
     t: &Words,
     party: PartyId,
@@ -232,7 +232,7 @@ pub async fn show(
     Ok(Page::ok(page.render().map_err(render_failed)?))
 }
 
-pub fn render_failed(e: askama::Error) -> Page {
+pub(crate) fn render_failed(e: askama::Error) -> Page {
     tracing::error!(error = %e, "page did not render");
     Page::from(ApiError::internal())
 }

@@ -101,7 +101,7 @@ impl Page {
         }
     }
     /// 303 to `to` (after a form did its work, so a reload does not repeat it).
-    pub fn see_other(to: String) -> Page {
+    pub(crate) fn see_other(to: String) -> Page {
         Page {
             status: StatusCode::SEE_OTHER,
             html: String::new(),
@@ -135,7 +135,7 @@ impl Page {
         )
     }
     /// 415: a form's route was sent a body that is not a form.
-    pub fn not_a_form(lang: Locale) -> Page {
+    pub(crate) fn not_a_form(lang: Locale) -> Page {
         Page::say(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             lang,
@@ -224,7 +224,7 @@ pub fn form(body: &[u8]) -> HashMap<String, String> {
 }
 
 /// Whether the request says its body is a form (or says nothing).
-pub fn is_form(headers: &HeaderMap) -> bool {
+pub(crate) fn is_form(headers: &HeaderMap) -> bool {
     content_type(headers).is_none_or(|t| t == "application/x-www-form-urlencoded")
 }
 

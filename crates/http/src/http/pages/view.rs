@@ -115,7 +115,7 @@ pub struct ContactView {
 }
 
 /// The catalogue key of frequency `f` in a form's choices.
-pub fn frequency_key(f: Frequency) -> &'static str {
+pub(crate) fn frequency_key(f: Frequency) -> &'static str {
     match f {
         Frequency::Hourly => "frequency-hourly",
         Frequency::Daily => "frequency-daily",
@@ -124,7 +124,7 @@ pub fn frequency_key(f: Frequency) -> &'static str {
 }
 
 /// A local hour as the person's clock writes it: "9:00 AM" or "09:00".
-pub fn hour_label(style: &Style, h: i32) -> String {
+pub(crate) fn hour_label(style: &Style, h: i32) -> String {
     if style.hour12 {
         let (h12, ampm) = match h {
             0 => (12, "AM"),
@@ -203,7 +203,7 @@ pub fn describe(
 /// Describes the group subscription `s`, which reaches a member through
 /// group `group`: no hours to pick (the group's are the group's), and
 /// whether the member opted out of it.
-pub fn describe_group(
+pub(crate) fn describe_group(
     t: &Words,
     s: &Subscription,
     group: String,
@@ -269,7 +269,7 @@ pub struct Choice {
 }
 
 /// The hours of the day in the person's clock, `current` selected.
-pub fn hour_choices(style: &Style, current: i32) -> Vec<Choice> {
+pub(crate) fn hour_choices(style: &Style, current: i32) -> Vec<Choice> {
     (0..24)
         .map(|h| Choice {
             value: h.to_string(),
@@ -280,7 +280,7 @@ pub fn hour_choices(style: &Style, current: i32) -> Vec<Choice> {
 }
 
 /// The days of the week in `t`'s language, `current` (mon..sun) selected.
-pub fn day_choices(t: &Words, current: &str) -> Vec<Choice> {
+pub(crate) fn day_choices(t: &Words, current: &str) -> Vec<Choice> {
     (0..7u8)
         .map(|d| Choice {
             value: validate::weekday_name(d).into(),
@@ -291,7 +291,7 @@ pub fn day_choices(t: &Words, current: &str) -> Vec<Choice> {
 }
 
 /// Every IANA zone chrono-tz knows, `current` selected.
-pub fn zone_choices(current: &str) -> Vec<Choice> {
+pub(crate) fn zone_choices(current: &str) -> Vec<Choice> {
     chrono_tz::TZ_VARIANTS
         .iter()
         .map(|z| Choice {

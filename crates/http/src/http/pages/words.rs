@@ -123,7 +123,7 @@ impl Asked {
     /// The locale a sign-up stores for its new person: the tag of
     /// `?lang=` (`de`), else the browser's preferred tag (`fr-CA`); none
     /// when neither names a shipped language.
-    pub fn to_store(&self) -> Option<String> {
+    pub(crate) fn to_store(&self) -> Option<String> {
         match (self.explicit, &self.accepted) {
             (Some(l), Some((a, tag))) if *a == l => Some(tag.clone()),
             (Some(l), _) => Some(l.tag().into()),

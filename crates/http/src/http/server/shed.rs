@@ -61,7 +61,7 @@ impl Open {
 
     /// Tells the connection that has waited longest for a request, at
     /// least `min`, to close. True when one was told.
-    pub fn shed_longest_waiting(&self, min: Duration) -> bool {
+    pub(crate) fn shed_longest_waiting(&self, min: Duration) -> bool {
         let now = Instant::now();
         let oldest = self
             .lock()
@@ -81,7 +81,7 @@ impl Open {
     }
 
     /// Connections closed to make room, since start.
-    pub fn shed_count(&self) -> u64 {
+    pub(crate) fn shed_count(&self) -> u64 {
         self.shed.load(Ordering::Relaxed)
     }
 }
