@@ -45,7 +45,7 @@ const HASH_HEX: usize = 32;
 const MAX_ALIAS: usize = 255;
 
 /// Names tried for one person before a room is opened without one.
-pub const GENERATIONS: u32 = 16;
+pub(crate) const GENERATIONS: u32 = 16;
 
 /// The waits between looks at the account's membership of a room another
 /// process has just created under the name: the alias exists before the
@@ -97,7 +97,7 @@ impl Namer {
 
 /// What the walk along a person's names gave.
 #[derive(Debug)]
-pub enum Opened {
+pub(crate) enum Opened {
     /// A room created now under a name: no other process has it.
     Created(String),
     /// The room a name holds, which the account has joined, with the
@@ -113,7 +113,12 @@ pub enum Opened {
 /// The room under `user`'s first usable name: created, or found. A room
 /// the account has not joined yet (another process is creating it) is
 /// looked at again for about 1.5 s, then [`Error::AliasPending`].
-pub fn open(server: &Homeserver, token: &str, names: &Namer, user: &str) -> Result<Opened, Error> {
+pub(crate) fn open(
+    server: &Homeserver,
+    token: &str,
+    names: &Namer,
+    user: &str,
+) -> Result<Opened, Error> {
     for generation in 0..GENERATIONS {
         let local = names.localpart(user, generation);
         match server.create_room(token, Some(&local)) {

@@ -155,7 +155,7 @@ impl Homeserver {
 
     /// The room `alias` (`#local:server`) names (`GET
     /// …/directory/room/{roomAlias}`); its `servers` are not used.
-    pub fn resolve_alias(&self, token: &str, alias: &str) -> Result<String, Error> {
+    pub(crate) fn resolve_alias(&self, token: &str, alias: &str) -> Result<String, Error> {
         let v = self.call(
             Call::ResolveAlias,
             reqwest::Method::GET,
@@ -271,7 +271,7 @@ impl Homeserver {
 
 /// The answer's `room_id`, when it is one (the spec's grammar, checked as
 /// an address is): it goes into URLs, the queue's columns and log lines.
-pub fn room_id(v: &Value, call: Call) -> Result<String, Error> {
+pub(crate) fn room_id(v: &Value, call: Call) -> Result<String, Error> {
     let id = string(v, "room_id", call)?;
     match crate::validate::matrix_id(&id) {
         Ok(_) if crate::validate::is_matrix_room(&id) => Ok(id),

@@ -166,7 +166,7 @@ pub fn find(
 /// Whether a room where the person's membership is `m` can take messages
 /// to them: joined, invited, or not invited yet (`None`); not one they
 /// left, rejected or were banned from.
-pub fn still_theirs(m: Option<&str>) -> bool {
+pub(crate) fn still_theirs(m: Option<&str>) -> bool {
     matches!(m, None | Some("join" | "invite"))
 }
 
@@ -174,7 +174,12 @@ pub fn still_theirs(m: Option<&str>) -> bool {
 /// which they are invited or joined all the same (another process of the
 /// account invited them first, and the homeserver refuses a second
 /// invitation) is no error.
-pub fn invite(server: &Homeserver, token: &str, room: &str, user: &str) -> Result<(), Error> {
+pub(crate) fn invite(
+    server: &Homeserver,
+    token: &str,
+    room: &str,
+    user: &str,
+) -> Result<(), Error> {
     match server.invite(token, room, user) {
         Err(e) if e.status() == Some(403) => match server.membership(token, room, user) {
             Ok(Some(m)) if m == "join" || m == "invite" => Ok(()),

@@ -159,7 +159,7 @@ impl Error {
     /// `createRoom` refused because its alias names a room already: 400
     /// `M_ROOM_IN_USE` (the spec's answer), or 409 (Synapse's to the
     /// second of two creations of one alias at the same instant).
-    pub fn alias_taken(&self) -> bool {
+    pub(crate) fn alias_taken(&self) -> bool {
         matches!(self, Error::Refused(r) if r.call == Call::CreateRoom
             && ((r.status == 400 && r.errcode == "M_ROOM_IN_USE") || r.status == 409))
     }
@@ -169,7 +169,7 @@ impl Error {
     /// a namespace an application service holds (400 `M_EXCLUSIVE`), a
     /// name it does not take (another 400). Without the alias it may
     /// succeed.
-    pub fn alias_refused(&self) -> bool {
+    pub(crate) fn alias_refused(&self) -> bool {
         matches!(self, Error::Refused(r) if r.call == Call::CreateRoom
             && matches!(r.status, 400 | 403))
             && !self.alias_taken()
