@@ -10,6 +10,8 @@
 //! The hostile answers to the alias's resolution (not JSON, a room ID
 //! that is none, a 404) are scripted on a loopback server through the
 //! real queue: each leaves the row to a later attempt and nothing kept.
+//! So are a homeserver whose policy refuses the alias (rooms without
+//! one) and one that refuses a second invitation of the same person.
 
 use crate::common;
 use crate::matrix::{delivery_with, kept_room, notify, scripted, world, ALICE, BOT};
@@ -265,7 +267,64 @@ fn a_homeserver_refusing_the_alias_gets_rooms_without_one(db: &TestDb) {
     assert_eq!(reqs.len(), 2 + 7 + 1 + 7, "{reqs:?}");
 }
 
+/// The loser of the race on a homeserver that refuses a second
+/// invitation (Synapse takes it as a no-op): the alias is taken, the room
+/// it names joined by the account and not yet holding the person, who is
+/// invited by the other process meanwhile; the refusal, then a look that
+/// finds them invited, is no error. Found gone instead, the refusal
+/// stands (permanent, the contact point kept).
+fn an_invitation_refused_as_made_already_is_no_error(db: &TestDb) {
+    use common::http::Gateway;
+    let ok = |body: &str| (200, vec![], body.to_string());
+    let none = (404, vec![], "{\"errcode\": \"M_NOT_FOUND\"}".to_string());
+    let forbidden = (403, vec![], "{\"errcode\": \"M_FORBIDDEN\"}".to_string());
+    let lost = |theirs_after: &str, sent: Option<&str>| {
+        let mut v = vec![
+            none.clone(),
+            (400, vec![], "{\"errcode\": \"M_ROOM_IN_USE\"}".to_string()),
+            ok("{\"room_id\": \"!r:localhost\"}"),
+            ok("{\"membership\": \"join\"}"),
+            none.clone(),
+            none.clone(),
+            ok("{}"),
+            none.clone(),
+            ok("{}"),
+            forbidden.clone(),
+            ok(&format!("{{\"membership\": \"{theirs_after}\"}}")),
+        ];
+        v.extend(sent.map(|e| ok(&format!("{{\"event_id\": \"{e}\"}}"))));
+        v
+    };
+    let mut script = lost("invite", Some("$sent"));
+    script.extend(lost("leave", None));
+    let gw = Gateway::start(script);
+    let mut c = db.conn();
+    world(&mut c, "@alice:localhost");
+    let r = notify(&mut c, "Invited already");
+    queue::run_pass(&mut c, &mut delivery_with(&scripted(gw.port)), at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    assert_eq!(kept_room(&mut c).as_deref(), Some("!r:localhost"));
+    assert_eq!(gw.requests().len(), 12);
+    // Another world: the same answers, but the person is gone.
+    let set = digestd::parties::ContactChange::Set("@alice:localhost".into());
+    let matrix = digestd::parties::Channel::Matrix;
+    digestd::parties::change_contact(&mut c, at(T0), "ana", matrix, &set).unwrap();
+    let r = notify(&mut c, "Gone");
+    queue::run_pass(&mut c, &mut delivery_with(&scripted(gw.port)), at(T0)).unwrap();
+    let v = queue::show(&mut c, r).unwrap();
+    let rec = &v.recipients[0];
+    assert_eq!((v.status.as_str(), rec.gave_up), ("failed", true));
+    assert_eq!(
+        rec.reply_code, None,
+        "a refused invitation disables nothing"
+    );
+    let text = rec.reply_message.as_deref().unwrap();
+    assert!(text.contains("Invite: 403"), "{text}");
+    assert_eq!(gw.requests().len(), 23);
+}
+
 backend_tests!(
     a_hostile_resolution_is_retried_later,
     a_homeserver_refusing_the_alias_gets_rooms_without_one,
+    an_invitation_refused_as_made_already_is_no_error,
 );
