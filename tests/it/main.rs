@@ -92,6 +92,7 @@ mod lease;
 mod logs;
 mod matrix;
 mod matrix_crash;
+mod matrix_race;
 mod quiet_hours;
 mod quiet_hours_web;
 mod readme;

@@ -51,6 +51,33 @@ pub(crate) fn account(s: &Synapse) -> MatrixConfig {
     }
 }
 
+/// The service account with a token, on a scripted server at `port`.
+pub(crate) fn scripted(port: u16) -> MatrixConfig {
+    MatrixConfig {
+        transport: MatrixTransport::Matrix,
+        homeserver: format!("http://127.0.0.1:{port}"),
+        user: "@digestd:localhost".into(),
+        access_token: "syt_token".into(),
+        allow_http: true,
+        ..MatrixConfig::default()
+    }
+}
+
+/// A Synapse with the account and alice, ana's address alice's, and a
+/// first message sent to her by the queue: the room it opened. `None`
+/// (skip) without Synapse.
+fn first_room(db: &TestDb) -> Option<(Synapse, DbConn, MatrixConfig, String)> {
+    let s = synapse::start(&[BOT, ALICE])?;
+    let mut c = db.conn();
+    world(&mut c, "@alice:localhost");
+    let cfg = account(&s);
+    let r = notify(&mut c, "First");
+    queue::run_pass(&mut c, &mut delivery_with(&cfg), at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    let room = kept_room(&mut c).unwrap();
+    Some((s, c, cfg, room))
+}
+
 pub(crate) fn notify(c: &mut DbConn, subject: &str) -> RequestId {
     common::delivery::notify_on(c, "ops", "ana", subject, &["matrix"])
 }
@@ -165,16 +192,9 @@ fn a_row_sent_again_after_a_crash_is_one_event(db: &TestDb) {
 }
 
 fn a_person_who_left_or_a_forbidden_room_is_disabled(db: &TestDb) {
-    let Some(s) = synapse::start(&[BOT, ALICE]) else {
+    let Some((s, mut c, cfg, room)) = first_room(db) else {
         return;
     };
-    let mut c = db.conn();
-    world(&mut c, "@alice:localhost");
-    let cfg = account(&s);
-    let r = notify(&mut c, "First");
-    queue::run_pass(&mut c, &mut delivery_with(&cfg), at(T0)).unwrap();
-    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
-    let room = kept_room(&mut c).unwrap();
     let alice = Person::login(&s, ALICE.0, ALICE.1);
     alice.join(&room);
     alice.leave(&room);
@@ -206,6 +226,41 @@ fn a_person_who_left_or_a_forbidden_room_is_disabled(db: &TestDb) {
     assert!(disabled(&mut c));
 }
 
+/// A room the service account is no longer in (an operator made it
+/// leave): once the contact point is set again, the person's alias names
+/// that room, which is passed over for the next name's, a new room the
+/// person is invited to, which another process finds by that name.
+fn a_room_the_account_left_is_passed_over_for_the_next_alias(db: &TestDb) {
+    use digestd::deliver::matrix::alias::{Namer, PURPOSE};
+    let Some((s, mut c, cfg, room)) = first_room(db) else {
+        return;
+    };
+    let key = digestd::deliver::msgid::MessageKey::load(&mut c).unwrap();
+    let names = Namer::new(key.derived(PURPOSE), "@digestd:localhost").unwrap();
+    let alias = |g| names.alias(&names.localpart("@alice:localhost", g));
+    let bot = Person::login(&s, BOT.0, BOT.1);
+    assert_eq!(bot.resolve(&alias(0)).as_deref(), Some(room.as_str()));
+    bot.leave(&room);
+    let set = ContactChange::Set("@alice:localhost".into());
+    parties::change_contact(&mut c, at(T0), "ana", Channel::Matrix, &set).unwrap();
+    let r = notify(&mut c, "Second");
+    queue::run_pass(&mut c, &mut delivery_with(&cfg), at(T0)).unwrap();
+    assert_eq!(queue::show(&mut c, r).unwrap().status, "sent");
+    let new = kept_room(&mut c).unwrap();
+    assert_ne!(new, room);
+    assert_eq!(bot.resolve(&alias(1)).as_deref(), Some(new.as_str()));
+    assert_eq!(bot.joined_rooms(), std::slice::from_ref(&new));
+    let alice = Person::login(&s, ALICE.0, ALICE.1);
+    assert!(alice.invites().contains(&new));
+    alice.join(&new);
+    let got = alice.messages(&new);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0]["content"]["body"]
+        .as_str()
+        .unwrap()
+        .starts_with("Second"));
+}
+
 fn a_rate_limit_waits_retry_after_ms_and_keeps_the_transaction(db: &TestDb) {
     use common::http::Gateway;
     let limited = "{\"errcode\": \"M_LIMIT_EXCEEDED\", \"retry_after_ms\": 899500}";
@@ -216,15 +271,7 @@ fn a_rate_limit_waits_retry_after_ms_and_keeps_the_transaction(db: &TestDb) {
     ]);
     let mut c = db.conn();
     world(&mut c, "!room:localhost");
-    let cfg = MatrixConfig {
-        transport: MatrixTransport::Matrix,
-        homeserver: format!("http://127.0.0.1:{}", gw.port),
-        user: "@digestd:localhost".into(),
-        access_token: "syt_token".into(),
-        allow_http: true,
-        ..MatrixConfig::default()
-    };
-    let mut d = delivery_with(&cfg);
+    let mut d = delivery_with(&scripted(gw.port));
     let r = notify(&mut c, "Slow down");
     queue::run_pass(&mut c, &mut d, at(T0)).unwrap();
     let v = queue::show(&mut c, r).unwrap();
@@ -272,6 +319,7 @@ backend_tests!(
     a_digest_opens_a_direct_room_and_the_next_message_reuses_it,
     a_row_sent_again_after_a_crash_is_one_event,
     a_person_who_left_or_a_forbidden_room_is_disabled,
+    a_room_the_account_left_is_passed_over_for_the_next_alias,
     a_rate_limit_waits_retry_after_ms_and_keeps_the_transaction,
     the_dir_transport_writes_the_message_file,
 );

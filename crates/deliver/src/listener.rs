@@ -194,6 +194,11 @@ pub trait Listener: Send {
     /// reconnect backoff) measures the wait against it, not the wall clock.
     fn pass_at(&mut self, _now: chrono::DateTime<chrono::Utc>) {}
 
+    /// The installation's key (`site_keys`), loaded by the pass before it
+    /// sends: a listener that names things on the far end with it (the
+    /// Matrix listener's direct rooms) derives a key of its own from it.
+    fn site_key(&mut self, _key: &crate::msgid::MessageKey) {}
+
     /// The rooms the listener opened since it was last asked, as
     /// (address, room id): a Matrix listener opens a direct room for a
     /// user ID, and the queue keeps it on the contact point.

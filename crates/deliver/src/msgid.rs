@@ -71,6 +71,13 @@ impl MessageKey {
         }
     }
 
+    /// A key derived from the installation's secret for one other
+    /// `purpose` (`digestd matrix room alias v1`, say): what is made with
+    /// it tells nothing of the secret nor of the Message-IDs' key.
+    pub fn derived(&self, purpose: &str) -> Keyed {
+        Keyed::new(&hmac(self.secret.as_bytes(), purpose.as_bytes()))
+    }
+
     /// A name for this installation (the database the key belongs to):
     /// 64 bits of a keyed hash, which tells two databases' files apart
     /// on disk (the sent journals) and tells nothing of the key. It is a

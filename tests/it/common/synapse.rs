@@ -67,6 +67,11 @@ impl Person {
         }
     }
 
+    /// The access token of this login (a device of its own).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     fn room_url(&self, room: &str, tail: &str) -> String {
         let mut u = url::Url::parse(&self.base).unwrap();
         u.path_segments_mut()
@@ -180,6 +185,12 @@ impl Person {
     /// The state event `kind` with `key` in `room`, as this person sees it.
     pub fn state(&self, room: &str, kind: &str, key: &str) -> Value {
         self.get(&["rooms", room, "state", kind, key], None)
+    }
+
+    /// The room `alias` names, if any.
+    pub fn resolve(&self, alias: &str) -> Option<String> {
+        let v = self.get(&["directory", "room", alias], None);
+        v["room_id"].as_str().map(str::to_string)
     }
 
     /// The rooms this person is joined to.

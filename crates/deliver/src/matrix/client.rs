@@ -1,7 +1,8 @@
 //! The client-server API calls the Matrix listener makes, over plain
-//! HTTP: a password login, `createRoom` for a direct room and the
-//! person's invitation to it, the service account's account data where
-//! direct rooms are recorded ([`super::direct`]), `join` for a room ID given as an address, a
+//! HTTP: a password login, `createRoom` for a direct room (under its
+//! alias, [`super::alias`]), an alias resolved, the person's invitation,
+//! the service account's account data where direct rooms are recorded
+//! ([`super::direct`]), `join` for a room ID given as an address, a
 //! member's membership of a room, and `PUT …/send/m.room.message/{txnId}`.
 //! No redirect is followed and no proxy used; at most 64 KiB of an answer
 //! is read (8 MiB of the account's own account data). What each answer means for the queue is [`refusal`]'s.
@@ -36,6 +37,7 @@ pub const MAX_ACCOUNT_DATA: usize = 8 * 1024 * 1024;
 pub enum Call {
     Login,
     CreateRoom,
+    ResolveAlias,
     Invite,
     AccountData,
     Join,
@@ -124,9 +126,23 @@ impl Homeserver {
     }
 
     /// A private room with no one invited yet (the person is invited by
-    /// [`Homeserver::invite`] once the room is recorded); its id.
-    pub fn create_room(&self, token: &str) -> Result<String, Error> {
-        let body = json!({"preset": "private_chat"});
+    /// [`Homeserver::invite`] once the room is recorded), under the alias
+    /// `#{alias}:{server}` when `alias` (a localpart) is given; its id.
+    /// The alias is set as the room's canonical alias by no one: an empty
+    /// `m.room.canonical_alias` in the initial state keeps the homeserver
+    /// from adding it, so the person's client names the room after the
+    /// account, as any direct chat.
+    pub fn create_room(&self, token: &str, alias: Option<&str>) -> Result<String, Error> {
+        let body = match alias {
+            None => json!({"preset": "private_chat"}),
+            Some(a) => json!({
+                "preset": "private_chat",
+                "room_alias_name": a,
+                "initial_state": [
+                    {"type": "m.room.canonical_alias", "state_key": "", "content": {}}
+                ],
+            }),
+        };
         let v = self.call(
             Call::CreateRoom,
             reqwest::Method::POST,
@@ -134,7 +150,20 @@ impl Homeserver {
             Some(token),
             &body,
         )?;
-        string(&v, "room_id", Call::CreateRoom)
+        room_id(&v, Call::CreateRoom)
+    }
+
+    /// The room `alias` (`#local:server`) names (`GET
+    /// …/directory/room/{roomAlias}`); its `servers` are not used.
+    pub(crate) fn resolve_alias(&self, token: &str, alias: &str) -> Result<String, Error> {
+        let v = self.call(
+            Call::ResolveAlias,
+            reqwest::Method::GET,
+            &["directory", "room", alias],
+            Some(token),
+            &Value::Null,
+        )?;
+        room_id(&v, Call::ResolveAlias)
     }
 
     /// Invites `user` to `room` as a direct chat: the member event carries
@@ -240,6 +269,23 @@ impl Homeserver {
     }
 }
 
+/// The answer's `room_id`, when it is one (the spec's grammar, checked as
+/// an address is): it goes into URLs, the queue's columns and log lines.
+pub(crate) fn room_id(v: &Value, call: Call) -> Result<String, Error> {
+    let id = string(v, "room_id", call)?;
+    match crate::validate::matrix_id(&id) {
+        Ok(_) if crate::validate::is_matrix_room(&id) => Ok(id),
+        Ok(_) => Err(Error::NotARoom {
+            call,
+            why: "a user ID".into(),
+        }),
+        Err(e) => Err(Error::NotARoom {
+            call,
+            why: e.to_string(),
+        }),
+    }
+}
+
 fn string(v: &Value, key: &str, call: Call) -> Result<String, Error> {
     v[key]
         .as_str()
@@ -301,6 +347,57 @@ mod tests {
         retry_after: Option<u64>,
     ) -> DeliveryError {
         DeliveryError::from(super::refusal(call, status, json, answer, retry_after))
+    }
+
+    #[test]
+    fn a_room_id_answered_is_checked_before_it_is_used() {
+        for good in ["!abc:example.org", "!abc", "!a:[::1]:8448"] {
+            let v = json!({ "room_id": good, "servers": ["example.org"] });
+            assert_eq!(room_id(&v, Call::ResolveAlias).as_deref(), Ok(good));
+        }
+        // Not JSON (the call reads it as null), no room_id, not a string.
+        for v in [
+            Value::Null,
+            json!({}),
+            json!({"room_id": 5}),
+            json!(["!a:x"]),
+        ] {
+            assert!(
+                matches!(
+                    room_id(&v, Call::ResolveAlias),
+                    Err(Error::Incomplete {
+                        call: Call::ResolveAlias,
+                        ..
+                    })
+                ),
+                "{v}"
+            );
+        }
+        let long = format!("!{}:example.org", "a".repeat(300));
+        for bad in [
+            "",
+            "!",
+            "@alice:example.org",
+            "#alias:example.org",
+            "!a:example.org\r\nX-Injected: 1",
+            "!a\u{1b}[2J:example.org",
+            "!a\u{202e}:example.org",
+            "!a b:example.org",
+            "!a:exa mple.org",
+            "!a:example.org:99999",
+            "!\u{fffd}:example.org",
+            long.as_str(),
+        ] {
+            let got = room_id(&json!({ "room_id": bad }), Call::CreateRoom);
+            let Err(e @ Error::NotARoom { .. }) = got else {
+                panic!("{bad:?}: {got:?}");
+            };
+            assert!(e.is_transient(), "{e}");
+            let (DeliveryError::Transient { text, .. } | DeliveryError::Permanent { text, .. }) =
+                DeliveryError::from(e);
+            assert!(!text.contains(['\r', '\n', '\u{1b}', '\u{202e}']), "{text}");
+            assert!(text.len() < 400, "{text}");
+        }
     }
 
     #[test]

@@ -156,11 +156,37 @@ pub fn find(
             continue;
         }
         let theirs = seen(user)?;
-        if matches!(theirs.as_deref(), None | Some("join" | "invite")) {
+        if still_theirs(theirs.as_deref()) {
             return Ok(Some((room, theirs)));
         }
     }
     Ok(None)
+}
+
+/// Whether a room where the person's membership is `m` can take messages
+/// to them: joined, invited, or not invited yet (`None`); not one they
+/// left, rejected or were banned from.
+pub(crate) fn still_theirs(m: Option<&str>) -> bool {
+    matches!(m, None | Some("join" | "invite"))
+}
+
+/// Invites `user` to `room` ([`Homeserver::invite`]). A refusal after
+/// which they are invited or joined all the same (another process of the
+/// account invited them first, and the homeserver refuses a second
+/// invitation) is no error.
+pub(crate) fn invite(
+    server: &Homeserver,
+    token: &str,
+    room: &str,
+    user: &str,
+) -> Result<(), Error> {
+    match server.invite(token, room, user) {
+        Err(e) if e.status() == Some(403) => match server.membership(token, room, user) {
+            Ok(Some(m)) if m == "join" || m == "invite" => Ok(()),
+            _ => Err(e),
+        },
+        other => other,
+    }
 }
 
 #[cfg(test)]

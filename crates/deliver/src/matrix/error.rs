@@ -35,6 +35,13 @@ pub enum Error {
     /// A 2xx answer without the field the call returns.
     #[error("matrix: {call:?}: the answer has no {key}")]
     Incomplete { call: Call, key: String },
+    /// A 2xx answer whose `room_id` is no room ID (`why`, escaped).
+    #[error("matrix: {call:?}: the answer's room_id is no room ID: {why}")]
+    NotARoom { call: Call, why: String },
+    /// The room a direct room's alias names is one the service account
+    /// has not joined (yet): another process is creating it.
+    #[error("matrix: {room} ({alias}) is not joined yet (another process is opening it?)")]
+    AliasPending { alias: String, room: String },
     /// The person left (or was banned from) the room the queue kept.
     #[error("matrix: {user} is no longer in {room} ({membership}); contact point disabled")]
     Left {
@@ -104,7 +111,12 @@ impl Error {
             Error::Client(_)
             | Error::Unanswered { .. }
             | Error::Incomplete { .. }
+            | Error::NotARoom { .. }
+            | Error::AliasPending { .. }
             | Error::Login(_) => true,
+            // An alias gone between `createRoom` and its resolution: the
+            // next attempt creates it.
+            Error::Refused(r) if r.call == Call::ResolveAlias && r.status == 404 => true,
             Error::Refused(r) => matches!(r.status, 401 | 429 | 500..=599),
             Error::Homeserver(_)
             | Error::BaseUrl(_)
@@ -142,6 +154,25 @@ impl Error {
     /// Whether the queue disables the contact point for it.
     pub fn disables(&self) -> bool {
         !self.is_transient() && self.code() == Some(FORBIDDEN)
+    }
+
+    /// `createRoom` refused because its alias names a room already: 400
+    /// `M_ROOM_IN_USE` (the spec's answer), or 409 (Synapse's to the
+    /// second of two creations of one alias at the same instant).
+    pub(crate) fn alias_taken(&self) -> bool {
+        matches!(self, Error::Refused(r) if r.call == Call::CreateRoom
+            && ((r.status == 400 && r.errcode == "M_ROOM_IN_USE") || r.status == 409))
+    }
+
+    /// `createRoom` refused with an alias for another reason: the
+    /// homeserver's policy (403: `alias_creation_rules`, a spam checker),
+    /// a namespace an application service holds (400 `M_EXCLUSIVE`), a
+    /// name it does not take (another 400). Without the alias it may
+    /// succeed.
+    pub(crate) fn alias_refused(&self) -> bool {
+        matches!(self, Error::Refused(r) if r.call == Call::CreateRoom
+            && matches!(r.status, 400 | 403))
+            && !self.alias_taken()
     }
 
     /// The homeserver's status, when it answered.
@@ -236,6 +267,12 @@ mod tests {
             (refused(Call::Send, 200, ""), false, Some(200)),
             (refused(Call::Send, 999, ""), false, Some(999)),
         ];
+        verdicts(cases);
+    }
+
+    /// Each error is transient or permanent as said, with the code, and
+    /// disables the contact point exactly when the code is [`FORBIDDEN`].
+    fn verdicts(cases: impl IntoIterator<Item = (Error, bool, Option<u16>)>) {
         for (e, transient, code) in cases {
             let shown = e.to_string();
             let disables = e.disables();
@@ -250,6 +287,84 @@ mod tests {
                 }
             }
             assert_eq!(disables, code == Some(FORBIDDEN), "{shown}");
+        }
+    }
+
+    #[test]
+    fn the_alias_errors_are_transient_only_where_a_retry_helps() {
+        verdicts([
+            (
+                Error::NotARoom {
+                    call: Call::ResolveAlias,
+                    why: "a user ID".into(),
+                },
+                true,
+                None,
+            ),
+            (
+                Error::AliasPending {
+                    alias: "#a:x".into(),
+                    room: "!r:x".into(),
+                },
+                true,
+                None,
+            ),
+            (
+                refused(Call::ResolveAlias, 404, "M_NOT_FOUND"),
+                true,
+                Some(404),
+            ),
+            (refused(Call::ResolveAlias, 403, "M_FORBIDDEN"), false, None),
+            (refused(Call::ResolveAlias, 400, ""), false, Some(400)),
+            (
+                refused(Call::CreateRoom, 400, "M_ROOM_IN_USE"),
+                false,
+                Some(400),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn an_alias_taken_is_told_from_an_alias_refused() {
+        let taken = [
+            refused(Call::CreateRoom, 400, "M_ROOM_IN_USE"),
+            refused(Call::CreateRoom, 409, "M_UNKNOWN"),
+            refused(Call::CreateRoom, 409, ""),
+        ];
+        for e in &taken {
+            assert!(e.alias_taken() && !e.alias_refused(), "{e}");
+        }
+        let policy = [
+            refused(Call::CreateRoom, 403, "M_FORBIDDEN"),
+            refused(Call::CreateRoom, 403, ""),
+            refused(Call::CreateRoom, 400, "M_EXCLUSIVE"),
+            refused(Call::CreateRoom, 400, "M_INVALID_PARAM"),
+            // Hostile or odd codes: not the spec's, so not "taken".
+            refused(Call::CreateRoom, 400, "M_ROOM_IN_USE\r\nX: 1"),
+            refused(Call::CreateRoom, 400, "m_room_in_use"),
+        ];
+        for e in &policy {
+            assert!(e.alias_refused() && !e.alias_taken(), "{e}");
+        }
+        let neither = [
+            refused(Call::CreateRoom, 429, "M_LIMIT_EXCEEDED"),
+            refused(Call::CreateRoom, 500, "M_ROOM_IN_USE"),
+            refused(Call::CreateRoom, 401, "M_UNKNOWN_TOKEN"),
+            refused(Call::CreateRoom, 404, "M_UNRECOGNIZED"),
+            refused(Call::Invite, 400, "M_ROOM_IN_USE"),
+            refused(Call::ResolveAlias, 409, ""),
+            refused(Call::Send, 403, "M_FORBIDDEN"),
+            Error::Unanswered {
+                call: Call::CreateRoom,
+                text: "timed out".into(),
+            },
+            Error::Incomplete {
+                call: Call::CreateRoom,
+                key: "room_id".into(),
+            },
+        ];
+        for e in &neither {
+            assert!(!e.alias_taken() && !e.alias_refused(), "{e}");
         }
     }
 

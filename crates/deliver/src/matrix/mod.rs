@@ -3,12 +3,12 @@
 //! digest's JSON document: [`body`]) over the client-server API
 //! ([`client`]). An address is a user ID or a room ID. For a user ID the
 //! first delivery finds the direct room in the service account's record
-//! of that person ([`direct`]) or opens one (`createRoom` with no one in
-//! it, recorded there and in `m.direct`, then the user invited with
-//! `is_direct`), which
-//! the queue keeps on the contact point ([`Listener::opened_rooms`]) for
-//! the next ones; a room ID is joined once per process (the person
-//! invited the account).
+//! of that person ([`direct`]) or opens it under the person's alias
+//! ([`alias`]: `createRoom` with no one in it, or the room another
+//! process created under the same alias), records it there and in
+//! `m.direct`, then invites the user with `is_direct`; the queue keeps it
+//! on the contact point ([`Listener::opened_rooms`]) for the next ones. A
+//! room ID is joined once per process (the person invited the account).
 //!
 //! Each message is a transaction whose id comes from the queue row (the
 //! first request and the recipient), the same on every attempt: a message
@@ -20,6 +20,7 @@
 //! went wrong is an [`Error`], which decides. With `[matrix] transport = "dir"` (the default)
 //! what would be sent is written under the outbox's `matrix/` instead.
 
+pub mod alias;
 pub mod body;
 pub mod client;
 pub mod direct;
@@ -96,6 +97,11 @@ pub struct MatrixListener {
     /// Direct rooms created whose record failed, by address: recorded
     /// before the person is invited.
     unrecorded: HashMap<String, String>,
+    /// The direct rooms' aliases, from the installation's key
+    /// ([`Listener::site_key`]); `None` before it is given, or once the
+    /// homeserver refused an alias (`no_alias`).
+    names: Option<alias::Namer>,
+    no_alias: bool,
     /// The pass's instant, for a `Retry-After` given as a date.
     now: Option<DateTime<Utc>>,
     /// The process's runtime, which the session's client runs on.
@@ -122,6 +128,8 @@ impl MatrixListener {
             rooms: HashMap::new(),
             opened: Vec::new(),
             unrecorded: HashMap::new(),
+            names: None,
+            no_alias: false,
             now: None,
             rt: rt.clone(),
         })
@@ -174,10 +182,10 @@ impl MatrixListener {
     /// are not yet. In order: the room the queue `kept` (while the person
     /// is still in it or invited: one who left or was banned is refused
     /// as `M_FORBIDDEN` is); one this listener created and could not yet
-    /// record; the newest usable one recorded for the person; or a new
-    /// one, created with no one in it, recorded, and only then the person
-    /// invited. A process that dies at any point leaves at most a
-    /// room the person never sees; one recorded is found again.
+    /// record; the newest usable one recorded for the person; or the one
+    /// under the person's alias ([`MatrixListener::open_room`]). A
+    /// process that dies at any point leaves a room the next one finds,
+    /// recorded or by its alias.
     fn direct_room(
         &mut self,
         user: &str,
@@ -191,7 +199,7 @@ impl MatrixListener {
             let theirs = server.membership(&token, r, user)?;
             if let Some(gone) = theirs
                 .as_deref()
-                .filter(|t| !matches!(*t, "join" | "invite"))
+                .filter(|t| !direct::still_theirs(Some(*t)))
             {
                 return Err(Error::Left {
                     user: user.to_string(),
@@ -208,19 +216,68 @@ impl MatrixListener {
             self.opened.push((user.to_string(), found.0.clone()));
             found
         } else {
-            let r = server.create_room(&token)?;
-            // Kept by the queue with this row's outcome, whatever follows.
-            self.opened.push((user.to_string(), r.clone()));
-            self.unrecorded.insert(user.to_string(), r.clone());
-            direct::record(server, &token, &me, user, &r)?;
-            self.unrecorded.remove(user);
-            (r, None)
+            self.open_room(&token, user)?
         };
+        let server = self.server.as_ref().expect("opened by session");
         if theirs.is_none() {
-            server.invite(&token, &room, user)?;
+            direct::invite(server, &token, &room, user)?;
         }
         self.rooms.insert(user.to_string(), room.clone());
         Ok(room)
+    }
+
+    /// The room for `user` when none is kept nor recorded, recorded now,
+    /// with the person's membership: the one under the person's alias,
+    /// created now or by another process; without an alias (none known,
+    /// refused by the homeserver, every name used up), a new one, as two
+    /// processes may each open.
+    fn open_room(
+        &mut self,
+        token: &str,
+        user: &str,
+    ) -> std::result::Result<(String, Option<String>), Error> {
+        let me = self.cfg.user.clone();
+        let server = self.server.as_ref().expect("opened by session");
+        let walked = match &self.names {
+            Some(names) => Some(alias::open(server, token, names, user)?),
+            None => None,
+        };
+        let room = match walked {
+            Some(alias::Opened::Found(room, theirs)) => {
+                self.opened.push((user.to_string(), room.clone()));
+                direct::record(server, token, &me, user, &room)?;
+                return Ok((room, theirs));
+            }
+            Some(alias::Opened::Created(room)) => room,
+            Some(alias::Opened::Refused(e)) => {
+                let room = server.create_room(token, None)?;
+                tracing::warn!(
+                    user = me.as_str(),
+                    "matrix: the homeserver refuses the direct rooms' aliases ({}): rooms \
+                     are opened without one, and two processes opening a person's first \
+                     room at once may each open one",
+                    crate::validate::escape_for_line(&e.to_string())
+                );
+                self.names = None;
+                self.no_alias = true;
+                room
+            }
+            Some(alias::Opened::Exhausted) => {
+                tracing::warn!(
+                    user,
+                    "matrix: every alias of the person's direct room holds a room they left: \
+                     one is opened without an alias"
+                );
+                server.create_room(token, None)?
+            }
+            None => server.create_room(token, None)?,
+        };
+        // Kept by the queue with this row's outcome, whatever follows.
+        self.opened.push((user.to_string(), room.clone()));
+        self.unrecorded.insert(user.to_string(), room.clone());
+        direct::record(server, token, &me, user, &room)?;
+        self.unrecorded.remove(user);
+        Ok((room, None))
     }
 
     fn write(
@@ -276,6 +333,12 @@ impl Listener for MatrixListener {
         self.now = Some(now);
     }
 
+    fn site_key(&mut self, key: &crate::msgid::MessageKey) {
+        if self.names.is_none() && !self.no_alias {
+            self.names = alias::Namer::new(key.derived(alias::PURPOSE), &self.cfg.user);
+        }
+    }
+
     fn opened_rooms(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.opened)
     }
@@ -300,6 +363,7 @@ pub fn test_alert(
         .ok_or_else(|| crate::error::Error::not_found(format!("{party} has no matrix address")))?;
     let ((_, address), room) = point;
     let mut l = MatrixListener::new(cfg, email, rt)?;
+    l.site_key(&crate::msgid::MessageKey::load(conn)?);
     let doc = crate::webhook::body::notification(
         0,
         "digestd test alert",

@@ -145,6 +145,9 @@ pub(super) fn deliver_rounds(
         .position(|l| l.key() == Channel::Email)
         .expect("Delivery::new gives email a listener");
     let key = crate::msgid::MessageKey::load(conn)?;
+    for l in others.iter_mut() {
+        l.site_key(&key);
+    }
     // What this process's last pass had sent and not written goes in first.
     let journal = d.journal(conn, &key)?;
     let policy = d.settle_policy();
