@@ -15,10 +15,13 @@
 //!
 //! The process reads one set of catalogues, [`catalogs`]: the shipped
 //! ones, or the ones [`install`]ed at start with the operator's overrides.
+//! A validator's [`Refusal`](crate::Refusal) of a person's value is said
+//! from them by [`refusal`].
 
 mod names;
 pub mod overrides;
 mod pattern;
+pub mod refusal;
 #[cfg(test)]
 mod tests;
 
