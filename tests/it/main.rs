@@ -74,6 +74,7 @@ mod http_pages_digest;
 mod http_pages_group_optout;
 mod http_pages_hour;
 mod http_pages_i18n;
+mod http_pages_i18n_refusals;
 mod http_pages_i18n_signup;
 mod http_pages_matrix;
 mod http_pages_signup;
