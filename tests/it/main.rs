@@ -46,6 +46,7 @@ mod harness;
 mod hostile_remotes;
 mod house_sizes;
 mod http_admin;
+mod http_admin_i18n;
 mod http_admin_pages;
 /// What the `http_api_*` modules share.
 mod http_api {
