@@ -24,7 +24,7 @@ impl Invalid {
     }
 
     /// This error, said on a page as `kind` of `value` (see [`Refusal`]).
-    pub fn because(mut self, kind: RefusalKind, value: &str) -> Self {
+    pub(crate) fn because(mut self, kind: RefusalKind, value: &str) -> Self {
         self.refusal = Some(Box::new(Refusal::new(kind, value)));
         self
     }
@@ -129,7 +129,7 @@ impl Refusal {
     pub const SHOWN: usize = 64;
 
     /// The refusal of `value` for `kind`.
-    pub fn new(kind: RefusalKind, value: &str) -> Refusal {
+    pub(crate) fn new(kind: RefusalKind, value: &str) -> Refusal {
         Refusal {
             kind,
             value: value.chars().take(Refusal::SHOWN + 1).collect(),
@@ -137,12 +137,12 @@ impl Refusal {
     }
 
     /// What was wrong.
-    pub fn kind(&self) -> &RefusalKind {
+    pub(crate) fn kind(&self) -> &RefusalKind {
         &self.kind
     }
 
     /// The value as given (its first [`Refusal::SHOWN`] + 1 characters).
-    pub fn value(&self) -> &str {
+    pub(crate) fn value(&self) -> &str {
         &self.value
     }
 }

@@ -11,7 +11,7 @@ use super::{catalogs, Arg, Catalogs, Locale};
 
 impl Refusal {
     /// The catalogue key that says it.
-    pub fn key(&self) -> &'static str {
+    pub(crate) fn key(&self) -> &'static str {
         match self.kind() {
             RefusalKind::TimezoneMalformed => "refusal-timezone-malformed",
             RefusalKind::TimezoneUnknown { nearest: None } => "refusal-timezone-unknown",
@@ -51,7 +51,7 @@ impl Refusal {
 
     /// The refusal in `l`, from `c`: one line, the value (`$value`) and
     /// any part of it (`$part`) shown by [`shown`].
-    pub fn say_in(&self, c: &Catalogs, l: Locale) -> String {
+    pub(crate) fn say_in(&self, c: &Catalogs, l: Locale) -> String {
         let value = shown(self.value());
         let part = match self.kind() {
             RefusalKind::QuietStart { part } | RefusalKind::QuietEnd { part } => shown(part),
@@ -79,7 +79,7 @@ impl Refusal {
 /// (and "…" when there were more), every character that could break a
 /// line or turn text around escaped (`\r`, `\n`, `\u{202e}`). Escaping
 /// for HTML is the page's (its templates escape every value).
-pub fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let mut cut: String = s.chars().take(Refusal::SHOWN).collect();
     if cut.len() < s.len() {
         cut.push('…');
