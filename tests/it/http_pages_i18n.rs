@@ -16,7 +16,7 @@ use digestd::db::DbConn;
 use digestd::parties::UserChanges;
 
 /// Sets `who`'s locale as `user set --locale` does.
-fn speaks(c: &mut DbConn, who: &str, locale: &str) {
+pub(crate) fn speaks(c: &mut DbConn, who: &str, locale: &str) {
     let ch = UserChanges {
         locale: Some(locale.into()),
         ..Default::default()

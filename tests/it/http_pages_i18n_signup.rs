@@ -248,3 +248,40 @@ fn hostile_accept_language_gets_the_english_page_and_stores_nothing_of_it() {
         assert!(a.text.contains("<html lang=\"en\">"), "{}", a.text);
     });
 }
+
+#[test]
+fn a_malformed_address_is_refused_in_the_visitors_language() {
+    each_backend(|web| {
+        let mut c = web.db.conn();
+        let (cal, _) = setup(&mut c);
+        let before = snapshot(&mut c);
+        for (lang, email, want) in [
+            (
+                "fr",
+                "fleur.example.net",
+                "adresse e-mail « fleur.example.net » invalide : il manque le « @ »",
+            ),
+            (
+                "de-DE",
+                "jörg@example.de",
+                "ungültige E-Mail-Adresse „jörg@example.de“: Adressen mit Umlauten oder anderen Zeichen außerhalb von ASCII werden nicht unterstützt",
+            ),
+            (
+                "es",
+                "<script>@example",
+                "dirección de correo no válida «&#60;script&#62;@example»: la parte antes de la «@» tiene un carácter que aquí no se admite",
+            ),
+            (
+                "ja",
+                "a@b.example\u{202E}",
+                "メールアドレス「a@b.example\\u{202e}」が正しくありません。制御文字が含まれています",
+            ),
+        ] {
+            let a = sign_up_as(web, "/subscribe", lang, email, &cal);
+            assert_eq!(a.status, 422, "{email:?}: {}", a.text);
+            assert!(a.text.contains(want), "{want:?} in {}", a.text);
+            assert!(!a.text.contains("invalid email address"), "{}", a.text);
+        }
+        assert_eq!(snapshot(&mut c), before);
+    });
+}

@@ -46,6 +46,7 @@ mod harness;
 mod hostile_remotes;
 mod house_sizes;
 mod http_admin;
+mod http_admin_i18n;
 mod http_admin_pages;
 /// What the `http_api_*` modules share.
 mod http_api {
@@ -74,6 +75,7 @@ mod http_pages_digest;
 mod http_pages_group_optout;
 mod http_pages_hour;
 mod http_pages_i18n;
+mod http_pages_i18n_refusals;
 mod http_pages_i18n_signup;
 mod http_pages_matrix;
 mod http_pages_signup;

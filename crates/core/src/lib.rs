@@ -2,7 +2,8 @@
 //! database nor a runtime. No diesel, no tokio: unit-tested alone.
 //!
 //! - [`error`]: [`Invalid`], the one error this crate returns: input that
-//!   can never be accepted as it is.
+//!   can never be accepted as it is; with a [`Refusal`] when a person's own
+//!   field was refused, which [`i18n`] says in their language.
 //! - [`clock`], [`ids`]: injected time, typed ids.
 //! - [`validate`]: every input validator (text, names, addresses, zones, instants).
 //! - [`text`]: one-line folding, hex, SMS segment arithmetic, URLs with
@@ -21,4 +22,4 @@ pub mod recur;
 pub mod text;
 pub mod validate;
 
-pub use error::Invalid;
+pub use error::{Invalid, Refusal};

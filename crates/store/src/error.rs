@@ -23,9 +23,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, Error)]
 pub enum Error {
-    /// Input that can never be accepted as it is (bad timezone, address, …).
+    /// Input that can never be accepted as it is (bad timezone, address, …):
+    /// its one line, and, when a field's own check refused it, the kind of
+    /// refusal a page says in the reader's language.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(digestd_core::Invalid),
     /// A named thing (user, group, collection, …) does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -51,7 +53,7 @@ pub enum Error {
 
 impl Error {
     pub fn invalid(msg: impl Into<String>) -> Self {
-        Error::Invalid(msg.into())
+        Error::Invalid(digestd_core::Invalid::new(msg))
     }
     pub fn not_found(msg: impl Into<String>) -> Self {
         Error::NotFound(msg.into())
@@ -68,6 +70,15 @@ impl Error {
         )
     }
 
+    /// Why a field's own check refused the input, as a kind a page says in
+    /// the reader's language; `None` for any other error.
+    pub fn refusal(&self) -> Option<&digestd_core::Refusal> {
+        match self {
+            Error::Invalid(e) => e.refusal(),
+            _ => None,
+        }
+    }
+
     /// The process exit code the CLI uses for this error.
     pub fn exit_code(&self) -> i32 {
         if self.is_bad_input() {
@@ -82,7 +93,7 @@ impl Error {
 /// caller's fault, as here.
 impl From<digestd_core::Invalid> for Error {
     fn from(e: digestd_core::Invalid) -> Self {
-        Error::Invalid(e.0)
+        Error::Invalid(e)
     }
 }
 

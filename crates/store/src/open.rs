@@ -105,10 +105,10 @@ fn has_tables(conn: &mut DbConn) -> Result<bool> {
 /// A database that cannot be opened, on one line: the URL (without its
 /// password) and the driver's words.
 fn cannot_open(shown: &str, e: &Error) -> Error {
+    let driver = |s: &str| s.strip_prefix("postgres: ").unwrap_or(s).to_string();
     let why = match e {
-        Error::Storage(s) | Error::Invalid(s) => {
-            s.strip_prefix("postgres: ").unwrap_or(s).to_string()
-        }
+        Error::Storage(s) => driver(s),
+        Error::Invalid(e) => driver(e.line()),
         other => other.to_string(),
     };
     let why: Vec<&str> = why

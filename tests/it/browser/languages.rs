@@ -4,7 +4,8 @@
 //! and saves a setting; a visitor signs up on the German form, confirms
 //! on the German confirm page (the verification message named its
 //! button), and is stored with the browser's `de-DE`. The pages are saved
-//! as `*-de.png` for `docs/pages.md`.
+//! as `*-de.png` for `docs/pages.md`. A zone the list does not offer (as a
+//! hand-made form sends it) is refused in German, nothing written.
 
 use serde_json::json;
 
@@ -12,6 +13,7 @@ use digestd::parties::{self, UserChanges};
 
 use super::common::at;
 use super::common::browser::{Browser, Options};
+use super::common::pages::{code, snapshot};
 use super::common::web::Web;
 use super::{edit, in_browser, link_after, PostOffice};
 
@@ -30,14 +32,20 @@ fn subject_and_text(raw: &[u8]) -> (String, String, String) {
     )
 }
 
-fn in_german(web: &Web, b: &Browser) {
-    let mut c = web.db.conn();
-    let a = super::asha(&mut c);
+/// asha, reading German (`de-DE`).
+fn german_asha(c: &mut digestd::db::DbConn) -> super::Asha {
+    let a = super::asha(c);
     let german = UserChanges {
         locale: Some("de-DE".into()),
         ..Default::default()
     };
-    digestd::manage::update_user(&mut c, "asha", &german).unwrap();
+    digestd::manage::update_user(c, "asha", &german).unwrap();
+    a
+}
+
+fn in_german(web: &Web, b: &Browser) {
+    let mut c = web.db.conn();
+    let a = german_asha(&mut c);
     digestd::items::set_public(&mut c, &a.rota, true).unwrap();
     let mut po = PostOffice::new(web);
     edit(&mut c, &a, 1, "2026-11-22T10:00:00Z");
@@ -133,4 +141,39 @@ fn the_pages_in_german_in_a_browser() {
         },
         in_german,
     );
+}
+
+/// asha (de-DE) sends a zone her page's list does not have (a script adds
+/// it to the list, as a hand-made form would send it): the page again, the
+/// zone's own check said in German, nothing written.
+fn a_bad_zone_in_german(web: &Web, b: &Browser) {
+    let mut c = web.db.conn();
+    let a = german_asha(&mut c);
+    b.open(&web.url(&format!("/s/{}", code(&mut c, a.party))));
+    assert_eq!(b.title(), "Ihre Übersichten · digestd");
+    let chosen = b.execute(
+        "var s = document.getElementById('timezone'); var o = document.createElement('option'); \
+         o.value = 'Europe/Berln'; o.text = 'Europe/Berln'; s.appendChild(o); s.value = 'Europe/Berln'; \
+         return s.value;",
+    );
+    assert_eq!(chosen, json!("Europe/Berln"));
+    let before = snapshot(&mut c);
+    b.press("form input[name=action][value=prefs] ~ p button");
+    assert_eq!(
+        b.text_of("p.error"),
+        "„Europe/Berln“ ist keine bekannte IANA-Zeitzone – meinten Sie Europe/Berlin?"
+    );
+    assert_eq!(
+        b.execute("return document.documentElement.lang"),
+        json!("de")
+    );
+    assert!(!b.text().contains("unknown IANA timezone"));
+    assert_eq!(snapshot(&mut c), before);
+    let user = parties::get_user(&mut c, a.party).unwrap();
+    assert_eq!(user.timezone, "Europe/Madrid");
+}
+
+#[test]
+fn a_bad_zone_is_refused_in_german_in_a_browser() {
+    in_browser(Options::default(), a_bad_zone_in_german);
 }

@@ -111,6 +111,39 @@ refused-end = setzen Sie das Häkchen, um zu bestätigen, dass dieses Abonnement
 refused-channels = wählen Sie mindestens einen Weg, auf dem Sie es erhalten
 refused-no-matrix = Sie haben keine Matrix-ID, die entfernt werden könnte
 
+## Die eigene Prüfung eines Feldes hat einen Wert abgelehnt.
+
+refusal-timezone-malformed = „{ $value }“ ist keine gültige Zeitzone: wählen Sie eine aus der Liste
+refusal-timezone-unknown = „{ $value }“ ist keine bekannte IANA-Zeitzone: wählen Sie eine aus der Liste
+refusal-timezone-nearest = „{ $value }“ ist keine bekannte IANA-Zeitzone – meinten Sie { $nearest }?
+refusal-locale = „{ $value }“ ist kein gültiges Sprachkürzel: verwenden Sie ein Kürzel wie de-DE
+refusal-quiet-hint = schreiben Sie HH:MM-HH:MM, z. B. 22:00-07:00, oder lassen Sie das Feld für keine Ruhezeiten leer
+refusal-quiet-long = ungültige Ruhezeiten „{ $value }“: länger als { $max } Bytes ({ refusal-quiet-hint })
+refusal-quiet-char = ungültige Ruhezeiten „{ $value }“: { $code } ist weder eine ASCII-Ziffer noch ein „-“ ({ refusal-quiet-hint })
+refusal-quiet-dash = ungültige Ruhezeiten „{ $value }“: zwischen Beginn und Ende fehlt das „-“ ({ refusal-quiet-hint })
+refusal-quiet-start = ungültige Ruhezeiten „{ $value }“: der Beginn „{ $part }“ hat nicht das Format HH:MM ({ refusal-quiet-hint })
+refusal-quiet-end = ungültige Ruhezeiten „{ $value }“: das Ende „{ $part }“ hat nicht das Format HH:MM ({ refusal-quiet-hint })
+refusal-quiet-same = ungültige Ruhezeiten „{ $value }“: Beginn und Ende sind gleich ({ refusal-quiet-hint })
+refusal-matrix-hint = verwenden Sie @benutzer:server oder !raum:server
+refusal-matrix-empty = ungültige Matrix-ID: das Feld ist leer ({ refusal-matrix-hint })
+refusal-matrix-long = ungültige Matrix-ID „{ $value }“: sie ist länger als { $max } Bytes ({ refusal-matrix-hint })
+refusal-matrix-space = ungültige Matrix-ID „{ $value }“: sie enthält Leerzeichen ({ refusal-matrix-hint })
+refusal-matrix-char = ungültige Matrix-ID „{ $value }“: sie enthält ein Steuerzeichen oder ein Zeichen außerhalb von ASCII ({ refusal-matrix-hint })
+refusal-matrix-no-server = ungültige Matrix-ID „{ $value }“: der Server fehlt (:server) ({ refusal-matrix-hint })
+refusal-matrix-no-local = ungültige Matrix-ID „{ $value }“: vor dem „:“ steht nichts ({ refusal-matrix-hint })
+refusal-matrix-sigil = ungültige Matrix-ID „{ $value }“: sie beginnt weder mit @ (ein Benutzer) noch mit ! (ein Raum)
+refusal-matrix-port = ungültige Matrix-ID „{ $value }“: der Port des Servers liegt nicht zwischen 1 und 65535 ({ refusal-matrix-hint })
+refusal-matrix-server = ungültige Matrix-ID „{ $value }“: der Servername ist weder ein Hostname noch eine IP-Adresse ({ refusal-matrix-hint })
+refusal-email-control = ungültige E-Mail-Adresse „{ $value }“: sie enthält ein Steuerzeichen
+refusal-email-non-ascii = ungültige E-Mail-Adresse „{ $value }“: Adressen mit Umlauten oder anderen Zeichen außerhalb von ASCII werden nicht unterstützt
+refusal-email-long = ungültige E-Mail-Adresse „{ $value }“: sie ist länger als 254 Zeichen
+refusal-email-no-at = ungültige E-Mail-Adresse „{ $value }“: das „@“ fehlt
+refusal-email-local-length = ungültige E-Mail-Adresse „{ $value }“: der Teil vor dem „@“ muss 1 bis 64 Zeichen lang sein
+refusal-email-dots = ungültige E-Mail-Adresse „{ $value }“: ein Punkt vor dem „@“ steht falsch (am Anfang, am Ende oder doppelt)
+refusal-email-quoting = ungültige E-Mail-Adresse „{ $value }“: der Teil vor dem „@“ enthält ein Zeichen, das hier nicht erlaubt ist
+refusal-email-domain = ungültige E-Mail-Adresse „{ $value }“: der Teil nach dem „@“ ist kein gültiger Domainname
+refusal-email-no-dot = ungültige E-Mail-Adresse „{ $value }“: die Domain braucht einen Punkt (z. B. example.com)
+
 ## Abbestellen
 
 unsubscribe-title = Abbestellen

@@ -112,6 +112,42 @@ refused-end = tick the box to confirm that this subscription ends for good
 refused-channels = choose at least one way to get it
 refused-no-matrix = you have no Matrix ID to remove
 
+## A field's own check refused a value: the value as given (`$value`: its
+## first 64 characters, every control character, line break and direction
+## mark escaped) and what is wrong with it. The CLI and the API say the
+## same in English on one line.
+
+refusal-timezone-malformed = invalid timezone “{ $value }”: choose one from the list
+refusal-timezone-unknown = unknown IANA timezone “{ $value }”: choose one from the list
+refusal-timezone-nearest = unknown IANA timezone “{ $value }”: did you mean { $nearest }?
+refusal-locale = invalid locale “{ $value }”: use a tag like en-US
+refusal-quiet-hint = use HH:MM-HH:MM, e.g. 22:00-07:00, or leave the field empty for none
+refusal-quiet-long = invalid quiet hours “{ $value }”: longer than { $max } bytes ({ refusal-quiet-hint })
+refusal-quiet-char = invalid quiet hours “{ $value }”: { $code } is not an ASCII digit or “-” ({ refusal-quiet-hint })
+refusal-quiet-dash = invalid quiet hours “{ $value }”: no “-” between start and end ({ refusal-quiet-hint })
+refusal-quiet-start = invalid quiet hours “{ $value }”: the start, “{ $part }”, is not HH:MM ({ refusal-quiet-hint })
+refusal-quiet-end = invalid quiet hours “{ $value }”: the end, “{ $part }”, is not HH:MM ({ refusal-quiet-hint })
+refusal-quiet-same = invalid quiet hours “{ $value }”: start and end are the same ({ refusal-quiet-hint })
+refusal-matrix-hint = use @user:server or !room:server
+refusal-matrix-empty = invalid Matrix ID: it is empty ({ refusal-matrix-hint })
+refusal-matrix-long = invalid Matrix ID “{ $value }”: it is longer than { $max } bytes ({ refusal-matrix-hint })
+refusal-matrix-space = invalid Matrix ID “{ $value }”: it contains white space ({ refusal-matrix-hint })
+refusal-matrix-char = invalid Matrix ID “{ $value }”: it contains a control or non-ASCII character ({ refusal-matrix-hint })
+refusal-matrix-no-server = invalid Matrix ID “{ $value }”: it names no server (:server) ({ refusal-matrix-hint })
+refusal-matrix-no-local = invalid Matrix ID “{ $value }”: there is nothing before the “:” ({ refusal-matrix-hint })
+refusal-matrix-sigil = invalid Matrix ID “{ $value }”: it starts with neither @ (a user) nor ! (a room)
+refusal-matrix-port = invalid Matrix ID “{ $value }”: its server's port is not 1-65535 ({ refusal-matrix-hint })
+refusal-matrix-server = invalid Matrix ID “{ $value }”: its server name is not a host name or an IP address ({ refusal-matrix-hint })
+refusal-email-control = invalid email address “{ $value }”: it contains a control character
+refusal-email-non-ascii = invalid email address “{ $value }”: addresses with accents or other non-ASCII characters are not supported
+refusal-email-long = invalid email address “{ $value }”: it is longer than 254 characters
+refusal-email-no-at = invalid email address “{ $value }”: it has no “@”
+refusal-email-local-length = invalid email address “{ $value }”: the part before the “@” must be 1 to 64 characters
+refusal-email-dots = invalid email address “{ $value }”: a dot before the “@” is misplaced (at the start, at the end, or two in a row)
+refusal-email-quoting = invalid email address “{ $value }”: the part before the “@” has a character that is not allowed here
+refusal-email-domain = invalid email address “{ $value }”: the part after the “@” is not a valid domain name
+refusal-email-no-dot = invalid email address “{ $value }”: the domain needs a dot (e.g. example.com)
+
 ## Unsubscribe
 
 unsubscribe-title = Unsubscribe

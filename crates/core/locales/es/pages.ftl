@@ -111,6 +111,39 @@ refused-end = marca la casilla para confirmar que esta suscripción termina para
 refused-channels = elige al menos una forma de recibirlo
 refused-no-matrix = no tienes ningún ID de Matrix que quitar
 
+## La comprobación propia de un campo rechazó un valor.
+
+refusal-timezone-malformed = «{ $value }» no es una zona horaria válida: elige una de la lista
+refusal-timezone-unknown = «{ $value }» no es una zona horaria IANA conocida: elige una de la lista
+refusal-timezone-nearest = «{ $value }» no es una zona horaria IANA conocida. ¿Quisiste decir { $nearest }?
+refusal-locale = «{ $value }» no es un código de idioma válido: usa un código como es-ES
+refusal-quiet-hint = escribe HH:MM-HH:MM, p. ej. 22:00-07:00, o deja el campo vacío si no quieres ninguna
+refusal-quiet-long = horas de silencio no válidas «{ $value }»: más de { $max } bytes ({ refusal-quiet-hint })
+refusal-quiet-char = horas de silencio no válidas «{ $value }»: { $code } no es un dígito ASCII ni un «-» ({ refusal-quiet-hint })
+refusal-quiet-dash = horas de silencio no válidas «{ $value }»: falta el «-» entre el inicio y el fin ({ refusal-quiet-hint })
+refusal-quiet-start = horas de silencio no válidas «{ $value }»: el inicio, «{ $part }», no tiene el formato HH:MM ({ refusal-quiet-hint })
+refusal-quiet-end = horas de silencio no válidas «{ $value }»: el fin, «{ $part }», no tiene el formato HH:MM ({ refusal-quiet-hint })
+refusal-quiet-same = horas de silencio no válidas «{ $value }»: el inicio y el fin son iguales ({ refusal-quiet-hint })
+refusal-matrix-hint = usa @usuario:servidor o !sala:servidor
+refusal-matrix-empty = ID de Matrix no válido: el campo está vacío ({ refusal-matrix-hint })
+refusal-matrix-long = ID de Matrix no válido «{ $value }»: tiene más de { $max } bytes ({ refusal-matrix-hint })
+refusal-matrix-space = ID de Matrix no válido «{ $value }»: contiene espacios ({ refusal-matrix-hint })
+refusal-matrix-char = ID de Matrix no válido «{ $value }»: contiene un carácter de control o no ASCII ({ refusal-matrix-hint })
+refusal-matrix-no-server = ID de Matrix no válido «{ $value }»: no indica ningún servidor (:servidor) ({ refusal-matrix-hint })
+refusal-matrix-no-local = ID de Matrix no válido «{ $value }»: no hay nada antes de «:» ({ refusal-matrix-hint })
+refusal-matrix-sigil = ID de Matrix no válido «{ $value }»: no empieza ni por @ (un usuario) ni por ! (una sala)
+refusal-matrix-port = ID de Matrix no válido «{ $value }»: el puerto del servidor no está entre 1 y 65535 ({ refusal-matrix-hint })
+refusal-matrix-server = ID de Matrix no válido «{ $value }»: el nombre del servidor no es un nombre de host ni una dirección IP ({ refusal-matrix-hint })
+refusal-email-control = dirección de correo no válida «{ $value }»: contiene un carácter de control
+refusal-email-non-ascii = dirección de correo no válida «{ $value }»: no se admiten direcciones con tildes, eñes u otros caracteres no ASCII
+refusal-email-long = dirección de correo no válida «{ $value }»: tiene más de 254 caracteres
+refusal-email-no-at = dirección de correo no válida «{ $value }»: falta la «@»
+refusal-email-local-length = dirección de correo no válida «{ $value }»: la parte antes de la «@» debe tener de 1 a 64 caracteres
+refusal-email-dots = dirección de correo no válida «{ $value }»: hay un punto mal colocado antes de la «@» (al principio, al final o dos seguidos)
+refusal-email-quoting = dirección de correo no válida «{ $value }»: la parte antes de la «@» tiene un carácter que aquí no se admite
+refusal-email-domain = dirección de correo no válida «{ $value }»: la parte después de la «@» no es un nombre de dominio válido
+refusal-email-no-dot = dirección de correo no válida «{ $value }»: el dominio necesita un punto (p. ej. example.com)
+
 ## Baja
 
 unsubscribe-title = Darse de baja

@@ -111,6 +111,39 @@ refused-end = cochez la case pour confirmer que cet abonnement prend fin défini
 refused-channels = choisissez au moins un moyen de le recevoir
 refused-no-matrix = vous n’avez pas d’identifiant Matrix à supprimer
 
+## La vérification propre à un champ a refusé une valeur.
+
+refusal-timezone-malformed = « { $value } » n’est pas un fuseau horaire valide : choisissez-en un dans la liste
+refusal-timezone-unknown = « { $value } » n’est pas un fuseau horaire IANA connu : choisissez-en un dans la liste
+refusal-timezone-nearest = « { $value } » n’est pas un fuseau horaire IANA connu : vouliez-vous dire { $nearest } ?
+refusal-locale = « { $value } » n’est pas un code de langue valide : utilisez un code comme fr-FR
+refusal-quiet-hint = écrivez HH:MM-HH:MM, p. ex. 22:00-07:00, ou laissez le champ vide pour n’en avoir aucune
+refusal-quiet-long = heures calmes « { $value } » invalides : plus de { $max } octets ({ refusal-quiet-hint })
+refusal-quiet-char = heures calmes « { $value } » invalides : { $code } n’est ni un chiffre ASCII ni un « - » ({ refusal-quiet-hint })
+refusal-quiet-dash = heures calmes « { $value } » invalides : il manque le « - » entre le début et la fin ({ refusal-quiet-hint })
+refusal-quiet-start = heures calmes « { $value } » invalides : le début, « { $part } », n’est pas au format HH:MM ({ refusal-quiet-hint })
+refusal-quiet-end = heures calmes « { $value } » invalides : la fin, « { $part } », n’est pas au format HH:MM ({ refusal-quiet-hint })
+refusal-quiet-same = heures calmes « { $value } » invalides : le début et la fin sont identiques ({ refusal-quiet-hint })
+refusal-matrix-hint = utilisez @utilisateur:serveur ou !salon:serveur
+refusal-matrix-empty = identifiant Matrix invalide : le champ est vide ({ refusal-matrix-hint })
+refusal-matrix-long = identifiant Matrix « { $value } » invalide : il dépasse { $max } octets ({ refusal-matrix-hint })
+refusal-matrix-space = identifiant Matrix « { $value } » invalide : il contient des espaces ({ refusal-matrix-hint })
+refusal-matrix-char = identifiant Matrix « { $value } » invalide : il contient un caractère de contrôle ou non ASCII ({ refusal-matrix-hint })
+refusal-matrix-no-server = identifiant Matrix « { $value } » invalide : il n’indique aucun serveur (:serveur) ({ refusal-matrix-hint })
+refusal-matrix-no-local = identifiant Matrix « { $value } » invalide : rien ne précède le « : » ({ refusal-matrix-hint })
+refusal-matrix-sigil = identifiant Matrix « { $value } » invalide : il ne commence ni par @ (un utilisateur) ni par ! (un salon)
+refusal-matrix-port = identifiant Matrix « { $value } » invalide : le port du serveur n’est pas compris entre 1 et 65535 ({ refusal-matrix-hint })
+refusal-matrix-server = identifiant Matrix « { $value } » invalide : le nom du serveur n’est ni un nom d’hôte ni une adresse IP ({ refusal-matrix-hint })
+refusal-email-control = adresse e-mail « { $value } » invalide : elle contient un caractère de contrôle
+refusal-email-non-ascii = adresse e-mail « { $value } » invalide : les adresses avec des accents ou d’autres caractères non ASCII ne sont pas prises en charge
+refusal-email-long = adresse e-mail « { $value } » invalide : elle dépasse 254 caractères
+refusal-email-no-at = adresse e-mail « { $value } » invalide : il manque le « @ »
+refusal-email-local-length = adresse e-mail « { $value } » invalide : la partie avant le « @ » doit compter de 1 à 64 caractères
+refusal-email-dots = adresse e-mail « { $value } » invalide : un point est mal placé avant le « @ » (au début, à la fin ou deux de suite)
+refusal-email-quoting = adresse e-mail « { $value } » invalide : la partie avant le « @ » contient un caractère non autorisé ici
+refusal-email-domain = adresse e-mail « { $value } » invalide : la partie après le « @ » n’est pas un nom de domaine valide
+refusal-email-no-dot = adresse e-mail « { $value } » invalide : le domaine doit contenir un point (p. ex. example.com)
+
 ## Désabonnement
 
 unsubscribe-title = Se désabonner

@@ -111,6 +111,39 @@ refused-end = この購読を完全に終了するには、チェックボック
 refused-channels = 受け取る方法を1つ以上選んでください
 refused-no-matrix = 削除するMatrix IDがありません
 
+## 項目ごとのチェックで値が受け付けられなかったとき。
+
+refusal-timezone-malformed = 「{ $value }」は有効なタイムゾーンではありません。一覧から選んでください
+refusal-timezone-unknown = 「{ $value }」というIANAタイムゾーンはありません。一覧から選んでください
+refusal-timezone-nearest = 「{ $value }」というIANAタイムゾーンはありません。{ $nearest } のことですか？
+refusal-locale = 「{ $value }」は有効な言語タグではありません。ja-JP のようなタグを入力してください
+refusal-quiet-hint = HH:MM-HH:MM の形式（例: 22:00-07:00）で入力するか、設定しない場合は空欄にしてください
+refusal-quiet-long = 通知を控える時間帯「{ $value }」が正しくありません。{ $max }バイトを超えています。{ refusal-quiet-hint }
+refusal-quiet-char = 通知を控える時間帯「{ $value }」が正しくありません。{ $code } は半角数字でも「-」でもありません。{ refusal-quiet-hint }
+refusal-quiet-dash = 通知を控える時間帯「{ $value }」が正しくありません。開始と終了の間に「-」がありません。{ refusal-quiet-hint }
+refusal-quiet-start = 通知を控える時間帯「{ $value }」が正しくありません。開始の「{ $part }」が HH:MM の形式ではありません。{ refusal-quiet-hint }
+refusal-quiet-end = 通知を控える時間帯「{ $value }」が正しくありません。終了の「{ $part }」が HH:MM の形式ではありません。{ refusal-quiet-hint }
+refusal-quiet-same = 通知を控える時間帯「{ $value }」が正しくありません。開始と終了が同じです。{ refusal-quiet-hint }
+refusal-matrix-hint = @ユーザー:サーバー または !ルーム:サーバー の形式で入力してください
+refusal-matrix-empty = Matrix IDが入力されていません。{ refusal-matrix-hint }
+refusal-matrix-long = Matrix ID「{ $value }」が正しくありません。{ $max }バイトを超えています。{ refusal-matrix-hint }
+refusal-matrix-space = Matrix ID「{ $value }」が正しくありません。空白が含まれています。{ refusal-matrix-hint }
+refusal-matrix-char = Matrix ID「{ $value }」が正しくありません。制御文字か、全角文字などASCII以外の文字が含まれています。{ refusal-matrix-hint }
+refusal-matrix-no-server = Matrix ID「{ $value }」が正しくありません。サーバー（:サーバー）が指定されていません。{ refusal-matrix-hint }
+refusal-matrix-no-local = Matrix ID「{ $value }」が正しくありません。「:」の前に何もありません。{ refusal-matrix-hint }
+refusal-matrix-sigil = Matrix ID「{ $value }」が正しくありません。@（ユーザー）か!（ルーム）で始めてください
+refusal-matrix-port = Matrix ID「{ $value }」が正しくありません。サーバーのポート番号が1～65535の範囲にありません。{ refusal-matrix-hint }
+refusal-matrix-server = Matrix ID「{ $value }」が正しくありません。サーバー名がホスト名でもIPアドレスでもありません。{ refusal-matrix-hint }
+refusal-email-control = メールアドレス「{ $value }」が正しくありません。制御文字が含まれています
+refusal-email-non-ascii = メールアドレス「{ $value }」が正しくありません。全角文字などASCII以外の文字を含むアドレスには対応していません
+refusal-email-long = メールアドレス「{ $value }」が正しくありません。254文字を超えています
+refusal-email-no-at = メールアドレス「{ $value }」が正しくありません。「@」がありません
+refusal-email-local-length = メールアドレス「{ $value }」が正しくありません。「@」より前は1～64文字にしてください
+refusal-email-dots = メールアドレス「{ $value }」が正しくありません。「@」より前の「.」の位置が正しくありません（先頭・末尾・連続）
+refusal-email-quoting = メールアドレス「{ $value }」が正しくありません。「@」より前に使えない文字が含まれています
+refusal-email-domain = メールアドレス「{ $value }」が正しくありません。「@」より後ろが有効なドメイン名ではありません
+refusal-email-no-dot = メールアドレス「{ $value }」が正しくありません。ドメインには「.」が必要です（例: example.com）
+
 ## 配信停止
 
 unsubscribe-title = 配信停止

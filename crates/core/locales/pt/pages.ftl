@@ -111,6 +111,39 @@ refused-end = marque a caixa para confirmar que esta assinatura termina de vez
 refused-channels = escolha pelo menos uma forma de recebê-lo
 refused-no-matrix = você não tem um ID do Matrix para remover
 
+## A verificação própria de um campo recusou um valor.
+
+refusal-timezone-malformed = “{ $value }” não é um fuso horário válido: escolha um da lista
+refusal-timezone-unknown = “{ $value }” não é um fuso horário IANA conhecido: escolha um da lista
+refusal-timezone-nearest = “{ $value }” não é um fuso horário IANA conhecido. Você quis dizer { $nearest }?
+refusal-locale = “{ $value }” não é um código de idioma válido: use um código como pt-BR
+refusal-quiet-hint = use HH:MM-HH:MM, por exemplo 22:00-07:00, ou deixe o campo vazio se não quiser nenhum
+refusal-quiet-long = horário de silêncio inválido “{ $value }”: mais de { $max } bytes ({ refusal-quiet-hint })
+refusal-quiet-char = horário de silêncio inválido “{ $value }”: { $code } não é um dígito ASCII nem um “-” ({ refusal-quiet-hint })
+refusal-quiet-dash = horário de silêncio inválido “{ $value }”: falta o “-” entre o início e o fim ({ refusal-quiet-hint })
+refusal-quiet-start = horário de silêncio inválido “{ $value }”: o início, “{ $part }”, não está no formato HH:MM ({ refusal-quiet-hint })
+refusal-quiet-end = horário de silêncio inválido “{ $value }”: o fim, “{ $part }”, não está no formato HH:MM ({ refusal-quiet-hint })
+refusal-quiet-same = horário de silêncio inválido “{ $value }”: o início e o fim são iguais ({ refusal-quiet-hint })
+refusal-matrix-hint = use @usuario:servidor ou !sala:servidor
+refusal-matrix-empty = ID do Matrix inválido: o campo está vazio ({ refusal-matrix-hint })
+refusal-matrix-long = ID do Matrix inválido “{ $value }”: tem mais de { $max } bytes ({ refusal-matrix-hint })
+refusal-matrix-space = ID do Matrix inválido “{ $value }”: contém espaços ({ refusal-matrix-hint })
+refusal-matrix-char = ID do Matrix inválido “{ $value }”: contém um caractere de controle ou não ASCII ({ refusal-matrix-hint })
+refusal-matrix-no-server = ID do Matrix inválido “{ $value }”: não indica nenhum servidor (:servidor) ({ refusal-matrix-hint })
+refusal-matrix-no-local = ID do Matrix inválido “{ $value }”: não há nada antes do “:” ({ refusal-matrix-hint })
+refusal-matrix-sigil = ID do Matrix inválido “{ $value }”: não começa com @ (um usuário) nem com ! (uma sala)
+refusal-matrix-port = ID do Matrix inválido “{ $value }”: a porta do servidor não está entre 1 e 65535 ({ refusal-matrix-hint })
+refusal-matrix-server = ID do Matrix inválido “{ $value }”: o nome do servidor não é um nome de host nem um endereço IP ({ refusal-matrix-hint })
+refusal-email-control = endereço de e-mail inválido “{ $value }”: contém um caractere de controle
+refusal-email-non-ascii = endereço de e-mail inválido “{ $value }”: endereços com acentos ou outros caracteres não ASCII não são aceitos
+refusal-email-long = endereço de e-mail inválido “{ $value }”: tem mais de 254 caracteres
+refusal-email-no-at = endereço de e-mail inválido “{ $value }”: falta o “@”
+refusal-email-local-length = endereço de e-mail inválido “{ $value }”: a parte antes do “@” deve ter de 1 a 64 caracteres
+refusal-email-dots = endereço de e-mail inválido “{ $value }”: há um ponto fora do lugar antes do “@” (no começo, no fim ou dois seguidos)
+refusal-email-quoting = endereço de e-mail inválido “{ $value }”: a parte antes do “@” tem um caractere que não é aceito aqui
+refusal-email-domain = endereço de e-mail inválido “{ $value }”: a parte depois do “@” não é um nome de domínio válido
+refusal-email-no-dot = endereço de e-mail inválido “{ $value }”: o domínio precisa de um ponto (por exemplo, example.com)
+
 ## Cancelar
 
 unsubscribe-title = Cancelar assinatura

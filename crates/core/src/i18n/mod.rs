@@ -1,7 +1,7 @@
 //! The words digestd writes, in the reader's language: Project Fluent
 //! catalogues for English, German, French, Spanish, Portuguese and
 //! Japanese (`crates/core/locales/<tag>/`: `digestd.ftl`, `pages.ftl`,
-//! `report.ftl`, built in and read as one), and the operator's overrides
+//! `report.ftl`, `admin.ftl`, built in and read as one), and the operator's overrides
 //! of them ([`overrides`]). A visitor's language comes from their
 //! browser's `Accept-Language` ([`Locale::accepted`]).
 //!
@@ -15,10 +15,13 @@
 //!
 //! The process reads one set of catalogues, [`catalogs`]: the shipped
 //! ones, or the ones [`install`]ed at start with the operator's overrides.
+//! A validator's [`Refusal`](crate::Refusal) of a person's value is said
+//! from them by [`refusal`].
 
 mod names;
 pub mod overrides;
 mod pattern;
+pub mod refusal;
 #[cfg(test)]
 mod tests;
 
@@ -135,8 +138,9 @@ impl Locale {
 pub const MAX_ACCEPT_LANGUAGE: usize = 512;
 
 /// The catalogue source shipped for `l`: its digests' and messages'
-/// words (`digestd.ftl`), its pages' (`pages.ftl`) and the operator's
-/// report's (`report.ftl`), read as one resource.
+/// words (`digestd.ftl`), its pages' (`pages.ftl`), the operator's
+/// report's (`report.ftl`) and the operator's pages' (`admin.ftl`), read
+/// as one resource.
 pub(crate) fn shipped_source(l: Locale) -> &'static str {
     macro_rules! lang {
         ($tag:literal) => {
@@ -146,6 +150,8 @@ pub(crate) fn shipped_source(l: Locale) -> &'static str {
                 include_str!(concat!("../../locales/", $tag, "/pages.ftl")),
                 "\n",
                 include_str!(concat!("../../locales/", $tag, "/report.ftl")),
+                "\n",
+                include_str!(concat!("../../locales/", $tag, "/admin.ftl")),
             )
         };
     }

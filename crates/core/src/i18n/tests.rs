@@ -291,3 +291,35 @@ fn hostile_accept_language_headers_ask_for_nothing() {
     );
     assert_eq!(Locale::accepted("DE-at"), Some((Locale::De, "DE-at")));
 }
+
+#[test]
+fn the_operators_pages_words_are_read_in_every_language() {
+    // `admin.ftl` is part of every shipped catalogue, so the completeness
+    // test above covers it: each language has its own words for them.
+    let c = shipped();
+    let en = messages(shipped_source(Locale::En)).unwrap();
+    let admin: Vec<&String> = en.keys().filter(|k| k.starts_with("admin-")).collect();
+    assert!(admin.len() > 100, "{} admin messages", admin.len());
+    for l in Locale::ALL {
+        for key in &admin {
+            assert!(c.has_own(l, key), "{} lacks {key}", l.tag());
+        }
+    }
+    assert_eq!(c.text(Locale::De, "admin-nav-requests"), "Aufträge");
+    assert_eq!(
+        c.format(
+            Locale::Ja,
+            "admin-delay-min",
+            &[("min", Arg::Num(3)), ("s", Arg::Num(5))]
+        ),
+        "3分5秒"
+    );
+    assert_eq!(
+        c.format(
+            Locale::Fr,
+            "admin-ago",
+            &[("at", Arg::Str("T")), ("delay", Arg::Str("2 s"))]
+        ),
+        "T (il y a 2 s)"
+    );
+}

@@ -10,6 +10,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::error::RefusalKind as Kind;
 use crate::error::{Invalid, Result};
 
 /// The most bytes of a user or room ID, sigil and server name included.
@@ -20,27 +21,31 @@ pub const MAX_MATRIX_ID: usize = 255;
 /// IDs are case-sensitive.
 pub fn matrix_id(s: &str) -> Result<String> {
     let shown = || super::escape_for_line(&s.chars().take(80).collect::<String>());
-    let bad = |why: &str| {
+    let bad = |why: &str, kind: Kind| {
         Invalid::new(format!(
             "invalid Matrix ID {:?}: {why} (use @user:server or !room:server)",
             shown()
         ))
+        .because(kind, s)
     };
     if s.is_empty() {
-        return Err(bad("it is empty"));
+        return Err(bad("it is empty", Kind::MatrixEmpty));
     }
     if s.len() > MAX_MATRIX_ID {
-        return Err(bad(&format!("it is longer than {MAX_MATRIX_ID} bytes")));
+        return Err(bad(
+            &format!("it is longer than {MAX_MATRIX_ID} bytes"),
+            Kind::MatrixTooLong { max: MAX_MATRIX_ID },
+        ));
     }
     if let Some(c) = s.chars().find(|c| !c.is_ascii_graphic()) {
-        return Err(bad(&format!(
-            "it contains {}",
-            if c.is_whitespace() {
-                "white space"
-            } else {
-                "a control or non-ASCII character"
-            }
-        )));
+        return Err(if c.is_whitespace() {
+            bad("it contains white space", Kind::MatrixSpace)
+        } else {
+            bad(
+                "it contains a control or non-ASCII character",
+                Kind::MatrixChar,
+            )
+        });
     }
     let (sigil, rest) = s.split_at(1);
     // Historical localparts: printable ASCII but `:` (the split takes the
@@ -49,16 +54,19 @@ pub fn matrix_id(s: &str) -> Result<String> {
         (_, Some((l, srv))) => (l, Some(srv)),
         // Room version 12 room IDs are a hash alone, with no server.
         ("!", None) => (rest, None),
-        (_, None) => return Err(bad("it names no server (:server)")),
+        (_, None) => return Err(bad("it names no server (:server)", Kind::MatrixNoServer)),
     };
     if local.is_empty() {
-        return Err(bad("its local part is empty"));
+        return Err(bad("its local part is empty", Kind::MatrixNoLocal));
     }
     if sigil != "@" && sigil != "!" {
-        return Err(bad("it starts with neither @ (a user) nor ! (a room)"));
+        return Err(bad(
+            "it starts with neither @ (a user) nor ! (a room)",
+            Kind::MatrixSigil,
+        ));
     }
     if let Some(server) = server {
-        server_name(server).map_err(|why| bad(&why))?;
+        server_name(server).map_err(|(why, kind)| bad(&why, kind))?;
     }
     Ok(s.to_string())
 }
@@ -78,21 +86,24 @@ pub fn is_new_localpart(local: &str) -> bool {
 
 /// A server name: a DNS name, an IPv4 address or a bracketed IPv6
 /// address, with an optional `:port` (1-65535).
-fn server_name(s: &str) -> std::result::Result<(), String> {
+fn server_name(s: &str) -> std::result::Result<(), (String, Kind)> {
+    let no = |why: &str| (why.to_string(), Kind::MatrixServer);
     if s.is_empty() {
-        return Err("its server name is empty".into());
+        return Err(no("its server name is empty"));
     }
     let (host, port) = if let Some(v6) = s.strip_prefix('[') {
-        let (addr, after) = v6.split_once(']').ok_or("its IPv6 server name lacks a ]")?;
+        let (addr, after) = v6
+            .split_once(']')
+            .ok_or_else(|| no("its IPv6 server name lacks a ]"))?;
         addr.parse::<Ipv6Addr>()
-            .map_err(|_| "its IPv6 server name is no address")?;
+            .map_err(|_| no("its IPv6 server name is no address"))?;
         match after {
             "" => (s, None),
             p => (
                 s,
                 Some(
                     p.strip_prefix(':')
-                        .ok_or("junk after its IPv6 server name")?,
+                        .ok_or_else(|| no("junk after its IPv6 server name"))?,
                 ),
             ),
         }
@@ -108,7 +119,7 @@ fn server_name(s: &str) -> std::result::Result<(), String> {
             && p.bytes().all(|b| b.is_ascii_digit())
             && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n));
         if !ok {
-            return Err("its server's port is not 1-65535".into());
+            return Err(("its server's port is not 1-65535".into(), Kind::MatrixPort));
         }
     }
     if host.starts_with('[') {
@@ -118,11 +129,11 @@ fn server_name(s: &str) -> std::result::Result<(), String> {
         return host
             .parse::<Ipv4Addr>()
             .map(|_| ())
-            .map_err(|_| "its server name is no IPv4 address".into());
+            .map_err(|_| no("its server name is no IPv4 address"));
     }
     let labels: Vec<&str> = host.trim_end_matches('.').split('.').collect();
     if host.len() > 255 || !labels.iter().all(|l| super::is_dns_label(l)) {
-        return Err("its server name is not a host name".into());
+        return Err(no("its server name is not a host name"));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 pub use crate::error::Invalid;
-use crate::error::Result;
+use crate::error::{RefusalKind as Kind, Result};
 
 mod link;
 mod matrix;
@@ -122,11 +122,15 @@ pub fn escape_for_line(s: &str) -> String {
 /// An IANA timezone name, as chrono-tz knows it (`Europe/Paris`, `UTC`).
 pub fn timezone(s: &str) -> Result<Tz> {
     if s.is_empty() || s.len() > 64 || has_control(s) {
-        return Err(Invalid::new(format!("invalid timezone {s:?}")));
+        return Err(
+            Invalid::new(format!("invalid timezone {s:?}")).because(Kind::TimezoneMalformed, s)
+        );
     }
     s.parse::<Tz>().map_err(|_| {
-        let hint = closest_timezone(s).map_or(String::new(), |t| format!(": did you mean {t}?"));
+        let nearest = closest_timezone(s);
+        let hint = nearest.map_or(String::new(), |t| format!(": did you mean {t}?"));
         Invalid::new(format!("unknown IANA timezone {s:?}{hint}"))
+            .because(Kind::TimezoneUnknown { nearest }, s)
     })
 }
 
@@ -215,35 +219,40 @@ fn is_dns_label(l: &str) -> bool {
 /// and non-ASCII (SMTPUTF8) addresses are refused: they are legal but we
 /// cannot promise every relay takes them. The domain is lower-cased.
 pub fn email(s: &str) -> Result<String> {
-    let bad = |why: &str| Err(Invalid::new(format!("invalid email address {s:?}: {why}")));
+    let bad = |why: &str, kind: Kind| {
+        Err(Invalid::new(format!("invalid email address {s:?}: {why}")).because(kind, s))
+    };
     if s.contains(['\r', '\n']) || has_control(s) {
-        return bad("contains a control character");
+        return bad("contains a control character", Kind::EmailControl);
     }
     if !s.is_ascii() {
-        return bad("non-ASCII addresses are not supported");
+        return bad("non-ASCII addresses are not supported", Kind::EmailNonAscii);
     }
     if s.len() > 254 {
-        return bad("longer than 254 octets");
+        return bad("longer than 254 octets", Kind::EmailTooLong);
     }
     let Some((local, domain)) = s.rsplit_once('@') else {
-        return bad("no '@'");
+        return bad("no '@'", Kind::EmailNoAt);
     };
     if local.is_empty() || local.len() > 64 {
-        return bad("local part must be 1-64 octets");
+        return bad("local part must be 1-64 octets", Kind::EmailLocalLength);
     }
     if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
-        return bad("misplaced '.' in local part");
+        return bad("misplaced '.' in local part", Kind::EmailDots);
     }
     if !local.bytes().all(|b| b == b'.' || is_atext(b)) {
-        return bad("local part has a character that needs quoting");
+        return bad(
+            "local part has a character that needs quoting",
+            Kind::EmailQuoting,
+        );
     }
     let domain = domain.to_ascii_lowercase();
     let labels: Vec<&str> = domain.split('.').collect();
     if !labels.iter().all(|l| is_dns_label(l)) {
-        return bad("domain is not a valid host name");
+        return bad("domain is not a valid host name", Kind::EmailDomain);
     }
     if labels.len() < 2 && domain != "localhost" {
-        return bad("domain needs a dot (e.g. example.com)");
+        return bad("domain needs a dot (e.g. example.com)", Kind::EmailNoDot);
     }
     Ok(format!("{local}@{domain}"))
 }
@@ -333,9 +342,10 @@ pub fn locale(s: &str) -> Result<String> {
     if ok {
         Ok(s.replace('_', "-"))
     } else {
-        Err(Invalid::new(format!(
-            "invalid locale {s:?}: use a tag like en-US"
-        )))
+        Err(
+            Invalid::new(format!("invalid locale {s:?}: use a tag like en-US"))
+                .because(Kind::Locale, s),
+        )
     }
 }
 

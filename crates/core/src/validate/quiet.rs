@@ -5,6 +5,7 @@
 use chrono::{NaiveTime, Timelike};
 
 use super::escape_for_line;
+use crate::error::RefusalKind as Kind;
 use crate::error::{Invalid, Result};
 
 /// A person's or group's quiet window, in their own zone: from `start`
@@ -23,32 +24,46 @@ const MAX_INPUT: usize = 32;
 /// start ≠ end, surrounding spaces ignored), or empty for none
 /// (`Ok(None)`).
 pub fn quiet_hours(s: &str) -> Result<Option<QuietHours>> {
-    let bad = |why: &str| {
+    let bad = |why: &str, kind: Kind| {
         let shown: String = escape_for_line(s).chars().take(MAX_INPUT).collect();
         Invalid::new(format!(
             "invalid quiet hours {shown:?}: {why} (use HH:MM-HH:MM, e.g. 22:00-07:00, or '' for none)"
         ))
+        .because(kind, s)
     };
     if s.len() > MAX_INPUT {
-        return Err(bad(&format!("longer than {MAX_INPUT} bytes")));
+        return Err(bad(
+            &format!("longer than {MAX_INPUT} bytes"),
+            Kind::QuietTooLong { max: MAX_INPUT },
+        ));
     }
     let t = s.trim_matches(' ');
     if t.is_empty() {
         return Ok(None);
     }
     if let Some(c) = t.chars().find(|c| !c.is_ascii()) {
-        return Err(bad(&format!(
-            "U+{:04X} is not an ASCII digit or '-'",
-            c as u32
-        )));
+        let code = format!("U+{:04X}", c as u32);
+        return Err(bad(
+            &format!("{code} is not an ASCII digit or '-'"),
+            Kind::QuietNotAscii { code },
+        ));
     }
     let Some((a, b)) = t.split_once('-') else {
-        return Err(bad("no '-' between start and end"));
+        return Err(bad("no '-' between start and end", Kind::QuietNoDash));
     };
-    let start = clock(a).ok_or_else(|| bad(&format!("start {a:?} is not HH:MM")))?;
-    let end = clock(b).ok_or_else(|| bad(&format!("end {b:?} is not HH:MM")))?;
+    let start = clock(a).ok_or_else(|| {
+        let part = a.to_string();
+        bad(
+            &format!("start {a:?} is not HH:MM"),
+            Kind::QuietStart { part },
+        )
+    })?;
+    let end = clock(b).ok_or_else(|| {
+        let part = b.to_string();
+        bad(&format!("end {b:?} is not HH:MM"), Kind::QuietEnd { part })
+    })?;
     if start == end {
-        return Err(bad("start and end are the same"));
+        return Err(bad("start and end are the same", Kind::QuietSame));
     }
     Ok(Some(QuietHours { start, end }))
 }

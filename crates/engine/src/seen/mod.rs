@@ -62,7 +62,8 @@ impl Refused {
     /// One line: `entry N: why`.
     pub fn line(&self) -> String {
         let why = match &self.error {
-            Error::Invalid(m) | Error::NotFound(m) => m.clone(),
+            Error::Invalid(m) => m.to_string(),
+            Error::NotFound(m) => m.clone(),
             other => other.to_string(),
         };
         format!("entry {}: {why}; nothing was written", self.index)

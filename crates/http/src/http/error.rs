@@ -159,14 +159,14 @@ impl ApiError {
 /// A value the core refused: the caller's, a 400.
 impl From<crate::validate::Invalid> for ApiError {
     fn from(e: crate::validate::Invalid) -> Self {
-        Self::bad_request(e.0)
+        Self::bad_request(e.line())
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         match &e {
-            Error::Invalid(m) => Self::bad_request(m.clone()),
+            Error::Invalid(m) => Self::bad_request(m.line()),
             Error::NotFound(m) => Self::not_found(m.clone()),
             Error::Conflict(m) => Self::new(StatusCode::CONFLICT, m.clone()),
             Error::Busy(_) => {

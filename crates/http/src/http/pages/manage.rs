@@ -12,7 +12,8 @@
 //! through the CLI's library call (`manage::change_subscription`,
 //! `manage::update_user`, `remove::subscription`, `remove::unsubscribe`)
 //! and answers 303 back to the page; bad input shows the page again with
-//! one line and 400, having written nothing.
+//! one line in the person's language (a field's own check too: a zone, a
+//! locale tag, quiet hours, a Matrix ID) and 400, having written nothing.
 
 use std::collections::HashMap;
 
@@ -34,7 +35,7 @@ use crate::{items, parties, subscriptions, validate};
 use super::super::body::RawBody;
 use super::super::{ApiError, App};
 use super::view::{self, Choice, ContactView, SubView};
-use super::{form, is_form, person, Asked, FormKey, Page, PageResult, Words};
+use super::{form, is_form, person, refusal_line, Asked, FormKey, Page, PageResult, Words};
 
 mod apply;
 use apply::{apply, own_subscription};
@@ -288,7 +289,7 @@ pub async fn act(
                 Err(Error::NotFound(_)) => Ok(Outcome::NotFound),
                 Err(e) if e.is_bad_input() => {
                     let mut page = load(c, now, &pre, (party, &code, &key), &asked)?;
-                    page.error = Some(validate::escape_for_line(&e.to_string()));
+                    page.error = Some(refusal_line(&e, lang));
                     Ok(Outcome::Refused(Box::new(page)))
                 }
                 Err(e) => Err(e),

@@ -204,6 +204,18 @@ impl From<ApiError> for Page {
 
 pub type PageResult = Result<Page, Page>;
 
+/// The one line a page shows when `e` refused a form's input, in `lang`:
+/// a field's own check (a zone, a locale tag, quiet hours, a Matrix ID,
+/// an email address) said from the catalogue with the value escaped; any
+/// other refusal as the library wrote it (the pages' own are in `lang`
+/// already). Hostile characters are escaped either way.
+pub fn refusal_line(e: &crate::error::Error, lang: Locale) -> String {
+    match e.refusal() {
+        Some(r) => r.say(lang),
+        None => crate::validate::escape_for_line(&e.to_string()),
+    }
+}
+
 /// The code's owner and the form key, or `None` for a code that names
 /// nobody.
 pub fn person(c: &mut DbConn, code: &str) -> crate::Result<Option<(PartyId, FormKey)>> {

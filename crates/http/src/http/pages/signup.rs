@@ -41,7 +41,7 @@ use super::super::{ApiError, App};
 use super::manage::{prefix, render_failed};
 use super::view::{self, Choice};
 use super::words::ENDONYMS;
-use super::{is_form, Asked, FormKey, Page, PageResult, Words};
+use super::{is_form, refusal_line, Asked, FormKey, Page, PageResult, Words};
 use crate::i18n::{Arg, Locale};
 use crate::subscriptions::Frequency;
 
@@ -324,7 +324,7 @@ pub async fn post(
             let token = key.client_token(FORM, &block, hour);
             let v = match signup::validate_input(c, &input, lang) {
                 Ok(v) => v,
-                Err(Error::Invalid(m)) => {
+                Err(e @ Error::Invalid(_)) => {
                     let offered = crate::items::public_collections(c)?;
                     return Ok(Posted::Refused(Box::new(form_page(
                         Words::new(lang),
@@ -332,7 +332,7 @@ pub async fn post(
                         token,
                         offered,
                         &input,
-                        Some(crate::text::one_line(&m)),
+                        Some(refusal_line(&e, lang)),
                     ))));
                 }
                 Err(e) => return Err(e),

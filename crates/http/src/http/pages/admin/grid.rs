@@ -12,12 +12,13 @@ use crate::schedule::grid::{self, GridTime};
 use crate::{parties, validate};
 
 use super::super::super::App;
-use super::super::PageResult;
+use super::super::{PageResult, Words};
 use super::{field, fields, gated, render, Admin};
 
 #[derive(Template)]
 #[template(path = "pages/admin/grid.html")]
 struct GridPage<'a> {
+    t: Words,
     a: &'a Admin,
     local: bool,
     week: String,
@@ -53,6 +54,7 @@ pub async fn show(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
                 return Ok(render(
                     StatusCode::BAD_REQUEST,
                     &GridPage {
+                        t: a.t,
                         a,
                         local: false,
                         week: String::new(),
@@ -82,6 +84,7 @@ pub async fn show(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
         Ok(render(
             StatusCode::OK,
             &GridPage {
+                t: a.t,
                 a,
                 local: time == GridTime::Local,
                 week: start.format("%Y-%m-%dT%H:%M:%SZ").to_string(),

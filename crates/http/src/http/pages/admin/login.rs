@@ -33,8 +33,8 @@ use crate::access::session;
 use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
 use super::super::manage::{prefix, render_failed};
-use super::super::{FormKey, Page};
-use super::{cookie, fields, gated, secure, COOKIE};
+use super::super::{FormKey, Page, Words};
+use super::{cookie, fields, gated, operator, secure, with_code, COOKIE};
 
 /// Failed logins allowed per address and window.
 const MAX_FAILURES: u32 = 10;
@@ -126,9 +126,12 @@ impl Failures {
 #[derive(Template)]
 #[template(path = "pages/admin/login.html")]
 struct LoginPage {
+    t: Words,
     action: String,
     csrf: String,
-    error: Option<&'static str>,
+    /// The note that names the command that makes a token, as HTML.
+    note: String,
+    error: Option<String>,
 }
 
 /// The client's block: behind a trusted proxy the forwarded client's.
@@ -146,10 +149,17 @@ async fn form(
 ) -> Result<Page, Page> {
     let hour = app.clock.now().timestamp().div_euclid(3600);
     let key = app.blocking(FormKey::load).await?;
+    let t = operator(app);
     let html = LoginPage {
         action: format!("{}/admin/login", prefix(app)),
         csrf: key.client_token(FORM, block, hour),
-        error,
+        note: with_code(
+            &t,
+            "admin-login-note",
+            &[("command", "digestd token add NAME --scope admin")],
+        ),
+        error: error.map(|key| t.t(key).into_owned()),
+        t,
     }
     .render()
     .map_err(render_failed)?;
@@ -194,10 +204,10 @@ pub async fn act(
     ext: axum::http::Extensions,
     body: Result<RawBody, ApiError>,
 ) -> Response {
-    const BAD: &str = "That is not a valid admin token. Nothing was changed.";
-    const MANY: &str =
-        "Too many failed logins from this network: try again in 15 minutes. Nothing was checked.";
-    const EXPIRED: &str = "This form expired: enter the token again. Nothing was checked.";
+    // Catalogue keys, said in the operator's language.
+    const BAD: &str = "admin-login-bad";
+    const MANY: &str = "admin-login-many";
+    const EXPIRED: &str = "admin-login-expired";
     let now = app.clock.now();
     let hour = now.timestamp().div_euclid(3600);
     let block = block(&app, &ext, &headers);

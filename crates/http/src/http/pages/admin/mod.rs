@@ -13,6 +13,10 @@
 //! (`deliver::queue::cancel_request`, `parties::change_contact`,
 //! `subscriptions::clear_optout`). Same
 //! headers as the person's pages (strict CSP, no script, `no-store`).
+//!
+//! Their words are in the operator's language (`[i18n] operator_locale`,
+//! `admin.ftl`); status, channel and kind names are shown as stored, times
+//! in UTC or, for a subscriber's subscriptions, in their zone and clock.
 
 mod grid;
 mod home;
@@ -31,11 +35,12 @@ use axum::Router;
 use crate::access::session::{self, Session};
 use crate::db::DbConn;
 use crate::error::Error;
+use crate::i18n::Arg;
 use crate::validate;
 
 use super::super::App;
 use super::manage::{prefix, render_failed};
-use super::{FormKey, Page, PageResult};
+use super::{FormKey, Page, PageResult, Words};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "digestd_admin";
@@ -70,6 +75,8 @@ pub struct Admin {
     pub csrf: String,
     /// The path prefix of `[digest] base_url` (`""` or `/digest`).
     pub prefix: String,
+    /// The words, in the operator's language.
+    pub t: Words,
 }
 
 impl Admin {
@@ -115,6 +122,7 @@ where
     let sid = cookie(headers);
     let now = app.clock.now();
     let pre = prefix(app);
+    let t = operator(app);
     app.blocking(move |c| {
         let Some(sid) = sid else {
             return Ok(Err(to_login(&pre)));
@@ -125,39 +133,81 @@ where
         let key = FormKey::load(c)?;
         if let Some(given) = csrf {
             if !key.verify(&csrf_input(&sid), given.as_deref()) {
-                return Ok(Err(Page::forbidden(crate::i18n::Locale::En)));
+                return Ok(Err(Page::forbidden(t.lang)));
             }
         }
         let a = Admin {
             session,
             csrf: key.token(&csrf_input(&sid)),
             prefix: pre,
+            t,
         };
         f(c, &a)
     })
     .await?
 }
 
+/// The words of the operator's pages: `[i18n] operator_locale`'s language.
+pub fn operator(app: &App) -> Words {
+    Words::new(app.cfg.i18n.operator_lang())
+}
+
+/// The message `key` as HTML: its words escaped, each of `codes` (a
+/// variable and its text: a command, a metric) set in `<code>` where the
+/// language puts it.
+pub fn with_code(t: &Words, key: &str, codes: &[(&str, &str)]) -> String {
+    let marks: Vec<String> = (0..codes.len()).map(|i| format!("\u{1}{i}\u{1}")).collect();
+    let args: Vec<(&str, Arg)> = codes
+        .iter()
+        .zip(&marks)
+        .map(|((k, _), m)| (*k, Arg::Str(m)))
+        .collect();
+    let mut html = escape_html(&t.f(key, &args));
+    for ((_, code), m) in codes.iter().zip(&marks) {
+        html = html.replace(m.as_str(), &format!("<code>{}</code>", escape_html(code)));
+    }
+    html
+}
+
+/// `s` escaped for HTML text and attribute values, as the templates
+/// escape.
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' | '<' | '>' | '"' | '\'' => out.push_str(&format!("&#{};", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A page that says one thing, inside the admin pages.
 #[derive(Template)]
 #[template(path = "pages/admin/message.html")]
 struct MessagePage<'a> {
+    t: Words,
     title: &'a str,
     text: &'a str,
     back: &'a str,
 }
 
-pub fn message(status: StatusCode, title: &str, text: &str, back: &str) -> Page {
-    let html = MessagePage { title, text, back }
-        .render()
-        .unwrap_or_else(|_| text.to_string());
+pub fn message(status: StatusCode, t: Words, title: &str, text: &str, back: &str) -> Page {
+    let html = MessagePage {
+        t,
+        title,
+        text,
+        back,
+    }
+    .render()
+    .unwrap_or_else(|_| text.to_string());
     Page::with(status, html)
 }
 
-/// A library error as a page: bad input (not found, conflict, invalid) is
-/// its 4xx with the one-line message and a link back; anything else stays
-/// an error (500, said in the log).
-pub fn refused(e: Error, back: &str) -> crate::Result<PageResult> {
+/// A library error as a page in `t`'s language: bad input (not found,
+/// conflict, invalid) is its 4xx with the library's one line and a link
+/// back; anything else stays an error (500, said in the log).
+pub fn refused(t: Words, e: Error, back: &str) -> crate::Result<PageResult> {
     if !e.is_bad_input() {
         return Err(e);
     }
@@ -167,7 +217,7 @@ pub fn refused(e: Error, back: &str) -> crate::Result<PageResult> {
         _ => StatusCode::BAD_REQUEST,
     };
     let text = validate::escape_for_line(&e.to_string());
-    Ok(Err(message(status, "Not done", &text, back)))
+    Ok(Err(message(status, t, &t.t("admin-not-done"), &text, back)))
 }
 
 /// Renders a template into a page with `status`.

@@ -22,7 +22,7 @@ use crate::{parties, validate};
 
 use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
-use super::super::{Page, PageResult};
+use super::super::{Page, PageResult, Words};
 use super::home::stamp;
 use super::{field, fields, gated, refused, render, Admin};
 
@@ -45,6 +45,7 @@ pub struct RowView {
 #[derive(Template)]
 #[template(path = "pages/admin/requests.html")]
 struct ListPage<'a> {
+    t: Words,
     a: &'a Admin,
     statuses: &'static [RequestStatus],
     filter: FilterView,
@@ -90,6 +91,7 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
     let raw = q.unwrap_or_default();
     gated(&app, &headers, None, move |c, a| {
         let page = |filter, rows, next, error: Option<String>| ListPage {
+            t: a.t,
             a,
             statuses: &RequestStatus::ALL,
             filter,
@@ -139,11 +141,14 @@ pub struct AttemptView {
 #[derive(Template)]
 #[template(path = "pages/admin/request.html")]
 struct ShowPage<'a> {
+    t: Words,
     a: &'a Admin,
+    /// "Request 42".
+    title: String,
     r: RequestView,
     attempts: Vec<AttemptView>,
     cancellable: bool,
-    notice: Option<&'static str>,
+    notice: Option<String>,
 }
 
 /// A request id from the path: anything else is the not-found page.
@@ -157,15 +162,15 @@ pub async fn show(
     Path(id): Path<String>,
     RawQuery(q): RawQuery,
 ) -> PageResult {
-    let notice = (q.as_deref() == Some("done=cancelled")).then_some("Cancelled.");
+    let cancelled = q.as_deref() == Some("done=cancelled");
     gated(&app, &headers, None, move |c, a| {
         let back = a.at("/requests");
         let Some(id) = id_of(&id) else {
-            return refused(Error::not_found("no such request"), &back);
+            return refused(a.t, Error::not_found("no such request"), &back);
         };
         let r = match queue::show(c, id) {
             Ok(r) => r,
-            Err(e) => return refused(e, &back),
+            Err(e) => return refused(a.t, e, &back),
         };
         let attempts = queue::attempts(c, id)?
             .into_iter()
@@ -177,11 +182,13 @@ pub async fn show(
         Ok(render(
             StatusCode::OK,
             &ShowPage {
+                t: a.t,
                 a,
+                title: a.t.f1("admin-request", "id", &id.0.to_string()),
                 cancellable: r.status.is_open(),
                 r,
                 attempts,
-                notice,
+                notice: cancelled.then(|| a.t.t("admin-cancelled").into_owned()),
             },
         ))
     })
@@ -198,12 +205,12 @@ pub async fn cancel(
     let now = app.clock.now();
     gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
         let Some(id) = id_of(&id) else {
-            return refused(Error::not_found("no such request"), &a.at("/requests"));
+            return refused(a.t, Error::not_found("no such request"), &a.at("/requests"));
         };
         let here = a.at(&format!("/requests/{}", id.0));
         match queue::cancel_request(c, id, now) {
             Ok(()) => Ok(Ok(Page::see_other(format!("{here}?done=cancelled")))),
-            Err(e) => refused(e, &here),
+            Err(e) => refused(a.t, e, &here),
         }
     })
     .await

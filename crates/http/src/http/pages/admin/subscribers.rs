@@ -24,7 +24,6 @@ use super::super::super::{ApiError, App};
 use super::super::view::{self, SubView};
 use super::super::{Page, PageResult, Words};
 use super::{field, fields, gated, refused, render, Admin};
-use crate::i18n::Locale;
 
 const PAGE: i64 = 25;
 
@@ -40,13 +39,14 @@ pub struct UserView {
 #[derive(Template)]
 #[template(path = "pages/admin/subscribers.html")]
 struct ListPage<'a> {
+    t: Words,
     a: &'a Admin,
     name: String,
     disabled_only: bool,
     users: Vec<UserView>,
     next: Option<String>,
     error: Option<String>,
-    notice: Option<&'static str>,
+    notice: Option<String>,
 }
 
 fn filter(q: &HashMap<String, String>) -> Result<UserFilter> {
@@ -69,7 +69,7 @@ fn filter(q: &HashMap<String, String>) -> Result<UserFilter> {
     Ok(f)
 }
 
-fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
+fn load(c: &mut DbConn, t: Words, f: &UserFilter) -> Result<Vec<UserView>> {
     let names: HashMap<i64, String> = items::list_collections(c)?
         .into_iter()
         .map(|k| (k.id.0, k.name))
@@ -78,13 +78,11 @@ fn load(c: &mut DbConn, f: &UserFilter) -> Result<Vec<UserView>> {
     for (id, name) in parties::page_users(c, f)? {
         let user = parties::get_user(c, id)?;
         let tz = validate::timezone(&user.timezone).unwrap_or(chrono_tz::UTC);
-        // The operator's pages are English: the person's clock and date
-        // order, English words.
+        // The person's zone, clock and date order; the operator's words.
         let style = Style {
-            lang: Locale::En,
+            lang: t.lang,
             ..Style::new(tz, &user.locale)
         };
-        let t = Words::new(Locale::En);
         let subs = subscriptions::list_for_party(c, id)?
             .iter()
             .map(|s| view::describe(&t, s, &names, &style))
@@ -116,13 +114,14 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
             .ok()
             .and_then(|q| field(q, "done"))
             .filter(|d| *d == "enabled")
-            .map(|_| "Enabled: messages go to that address again; its bounce count starts over.");
+            .map(|_| a.t.t("admin-enabled-notice").into_owned());
         let f = match q.and_then(|q| filter(&q)) {
             Ok(f) => f,
             Err(e) if e.is_bad_input() => {
                 return Ok(render(
                     StatusCode::BAD_REQUEST,
                     &ListPage {
+                        t: a.t,
                         a,
                         name: String::new(),
                         disabled_only: false,
@@ -135,7 +134,7 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
             }
             Err(e) => return Err(e),
         };
-        let users = load(c, &f)?;
+        let users = load(c, a.t, &f)?;
         let name = f.name_contains.clone().unwrap_or_default();
         let next = (users.len() as i64 == PAGE).then(|| {
             let mut s = url::form_urlencoded::Serializer::new(String::new());
@@ -149,6 +148,7 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
         Ok(render(
             StatusCode::OK,
             &ListPage {
+                t: a.t,
                 a,
                 name,
                 disabled_only: f.disabled_only,
@@ -178,13 +178,13 @@ pub async fn enable(
         })();
         let (party, channel) = match asked {
             Ok(x) => x,
-            Err(e) => return refused(e, &back),
+            Err(e) => return refused(a.t, e, &back),
         };
         match parties::change_contact(c, now, &party, channel, &ContactChange::Enable) {
             Ok(_) => Ok(Ok(Page::see_other(format!(
                 "{back}?name={party}&done=enabled"
             )))),
-            Err(e) => refused(e, &back),
+            Err(e) => refused(a.t, e, &back),
         }
     })
     .await

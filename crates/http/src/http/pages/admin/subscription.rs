@@ -22,7 +22,7 @@ use super::super::view::{self, SubView};
 use super::super::{Page, PageResult, Words};
 use super::home::stamp;
 use super::{field, fields, gated, refused, render, Admin};
-use crate::i18n::Locale;
+use crate::i18n::Arg;
 
 pub struct OptOutRow {
     pub member: String,
@@ -32,11 +32,16 @@ pub struct OptOutRow {
 #[derive(Template)]
 #[template(path = "pages/admin/subscription.html")]
 struct ShowPage<'a> {
+    t: Words,
     a: &'a Admin,
+    /// "Subscription 7".
+    title: String,
     party: String,
     s: SubView,
+    /// When, in its party's time.
+    when: String,
     optouts: Vec<OptOutRow>,
-    notice: Option<&'static str>,
+    notice: Option<String>,
 }
 
 /// A subscription id from the path: anything else is the not-found page.
@@ -50,24 +55,26 @@ pub async fn show(
     Path(id): Path<String>,
     RawQuery(q): RawQuery,
 ) -> PageResult {
-    let notice = (q.as_deref() == Some("done=cleared"))
-        .then_some("Cleared: the group's digests reach that member again from the next one.");
+    let cleared = q.as_deref() == Some("done=cleared");
     gated(&app, &headers, None, move |c, a| {
         let back = a.at("/subscribers");
         let Some(id) = id_of(&id) else {
-            return refused(Error::not_found("no such subscription"), &back);
+            return refused(a.t, Error::not_found("no such subscription"), &back);
         };
         let sub = match subscriptions::get(c, id) {
             Ok(s) => s,
-            Err(e) => return refused(e, &back),
+            Err(e) => return refused(a.t, e, &back),
         };
         let names: HashMap<i64, String> = items::list_collections(c)?
             .into_iter()
             .map(|k| (k.id.0, k.name))
             .collect();
         // Times in the subscription's own terms (its hour is its party's
-        // local hour), on the 24-hour clock.
-        let style = Style::new(chrono_tz::UTC, "en-GB");
+        // local hour), on the 24-hour clock; the operator's words.
+        let style = Style {
+            lang: a.t.lang,
+            ..Style::new(chrono_tz::UTC, "en-GB")
+        };
         let optouts = subscriptions::list_optouts(c, Some(id))?
             .into_iter()
             .map(|o| OptOutRow {
@@ -75,14 +82,23 @@ pub async fn show(
                 at: stamp(o.created_at),
             })
             .collect();
+        let party = parties::name_of(c, sub.party)?;
+        let s = view::describe(&a.t, &sub, &names, &style);
+        let when = a.t.f(
+            "admin-party-time",
+            &[("when", Arg::Str(&s.when)), ("party", Arg::Str(&party))],
+        );
         Ok(render(
             StatusCode::OK,
             &ShowPage {
+                t: a.t,
                 a,
-                party: parties::name_of(c, sub.party)?,
-                s: view::describe(&Words::new(Locale::En), &sub, &names, &style),
+                title: a.t.f1("admin-subscription", "id", &id.0.to_string()),
+                party,
+                s,
+                when,
                 optouts,
-                notice,
+                notice: cleared.then(|| a.t.t("admin-cleared").into_owned()),
             },
         ))
     })
@@ -99,6 +115,7 @@ pub async fn optin(
     gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
         let Some(id) = id_of(&id) else {
             return refused(
+                a.t,
                 Error::not_found("no such subscription"),
                 &a.at("/subscribers"),
             );
@@ -107,7 +124,7 @@ pub async fn optin(
         let member = field(&f, "member").unwrap_or("");
         match subscriptions::clear_optout(c, id, member) {
             Ok(()) => Ok(Ok(Page::see_other(format!("{here}?done=cleared")))),
-            Err(e) => refused(e, &here),
+            Err(e) => refused(a.t, e, &here),
         }
     })
     .await

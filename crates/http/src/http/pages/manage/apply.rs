@@ -62,8 +62,8 @@ fn refused(lang: Locale, key: &str) -> Error {
 }
 
 /// Does what the form asked; returns the action done. The page's own
-/// refusals are in `lang`; a field's validator says its line as the CLI
-/// and the API do.
+/// refusals are in `lang`; a field's validator refuses with its English
+/// line and a kind, which the page says in `lang` (`refusal_line`).
 pub(super) fn apply(
     c: &mut DbConn,
     now: DateTime<Utc>,
