@@ -18,9 +18,7 @@ fn refusal<T: std::fmt::Debug>(what: &str, r: Result<T, Invalid>) -> Invalid {
 fn every_refusal() -> Vec<(&'static str, Invalid, &'static str)> {
     let tz = |s: &str| refusal("tz", timezone(s));
     let q = |s: &str| refusal("quiet", quiet_hours(s));
-    let m = |s: &str| refusal("matrix", matrix_id(s));
-    let e = |s: &str| refusal("email", email(s));
-    vec![
+    let mut out = vec![
         ("timezone-malformed", tz(""), "invalid timezone \"\""),
         (
             "timezone-unknown",
@@ -51,6 +49,16 @@ fn every_refusal() -> Vec<(&'static str, Invalid, &'static str)> {
         ),
         ("quiet-end", q("22:00-7:00"), "end \"7:00\" is not HH:MM"),
         ("quiet-same", q("22:00-22:00"), "start and end are the same"),
+    ];
+    out.extend(address_refusals());
+    out
+}
+
+/// [`every_refusal`]'s Matrix IDs and email addresses.
+fn address_refusals() -> Vec<(&'static str, Invalid, &'static str)> {
+    let m = |s: &str| refusal("matrix", matrix_id(s));
+    let e = |s: &str| refusal("email", email(s));
+    vec![
         ("matrix-empty", m(""), "invalid Matrix ID \"\": it is empty"),
         (
             "matrix-long",
