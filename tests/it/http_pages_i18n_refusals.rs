@@ -85,6 +85,16 @@ fn a_german_readers_field_refusals_are_german() {
                 "@asha",
                 "ungültige Matrix-ID „@asha“: der Server fehlt (:server) (verwenden Sie @benutzer:server oder !raum:server)",
             ),
+            (
+                "daily_hour",
+                "25",
+                "„25“ ist keine gültige Stunde: geben Sie eine volle Stunde von 0 bis 23 an",
+            ),
+            (
+                "daily_hour",
+                "acht",
+                "„acht“ ist keine gültige Stunde: geben Sie eine volle Stunde von 0 bis 23 an",
+            ),
         ] {
             let said = refused(web, &mut c, &path, field, value);
             assert_eq!(said, want, "{field}={value}");

@@ -2,7 +2,7 @@
 //! (a bad timezone, address, JID, number, instant, …). Its message is one
 //! line for the caller. The layers above fold it into their own error as
 //! "the caller's fault" (CLI exit 2, HTTP 4xx). A person's own field
-//! (zone, locale tag, quiet hours, Matrix ID, email address) refused by
+//! (zone, locale tag, hour, quiet hours, Matrix ID, email address) refused by
 //! its validator also carries a [`Refusal`], which a page says in the
 //! person's language (`i18n::refusal`); the line stays English for the CLI
 //! and the API.
@@ -62,6 +62,8 @@ pub enum RefusalKind {
     TimezoneUnknown { nearest: Option<&'static str> },
     /// A locale tag that is not `ll` or `ll-RR`-like.
     Locale,
+    /// An hour of the day that is not a number from 0 to 23.
+    Hour,
     /// Quiet hours longer than `max` bytes.
     QuietTooLong { max: usize },
     /// Quiet hours with a character other than ASCII: its code point,

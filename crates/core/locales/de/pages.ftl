@@ -117,6 +117,7 @@ refusal-timezone-malformed = „{ $value }“ ist keine gültige Zeitzone: wähl
 refusal-timezone-unknown = „{ $value }“ ist keine bekannte IANA-Zeitzone: wählen Sie eine aus der Liste
 refusal-timezone-nearest = „{ $value }“ ist keine bekannte IANA-Zeitzone – meinten Sie { $nearest }?
 refusal-locale = „{ $value }“ ist kein gültiges Sprachkürzel: verwenden Sie ein Kürzel wie de-DE
+refusal-hour = „{ $value }“ ist keine gültige Stunde: geben Sie eine volle Stunde von 0 bis 23 an
 refusal-quiet-hint = schreiben Sie HH:MM-HH:MM, z. B. 22:00-07:00, oder lassen Sie das Feld für keine Ruhezeiten leer
 refusal-quiet-long = ungültige Ruhezeiten „{ $value }“: länger als { $max } Bytes ({ refusal-quiet-hint })
 refusal-quiet-char = ungültige Ruhezeiten „{ $value }“: { $code } ist weder eine ASCII-Ziffer noch ein „-“ ({ refusal-quiet-hint })

@@ -121,6 +121,7 @@ refusal-timezone-malformed = invalid timezone “{ $value }”: choose one from 
 refusal-timezone-unknown = unknown IANA timezone “{ $value }”: choose one from the list
 refusal-timezone-nearest = unknown IANA timezone “{ $value }”: did you mean { $nearest }?
 refusal-locale = invalid locale “{ $value }”: use a tag like en-US
+refusal-hour = invalid hour “{ $value }”: use a whole hour from 0 to 23
 refusal-quiet-hint = use HH:MM-HH:MM, e.g. 22:00-07:00, or leave the field empty for none
 refusal-quiet-long = invalid quiet hours “{ $value }”: longer than { $max } bytes ({ refusal-quiet-hint })
 refusal-quiet-char = invalid quiet hours “{ $value }”: { $code } is not an ASCII digit or “-” ({ refusal-quiet-hint })

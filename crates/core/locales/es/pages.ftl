@@ -117,6 +117,7 @@ refusal-timezone-malformed = «{ $value }» no es una zona horaria válida: elig
 refusal-timezone-unknown = «{ $value }» no es una zona horaria IANA conocida: elige una de la lista
 refusal-timezone-nearest = «{ $value }» no es una zona horaria IANA conocida. ¿Quisiste decir { $nearest }?
 refusal-locale = «{ $value }» no es un código de idioma válido: usa un código como es-ES
+refusal-hour = «{ $value }» no es una hora válida: indica una hora en punto de 0 a 23
 refusal-quiet-hint = escribe HH:MM-HH:MM, p. ej. 22:00-07:00, o deja el campo vacío si no quieres ninguna
 refusal-quiet-long = horas de silencio no válidas «{ $value }»: más de { $max } bytes ({ refusal-quiet-hint })
 refusal-quiet-char = horas de silencio no válidas «{ $value }»: { $code } no es un dígito ASCII ni un «-» ({ refusal-quiet-hint })

@@ -117,6 +117,7 @@ refusal-timezone-malformed = « { $value } » n’est pas un fuseau horaire vali
 refusal-timezone-unknown = « { $value } » n’est pas un fuseau horaire IANA connu : choisissez-en un dans la liste
 refusal-timezone-nearest = « { $value } » n’est pas un fuseau horaire IANA connu : vouliez-vous dire { $nearest } ?
 refusal-locale = « { $value } » n’est pas un code de langue valide : utilisez un code comme fr-FR
+refusal-hour = « { $value } » n’est pas une heure valide : indiquez une heure pleine de 0 à 23
 refusal-quiet-hint = écrivez HH:MM-HH:MM, p. ex. 22:00-07:00, ou laissez le champ vide pour n’en avoir aucune
 refusal-quiet-long = heures calmes « { $value } » invalides : plus de { $max } octets ({ refusal-quiet-hint })
 refusal-quiet-char = heures calmes « { $value } » invalides : { $code } n’est ni un chiffre ASCII ni un « - » ({ refusal-quiet-hint })

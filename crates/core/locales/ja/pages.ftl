@@ -117,6 +117,7 @@ refusal-timezone-malformed = 「{ $value }」は有効なタイムゾーンで�
 refusal-timezone-unknown = 「{ $value }」というIANAタイムゾーンはありません。一覧から選んでください
 refusal-timezone-nearest = 「{ $value }」というIANAタイムゾーンはありません。{ $nearest } のことですか？
 refusal-locale = 「{ $value }」は有効な言語タグではありません。ja-JP のようなタグを入力してください
+refusal-hour = 「{ $value }」は有効な時刻ではありません。0 から 23 までの時間を入力してください
 refusal-quiet-hint = HH:MM-HH:MM の形式（例: 22:00-07:00）で入力するか、設定しない場合は空欄にしてください
 refusal-quiet-long = 通知を控える時間帯「{ $value }」が正しくありません。{ $max }バイトを超えています。{ refusal-quiet-hint }
 refusal-quiet-char = 通知を控える時間帯「{ $value }」が正しくありません。{ $code } は半角数字でも「-」でもありません。{ refusal-quiet-hint }

@@ -117,6 +117,7 @@ refusal-timezone-malformed = “{ $value }” não é um fuso horário válido: 
 refusal-timezone-unknown = “{ $value }” não é um fuso horário IANA conhecido: escolha um da lista
 refusal-timezone-nearest = “{ $value }” não é um fuso horário IANA conhecido. Você quis dizer { $nearest }?
 refusal-locale = “{ $value }” não é um código de idioma válido: use um código como pt-BR
+refusal-hour = “{ $value }” não é uma hora válida: informe uma hora cheia de 0 a 23
 refusal-quiet-hint = use HH:MM-HH:MM, por exemplo 22:00-07:00, ou deixe o campo vazio se não quiser nenhum
 refusal-quiet-long = horário de silêncio inválido “{ $value }”: mais de { $max } bytes ({ refusal-quiet-hint })
 refusal-quiet-char = horário de silêncio inválido “{ $value }”: { $code } não é um dígito ASCII nem um “-” ({ refusal-quiet-hint })

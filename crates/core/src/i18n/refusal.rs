@@ -17,6 +17,7 @@ impl Refusal {
             RefusalKind::TimezoneUnknown { nearest: None } => "refusal-timezone-unknown",
             RefusalKind::TimezoneUnknown { nearest: Some(_) } => "refusal-timezone-nearest",
             RefusalKind::Locale => "refusal-locale",
+            RefusalKind::Hour => "refusal-hour",
             RefusalKind::QuietTooLong { .. } => "refusal-quiet-long",
             RefusalKind::QuietNotAscii { .. } => "refusal-quiet-char",
             RefusalKind::QuietNoDash => "refusal-quiet-dash",

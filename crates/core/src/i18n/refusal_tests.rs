@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::error::Invalid;
-use crate::validate::{email, locale, matrix_id, quiet_hours, timezone};
+use crate::validate::{email, hour, hour_text, locale, matrix_id, quiet_hours, timezone};
 
 /// The refusal `r` gave, or a panic naming `what`.
 fn refusal<T: std::fmt::Debug>(what: &str, r: Result<T, Invalid>) -> Invalid {
@@ -34,6 +34,11 @@ fn every_refusal() -> Vec<(&'static str, Invalid, &'static str)> {
             "locale",
             refusal("locale", locale("english!")),
             "use a tag like en-US",
+        ),
+        (
+            "hour",
+            refusal("hour", hour_text("noon")),
+            "invalid hour \"noon\": use 0-23",
         ),
         ("quiet-long", q(&"2".repeat(40)), "longer than 32 bytes"),
         (
@@ -198,6 +203,8 @@ fn refusals_read_as_written_in_two_languages_and_more() {
         (dash().unwrap_err(), Locale::Fr, "heures calmes « 22:00–07:00 » invalides : U+2013 n’est ni un chiffre ASCII ni un « - » (écrivez HH:MM-HH:MM, p. ex. 22:00-07:00, ou laissez le champ vide pour n’en avoir aucune)"),
         (quiet_hours("22:00-7:00").unwrap_err(), Locale::De, "ungültige Ruhezeiten „22:00-7:00“: das Ende „7:00“ hat nicht das Format HH:MM (schreiben Sie HH:MM-HH:MM, z. B. 22:00-07:00, oder lassen Sie das Feld für keine Ruhezeiten leer)"),
         (locale().unwrap_err(), Locale::En, "invalid locale “english!”: use a tag like en-US"),
+        (hour(24).unwrap_err(), Locale::En, "invalid hour “24”: use a whole hour from 0 to 23"),
+        (hour_text(" 7.5 ").unwrap_err(), Locale::De, "„ 7.5 “ ist keine gültige Stunde: geben Sie eine volle Stunde von 0 bis 23 an"),
         (locale().unwrap_err(), Locale::Pt, "“english!” não é um código de idioma válido: use um código como pt-BR"),
         (port().unwrap_err(), Locale::Es, "ID de Matrix no válido «@alice:example.org:0»: el puerto del servidor no está entre 1 y 65535 (usa @usuario:servidor o !sala:servidor)"),
         (port().unwrap_err(), Locale::De, "ungültige Matrix-ID „@alice:example.org:0“: der Port des Servers liegt nicht zwischen 1 und 65535 (verwenden Sie @benutzer:server oder !raum:server)"),
@@ -227,6 +234,7 @@ fn hostile_values_are_shown_escaped_clipped_and_on_one_line() {
             quiet_hours(v).unwrap_err(),
             matrix_id(v).unwrap_err(),
             email(v).unwrap_err(),
+            hour_text(v).unwrap_err(),
         ];
         for e in refused {
             let r = e.refusal().unwrap_or_else(|| panic!("no refusal: {e}"));

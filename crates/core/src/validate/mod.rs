@@ -326,7 +326,16 @@ pub fn hour(h: i64) -> Result<u8> {
     if (0..=23).contains(&h) {
         Ok(h as u8)
     } else {
-        Err(Invalid::new(format!("invalid hour {h}: use 0-23")))
+        Err(Invalid::new(format!("invalid hour {h}: use 0-23")).because(Kind::Hour, &h.to_string()))
+    }
+}
+
+/// An hour of the day as a form sends it: a number 0–23, spaces around
+/// it allowed.
+pub fn hour_text(s: &str) -> Result<u8> {
+    match s.trim().parse::<i64>() {
+        Ok(h) => hour(h),
+        Err(_) => Err(Invalid::new(format!("invalid hour {s:?}: use 0-23")).because(Kind::Hour, s)),
     }
 }
 

@@ -278,3 +278,27 @@ fn names_texts_durations() {
     assert!(uuid("item", "not-a-uuid").is_err());
     assert!(instant("at", "2026-13-01T00:00:00Z").is_err());
 }
+
+#[test]
+fn an_hour_from_a_form_is_a_whole_hour_of_the_day() {
+    assert_eq!(hour_text(" 7 "), Ok(7));
+    assert_eq!(hour_text("0"), Ok(0));
+    assert_eq!(hour_text("23"), Ok(23));
+    let huge = "9".repeat(40);
+    for bad in [
+        "",
+        "24",
+        "-1",
+        "7.5",
+        "noon",
+        "0x7",
+        "٧",
+        huge.as_str(),
+        "7\u{0}",
+    ] {
+        let e = hour_text(bad).unwrap_err();
+        assert!(e.line().starts_with("invalid hour "), "{bad:?}: {e}");
+        assert!(!e.line().chars().any(char::is_control), "{e}");
+        assert!(e.refusal().is_some(), "{bad:?}");
+    }
+}

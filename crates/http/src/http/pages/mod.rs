@@ -205,7 +205,7 @@ impl From<ApiError> for Page {
 pub type PageResult = Result<Page, Page>;
 
 /// The one line a page shows when `e` refused a form's input, in `lang`:
-/// a field's own check (a zone, a locale tag, quiet hours, a Matrix ID,
+/// a field's own check (a zone, a locale tag, an hour, quiet hours, a Matrix ID,
 /// an email address) said from the catalogue with the value escaped; any
 /// other refusal as the library wrote it (the pages' own are in `lang`
 /// already). Hostile characters are escaped either way.

@@ -107,11 +107,7 @@ pub(super) fn apply(
         }
         "prefs" => {
             let daily_hour = match field("daily_hour") {
-                Some(h) => Some(
-                    h.trim()
-                        .parse::<i64>()
-                        .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))?,
-                ),
+                Some(h) => Some(i64::from(crate::validate::hour_text(h)?)),
                 None => None,
             };
             let ch = UserChanges {
@@ -183,12 +179,10 @@ fn matrix(
     Ok("matrix")
 }
 
-/// The form's `hour`, a number (validated as an hour by the library).
+/// The form's `hour`, an hour of the day.
 fn hour_field(f: &HashMap<String, String>) -> crate::Result<i64> {
     let h = f.get("hour").map(String::as_str).unwrap_or("");
-    h.trim()
-        .parse::<i64>()
-        .map_err(|_| Error::invalid(format!("invalid hour {h:?}: use 0-23")))
+    Ok(i64::from(crate::validate::hour_text(h)?))
 }
 
 /// `cadence`: the subscription's frequency, hour, weekday and channels at
