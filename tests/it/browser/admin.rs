@@ -83,9 +83,11 @@ fn cancel_with_its_form(b: &Browser, c: &mut DbConn, pending: RequestId, row: &s
     assert_eq!(status(c, pending), "cancelled");
 }
 
-fn operator(web: &Web, b: &Browser) {
-    let mut c = web.db.conn();
-    let a = super::asha(&mut c);
+/// What the operator's pages show: asha's digest sent by a real tick and
+/// queue run, bo's address disabled by bounces, and a notification posted
+/// through the queue and not run yet (returned), at 09:30.
+fn operators_world(web: &Web, c: &mut DbConn) -> RequestId {
+    let a = super::asha(c);
     // bo's address bounced until it was disabled.
     let bo = NewUser {
         name: "bo".into(),
@@ -94,16 +96,16 @@ fn operator(web: &Web, b: &Browser) {
         ..Default::default()
     };
     let t0 = at("2026-11-01T00:00:00Z");
-    parties::create_user(&mut c, t0, &bo).unwrap();
-    parties::change_contact(&mut c, t0, "bo", Channel::Email, &ContactChange::Disable).unwrap();
+    parties::create_user(c, t0, &bo).unwrap();
+    parties::change_contact(c, t0, "bo", Channel::Email, &ContactChange::Disable).unwrap();
     // A real tick and queue run: asha's digest, delivered.
     let mut po = PostOffice::new(web);
-    assert!(po.run(&mut c, "2026-11-22T08:00:00Z").is_empty());
-    edit(&mut c, &a, 1, "2026-11-22T10:00:00Z");
-    one_digest(&mut po, &mut c, "2026-11-23T08:00:00Z", 1);
+    assert!(po.run(c, "2026-11-22T08:00:00Z").is_empty());
+    edit(c, &a, 1, "2026-11-22T10:00:00Z");
+    one_digest(&mut po, c, "2026-11-23T08:00:00Z", 1);
     // Then a notification posted through the queue, not run yet: pending.
     let pending = queue::post_request(
-        &mut c,
+        c,
         &EmailConfig::default(),
         &queue::NewNotification {
             from: "ops".into(),
@@ -116,6 +118,12 @@ fn operator(web: &Web, b: &Browser) {
     )
     .unwrap();
     web.clock.set(at("2026-11-23T09:30:00Z"));
+    pending
+}
+
+fn operator(web: &Web, b: &Browser) {
+    let mut c = web.db.conn();
+    let pending = operators_world(web, &mut c);
     // As `digestd token add ops --scope admin` (the same library call).
     let secret = web.token("ops", Scope::Admin);
     let reader = web.token("feeds", Scope::Read);
@@ -191,4 +199,33 @@ fn status(c: &mut DbConn, id: RequestId) -> String {
 #[test]
 fn the_operator_logs_in_and_cancels_a_request_in_a_browser() {
     in_browser(Options::default(), operator);
+}
+
+/// The status page in the operator's language (`[i18n] operator_locale =
+/// "de"`) whatever the browser asks for, saved as `admin-de.png`.
+fn operator_in_german(web: &Web, b: &Browser) {
+    let mut c = web.db.conn();
+    operators_world(web, &mut c);
+    let secret = web.token("ops", Scope::Admin);
+    b.clear_cookies();
+    b.open(&web.url("/admin/login"));
+    log_in(b, &secret);
+    assert!(b.url().ends_with("/admin"), "{}", b.url());
+    assert_eq!(b.text_of("h1"), "Status – Stand 2026-11-23 09:30:00 UTC");
+    assert_eq!(
+        b.execute("return document.documentElement.lang"),
+        serde_json::json!("de")
+    );
+    assert_eq!(b.text_of("#status-pending td.num"), "1");
+    b.shot("admin-de");
+}
+
+#[test]
+fn the_operators_pages_in_german_in_a_browser() {
+    let Some(b) = Browser::start_with(Options::default()) else {
+        return;
+    };
+    let german = |cfg: &mut digestd::config::Config| cfg.i18n.operator_locale = "de".into();
+    let web = Web::start_linked_with(super::common::TestDb::sqlite(), at(super::NOW), german);
+    operator_in_german(&web, &b);
 }

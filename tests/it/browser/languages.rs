@@ -167,6 +167,7 @@ fn a_bad_zone_in_german(web: &Web, b: &Browser) {
         b.execute("return document.documentElement.lang"),
         json!("de")
     );
+    b.shot("manage-refused-de");
     assert!(!b.text().contains("unknown IANA timezone"));
     assert_eq!(snapshot(&mut c), before);
     let user = parties::get_user(&mut c, a.party).unwrap();
