@@ -61,7 +61,8 @@ fn a_german_readers_manage_page_notices_and_refusals_are_german() {
             "<h1>Ihre Übersichten, asha</h1>",
             "Zeiten in Europe/Madrid (CET), im 24-Stunden-Format.",
             "<strong>Calendar</strong>: Änderungen",
-            "Täglich um 09:00 · per email",
+            "Täglich um 09:00 · per E-Mail",
+            "<li>E-Mail: a***@example.com",
             "<strong>alle Sammlungen</strong>: anstehende Einträge",
             "Wöchentlich am Montag um 08:00",
             "Wochen beginnen am (derzeit Montag)",
@@ -180,7 +181,7 @@ fn unsubscribe_its_undo_and_one_click_answer_in_the_readers_language() {
             "<html lang=\"de\">",
             "<h1>Abbestellen?</h1>",
             "<p>Damit endet:</p>",
-            "Täglich um 09:00 · per email",
+            "Täglich um 09:00 · per E-Mail",
             ">Alle Ihre Übersichten verwalten</a>",
         ] {
             assert!(a.text.contains(want), "{want:?} in {}", a.text);

@@ -68,7 +68,7 @@ fn in_german(web: &Web, b: &Browser) {
         "Ihre Übersichten, asha",
         "Zeiten in Europe/Madrid (CET), im 24-Stunden-Format.",
         "Rota: Änderungen",
-        "Täglich um 09:00 · per email",
+        "Täglich um 09:00 · per E-Mail",
         "Wochen beginnen am (derzeit Montag)",
         "Alle Übersichten stoppen",
     ] {

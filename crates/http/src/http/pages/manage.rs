@@ -133,7 +133,7 @@ pub fn load(
         .iter()
         .find(|p| p.channel == parties::Channel::Matrix.as_str())
         .map(|p| view::mask(&p.channel, &p.address));
-    let contacts = points.iter().map(view::contact).collect();
+    let contacts = points.iter().map(|cp| view::contact(&t, cp)).collect();
     let quiet_notes = super::quiet::notes(c, &t, party, &user.quiet_hours, &names, &style)?;
     let path = format!("{app_prefix}/s/{code}");
     let times = t.f(

@@ -91,7 +91,7 @@ pub fn cadence(
         .filter(|c| usable.iter().chain(&s.channels).any(|u| u == c))
         .map(|c| Choice {
             value: c.into(),
-            label: c.into(),
+            label: t.channel(c),
             selected: s.channels.iter().any(|h| h == c),
         })
         .collect();
@@ -105,7 +105,8 @@ pub fn cadence(
 
 /// One contact point, its address masked.
 pub struct ContactView {
-    pub channel: String,
+    /// The channel's name as the reader says it.
+    pub label: String,
     pub masked: String,
     pub verified: bool,
     pub disabled: bool,
@@ -186,7 +187,15 @@ pub fn describe(
             })
             .into_owned(),
         when: when(t, style, &s.frequency, s.day_of_week, s.hour_of_day),
-        by: t.f1("sub-by", "channels", &s.channels.join(", ")),
+        by: t.f1(
+            "sub-by",
+            "channels",
+            &s.channels
+                .iter()
+                .map(|c| t.channel(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         paused: s.paused,
         hours: s
             .hour_of_day
@@ -251,9 +260,9 @@ pub fn mask(channel: &str, address: &str) -> String {
     }
 }
 
-pub fn contact(cp: &ContactPoint) -> ContactView {
+pub fn contact(t: &Words, cp: &ContactPoint) -> ContactView {
     ContactView {
-        channel: cp.channel.clone(),
+        label: t.channel(&cp.channel),
         masked: mask(&cp.channel, &cp.address),
         verified: cp.verified,
         disabled: cp.disabled,

@@ -67,6 +67,15 @@ impl Words {
         self.f(key, &[(name, Arg::Str(value))])
     }
 
+    /// A channel's name as the reader says it (`E-Mail`, `メール`); a name
+    /// that is no channel's, as stored.
+    pub fn channel(&self, name: &str) -> String {
+        match crate::parties::Channel::parse(name) {
+            Ok(c) => self.t(channel_key(c)).into_owned(),
+            Err(_) => name.to_string(),
+        }
+    }
+
     /// The name of weekday `d` (0 = Monday).
     pub fn day(&self, d: i32) -> &'static str {
         &catalogs().names(self.lang).weekdays_long[d.rem_euclid(7) as usize]
@@ -149,6 +158,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Asked {
             .get(header::ACCEPT_LANGUAGE)
             .and_then(|v| v.to_str().ok());
         Ok(Asked::of(parts.uri.query(), accept))
+    }
+}
+
+/// The catalogue key of a channel's name.
+fn channel_key(c: crate::parties::Channel) -> &'static str {
+    use crate::parties::Channel;
+    match c {
+        Channel::Email => "channel-email",
+        Channel::Xmpp => "channel-xmpp",
+        Channel::Sms => "channel-sms",
+        Channel::Webhook => "channel-webhook",
+        Channel::Slack => "channel-slack",
+        Channel::Discord => "channel-discord",
+        Channel::Teams => "channel-teams",
+        Channel::Ntfy => "channel-ntfy",
+        Channel::Matrix => "channel-matrix",
     }
 }
 
