@@ -169,17 +169,11 @@ pub fn with_code(t: &Words, key: &str, codes: &[(&str, &str)]) -> String {
     html
 }
 
-/// `s` escaped for HTML text and attribute values, as the templates
-/// escape.
+/// `s` escaped for HTML text and attribute values by askama's own HTML
+/// escaper, the one the templates use.
 fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' | '<' | '>' | '"' | '\'' => out.push_str(&format!("&#{};", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
+    let Ok(escaped) = askama::filters::escape(s, askama::filters::Html);
+    escaped.to_string()
 }
 
 /// A page that says one thing, inside the admin pages.
