@@ -182,7 +182,7 @@ pub(crate) fn invite(
 ) -> Result<(), Error> {
     match server.invite(token, room, user) {
         Err(e) if e.status() == Some(403) => match server.membership(token, room, user) {
-            Ok(Some(m)) if m == "join" || m == "invite" => Ok(()),
+            Ok(Some(m)) if still_theirs(Some(&m)) => Ok(()),
             _ => Err(e),
         },
         other => other,
