@@ -14,6 +14,12 @@
 //! `--latency-ms` (0: none; a real endpoint's round trip and work) and
 //! answers 200 with no body. The bench fails unless every message of
 //! every run arrived exactly once, correctly signed.
+//!
+//! Each run also prints how busy the machine's cores were while it ran
+//! (`/proc/stat`, a PostgreSQL server's work included) and this process's
+//! CPU time: a floor that keeps every core busy leaves the queue no idle
+//! core to do its own work on, and the ratio is then the two sides' CPU
+//! per message rather than how well the queue overlaps it.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -24,6 +30,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use diesel::connection::SimpleConnection;
 
+use super::cpu::{Cpu, Machine};
 use super::{
     messages_line, open_empty, request_world, requested_at, requests, text_of, timed_pass, PARTY0,
 };
@@ -129,38 +136,51 @@ fn serve(stream: TcpStream, seen: &Mutex<Seen>, latency: Duration) -> std::io::R
     }
 }
 
-/// The floor: the same documents the queue posts, signed the same way,
-/// on `lanes` threads, each posting its share one at a time on a kept
-/// connection of its own; message `i` of round `round` is numbered
-/// `FLOOR_IDS + round × n + i`.
-fn floor(port: u16, n: usize, round: usize, body: &str, lanes: usize) -> Result<Duration> {
-    let at = requested_at();
-    let docs: Vec<(String, String, String)> = (1..=n)
-        .map(|i| {
+/// The floor's documents and clients, made before it is timed: the same
+/// documents the queue posts, signed the same way, shared among `lanes`
+/// threads, each with a kept connection of its own; message `i` of round
+/// `round` is numbered `FLOOR_IDS + round × n + i`.
+struct Floor {
+    shares: Vec<Vec<(String, String, String)>>,
+    clients: Vec<reqwest::blocking::Client>,
+    ts: i64,
+}
+
+impl Floor {
+    fn new(port: u16, n: usize, round: usize, body: &str, lanes: usize) -> Result<Floor> {
+        let at = requested_at();
+        let mut shares: Vec<Vec<(String, String, String)>> = vec![Vec::new(); lanes];
+        for i in 1..=n {
             let k = FLOOR_IDS + round * n + i;
             let subject = format!("Bench message {k}");
             let doc = hook::notification(k as i64, &subject, body, at.naive_utc());
             let url = format!("http://127.0.0.1:{port}/hook/{i}");
-            (format!("floor_{k}"), url, doc.to_string())
+            shares[(i - 1) % lanes].push((format!("floor_{k}"), url, doc.to_string()));
+        }
+        Ok(Floor {
+            shares,
+            clients: (0..lanes).map(|_| client()).collect::<Result<Vec<_>>>()?,
+            ts: at.timestamp(),
         })
-        .collect();
-    let mut shares: Vec<Vec<(String, String, String)>> = vec![Vec::new(); lanes];
-    for (i, d) in docs.into_iter().enumerate() {
-        shares[i % lanes].push(d);
     }
-    let clients = (0..lanes).map(|_| client()).collect::<Result<Vec<_>>>()?;
-    let t = Instant::now();
-    std::thread::scope(|s| {
-        let posting: Vec<_> = shares
-            .into_iter()
-            .zip(&clients)
-            .map(|(share, client)| s.spawn(move || post(client, share, at.timestamp())))
-            .collect();
-        posting
-            .into_iter()
-            .try_for_each(|p| p.join().expect("a floor thread"))
-    })?;
-    Ok(t.elapsed())
+
+    /// Each thread posts its share one at a time; timed.
+    fn run(self) -> Result<Duration> {
+        let t = Instant::now();
+        let ts = self.ts;
+        std::thread::scope(|s| {
+            let posting: Vec<_> = self
+                .shares
+                .into_iter()
+                .zip(&self.clients)
+                .map(|(share, client)| s.spawn(move || post(client, share, ts)))
+                .collect();
+            posting
+                .into_iter()
+                .try_for_each(|p| p.join().expect("a floor thread"))
+        })?;
+        Ok(t.elapsed())
+    }
 }
 
 /// A client of its own for one of the floor's threads: one kept
@@ -231,16 +251,13 @@ impl Listener for AtOnce {
     }
 }
 
-/// The queue's own share: a pass over `n` more requests (numbered after
-/// the runs') with [`AtOnce`] in the webhook listener's place.
+/// The queue's own share: a pass over the pending requests with
+/// [`AtOnce`] in the webhook listener's place.
 fn without_posts(
     c: &mut crate::db::DbConn,
     n: usize,
-    first: usize,
-    body: &str,
     rt: &tokio::runtime::Handle,
 ) -> Result<Duration> {
-    requests(c, n, first, "webhook", body)?;
     let d = Delivery::new(&EmailConfig::default(), rt)?.with_listener(Box::new(AtOnce));
     timed_pass(c, d, n)
 }
@@ -314,26 +331,96 @@ pub fn webhook(
         timeout_seconds: 60,
         concurrency: args.concurrency,
     };
+    let backend = super::smtp::backend_pid(&mut c);
+    let backend = backend.as_deref();
     let (mut floors, mut queues) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        floors.push(floor(port, n, round, &body, args.concurrency)?);
+        let floor = Floor::new(port, n, round, &body, args.concurrency)?;
+        floors.push(Load::of(backend, || floor.run())?);
         if round > 0 {
             requests(&mut c, n, round * n, "webhook", &body)?;
         }
-        queues.push(pass(&mut c, &cfg, n, rt)?);
+        queues.push(Load::of(backend, || pass(&mut c, &cfg, n, rt))?);
     }
     let took = check_arrived(&seen, n, rounds)?;
-    let own = without_posts(&mut c, n, rounds * n, &body, rt)?;
+    // n more requests, numbered after the runs'.
+    requests(&mut c, n, rounds * n, "webhook", &body)?;
+    let own = Load::of(backend, || without_posts(&mut c, n, rt))?;
     for (k, (f, q)) in floors.iter().zip(&queues).enumerate() {
-        messages_line(out, &format!("bare reqwest client (run {})", k + 1), n, *f)?;
-        messages_line(out, &format!("digestd queue (run {})", k + 1), n, *q)?;
+        f.line(out, &format!("bare reqwest client (run {})", k + 1), n)?;
+        q.line(out, &format!("digestd queue (run {})", k + 1), n)?;
     }
-    messages_line(out, "digestd queue, nothing posted (its own work)", n, own)?;
-    let best = |v: &[Duration]| v.iter().min().copied().unwrap_or_default();
+    own.line(out, "digestd queue, nothing posted (its own work)", n)?;
+    let (f, q) = (fastest(&floors), fastest(&queues));
     writeln!(
         out,
         "ratio digestd/bare client (fastest runs): {:.2}; the receiver took each of {took} messages once, signed",
-        best(&floors).as_secs_f64() / best(&queues).as_secs_f64(),
+        f.took.as_secs_f64() / q.took.as_secs_f64(),
+    )?;
+    // On cores the floor fills, the queue cannot do better than the
+    // floor's CPU a message against its own.
+    writeln!(
+        out,
+        "CPU a message (fastest runs): bare client {:.0} µs, digestd {:.0} µs: with every core busy \
+         the ratio is at most {:.2}",
+        f.per_message(n),
+        q.per_message(n),
+        f.per_message(n) / q.per_message(n).max(1.0),
     )?;
     Ok(())
+}
+
+/// The fastest of a side's runs (there is one at least).
+fn fastest(runs: &[Load]) -> &Load {
+    runs.iter().min_by_key(|l| l.took).expect("one run a side")
+}
+
+/// A timed run with the machine's load while it ran.
+struct Load {
+    took: Duration,
+    /// The share of the machine's cores busy, 0 to 1.
+    busy: Option<f64>,
+    /// This process's CPU time (the receiver's threads included), and
+    /// the PostgreSQL backend's serving the queue's connection.
+    cpu: Duration,
+    backend: Option<Duration>,
+}
+
+impl Load {
+    fn of(backend: Option<&str>, run: impl FnOnce() -> Result<Duration>) -> Result<Load> {
+        let cpu = |pid: &str| Cpu::of(pid).unwrap_or_default().own;
+        let machine = Machine::now();
+        let before = (cpu("self"), backend.map(cpu));
+        let took = run()?;
+        Ok(Load {
+            took,
+            busy: Machine::now().busy_since(machine),
+            cpu: cpu("self").saturating_sub(before.0),
+            backend: backend
+                .zip(before.1)
+                .map(|(pid, b)| cpu(pid).saturating_sub(b)),
+        })
+    }
+
+    /// Every process's CPU (this one, the backend) a message, µs.
+    fn per_message(&self, n: usize) -> f64 {
+        super::cpu::per_message(self.cpu + self.backend.unwrap_or_default(), n)
+    }
+
+    fn line(&self, out: &mut dyn Write, what: &str, n: usize) -> Result<()> {
+        messages_line(out, what, n, self.took)?;
+        let busy = self
+            .busy
+            .map_or("unknown".to_string(), |b| format!("{:.0}%", b * 100.0));
+        let backend = self.backend.map_or(String::new(), |b| {
+            format!(", its PostgreSQL backend {:.2} s", b.as_secs_f64())
+        });
+        writeln!(
+            out,
+            "    cores busy {busy}; CPU: this process {:.2} s{backend} ({:.0} µs a message)",
+            self.cpu.as_secs_f64(),
+            self.per_message(n),
+        )?;
+        Ok(())
+    }
 }
