@@ -151,6 +151,10 @@ fn statuses_kinds_outcomes_and_channels_are_named_in_the_operators_language() {
             ],
         );
         lacks(&t, &[">pending<", ">skipped<", ">partial_failure<"]);
+        // The events in the order of their life, whatever their names.
+        let at = |id: &str| t.find(&format!("<tr id=\"events-{id}\">")).unwrap();
+        let order = ["pending", "sent", "failed", "skipped"].map(at);
+        assert!(order.is_sorted(), "{order:?}");
         // The filter's choices say the status; their values stay stored.
         let t = get(web, "/admin/requests?status=failed", &s).text;
         holds(
