@@ -277,6 +277,24 @@ fn refused_forms_are_said_in_the_operators_language_and_change_nothing() {
         });
         assert_eq!(a.status, 415, "{}", a.text);
         holds(&a.text, &["<html lang=\"de\">"]);
+        // A form larger than `[http] max_form_bytes` (16 KiB): refused
+        // unread, in German whatever the browser asks for.
+        let big = format!("csrf={token}&member={}", "c".repeat(20_000));
+        let a = web.send(|cl| {
+            cl.post(web.url(&optin))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("accept-language", "en")
+                .header("cookie", format!("digestd_admin={s}"))
+                .body(big)
+        });
+        assert_eq!(a.status, 413, "{}", a.text);
+        holds(
+            &a.text,
+            &[
+                "<html lang=\"de\">",
+                "Das Formular ist größer, als dieser Server annimmt.",
+            ],
+        );
         assert_eq!(snapshot(&mut c), before);
         assert_eq!(sessions(&mut c), sessions_before);
         // The JSON API keeps the library's English line.
