@@ -171,10 +171,10 @@ admin-grid-empty-runs = { $empty ->
     [one] { $empty } exécution vide (exécutée, rien à envoyer) non comptée
    *[other] { $empty } exécutions vides (exécutées, rien à envoyer) non comptées
 }
-admin-grid-peak = pic : { $day } { $hour } avec { $digests } { $total ->
-    [one] résumé sur { $total }
-   *[other] résumés sur { $total }
-}
+admin-grid-peak = pic : { $day } { $hour } avec { $digests } { $digests ->
+    [one] résumé
+   *[other] résumés
+} sur { $total }
 admin-grid-total = total
 
 ## Les noms de ce que la file d’attente enregistre (liens, filtres et

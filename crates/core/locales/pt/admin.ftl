@@ -154,13 +154,16 @@ admin-grid-time-local = horário local
 admin-grid-time-server = horário do servidor (UTC)
 admin-grid-subtitle = Resumos por hora da semana, { $time }
 admin-grid-cell = { $day } { $hour } { $time }: { $digests ->
+    [0] { $digests } resumos
     [one] { $digests } resumo
    *[other] { $digests } resumos
 }, { $empty ->
+    [0] { $empty } execuções vazias
     [one] { $empty } execução vazia
    *[other] { $empty } execuções vazias
 }
 admin-grid-dot = { $empty ->
+    [0] { $empty } execuções vazias
     [one] { $empty } execução vazia
    *[other] { $empty } execuções vazias
 }
@@ -168,10 +171,12 @@ admin-grid-hour-axis = hora do dia ({ $time })
 admin-grid-day-axis = dia
 admin-grid-scale = resumos por hora:
 admin-grid-empty-runs = { $empty ->
+    [0] { $empty } execuções vazias (executadas, nada a enviar) não contadas
     [one] { $empty } execução vazia (executada, nada a enviar) não contada
    *[other] { $empty } execuções vazias (executadas, nada a enviar) não contadas
 }
 admin-grid-peak = pico: { $day } { $hour } com { $digests } de { $total ->
+    [0] { $total } resumos
     [one] { $total } resumo
    *[other] { $total } resumos
 }
