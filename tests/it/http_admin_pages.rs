@@ -72,7 +72,7 @@ fn the_status_page_shows_the_queue_the_last_ticks_and_the_leases() {
     });
 }
 
-fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
+pub(crate) fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
     queue::post_request(
         c,
         &EmailConfig::default(),
@@ -91,7 +91,7 @@ fn notify(c: &mut DbConn, from: &str, to: &str, subject: &str) -> RequestId {
 /// Three requests from asha: to a mailbox that refuses (550: failed), to
 /// one that is busy (451: retrying, still sending), and, after the queue
 /// pass, to bo (pending).
-fn requests(c: &mut DbConn) -> (RequestId, RequestId, RequestId) {
+pub(crate) fn requests(c: &mut DbConn) -> (RequestId, RequestId, RequestId) {
     for (name, addr) in [("gone", "gone@example.net"), ("busy", "busy@example.net")] {
         common::delivery::user(c, name, addr);
     }
@@ -402,11 +402,15 @@ fn the_grid_page_draws_the_week_with_groups_and_empty_runs() {
         assert!(local.text.contains("hour of the day (local time)"));
         // bo's 07:00 in New York; the team's 12:00 UTC (groups: UTC).
         assert!(
-            local.text.contains("Mon 07:00 local time: 1 digests"),
+            local
+                .text
+                .contains("Mon 07:00 local time: 1 digest, 0 empty runs"),
             "{}",
             local.text
         );
-        assert!(local.text.contains("Mon 12:00 local time: 1 digests"));
+        assert!(local
+            .text
+            .contains("Mon 12:00 local time: 1 digest, 0 empty runs"));
         // Everyone: asha's too.
         let all = get(web, "/admin/grid?week=2026-11-20T00:00:00Z", &s);
         assert!(all.text.contains("(all users)"));

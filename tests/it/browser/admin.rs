@@ -217,6 +217,9 @@ fn operator_in_german(web: &Web, b: &Browser) {
         serde_json::json!("de")
     );
     assert_eq!(b.text_of("#status-pending td.num"), "1");
+    // The queue's statuses and the events' in German too.
+    assert_eq!(b.text_of("#status-pending a"), "wartend");
+    assert_eq!(b.text_of("#events-skipped td"), "übersprungen");
     b.shot("admin-de");
 }
 

@@ -1,6 +1,7 @@
 # Die Seiten des Betreibers unter /admin auf Deutsch
 # (`[i18n] operator_locale`). Status-, Kanal-, Art- und Ergebnisnamen
-# erscheinen so, wie digestd sie speichert.
+# erscheinen übersetzt; Links, Filter und Formulare behalten das
+# gespeicherte Wort.
 
 ## Jede Seite
 
@@ -134,7 +135,7 @@ admin-th-since = seit
 admin-clear = Aufheben
 admin-cleared = Aufgehoben: Die Übersichten der Gruppe erreichen dieses Mitglied ab der nächsten wieder.
 
-## Das Wochenraster (Grafik und Tabelle sind die von `digestd grid`, auf Englisch)
+## Das Wochenraster (auch Grafik und Tabelle; `digestd grid` bleibt englisch)
 
 admin-grid = Wochenraster
 admin-grid-hours = Stunden in
@@ -145,3 +146,72 @@ admin-grid-user = Benutzer
 admin-grid-all = alle
 admin-grid-show = Anzeigen
 admin-grid-table = Als Tabelle
+admin-grid-title = Übersichten in der Woche vom { $week } ({ $scope })
+admin-grid-scope-all = alle Benutzer
+admin-grid-scope-user = Benutzer { $user }
+admin-grid-table-title = { $title }, { $time }
+admin-grid-time-local = Ortszeit
+admin-grid-time-server = Serverzeit (UTC)
+admin-grid-subtitle = Übersichten pro Stunde der Woche, { $time }
+admin-grid-cell = { $day } { $hour } { $time }: { $digests ->
+    [one] { $digests } Übersicht
+   *[other] { $digests } Übersichten
+}, { $empty ->
+    [one] { $empty } leerer Lauf
+   *[other] { $empty } leere Läufe
+}
+admin-grid-dot = { $empty ->
+    [one] { $empty } leerer Lauf
+   *[other] { $empty } leere Läufe
+}
+admin-grid-hour-axis = Stunde des Tages ({ $time })
+admin-grid-day-axis = Tag
+admin-grid-scale = Übersichten pro Stunde:
+admin-grid-empty-runs = { $empty ->
+    [one] { $empty } leerer Lauf
+   *[other] { $empty } leere Läufe
+} (gelaufen, nichts zu senden) nicht mitgezählt
+admin-grid-peak = Spitze: { $day } { $hour } mit { $digests } von { $total ->
+    [one] { $total } Übersicht
+   *[other] { $total } Übersichten
+}
+admin-grid-total = gesamt
+
+## Die Namen dessen, was die Warteschlange speichert (Links, Filter und
+## Formulare behalten das gespeicherte Wort)
+
+admin-status-pending = wartend
+admin-status-sending = wird gesendet
+admin-status-sent = gesendet
+admin-status-partial-failure = teilweise fehlgeschlagen
+admin-status-failed = fehlgeschlagen
+admin-status-cancelled = abgebrochen
+admin-event-status-pending = wartend
+admin-event-status-sent = gesendet
+admin-event-status-failed = fehlgeschlagen
+admin-event-status-skipped = übersprungen
+admin-kind-digest = Übersicht
+admin-kind-notification = Benachrichtigung
+admin-outcome-sent = angenommen
+admin-outcome-transient = vorübergehend abgelehnt
+admin-outcome-permanent = dauerhaft abgelehnt
+admin-outcome-gave-up = aufgegeben
+
+## Was ein Filter oder ein Formular abgelehnt hat (ein angegebener Wert
+## erscheint maskiert und gekürzt; es wurde nichts geändert)
+
+admin-refused-long = Das Feld „{ $field }“ ist länger als { $max } Zeichen.
+admin-refused-control = Das Feld „{ $field }“ enthält ein Steuerzeichen; das ist nicht erlaubt.
+admin-refused-status = „{ $value }“ ist kein Status: Wählen Sie einen aus der Liste.
+admin-refused-name = „{ $value }“ ist kein gültiger Name: Verwenden Sie 1 bis { $max } Buchstaben, Ziffern, „.“, „_“ oder „-“.
+admin-refused-no-party = Es gibt keinen Benutzer und keine Gruppe namens „{ $value }“.
+admin-refused-before = „{ $value }“ ist keine Auftrags-ID.
+admin-refused-disabled = „{ $value }“ ist kein zulässiger Wert für „{ admin-filter-disabled }“: Verwenden Sie 1 oder nichts.
+admin-refused-time = „{ $value }“ ist keine Zeitangabe des Rasters: Wählen Sie { admin-grid-server } oder { admin-grid-local }.
+admin-refused-week = „{ $value }“ ist kein Zeitpunkt: Verwenden Sie RFC 3339, z. B. 2026-11-23T00:00:00Z.
+admin-refused-channel = „{ $value }“ ist kein Kanal.
+admin-refused-no-request = Diesen Auftrag gibt es nicht.
+admin-refused-no-subscription = Dieses Abonnement gibt es nicht.
+admin-refused-not-open = Dieser Auftrag ist bereits abgeschlossen ({ $status }): Nur wartende oder laufende Aufträge können abgebrochen werden.
+admin-refused-no-address = { $party } hat keine Adresse für { $channel }.
+admin-refused-not-opted-out = { $member } hat sich von diesem Abonnement nicht abgemeldet.

@@ -1,7 +1,8 @@
 # The operator's pages under /admin in English (`[i18n] operator_locale`).
-# Status, channel, kind and outcome names are shown as digestd stores
-# them; times are UTC, or in a subscriber's own zone and clock. Every other
-# catalogue has the same keys and uses the same variables.
+# Status, channel, kind and outcome names are said in it (links, filters
+# and forms keep the stored word); times are UTC, or in a subscriber's own
+# zone and clock. Every other catalogue has the same keys and uses the same
+# variables.
 
 ## Every page
 
@@ -135,7 +136,7 @@ admin-th-since = since
 admin-clear = Clear
 admin-cleared = Cleared: the group's digests reach that member again from the next one.
 
-## The week grid (the drawing and its table are `digestd grid`'s, in English)
+## The week grid (its drawing and table too; `digestd grid` stays English)
 
 admin-grid = Week grid
 admin-grid-hours = Hours in
@@ -146,3 +147,72 @@ admin-grid-user = User
 admin-grid-all = all
 admin-grid-show = Show
 admin-grid-table = As a table
+admin-grid-title = digests in the week of { $week } ({ $scope })
+admin-grid-scope-all = all users
+admin-grid-scope-user = user { $user }
+admin-grid-table-title = { $title }, { $time }
+admin-grid-time-local = local time
+admin-grid-time-server = server time (UTC)
+admin-grid-subtitle = Digests per hour of the week, { $time }
+admin-grid-cell = { $day } { $hour } { $time }: { $digests ->
+    [one] { $digests } digest
+   *[other] { $digests } digests
+}, { $empty ->
+    [one] { $empty } empty run
+   *[other] { $empty } empty runs
+}
+admin-grid-dot = { $empty ->
+    [one] { $empty } empty run
+   *[other] { $empty } empty runs
+}
+admin-grid-hour-axis = hour of the day ({ $time })
+admin-grid-day-axis = day
+admin-grid-scale = digests per hour:
+admin-grid-empty-runs = { $empty ->
+    [one] { $empty } empty run
+   *[other] { $empty } empty runs
+} (ran, nothing to send) not counted
+admin-grid-peak = peak: { $day } { $hour } with { $digests } of { $total ->
+    [one] { $total } digest
+   *[other] { $total } digests
+}
+admin-grid-total = total
+
+## The names of what the queue stores (links, filters and forms keep the
+## stored word; English shows it as stored)
+
+admin-status-pending = pending
+admin-status-sending = sending
+admin-status-sent = sent
+admin-status-partial-failure = partial_failure
+admin-status-failed = failed
+admin-status-cancelled = cancelled
+admin-event-status-pending = pending
+admin-event-status-sent = sent
+admin-event-status-failed = failed
+admin-event-status-skipped = skipped
+admin-kind-digest = digest
+admin-kind-notification = notification
+admin-outcome-sent = sent
+admin-outcome-transient = transient
+admin-outcome-permanent = permanent
+admin-outcome-gave-up = gave_up
+
+## What a filter or a form refused (a value as given is shown escaped and
+## cut; nothing was changed)
+
+admin-refused-long = The field “{ $field }” is longer than { $max } characters.
+admin-refused-control = The field “{ $field }” holds a control character, which is not allowed.
+admin-refused-status = “{ $value }” is not a status: choose one from the list.
+admin-refused-name = “{ $value }” is not a name: use 1 to { $max } letters, digits, “.”, “_” or “-”.
+admin-refused-no-party = No user or group is named “{ $value }”.
+admin-refused-before = “{ $value }” is not a request id.
+admin-refused-disabled = “{ $value }” is not a value of “{ admin-filter-disabled }”: use 1 or nothing.
+admin-refused-time = “{ $value }” is not one of the grid's clocks: choose { admin-grid-server } or { admin-grid-local }.
+admin-refused-week = “{ $value }” is not an instant: use RFC 3339, e.g. 2026-11-23T00:00:00Z.
+admin-refused-channel = “{ $value }” is not a channel.
+admin-refused-no-request = There is no such request.
+admin-refused-no-subscription = There is no such subscription.
+admin-refused-not-open = This request is already { $status }: only pending or sending requests can be cancelled.
+admin-refused-no-address = { $party } has no { $channel } address.
+admin-refused-not-opted-out = { $member } has not opted out of this subscription.

@@ -1,6 +1,7 @@
 # Las páginas del operador en /admin en español
 # (`[i18n] operator_locale`). Los nombres de estado, canal, tipo y
-# resultado se muestran tal como digestd los guarda.
+# resultado se traducen; los enlaces, filtros y formularios conservan la
+# palabra guardada.
 
 ## Todas las páginas
 
@@ -134,7 +135,7 @@ admin-th-since = desde
 admin-clear = Anular
 admin-cleared = Anulado: los resúmenes del grupo vuelven a llegar a ese miembro a partir del próximo.
 
-## La cuadrícula de la semana (el dibujo y su tabla son los de `digestd grid`, en inglés)
+## La cuadrícula de la semana (también el dibujo y la tabla; `digestd grid` sigue en inglés)
 
 admin-grid = Cuadrícula de la semana
 admin-grid-hours = Horas en
@@ -145,3 +146,72 @@ admin-grid-user = Usuario
 admin-grid-all = todos
 admin-grid-show = Mostrar
 admin-grid-table = Como tabla
+admin-grid-title = resúmenes de la semana del { $week } ({ $scope })
+admin-grid-scope-all = todos los usuarios
+admin-grid-scope-user = usuario { $user }
+admin-grid-table-title = { $title }, { $time }
+admin-grid-time-local = hora local
+admin-grid-time-server = hora del servidor (UTC)
+admin-grid-subtitle = Resúmenes por hora de la semana, { $time }
+admin-grid-cell = { $day } { $hour } { $time }: { $digests ->
+    [one] { $digests } resumen
+   *[other] { $digests } resúmenes
+}, { $empty ->
+    [one] { $empty } ejecución vacía
+   *[other] { $empty } ejecuciones vacías
+}
+admin-grid-dot = { $empty ->
+    [one] { $empty } ejecución vacía
+   *[other] { $empty } ejecuciones vacías
+}
+admin-grid-hour-axis = hora del día ({ $time })
+admin-grid-day-axis = día
+admin-grid-scale = resúmenes por hora:
+admin-grid-empty-runs = { $empty ->
+    [one] { $empty } ejecución vacía (se ejecutó sin nada que enviar) no contada
+   *[other] { $empty } ejecuciones vacías (se ejecutaron sin nada que enviar) no contadas
+}
+admin-grid-peak = pico: { $day } { $hour } con { $digests } de { $total ->
+    [one] { $total } resumen
+   *[other] { $total } resúmenes
+}
+admin-grid-total = total
+
+## Los nombres de lo que guarda la cola (los enlaces, filtros y
+## formularios conservan la palabra guardada)
+
+admin-status-pending = pendiente
+admin-status-sending = enviándose
+admin-status-sent = enviada
+admin-status-partial-failure = fallida en parte
+admin-status-failed = fallida
+admin-status-cancelled = cancelada
+admin-event-status-pending = pendiente
+admin-event-status-sent = enviado
+admin-event-status-failed = fallido
+admin-event-status-skipped = omitido
+admin-kind-digest = resumen
+admin-kind-notification = notificación
+admin-outcome-sent = aceptado
+admin-outcome-transient = rechazo temporal
+admin-outcome-permanent = rechazo definitivo
+admin-outcome-gave-up = abandonado
+
+## Lo que un filtro o un formulario rechazó (un valor introducido se
+## muestra escapado y recortado; no se cambió nada)
+
+admin-refused-long = El campo «{ $field }» tiene más de { $max } caracteres.
+admin-refused-control = El campo «{ $field }» contiene un carácter de control, que no está permitido.
+admin-refused-status = «{ $value }» no es un estado: elige uno de la lista.
+admin-refused-name = «{ $value }» no es un nombre válido: usa de 1 a { $max } letras, dígitos, «.», «_» o «-».
+admin-refused-no-party = No hay ningún usuario ni grupo llamado «{ $value }».
+admin-refused-before = «{ $value }» no es un identificador de solicitud.
+admin-refused-disabled = «{ $value }» no es un valor válido para «{ admin-filter-disabled }»: usa 1 o nada.
+admin-refused-time = «{ $value }» no es una hora de referencia de la cuadrícula: elige { admin-grid-server } o { admin-grid-local }.
+admin-refused-week = «{ $value }» no es un instante: usa RFC 3339, por ejemplo 2026-11-23T00:00:00Z.
+admin-refused-channel = «{ $value }» no es un canal.
+admin-refused-no-request = Esa solicitud no existe.
+admin-refused-no-subscription = Esa suscripción no existe.
+admin-refused-not-open = Esta solicitud ya terminó ({ $status }): solo se pueden cancelar las solicitudes pendientes o que se están enviando.
+admin-refused-no-address = { $party } no tiene dirección de { $channel }.
+admin-refused-not-opted-out = { $member } no se ha dado de baja de esta suscripción.

@@ -1,6 +1,7 @@
 # Les pages de l’exploitant sous /admin en français
 # (`[i18n] operator_locale`). Les noms d’état, de canal, de type et de
-# résultat s’affichent tels que digestd les enregistre.
+# résultat sont traduits ; liens, filtres et formulaires gardent le mot
+# enregistré.
 
 ## Toutes les pages
 
@@ -134,7 +135,7 @@ admin-th-since = depuis
 admin-clear = Lever
 admin-cleared = Levée : les résumés du groupe parviennent de nouveau à ce membre dès le prochain.
 
-## La grille de la semaine (le dessin et son tableau sont ceux de `digestd grid`, en anglais)
+## La grille de la semaine (dessin et tableau compris ; `digestd grid` reste en anglais)
 
 admin-grid = Grille de la semaine
 admin-grid-hours = Heures en
@@ -145,3 +146,72 @@ admin-grid-user = Utilisateur
 admin-grid-all = tous
 admin-grid-show = Afficher
 admin-grid-table = Sous forme de tableau
+admin-grid-title = résumés de la semaine du { $week } ({ $scope })
+admin-grid-scope-all = tous les utilisateurs
+admin-grid-scope-user = utilisateur { $user }
+admin-grid-table-title = { $title }, { $time }
+admin-grid-time-local = heure locale
+admin-grid-time-server = heure du serveur (UTC)
+admin-grid-subtitle = Résumés par heure de la semaine, { $time }
+admin-grid-cell = { $day } { $hour } { $time } : { $digests ->
+    [one] { $digests } résumé
+   *[other] { $digests } résumés
+}, { $empty ->
+    [one] { $empty } exécution vide
+   *[other] { $empty } exécutions vides
+}
+admin-grid-dot = { $empty ->
+    [one] { $empty } exécution vide
+   *[other] { $empty } exécutions vides
+}
+admin-grid-hour-axis = heure de la journée ({ $time })
+admin-grid-day-axis = jour
+admin-grid-scale = résumés par heure :
+admin-grid-empty-runs = { $empty ->
+    [one] { $empty } exécution vide (exécutée, rien à envoyer) non comptée
+   *[other] { $empty } exécutions vides (exécutées, rien à envoyer) non comptées
+}
+admin-grid-peak = pic : { $day } { $hour } avec { $digests } { $digests ->
+    [one] résumé
+   *[other] résumés
+} sur { $total }
+admin-grid-total = total
+
+## Les noms de ce que la file d’attente enregistre (liens, filtres et
+## formulaires gardent le mot enregistré)
+
+admin-status-pending = en attente
+admin-status-sending = en cours d’envoi
+admin-status-sent = envoyée
+admin-status-partial-failure = partiellement en échec
+admin-status-failed = en échec
+admin-status-cancelled = annulée
+admin-event-status-pending = en attente
+admin-event-status-sent = envoyé
+admin-event-status-failed = en échec
+admin-event-status-skipped = ignoré
+admin-kind-digest = résumé
+admin-kind-notification = notification
+admin-outcome-sent = accepté
+admin-outcome-transient = refus temporaire
+admin-outcome-permanent = refus définitif
+admin-outcome-gave-up = abandonné
+
+## Ce qu’un filtre ou un formulaire a refusé (une valeur saisie s’affiche
+## échappée et tronquée ; rien n’a été modifié)
+
+admin-refused-long = Le champ « { $field } » dépasse { $max } caractères.
+admin-refused-control = Le champ « { $field } » contient un caractère de contrôle, ce qui n’est pas autorisé.
+admin-refused-status = « { $value } » n’est pas un état : choisissez-en un dans la liste.
+admin-refused-name = « { $value } » n’est pas un nom valide : utilisez de 1 à { $max } lettres, chiffres, « . », « _ » ou « - ».
+admin-refused-no-party = Aucun utilisateur ni groupe ne s’appelle « { $value } ».
+admin-refused-before = « { $value } » n’est pas un identifiant de demande.
+admin-refused-disabled = « { $value } » n’est pas une valeur possible pour « { admin-filter-disabled } » : indiquez 1 ou rien.
+admin-refused-time = « { $value } » n’est pas une heure de référence de la grille : choisissez { admin-grid-server } ou { admin-grid-local }.
+admin-refused-week = « { $value } » n’est pas un instant : utilisez le format RFC 3339, par exemple 2026-11-23T00:00:00Z.
+admin-refused-channel = « { $value } » n’est pas un canal.
+admin-refused-no-request = Cette demande n’existe pas.
+admin-refused-no-subscription = Cet abonnement n’existe pas.
+admin-refused-not-open = Cette demande est déjà terminée ({ $status }) : seules les demandes en attente ou en cours d’envoi peuvent être annulées.
+admin-refused-no-address = { $party } n’a pas d’adresse { $channel }.
+admin-refused-not-opted-out = { $member } ne s’est pas désinscrit de cet abonnement.

@@ -1,5 +1,5 @@
 # /admin 以下の運用者向けページ(日本語、`[i18n] operator_locale`)。
-# ステータス、チャネル、種類、結果の名前は digestd が保存しているとおりに表示します。
+# ステータス、チャネル、種類、結果の名前も翻訳して表示します(リンク、フィルター、フォームは保存されている語のまま)。
 
 ## すべてのページ
 
@@ -133,7 +133,7 @@ admin-th-since = 開始日時
 admin-clear = 解除
 admin-cleared = 解除しました。次回から、グループのダイジェストはこのメンバーにも再び届きます。
 
-## 週間グリッド(図と表は `digestd grid` のもので、英語のままです)
+## 週間グリッド(図と表も翻訳します。`digestd grid` は英語のままです)
 
 admin-grid = 週間グリッド
 admin-grid-hours = 時刻の基準
@@ -144,3 +144,55 @@ admin-grid-user = ユーザー
 admin-grid-all = すべて
 admin-grid-show = 表示
 admin-grid-table = 表で見る
+admin-grid-title = { $week } からの週のダイジェスト（{ $scope }）
+admin-grid-scope-all = 全ユーザー
+admin-grid-scope-user = ユーザー { $user }
+admin-grid-table-title = { $title }、{ $time }
+admin-grid-time-local = 現地時刻
+admin-grid-time-server = サーバー時刻（UTC）
+admin-grid-subtitle = 週の時間帯ごとのダイジェスト数、{ $time }
+admin-grid-cell = { $day } { $hour } { $time }: ダイジェスト { $digests } 件、空の実行 { $empty } 件
+admin-grid-dot = 空の実行 { $empty } 件
+admin-grid-hour-axis = 時刻（{ $time }）
+admin-grid-day-axis = 曜日
+admin-grid-scale = 1 時間あたりのダイジェスト数:
+admin-grid-empty-runs = 空の実行 { $empty } 件（実行したが送るものがなかった）は数えていません
+admin-grid-peak = ピーク: { $day } { $hour }（全 { $total } 件中 { $digests } 件）
+admin-grid-total = 合計
+
+## キューが保存しているものの名前（リンク、フィルター、フォームは保存されている語のまま）
+
+admin-status-pending = 待機中
+admin-status-sending = 送信中
+admin-status-sent = 送信済み
+admin-status-partial-failure = 一部失敗
+admin-status-failed = 失敗
+admin-status-cancelled = 取り消し済み
+admin-event-status-pending = 待機中
+admin-event-status-sent = 送信済み
+admin-event-status-failed = 失敗
+admin-event-status-skipped = スキップ
+admin-kind-digest = ダイジェスト
+admin-kind-notification = 通知
+admin-outcome-sent = 受理
+admin-outcome-transient = 一時的な拒否
+admin-outcome-permanent = 恒久的な拒否
+admin-outcome-gave-up = 断念
+
+## フィルターやフォームが受け付けなかったもの（入力された値はエスケープし、切り詰めて表示します。何も変更していません）
+
+admin-refused-long = 「{ $field }」欄が { $max } 文字を超えています。
+admin-refused-control = 「{ $field }」欄に制御文字が含まれています。制御文字は使えません。
+admin-refused-status = 「{ $value }」はステータスではありません。一覧から選んでください。
+admin-refused-name = 「{ $value }」は有効な名前ではありません。英数字と「.」「_」「-」を 1～{ $max } 文字で使ってください。
+admin-refused-no-party = 「{ $value }」という名前のユーザーもグループもありません。
+admin-refused-before = 「{ $value }」はリクエスト ID ではありません。
+admin-refused-disabled = 「{ $value }」は「{ admin-filter-disabled }」の値として使えません。1 を指定するか、空にしてください。
+admin-refused-time = 「{ $value }」はグリッドの時刻の種類ではありません。{ admin-grid-server }か{ admin-grid-local }を選んでください。
+admin-refused-week = 「{ $value }」は日時ではありません。RFC 3339 形式（例: 2026-11-23T00:00:00Z）で指定してください。
+admin-refused-channel = 「{ $value }」はチャネルではありません。
+admin-refused-no-request = そのリクエストはありません。
+admin-refused-no-subscription = その購読はありません。
+admin-refused-not-open = このリクエストはすでに終了しています（{ $status }）。取り消せるのは待機中か送信中のリクエストだけです。
+admin-refused-no-address = { $party } には { $channel } のアドレスがありません。
+admin-refused-not-opted-out = { $member } はこの購読の配信を停止していません。

@@ -1,6 +1,7 @@
 # As páginas do operador em /admin em português do Brasil
 # (`[i18n] operator_locale`). Os nomes de status, canal, tipo e resultado
-# aparecem como o digestd os guarda.
+# aparecem traduzidos; links, filtros e formulários mantêm a palavra
+# guardada.
 
 ## Todas as páginas
 
@@ -134,7 +135,7 @@ admin-th-since = desde
 admin-clear = Desfazer
 admin-cleared = Desfeito: os resumos do grupo voltam a chegar a esse membro a partir do próximo.
 
-## A grade da semana (o desenho e a tabela são os do `digestd grid`, em inglês)
+## A grade da semana (também o desenho e a tabela; o `digestd grid` continua em inglês)
 
 admin-grid = Grade da semana
 admin-grid-hours = Horas em
@@ -145,3 +146,77 @@ admin-grid-user = Usuário
 admin-grid-all = todos
 admin-grid-show = Mostrar
 admin-grid-table = Como tabela
+admin-grid-title = resumos da semana de { $week } ({ $scope })
+admin-grid-scope-all = todos os usuários
+admin-grid-scope-user = usuário { $user }
+admin-grid-table-title = { $title }, { $time }
+admin-grid-time-local = horário local
+admin-grid-time-server = horário do servidor (UTC)
+admin-grid-subtitle = Resumos por hora da semana, { $time }
+admin-grid-cell = { $day } { $hour } { $time }: { $digests ->
+    [0] { $digests } resumos
+    [one] { $digests } resumo
+   *[other] { $digests } resumos
+}, { $empty ->
+    [0] { $empty } execuções vazias
+    [one] { $empty } execução vazia
+   *[other] { $empty } execuções vazias
+}
+admin-grid-dot = { $empty ->
+    [0] { $empty } execuções vazias
+    [one] { $empty } execução vazia
+   *[other] { $empty } execuções vazias
+}
+admin-grid-hour-axis = hora do dia ({ $time })
+admin-grid-day-axis = dia
+admin-grid-scale = resumos por hora:
+admin-grid-empty-runs = { $empty ->
+    [0] { $empty } execuções vazias (executadas, nada a enviar) não contadas
+    [one] { $empty } execução vazia (executada, nada a enviar) não contada
+   *[other] { $empty } execuções vazias (executadas, nada a enviar) não contadas
+}
+admin-grid-peak = pico: { $day } { $hour } com { $digests } de { $total ->
+    [0] { $total } resumos
+    [one] { $total } resumo
+   *[other] { $total } resumos
+}
+admin-grid-total = total
+
+## Os nomes do que a fila guarda (links, filtros e formulários mantêm a
+## palavra guardada)
+
+admin-status-pending = aguardando
+admin-status-sending = enviando
+admin-status-sent = enviada
+admin-status-partial-failure = falha parcial
+admin-status-failed = com falha
+admin-status-cancelled = cancelada
+admin-event-status-pending = aguardando
+admin-event-status-sent = enviado
+admin-event-status-failed = com falha
+admin-event-status-skipped = ignorado
+admin-kind-digest = resumo
+admin-kind-notification = notificação
+admin-outcome-sent = aceito
+admin-outcome-transient = recusa temporária
+admin-outcome-permanent = recusa definitiva
+admin-outcome-gave-up = desistiu
+
+## O que um filtro ou formulário recusou (um valor informado aparece
+## escapado e cortado; nada foi alterado)
+
+admin-refused-long = O campo “{ $field }” tem mais de { $max } caracteres.
+admin-refused-control = O campo “{ $field }” contém um caractere de controle, o que não é permitido.
+admin-refused-status = “{ $value }” não é um status: escolha um da lista.
+admin-refused-name = “{ $value }” não é um nome válido: use de 1 a { $max } letras, dígitos, “.”, “_” ou “-”.
+admin-refused-no-party = Não há usuário nem grupo chamado “{ $value }”.
+admin-refused-before = “{ $value }” não é um ID de solicitação.
+admin-refused-disabled = “{ $value }” não é um valor válido para “{ admin-filter-disabled }”: use 1 ou nada.
+admin-refused-time = “{ $value }” não é um horário de referência da grade: escolha { admin-grid-server } ou { admin-grid-local }.
+admin-refused-week = “{ $value }” não é um instante: use RFC 3339, por exemplo 2026-11-23T00:00:00Z.
+admin-refused-channel = “{ $value }” não é um canal.
+admin-refused-no-request = Essa solicitação não existe.
+admin-refused-no-subscription = Essa assinatura não existe.
+admin-refused-not-open = Esta solicitação já foi concluída ({ $status }): só é possível cancelar solicitações aguardando ou em envio.
+admin-refused-no-address = { $party } não tem endereço de { $channel }.
+admin-refused-not-opted-out = { $member } não saiu desta assinatura.

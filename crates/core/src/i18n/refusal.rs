@@ -80,7 +80,7 @@ impl Refusal {
 /// (and "…" when there were more), every character that could break a
 /// line or turn text around escaped (`\r`, `\n`, `\u{202e}`). Escaping
 /// for HTML is the page's (its templates escape every value).
-pub(crate) fn shown(s: &str) -> String {
+pub fn shown(s: &str) -> String {
     let mut cut: String = s.chars().take(Refusal::SHOWN).collect();
     if cut.len() < s.len() {
         cut.push('…');

@@ -21,7 +21,7 @@ pub use quiet::{quiet_hours, quiet_hours_stored, QuietHours};
 pub use webhook::{webhook_url, why_not_public, UrlPolicy, MAX_WEBHOOK_URL};
 
 /// Longest name (user, group) we accept.
-const MAX_NAME: usize = 64;
+pub const MAX_NAME: usize = 64;
 /// Longest free text (titles, collection names) we accept, in bytes.
 pub const MAX_TEXT: usize = 1000;
 

@@ -8,11 +8,15 @@
 //! same grid unrolled in time (see `tick`), so DST changes never need a
 //! rebuild and the cost of a tick follows the number of due subscriptions.
 
+mod words;
+
 use std::fmt::Write;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDateTime, Timelike, Utc};
 
 use crate::ids::SubscriptionId;
+
+pub use words::{English, GridWords};
 
 /// One hour of the week: weekday (0 = Monday) × 24 + hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,8 +62,6 @@ impl Default for WeekGrid {
         }
     }
 }
-
-const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
 /// Which clock a grid's hours are on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,33 +166,34 @@ impl WeekGrid {
             .expect("168 buckets")
     }
 
-    fn peak_line(&self) -> String {
+    fn peak_line(&self, w: &dyn GridWords) -> String {
         let (b, n) = self.peak();
-        format!(
-            "peak: {} {:02}:00 with {n} of {} digests",
-            DAYS[usize::from(b.weekday())],
-            b.hour(),
-            self.total()
-        )
+        w.peak(&w.day(usize::from(b.weekday())), b.hour(), n, self.total())
     }
 
-    fn empty_line(&self) -> String {
-        format!(
-            "{} empty runs (ran, nothing to send) not counted",
-            self.total_empty()
-        )
+    fn empty_line(&self, w: &dyn GridWords) -> String {
+        w.empty_runs(self.total_empty())
     }
 
-    /// A 7 × 24 table of counts.
+    /// A 7 × 24 table of counts, in English (`digestd grid`).
     pub fn to_text(&self, title: &str) -> String {
+        self.to_text_in(title, &English)
+    }
+
+    /// A 7 × 24 table of counts in `w`'s words; the days' names are padded
+    /// to the longest (by characters).
+    pub fn to_text_in(&self, title: &str, w: &dyn GridWords) -> String {
         let width = self.peak().1.to_string().len().max(2);
-        let mut s = format!("{title}\n     ");
+        let days: Vec<_> = (0..7).map(|d| w.day(d)).collect();
+        let dw = days.iter().map(|d| d.chars().count()).max().unwrap_or(3);
+        let mut s = format!("{title}\n{:dw$}  ", "");
         for h in 0..24 {
             let _ = write!(s, " {h:>width$}");
         }
-        s.push_str("   total\n");
-        for (d, name) in DAYS.iter().enumerate() {
-            let _ = write!(s, "{name}  ");
+        let _ = writeln!(s, "   {}", w.total());
+        for (d, name) in days.iter().enumerate() {
+            let pad = dw - name.chars().count();
+            let _ = write!(s, "{name}{:pad$}  ", "");
             let mut total = 0;
             for h in 0..24 {
                 let n = self.count(Bucket::new(d as u8, h).expect("in range"));
@@ -203,32 +206,39 @@ impl WeekGrid {
             }
             let _ = writeln!(s, "   {total}");
         }
-        let _ = writeln!(s, "{}", self.peak_line());
+        let _ = writeln!(s, "{}", self.peak_line(w));
         if self.total_empty() > 0 {
-            let _ = writeln!(s, "{}", self.empty_line());
+            let _ = writeln!(s, "{}", self.empty_line(w));
         }
         s
+    }
+
+    /// [`WeekGrid::to_svg_in`] in English (`digestd grid --svg`).
+    pub fn to_svg(&self, title: &str, time: GridTime) -> String {
+        self.to_svg_in(title, time, &English)
     }
 
     /// An SVG heat map: one row per day, one column per hour of `time`,
     /// darker = more digests, with axis labels and a legend (the colour
     /// scale with its counts; the grey dot of empty runs, which are not
     /// counted). Every text is escaped; a standalone, well-formed XML
-    /// document that can also sit inline in an HTML page.
-    pub fn to_svg(&self, title: &str, time: GridTime) -> String {
+    /// document that can also sit inline in an HTML page. Its words are
+    /// `words`'.
+    pub fn to_svg_in(&self, title: &str, time: GridTime, words: &dyn GridWords) -> String {
         let (cw, ch, left, top) = (34, 26, 48, 70);
         let max = self.peak().1;
         let grid_bottom = top + 7 * ch;
         let (w, h) = (left + 24 * cw + 10, grid_bottom + 118);
-        let label = time.label();
+        let label = xml_escape(&words.time(time));
         let mut s = format!(
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11" role="img" aria-label="{}">"#,
             xml_escape(title)
         );
         let _ = write!(
             s,
-            r#"<title>{t}</title><rect width="{w}" height="{h}" fill="white"/><text x="{left}" y="20" font-size="14">{t}</text><text x="{left}" y="38" fill="rgb(80,80,80)">Digests per hour of the week, {label}</text>"#,
+            r#"<title>{t}</title><rect width="{w}" height="{h}" fill="white"/><text x="{left}" y="20" font-size="14">{t}</text><text x="{left}" y="38" fill="rgb(80,80,80)">{sub}</text>"#,
             t = xml_escape(title),
+            sub = xml_escape(&words.subtitle(&words.time(time))),
         );
         for hour in 0..24 {
             let _ = write!(
@@ -238,7 +248,8 @@ impl WeekGrid {
                 top - 8
             );
         }
-        for (d, name) in DAYS.iter().enumerate() {
+        for d in 0..7 {
+            let name = xml_escape(&words.day(d));
             let y = top + d * ch;
             let _ = write!(s, r#"<text x="6" y="{}">{name}</text>"#, y + ch / 2 + 4);
             for hour in 0..24u8 {
@@ -247,10 +258,11 @@ impl WeekGrid {
                 let x = left + usize::from(hour) * cw;
                 let _ = write!(
                     s,
-                    r#"<rect x="{x}" y="{y}" width="{}" height="{}" fill="{}" stroke="rgb(221,221,221)"><title>{name} {hour:02}:00 {label}: {n} digests, {e} empty runs</title></rect>"#,
+                    r#"<rect x="{x}" y="{y}" width="{}" height="{}" fill="{}" stroke="rgb(221,221,221)"><title>{}</title></rect>"#,
                     cw - 1,
                     ch - 1,
                     shade(n, max),
+                    xml_escape(&words.cell(&words.day(d), hour, &words.time(time), n, e)),
                 );
                 if n > 0 {
                     let fill = if n * 2 > max { "white" } else { "black" };
@@ -264,9 +276,10 @@ impl WeekGrid {
                 if e > 0 {
                     let _ = write!(
                         s,
-                        r#"<circle class="empty" cx="{}" cy="{}" r="3.5" fill="{EMPTY_FILL}"><title>{e} empty runs</title></circle>"#,
+                        r#"<circle class="empty" cx="{}" cy="{}" r="3.5" fill="{EMPTY_FILL}"><title>{}</title></circle>"#,
                         x + cw - 6,
-                        y + 6
+                        y + 6,
+                        xml_escape(&words.dot(e)),
                     );
                 }
             }
@@ -274,26 +287,36 @@ impl WeekGrid {
         // Axis titles.
         let _ = write!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="middle" fill="rgb(80,80,80)">hour of the day ({label})</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="middle" fill="rgb(80,80,80)">{}</text>"#,
             left + 12 * cw,
-            grid_bottom + 16
+            grid_bottom + 16,
+            xml_escape(&words.hour_axis(&words.time(time))),
         );
         let _ = write!(
             s,
-            r#"<text x="6" y="{}" fill="rgb(80,80,80)">day</text>"#,
-            top - 8
+            r#"<text x="6" y="{}" fill="rgb(80,80,80)">{}</text>"#,
+            top - 8,
+            xml_escape(&words.day_axis()),
         );
-        self.legend(&mut s, left, grid_bottom + 34, max, label);
+        self.legend(&mut s, (left, grid_bottom + 34), max, &label, words);
         s
     }
 
     /// The legend below the grid, from `ly` down: the colour scale up to
     /// `max`, the empty-run dot, the peak.
-    fn legend(&self, s: &mut String, left: usize, ly: usize, max: usize, label: &str) {
+    fn legend(
+        &self,
+        s: &mut String,
+        (left, ly): (usize, usize),
+        max: usize,
+        label: &str,
+        words: &dyn GridWords,
+    ) {
         let _ = write!(
             s,
-            r#"<g class="legend"><text x="{left}" y="{}">digests per hour:</text>"#,
-            ly + 14
+            r#"<g class="legend"><text x="{left}" y="{}">{}</text>"#,
+            ly + 14,
+            xml_escape(&words.scale()),
         );
         let mut x = left + 110;
         for n in legend_steps(max) {
@@ -313,13 +336,13 @@ impl WeekGrid {
             ly + 36,
             left + 16,
             ly + 40,
-            xml_escape(&self.empty_line())
+            xml_escape(&self.empty_line(words))
         );
         let _ = write!(
             s,
             r#"<text x="{left}" y="{}">{} ({label})</text></svg>"#,
             ly + 62,
-            xml_escape(&self.peak_line()),
+            xml_escape(&self.peak_line(words)),
         );
     }
 }

@@ -289,14 +289,19 @@ async fn checked(app: App, path: String, mut req: Request, next: Next) -> Respon
         }
     }
     let declared = content_length(req.headers());
-    // A page's refusal is in the language the browser asks for.
-    let lang = super::pages::Asked::of(
-        req.uri().query(),
-        req.headers()
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok()),
-    )
-    .visitor();
+    // A page's refusal is in the language the browser asks for; the
+    // operator's pages' in the operator's.
+    let lang = if path.starts_with("/admin") {
+        app.cfg.i18n.operator_lang()
+    } else {
+        super::pages::Asked::of(
+            req.uri().query(),
+            req.headers()
+                .get(header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok()),
+        )
+        .visitor()
+    };
     let json = media_for(req.method().as_str(), &path);
     if let (Some(m), true) = (json, has_body(req.headers(), declared)) {
         match media::accepts(req.headers(), m) {

@@ -170,3 +170,88 @@ fn legend_steps_do_not_repeat() {
     assert!(GridTime::parse("local\r\nX").is_err());
     assert_eq!(GridTime::parse("utc").unwrap(), GridTime::Server);
 }
+
+/// Words whose days differ in length, and whose sentences say where they
+/// came from.
+struct Other;
+
+impl GridWords for Other {
+    fn day(&self, d: usize) -> std::borrow::Cow<'_, str> {
+        ["Mo.", "Dienstag", "Mi.", "Do.", "Fr.", "Sa.", "So."][d].into()
+    }
+    fn time(&self, _: GridTime) -> std::borrow::Cow<'_, str> {
+        "Zeit <x>".into()
+    }
+    fn subtitle(&self, time: &str) -> String {
+        format!("sub {time}")
+    }
+    fn cell(&self, day: &str, hour: u8, time: &str, n: usize, e: usize) -> String {
+        format!("cell {day} {hour} {time} {n} {e}")
+    }
+    fn dot(&self, e: usize) -> String {
+        format!("dot {e}")
+    }
+    fn hour_axis(&self, time: &str) -> String {
+        format!("hours {time}")
+    }
+    fn day_axis(&self) -> std::borrow::Cow<'_, str> {
+        "days".into()
+    }
+    fn scale(&self) -> std::borrow::Cow<'_, str> {
+        "scale".into()
+    }
+    fn empty_runs(&self, n: usize) -> String {
+        format!("empty {n}")
+    }
+    fn peak(&self, day: &str, hour: u8, n: usize, total: usize) -> String {
+        format!("peak {day} {hour} {n}/{total}")
+    }
+    fn total(&self) -> std::borrow::Cow<'_, str> {
+        "gesamt".into()
+    }
+}
+
+#[test]
+fn a_grid_in_other_words_says_every_word_of_theirs_and_keeps_its_columns() {
+    let mut g = WeekGrid::default();
+    g.insert(Bucket::new(1, 3).unwrap(), SubscriptionId(1));
+    g.insert_empty(Bucket::new(6, 0).unwrap());
+    let text = g.to_text_in("T", &Other);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[1].trim_end(),
+        format!(
+            "{:10}{}   gesamt",
+            "",
+            (0..24).map(|h| format!(" {h:>2}")).collect::<String>()
+        )
+    );
+    assert!(lines[2].starts_with(&format!("{:10}  .", "Mo.")), "{text}");
+    assert!(
+        lines[3].starts_with(&format!("{:10}  .", "Dienstag")),
+        "{text}"
+    );
+    assert!(text.contains("peak Dienstag 3 1/1\nempty 1\n"), "{text}");
+    // English stays `digestd grid`'s.
+    assert_eq!(g.to_text("T"), g.to_text_in("T", &English));
+    assert!(g.to_text("T").contains("\nTue  "));
+    let svg = g.to_svg_in("T", GridTime::Local, &Other);
+    for want in [
+        ">sub Zeit &lt;x&gt;</text>",
+        "<title>cell Dienstag 3 Zeit &lt;x&gt; 1 0</title>",
+        "<title>dot 1</title>",
+        ">hours Zeit &lt;x&gt;</text>",
+        ">days</text>",
+        ">scale</text>",
+        ">empty 1</text>",
+        ">peak Dienstag 3 1/1 (Zeit &lt;x&gt;)</text>",
+        ">So.</text>",
+    ] {
+        assert!(svg.contains(want), "{want:?} in {svg}");
+    }
+    assert!(!svg.contains("Mon") && !svg.contains("digests"), "{svg}");
+    assert_eq!(
+        g.to_svg("T", GridTime::Local),
+        g.to_svg_in("T", GridTime::Local, &English)
+    );
+}

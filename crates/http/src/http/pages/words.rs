@@ -76,6 +76,51 @@ impl Words {
         }
     }
 
+    /// A request's status as the operator's pages say it (`wartend`); a
+    /// word that is no status's, as stored.
+    pub fn request_status(&self, stored: &str) -> String {
+        let all = crate::db::states::RequestStatus::ALL.map(|s| s.as_str());
+        self.stored("admin-status-", &all, stored)
+    }
+
+    /// An operators' event's status (`pending`, `sent`, `failed`,
+    /// `skipped`) as the pages say it; anything else as stored.
+    pub fn event_status(&self, stored: &str) -> String {
+        self.stored(
+            "admin-event-status-",
+            &["pending", "sent", "failed", "skipped"],
+            stored,
+        )
+    }
+
+    /// A request's kind (`digest`, `notification`) as the pages say it;
+    /// anything else as stored.
+    pub fn request_kind(&self, stored: &str) -> String {
+        self.stored("admin-kind-", &["digest", "notification"], stored)
+    }
+
+    /// What one delivery attempt came to (`sent`, `transient`,
+    /// `permanent`, `gave_up`) as the pages say it; anything else as
+    /// stored.
+    pub fn outcome(&self, stored: &str) -> String {
+        self.stored(
+            "admin-outcome-",
+            &["sent", "transient", "permanent", "gave_up"],
+            stored,
+        )
+    }
+
+    /// `stored` said by the message `{prefix}{stored}` (`_` read as `-`)
+    /// when it is one of `known`, else as it is: a word the catalogues do
+    /// not name never becomes a key.
+    fn stored(&self, prefix: &str, known: &[&str], stored: &str) -> String {
+        if known.contains(&stored) {
+            self.f(&format!("{prefix}{}", stored.replace('_', "-")), &[])
+        } else {
+            stored.to_string()
+        }
+    }
+
     /// The name of weekday `d` (0 = Monday).
     pub fn day(&self, d: i32) -> &'static str {
         &catalogs().names(self.lang).weekdays_long[d.rem_euclid(7) as usize]

@@ -190,7 +190,7 @@ fn events(
                 &crate::validate::escape_for_line(&Channel::Webhook.shown(u)),
             ),
         },
-        counts: crate::events::counts(c, day)?.into_iter().collect(),
+        counts: in_order(crate::events::counts(c, day)?),
         oldest_pending: since(t, oldest, now),
         last_error: crate::events::last_error(c, day)?.map(|(id, kind, e)| {
             let id = id.to_string();
@@ -204,4 +204,14 @@ fn events(
             )
         }),
     })
+}
+
+/// The events' counts waiting first, then sent, failed and skipped (then
+/// any other status): the order of their life, whatever their names read
+/// in the operator's language.
+fn in_order(counts: std::collections::BTreeMap<String, i64>) -> Vec<(String, i64)> {
+    const ORDER: [&str; 4] = ["pending", "sent", "failed", "skipped"];
+    let mut v: Vec<(String, i64)> = counts.into_iter().collect();
+    v.sort_by_key(|(s, _)| ORDER.iter().position(|o| o == s).unwrap_or(ORDER.len()));
+    v
 }

@@ -268,10 +268,7 @@ pub async fn logout(
     headers: HeaderMap,
     body: Result<RawBody, ApiError>,
 ) -> Response {
-    let f = match body
-        .map_err(Page::from)
-        .and_then(|b| fields(&b.0).map_err(|e| Page::from(ApiError::bad_request(e.to_string()))))
-    {
+    let f = match super::form_fields(&app, &headers, body, "") {
         Ok(f) => f,
         Err(p) => return p.into_response(),
     };

@@ -15,12 +15,15 @@
 //! headers as the person's pages (strict CSP, no script, `no-store`).
 //!
 //! Their words are in the operator's language (`[i18n] operator_locale`,
-//! `admin.ftl`); status, channel and kind names are shown as stored, times
-//! in UTC or, for a subscriber's subscriptions, in their zone and clock.
+//! `admin.ftl`): the names of statuses, kinds, outcomes and channels (the
+//! stored word stays in links, filters and forms), what a filter or form
+//! refused ([`refused`]), the week grid's drawing and table. Times are in
+//! UTC or, for a subscriber's subscriptions, in their zone and clock.
 
 mod grid;
 mod home;
 mod login;
+mod refused;
 mod requests;
 mod subscribers;
 mod subscription;
@@ -36,11 +39,15 @@ use crate::access::session::{self, Session};
 use crate::db::DbConn;
 use crate::error::Error;
 use crate::i18n::Arg;
-use crate::validate;
+use crate::ids::PartyId;
+use crate::{parties, validate};
 
-use super::super::App;
+use super::super::body::RawBody;
+use super::super::{ApiError, App};
 use super::manage::{prefix, render_failed};
 use super::{FormKey, Page, PageResult, Words};
+
+pub use refused::Refused;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "digestd_admin";
@@ -198,20 +205,41 @@ pub fn message(status: StatusCode, t: Words, title: &str, text: &str, back: &str
     Page::with(status, html)
 }
 
-/// A library error as a page in `t`'s language: bad input (not found,
-/// conflict, invalid) is its 4xx with the library's one line and a link
-/// back; anything else stays an error (500, said in the log).
-pub fn refused(t: Words, e: Error, back: &str) -> crate::Result<PageResult> {
-    if !e.is_bad_input() {
-        return Err(e);
-    }
-    let status = match &e {
-        Error::NotFound(_) => StatusCode::NOT_FOUND,
-        Error::Conflict(_) => StatusCode::CONFLICT,
-        _ => StatusCode::BAD_REQUEST,
-    };
-    let text = validate::escape_for_line(&e.to_string());
+/// A refusal as a page in `t`'s language: bad input (not found,
+/// conflict, invalid) is its 4xx with its one line ([`Refused::said`]) and
+/// a link back; anything else stays an error (500, said in the log).
+pub fn refused(t: Words, r: impl Into<Refused>, back: &str) -> crate::Result<PageResult> {
+    let (status, text) = r.into().said(&t)?;
     Ok(Err(message(status, t, &t.t("admin-not-done"), &text, back)))
+}
+
+/// A form's body as fields, or the page in the operator's language that
+/// refuses it (a body that is no form (415), too large, a field too long
+/// or with a control character), with a link back to `back` (a path under
+/// `/admin`). Read before the session is checked: nothing is done either
+/// way.
+pub fn form_fields(
+    app: &App,
+    headers: &HeaderMap,
+    body: std::result::Result<RawBody, ApiError>,
+    back: &str,
+) -> std::result::Result<HashMap<String, String>, Page> {
+    let t = operator(app);
+    if !super::is_form(headers) {
+        return Err(Page::not_a_form(t.lang));
+    }
+    let body = body.map_err(Page::failed(t.lang))?;
+    fields(&body.0).map_err(|r| {
+        let back = format!("{}/admin{back}", prefix(app));
+        let text = r.line(&t);
+        message(
+            StatusCode::BAD_REQUEST,
+            t,
+            &t.t("admin-not-done"),
+            &text,
+            &back,
+        )
+    })
 }
 
 /// Renders a template into a page with `status`.
@@ -227,28 +255,28 @@ pub fn render(status: StatusCode, t: &impl Template) -> PageResult {
 /// A query string or form body as fields (the first of a repeated one);
 /// a value longer than [`MAX_FIELD`] or holding a control character is
 /// refused, naming the field (never echoing the value).
-pub fn fields(raw: &[u8]) -> Result<HashMap<String, String>, Error> {
+pub fn fields(raw: &[u8]) -> Result<HashMap<String, String>, Refused> {
     let f = super::form(raw);
     for (k, v) in &f {
         if v.len() > MAX_FIELD || k.len() > MAX_FIELD {
-            return Err(Error::invalid(format!(
-                "{}: longer than {MAX_FIELD} characters",
-                short(k)
-            )));
+            return Err(Refused::TooLong { field: k.clone() });
         }
         if v.chars().any(char::is_control) {
-            return Err(Error::invalid(format!(
-                "{}: control characters are not allowed",
-                short(k)
-            )));
+            return Err(Refused::Control { field: k.clone() });
         }
     }
     Ok(f)
 }
 
-/// A field name fit for a message.
-fn short(k: &str) -> String {
-    validate::escape_for_line(&k.chars().take(40).collect::<String>())
+/// A user's or group's name from a filter or a form, checked and found:
+/// its id and the name.
+pub fn party(c: &mut DbConn, n: &str) -> Result<(PartyId, String), Refused> {
+    let n = validate::name("user", n).map_err(|_| Refused::Name(n.to_string()))?;
+    match parties::find(c, &n) {
+        Ok((id, _)) => Ok((id, n)),
+        Err(Error::NotFound(_)) => Err(Refused::NoParty(n)),
+        Err(e) => Err(Refused::Library(e)),
+    }
 }
 
 /// A non-empty field, trimmed.

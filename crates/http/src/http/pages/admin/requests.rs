@@ -1,7 +1,8 @@
 //! `GET /admin/requests?status=&sender=&recipient=&before=`: requests,
 //! newest first, 50 a page (`before` is the last id of the page shown);
 //! every filter value is checked (a status from the list, party names that
-//! exist, a numeric id) and a bad one is 400 with the form and one line.
+//! exist, a numeric id) and a bad one is 400 with the form and one line in
+//! the operator's language ([`Refused`]).
 //! `GET /admin/requests/{id}`: one request (`deliver::queue::show`, as
 //! `digestd request show`), each recipient's state and every attempt with
 //! its reply code and text; `POST /admin/requests/{id}/cancel` cancels it
@@ -16,15 +17,14 @@ use axum::http::{HeaderMap, StatusCode};
 use crate::db::states::RequestStatus;
 use crate::db::DbConn;
 use crate::deliver::queue::{self, Attempt, RequestFilter, RequestRow, RequestView};
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::ids::RequestId;
-use crate::{parties, validate};
 
 use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
 use super::super::{Page, PageResult, Words};
 use super::home::stamp;
-use super::{field, fields, gated, refused, render, Admin};
+use super::{field, fields, form_fields, gated, party, refused, render, Admin, Refused};
 
 const PAGE: i64 = 50;
 
@@ -56,14 +56,20 @@ struct ListPage<'a> {
 }
 
 /// Reads and checks the filter; the names are resolved to parties.
-fn filter(c: &mut DbConn, q: &HashMap<String, String>) -> Result<(RequestFilter, FilterView)> {
+fn filter(
+    c: &mut DbConn,
+    q: &HashMap<String, String>,
+) -> Result<(RequestFilter, FilterView), Refused> {
     let mut f = RequestFilter {
         limit: PAGE,
         ..Default::default()
     };
     let mut v = FilterView::default();
     if let Some(s) = field(q, "status") {
-        f.status = Some(s.parse::<RequestStatus>()?);
+        f.status = Some(
+            s.parse::<RequestStatus>()
+                .map_err(|_| Refused::Status(s.to_string()))?,
+        );
         v.status = s.to_string();
     }
     for (key, slot, shown) in [
@@ -71,9 +77,7 @@ fn filter(c: &mut DbConn, q: &HashMap<String, String>) -> Result<(RequestFilter,
         ("recipient", &mut f.recipient, &mut v.recipient),
     ] {
         if let Some(n) = field(q, key) {
-            let n = validate::name(key, n)?;
-            let (id, _) = parties::find(c, &n)
-                .map_err(|_| Error::invalid(format!("{key}: no user or group named {n}")))?;
+            let (id, n) = party(c, n)?;
             *slot = Some(id);
             *shown = n;
         }
@@ -81,7 +85,7 @@ fn filter(c: &mut DbConn, q: &HashMap<String, String>) -> Result<(RequestFilter,
     if let Some(b) = field(q, "before") {
         let id = b
             .parse::<i64>()
-            .map_err(|_| Error::invalid("before: not a request id"))?;
+            .map_err(|_| Refused::NotId(b.to_string()))?;
         f.before = Some(RequestId(id));
     }
     Ok((f, v))
@@ -102,14 +106,13 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
         let parsed = fields(raw.as_bytes()).and_then(|q| filter(c, &q));
         let (f, view) = match parsed {
             Ok(x) => x,
-            Err(e) if e.is_bad_input() => {
-                let line = validate::escape_for_line(&e.to_string());
+            Err(r) => {
+                let (_, line) = r.said(&a.t)?;
                 return Ok(render(
                     StatusCode::BAD_REQUEST,
                     &page(FilterView::default(), Vec::new(), None, Some(line)),
                 ));
             }
-            Err(e) => return Err(e),
         };
         let rows = queue::list(c, &f)?;
         let next = (rows.len() as i64 == PAGE).then(|| {
@@ -166,10 +169,11 @@ pub async fn show(
     gated(&app, &headers, None, move |c, a| {
         let back = a.at("/requests");
         let Some(id) = id_of(&id) else {
-            return refused(a.t, Error::not_found("no such request"), &back);
+            return refused(a.t, Refused::NoRequest, &back);
         };
         let r = match queue::show(c, id) {
             Ok(r) => r,
+            Err(Error::NotFound(_)) => return refused(a.t, Refused::NoRequest, &back),
             Err(e) => return refused(a.t, e, &back),
         };
         let attempts = queue::attempts(c, id)?
@@ -201,15 +205,27 @@ pub async fn cancel(
     Path(id): Path<String>,
     body: std::result::Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = fields(&body?.0).map_err(|e| Page::from(ApiError::bad_request(e.to_string())))?;
+    let f = form_fields(&app, &headers, body, "/requests")?;
     let now = app.clock.now();
     gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
         let Some(id) = id_of(&id) else {
-            return refused(a.t, Error::not_found("no such request"), &a.at("/requests"));
+            return refused(a.t, Refused::NoRequest, &a.at("/requests"));
         };
         let here = a.at(&format!("/requests/{}", id.0));
         match queue::cancel_request(c, id, now) {
             Ok(()) => Ok(Ok(Page::see_other(format!("{here}?done=cancelled")))),
+            Err(Error::NotFound(_)) => refused(a.t, Refused::NoRequest, &here),
+            // Finished already: said with the status it finished in.
+            Err(Error::Conflict(e)) => match queue::show(c, id) {
+                Ok(r) => refused(
+                    a.t,
+                    Refused::NotOpen {
+                        status: r.status.as_str().to_string(),
+                    },
+                    &here,
+                ),
+                Err(_) => refused(a.t, Error::Conflict(e), &here),
+            },
             Err(e) => refused(a.t, e, &here),
         }
     })

@@ -23,7 +23,7 @@ use super::super::super::body::RawBody;
 use super::super::super::{ApiError, App};
 use super::super::view::{self, SubView};
 use super::super::{Page, PageResult, Words};
-use super::{field, fields, gated, refused, render, Admin};
+use super::{field, fields, form_fields, gated, refused, render, Admin, Refused};
 
 const PAGE: i64 = 25;
 
@@ -49,22 +49,23 @@ struct ListPage<'a> {
     notice: Option<String>,
 }
 
-fn filter(q: &HashMap<String, String>) -> Result<UserFilter> {
+fn filter(q: &HashMap<String, String>) -> Result<UserFilter, Refused> {
+    let name = |n: &str| validate::name("user", n).map_err(|_| Refused::Name(n.to_string()));
     let mut f = UserFilter {
         limit: PAGE,
         ..Default::default()
     };
     if let Some(n) = field(q, "name") {
         // Only what a name may hold; a part of one is fine.
-        f.name_contains = Some(validate::name("user", n)?);
+        f.name_contains = Some(name(n)?);
     }
     f.disabled_only = match field(q, "disabled") {
         None | Some("0") => false,
         Some("1") => true,
-        Some(_) => return Err(Error::invalid("disabled: use 1 or nothing")),
+        Some(v) => return Err(Refused::Disabled(v.to_string())),
     };
     if let Some(a) = field(q, "after") {
-        f.after = Some(validate::name("user", a)?);
+        f.after = Some(name(a)?);
     }
     Ok(f)
 }
@@ -117,7 +118,8 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
             .map(|_| a.t.t("admin-enabled-notice").into_owned());
         let f = match q.and_then(|q| filter(&q)) {
             Ok(f) => f,
-            Err(e) if e.is_bad_input() => {
+            Err(r) => {
+                let (_, line) = r.said(&a.t)?;
                 return Ok(render(
                     StatusCode::BAD_REQUEST,
                     &ListPage {
@@ -127,12 +129,11 @@ pub async fn list(State(app): State<App>, headers: HeaderMap, RawQuery(q): RawQu
                         disabled_only: false,
                         users: Vec::new(),
                         next: None,
-                        error: Some(validate::escape_for_line(&e.to_string())),
+                        error: Some(line),
                         notice: None,
                     },
-                ))
+                ));
             }
-            Err(e) => return Err(e),
         };
         let users = load(c, a.t, &f)?;
         let name = f.name_contains.clone().unwrap_or_default();
@@ -167,23 +168,40 @@ pub async fn enable(
     headers: HeaderMap,
     body: std::result::Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = fields(&body?.0).map_err(|e| Page::from(ApiError::bad_request(e.to_string())))?;
+    let f = form_fields(&app, &headers, body, "/subscribers")?;
     let now = app.clock.now();
     gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
         let back = a.at("/subscribers");
         let asked = (|| {
-            let party = validate::name("user", field(&f, "party").unwrap_or(""))?;
-            let channel = Channel::parse(field(&f, "channel").unwrap_or(""))?;
-            Ok::<_, Error>((party, channel))
+            let (p, c) = (
+                field(&f, "party").unwrap_or(""),
+                field(&f, "channel").unwrap_or(""),
+            );
+            let party = validate::name("user", p).map_err(|_| Refused::Name(p.to_string()))?;
+            let channel = Channel::parse(c).map_err(|_| Refused::Channel(c.to_string()))?;
+            Ok::<_, Refused>((party, channel))
         })();
         let (party, channel) = match asked {
             Ok(x) => x,
-            Err(e) => return refused(a.t, e, &back),
+            Err(r) => return refused(a.t, r, &back),
         };
         match parties::change_contact(c, now, &party, channel, &ContactChange::Enable) {
             Ok(_) => Ok(Ok(Page::see_other(format!(
                 "{back}?name={party}&done=enabled"
             )))),
+            // No such party, or no address of theirs on that channel.
+            Err(Error::NotFound(_)) => match parties::find(c, &party) {
+                Err(Error::NotFound(_)) => refused(a.t, Refused::NoParty(party), &back),
+                Err(e) => refused(a.t, e, &back),
+                Ok(_) => refused(
+                    a.t,
+                    Refused::NoAddress {
+                        party,
+                        channel: channel.as_str().to_string(),
+                    },
+                    &back,
+                ),
+            },
             Err(e) => refused(a.t, e, &back),
         }
     })

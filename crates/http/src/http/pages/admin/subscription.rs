@@ -21,7 +21,7 @@ use super::super::super::{ApiError, App};
 use super::super::view::{self, SubView};
 use super::super::{Page, PageResult, Words};
 use super::home::stamp;
-use super::{field, fields, gated, refused, render, Admin};
+use super::{field, form_fields, gated, refused, render, Admin, Refused};
 use crate::i18n::Arg;
 
 pub struct OptOutRow {
@@ -59,10 +59,11 @@ pub async fn show(
     gated(&app, &headers, None, move |c, a| {
         let back = a.at("/subscribers");
         let Some(id) = id_of(&id) else {
-            return refused(a.t, Error::not_found("no such subscription"), &back);
+            return refused(a.t, Refused::NoSubscription, &back);
         };
         let sub = match subscriptions::get(c, id) {
             Ok(s) => s,
+            Err(Error::NotFound(_)) => return refused(a.t, Refused::NoSubscription, &back),
             Err(e) => return refused(a.t, e, &back),
         };
         let names: HashMap<i64, String> = items::list_collections(c)?
@@ -111,19 +112,27 @@ pub async fn optin(
     Path(id): Path<String>,
     body: std::result::Result<RawBody, ApiError>,
 ) -> PageResult {
-    let f = fields(&body?.0).map_err(|e| Page::from(ApiError::bad_request(e.to_string())))?;
+    let f = form_fields(&app, &headers, body, "/subscribers")?;
     gated(&app, &headers, Some(f.get("csrf").cloned()), move |c, a| {
         let Some(id) = id_of(&id) else {
-            return refused(
-                a.t,
-                Error::not_found("no such subscription"),
-                &a.at("/subscribers"),
-            );
+            return refused(a.t, Refused::NoSubscription, &a.at("/subscribers"));
         };
         let here = a.at(&format!("/subscriptions/{}", id.0));
         let member = field(&f, "member").unwrap_or("");
         match subscriptions::clear_optout(c, id, member) {
             Ok(()) => Ok(Ok(Page::see_other(format!("{here}?done=cleared")))),
+            // No such subscription, or no opt-out of that member's.
+            Err(Error::NotFound(_)) => match subscriptions::get(c, id) {
+                Err(Error::NotFound(_)) => refused(a.t, Refused::NoSubscription, &here),
+                Err(e) => refused(a.t, e, &here),
+                Ok(_) => refused(
+                    a.t,
+                    Refused::NotOptedOut {
+                        member: member.to_string(),
+                    },
+                    &here,
+                ),
+            },
             Err(e) => refused(a.t, e, &here),
         }
     })
