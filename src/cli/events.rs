@@ -8,11 +8,13 @@ use clap::Subcommand;
 use super::Ctx;
 use crate::error::Result;
 use crate::events::{self, Kind};
+use crate::text::one_line;
 use crate::validate;
 
 #[derive(Subcommand, Debug)]
 pub enum EventsCmd {
-    /// The recorded events, oldest first: id, when, type, status, data.
+    /// The recorded events, oldest first: id, when, type, status, attempts,
+    /// last error (- for none), data.
     List {
         /// Only those that happened at or after this instant (RFC 3339, or
         /// -DURATION from now, e.g. -1d).
@@ -65,12 +67,14 @@ pub fn events(cmd: EventsCmd, ctx: &mut Ctx) -> Result<()> {
                 } else {
                     writeln!(
                         ctx.out,
-                        "{}\t{}\t{}\t{}\t{}",
+                        "{}\t{}\t{}\t{}\t{}\t{}\t{}",
                         e.id,
                         e.occurred_at
                             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                         e.kind,
                         e.status,
+                        e.attempts,
+                        e.last_error.as_deref().map_or("-".into(), one_line),
                         e.data
                     )?;
                 }

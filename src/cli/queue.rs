@@ -66,7 +66,7 @@ pub struct NotifyArgs {
     /// Attempts before giving up (default: [email] max_retries).
     #[arg(long, allow_negative_numbers = true)]
     pub max_retries: Option<i64>,
-    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
+    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy, matrix (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
     /// Send at once, even to recipients inside their quiet hours.

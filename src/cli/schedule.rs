@@ -29,7 +29,7 @@ pub struct SubscribeArgs {
     /// Every collection.
     #[arg(long)]
     pub all: bool,
-    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy (default email).
+    /// Comma-separated: email, xmpp, sms, webhook, slack, discord, teams, ntfy, matrix (default email).
     #[arg(long, value_delimiter = ',')]
     pub channel: Vec<String>,
     /// Local hour 0-23 (default: the user's daily hour).

@@ -68,6 +68,25 @@ fn help_works_for_the_top_level_and_every_subcommand() {
 }
 
 #[test]
+fn every_channel_flag_names_every_channel() {
+    // Each `--channel` takes all nine channels; its help must say so.
+    let env = Env::new();
+    for cmd in ["subscribe", "notify", "contact", "test-alert"] {
+        let help = env.run_raw(&[cmd, "--help"], b"").stdout;
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("--channel"))
+            .unwrap_or_else(|| panic!("{cmd}: no --channel in {help}"));
+        for ch in digestd::parties::Channel::ALL {
+            assert!(
+                line.contains(ch.as_str()),
+                "{cmd} --channel omits {ch:?}: {line}"
+            );
+        }
+    }
+}
+
+#[test]
 fn version_prints_the_crate_version() {
     let out = Env::new().run_raw(&["--version"], b"");
     assert_eq!(out.code, 0);

@@ -261,6 +261,7 @@ fn bad_changes_are_refused(
         (r#"{"hour": 24}"#, 400, "hour"),
         (r#"{"channels": ["xmpp"]}"#, 400, "no xmpp address"),
         (r#"{"channels": ["pigeon"]}"#, 400, "unknown channel"),
+        (r#"{"channels": []}"#, 400, "at least one channel"),
         (r#"{"paused": "yes"}"#, 400, "invalid type"),
         (r#"{"colour": 1}"#, 400, "unknown field"),
     ] {

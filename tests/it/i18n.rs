@@ -217,6 +217,16 @@ fn an_override_changes_one_message_and_a_broken_one_stops_check() {
             "bonjour = salut\n",
             "no shipped message is called bonjour",
         ),
+        (
+            "de/ref.ftl",
+            "# ok\nmore = und { manage-subscriptionz }\n",
+            "de/ref.ftl:2: more: Unknown message: manage-subscriptionz",
+        ),
+        (
+            "fr/loop.ftl",
+            "more = { more }\n",
+            "fr/loop.ftl:1: more: Cyclical",
+        ),
     ] {
         let (env, _) = german_env("");
         std::fs::write(&env.config, overrides_in(&env, &[(file, text)])).unwrap();

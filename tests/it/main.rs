@@ -16,6 +16,7 @@ mod cli_contacts;
 mod cli_content;
 mod cli_delete;
 mod cli_demo_bench;
+mod cli_events;
 mod cli_general;
 mod cli_group_optouts;
 mod cli_groups;

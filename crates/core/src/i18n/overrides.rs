@@ -2,12 +2,14 @@
 //! language's tag: `de/`, `ja/`), whose messages replace the shipped ones
 //! of the same key. Checked whole before anything is used: a file that
 //! does not parse, a directory that is not a shipped language, a key the
-//! shipped catalogues lack, or a message using a variable the shipped one
-//! does not give, is refused with one line naming the file and line.
+//! shipped catalogues lack, a message using a variable the shipped one
+//! does not give, or one naming a message the language lacks (or itself),
+//! is refused with one line naming the file and line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use fluent_bundle::{FluentArgs, FluentError, FluentValue};
 use fluent_syntax::ast::{Entry, Expression, InlineExpression, Pattern, PatternElement, Resource};
 
 use super::{shipped_source, Catalogs, Locale};
@@ -167,5 +169,42 @@ pub fn load(dir: &Path) -> Result<Catalogs, String> {
         }
     }
     let overrides: Vec<(Locale, &str)> = found.iter().map(|(l, _, s)| (*l, s.as_str())).collect();
-    Catalogs::with(&overrides)
+    let cats = Catalogs::with(&overrides)?;
+    for (l, file, src) in &found {
+        resolves(&cats, *l, file, src)?;
+    }
+    Ok(cats)
+}
+
+/// Formats each message of the override `source` (from `file`) as `cats`
+/// holds it for `l`, with every variable the shipped message is given:
+/// one that names a message the language lacks (`{ manage-subscriptionz }`)
+/// or refers back to itself would reach people as `{manage-subscriptionz}`
+/// or `{???}`, so it is refused like a syntax error.
+fn resolves(cats: &Catalogs, l: Locale, file: &str, source: &str) -> Result<(), String> {
+    let bundle = &cats.langs[l as usize].bundle;
+    let shipped = messages(shipped_source(l)).unwrap_or_default();
+    let mine = messages(source).map_err(|(n, e)| format!("{file}:{n}: {e}"))?;
+    for (key, (line, vars)) in mine {
+        let Some(pattern) = bundle.get_message(&key).and_then(|m| m.value()) else {
+            continue;
+        };
+        let mut args = FluentArgs::new();
+        for v in vars
+            .iter()
+            .chain(shipped.get(&key).into_iter().flat_map(|(_, g)| g))
+        {
+            args.set(v.clone(), FluentValue::from(2));
+        }
+        let mut errors = Vec::new();
+        bundle.format_pattern(pattern, Some(&args), &mut errors);
+        match errors.first() {
+            Some(FluentError::ResolverError(e)) => {
+                return Err(format!("{file}:{line}: {key}: {e}"))
+            }
+            Some(e) => return Err(format!("{file}:{line}: {key}: {e}")),
+            None => {}
+        }
+    }
+    Ok(())
 }

@@ -201,6 +201,13 @@ pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()
     let asked = r.frequency.as_deref().map(Frequency::parse).transpose()?;
     let hour = r.hour.map(validate::hour).transpose()?;
     let day = r.day.as_deref().map(validate::weekday).transpose()?;
+    if r.channels.as_ref().is_some_and(Vec::is_empty) {
+        // `subscribe` reads no channels as email; here they replace the
+        // subscription's, and none would silently turn it into email.
+        return Err(Error::invalid(
+            "channels: give at least one channel (email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix)",
+        ));
+    }
     let channels = r.channels.as_deref().map(parse_channels).transpose()?;
     let s = get(c, id)?;
     let frequency = match asked {
