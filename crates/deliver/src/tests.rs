@@ -213,7 +213,7 @@ fn errors_name_the_file_line_setting_and_an_example() {
         ),
         (
             "[xmpp]\ntransport = \"Xmpp\\r\\nX\"\n",
-            "digestd.toml:2:13: [xmpp] transport \"Xmpp\\\\r\\\\nX\" is not one of dir, xmpp",
+            "digestd.toml:2:13: [xmpp] transport \"Xmpp\\r\\nX\" is not one of dir, xmpp",
         ),
         (
             "[http]\nlisten = 8080\n",

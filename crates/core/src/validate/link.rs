@@ -12,8 +12,8 @@ pub const MAX_ITEM_URL: usize = 2048;
 /// normalised as the URL standard writes it (what a browser would ask
 /// for: `"`, `<`, `>` and non-ASCII percent-encoded, the host lower-cased).
 pub fn item_url(s: &str) -> Result<String> {
-    let shown = || super::escape_for_line(&s.chars().take(80).collect::<String>());
-    let bad = |why: &str| Invalid::new(format!("invalid url {:?}: {why}", shown()));
+    let shown = || super::quoted(&s.chars().take(80).collect::<String>());
+    let bad = |why: &str| Invalid::new(format!("invalid url {}: {why}", shown()));
     if s.len() > MAX_ITEM_URL {
         return Err(Invalid::new(format!(
             "url is longer than {MAX_ITEM_URL} bytes"

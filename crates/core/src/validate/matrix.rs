@@ -20,10 +20,10 @@ pub const MAX_MATRIX_ID: usize = 255;
 /// (`!opaque:example.org`), checked and returned as given: the spec's
 /// IDs are case-sensitive.
 pub fn matrix_id(s: &str) -> Result<String> {
-    let shown = || super::escape_for_line(&s.chars().take(80).collect::<String>());
+    let shown = || super::quoted(&s.chars().take(80).collect::<String>());
     let bad = |why: &str, kind: Kind| {
         Invalid::new(format!(
-            "invalid Matrix ID {:?}: {why} (use @user:server or !room:server)",
+            "invalid Matrix ID {}: {why} (use @user:server or !room:server)",
             shown()
         ))
         .because(kind, s)
@@ -144,8 +144,8 @@ fn server_name(s: &str) -> std::result::Result<(), (String, Kind)> {
 pub fn homeserver_url(s: &str, allow_http: bool) -> Result<String> {
     let bad = |why: &str| {
         Invalid::new(format!(
-            "invalid homeserver {:?}: {why}",
-            super::escape_for_line(&s.chars().take(80).collect::<String>())
+            "invalid homeserver {}: {why}",
+            super::quoted(&s.chars().take(80).collect::<String>())
         ))
     };
     if s.is_empty() {

@@ -119,6 +119,15 @@ pub fn escape_for_line(s: &str) -> String {
         .collect()
 }
 
+/// `s` in double quotes for a one-line error message: quotes, backslashes
+/// and control characters escaped once, as Rust writes a string literal
+/// (`"22:00-07:00\n"`), and any hostile character that form leaves
+/// ([`escape_for_line`]) escaped too. Escaping first and then quoting
+/// with `{:?}` wrote each escape's backslash twice (`\\n`).
+pub fn quoted(s: &str) -> String {
+    escape_for_line(&format!("{s:?}"))
+}
+
 /// An IANA timezone name, as chrono-tz knows it (`Europe/Paris`, `UTC`).
 pub fn timezone(s: &str) -> Result<Tz> {
     if s.is_empty() || s.len() > 64 || has_control(s) {

@@ -63,8 +63,8 @@ pub fn client_block(ip: IpAddr) -> String {
 pub fn ip_net(s: &str) -> Result<IpNet> {
     let bad = || {
         Invalid::new(format!(
-            "{:?} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8, ::1)",
-            crate::validate::escape_for_line(s)
+            "{} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8, ::1)",
+            crate::validate::quoted(s)
         ))
     };
     let (addr, prefix) = match s.split_once('/') {

@@ -4,7 +4,6 @@
 
 use chrono::{NaiveTime, Timelike};
 
-use super::escape_for_line;
 use crate::error::RefusalKind as Kind;
 use crate::error::{Invalid, Result};
 
@@ -25,9 +24,9 @@ const MAX_INPUT: usize = 32;
 /// (`Ok(None)`).
 pub fn quiet_hours(s: &str) -> Result<Option<QuietHours>> {
     let bad = |why: &str, kind: Kind| {
-        let shown: String = escape_for_line(s).chars().take(MAX_INPUT).collect();
+        let shown = super::quoted(&s.chars().take(MAX_INPUT).collect::<String>());
         Invalid::new(format!(
-            "invalid quiet hours {shown:?}: {why} (use HH:MM-HH:MM, e.g. 22:00-07:00, or '' for none)"
+            "invalid quiet hours {shown}: {why} (use HH:MM-HH:MM, e.g. 22:00-07:00, or '' for none)"
         ))
         .because(kind, s)
     };

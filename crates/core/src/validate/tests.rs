@@ -302,3 +302,22 @@ fn an_hour_from_a_form_is_a_whole_hour_of_the_day() {
         assert!(e.refusal().is_some(), "{bad:?}");
     }
 }
+
+#[test]
+fn a_quoted_value_escapes_each_character_once() {
+    assert_eq!(quoted("22:00-07:00\n"), r#""22:00-07:00\n""#);
+    assert_eq!(quoted("a\"b\\c"), r#""a\"b\\c""#);
+    // Direction overrides and line separators never reach a terminal raw.
+    let q = quoted("x\u{202e}y\u{2028}z\u{1b}[2J");
+    assert!(!q.chars().any(|c| is_hostile_char(c)), "{q}");
+    assert_eq!(q.matches('\\').count(), 3, "{q}");
+    // The validators that quote what they refuse escape it once.
+    let e = quiet_hours("22:00-07:00\n").unwrap_err();
+    assert!(
+        e.line()
+            .starts_with(r#"invalid quiet hours "22:00-07:00\n": "#),
+        "{e}"
+    );
+    let e = matrix_id("@ben:example.org\r\n").unwrap_err();
+    assert!(e.line().contains(r#""@ben:example.org\r\n""#), "{e}");
+}

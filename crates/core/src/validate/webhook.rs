@@ -38,8 +38,8 @@ impl UrlPolicy {
 /// unless `policy` allows private ones. Returned normalised as the URL
 /// standard writes it (`http://127.1` is `http://127.0.0.1/`).
 pub fn webhook_url(s: &str, policy: UrlPolicy) -> Result<String> {
-    let shown = || super::escape_for_line(&s.chars().take(80).collect::<String>());
-    let bad = |why: &str| Invalid::new(format!("invalid webhook url {:?}: {why}", shown()));
+    let shown = || super::quoted(&s.chars().take(80).collect::<String>());
+    let bad = |why: &str| Invalid::new(format!("invalid webhook url {}: {why}", shown()));
     if s.len() > MAX_WEBHOOK_URL {
         return Err(Invalid::new(format!(
             "webhook url is longer than {MAX_WEBHOOK_URL} bytes"

@@ -108,8 +108,8 @@ fn tls_setting(s: &str) -> Result<Option<Tls>> {
 /// The PEM certificates of `email.tls_ca_file`: a readable file with at
 /// least one certificate, each of which parses, or a one-line refusal.
 fn read_roots(path: &str) -> Result<Vec<Vec<u8>>> {
-    let shown = crate::validate::escape_for_line(path);
-    let bad = |why: String| Error::invalid(format!("config: email.tls_ca_file {shown:?}: {why}"));
+    let shown = crate::validate::quoted(path);
+    let bad = |why: String| Error::invalid(format!("config: email.tls_ca_file {shown}: {why}"));
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
     const END: &str = "-----END CERTIFICATE-----";

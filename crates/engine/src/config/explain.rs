@@ -261,8 +261,8 @@ pub fn refused(
             .replace('`', "")
             .replace(" or ", ", ");
         return format!(
-            "[{section}] {key} {:?} is not one of {allowed}",
-            crate::validate::escape_for_line(given)
+            "[{section}] {key} {} is not one of {allowed}",
+            crate::validate::quoted(given)
         );
     }
     let must = must_be(section, key, value, e.message(), var.is_some());

@@ -102,8 +102,8 @@ impl Kind {
             .ok_or_else(|| {
                 let known: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
                 Error::invalid(format!(
-                    "unknown event type {:?}: use one of {}",
-                    crate::validate::escape_for_line(s),
+                    "unknown event type {}: use one of {}",
+                    crate::validate::quoted(s),
                     known.join(", ")
                 ))
             })

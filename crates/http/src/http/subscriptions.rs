@@ -135,8 +135,8 @@ pub(super) fn parse_id(s: &str) -> ApiResult<SubscriptionId> {
         .map(SubscriptionId)
         .ok_or_else(|| {
             ApiError::bad_request(format!(
-                "subscription id {:?} is not a positive integer",
-                validate::escape_for_line(s)
+                "subscription id {} is not a positive integer",
+                validate::quoted(s)
             ))
         })
 }

@@ -46,8 +46,8 @@ pub(super) fn build_world(c: &mut DbConn, a: &ComposeArgs, at: DateTime<Utc>) ->
         t if ok(t) => format!("'{t}'"),
         t => {
             return Err(crate::error::Error::invalid(format!(
-                "--locale {:?}: a BCP 47 tag such as de-DE",
-                crate::validate::escape_for_line(t)
+                "--locale {}: a BCP 47 tag such as de-DE",
+                crate::validate::quoted(t)
             )))
         }
     };
