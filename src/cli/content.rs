@@ -224,7 +224,8 @@ pub fn seen(a: SeenArgs, ctx: &mut Ctx) -> Result<()> {
             .map(|m| seen::record_in_tx(c, m))
             .sum::<Result<usize>>()
     })?;
-    writeln!(ctx.out, "recorded {n} seen marks")?;
+    let s = if n == 1 { "" } else { "s" };
+    writeln!(ctx.out, "recorded {n} seen mark{s}")?;
     Ok(())
 }
 

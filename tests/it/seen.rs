@@ -338,7 +338,7 @@ fn the_cli_records_marks_and_purge_drops_old_ones(db: &TestDb) {
     let mut c = db.conn();
     log_world(&mut c);
     let (code, out, err) = cli(db, &["seen", "amy", &uuid(1)], b"");
-    assert_eq!((code, out.trim()), (0, "recorded 1 seen marks"), "{err}");
+    assert_eq!((code, out.trim()), (0, "recorded 1 seen mark"), "{err}");
     assert_eq!(seen_at(&mut c, 1), at(NOW));
     let lines = format!(
         "{}\n\n{}\n",
