@@ -227,6 +227,11 @@ fn an_override_changes_one_message_and_a_broken_one_stops_check() {
             "more = { more }\n",
             "fr/loop.ftl:1: more: Cyclical",
         ),
+        (
+            "de/twice.ftl",
+            "more = eins\n\n# später\nmore = zwei\n",
+            "de/twice.ftl:4: more is defined twice (first on line 1)",
+        ),
     ] {
         let (env, _) = german_env("");
         std::fs::write(&env.config, overrides_in(&env, &[(file, text)])).unwrap();

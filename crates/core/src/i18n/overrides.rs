@@ -81,9 +81,18 @@ pub fn messages(
     for e in &res.body {
         match e {
             Entry::Message(m) => {
-                let at = source.find(&format!("{} =", m.id.name)).map_or(1, line_of);
+                // The parser's names are slices of `source`: where this
+                // one stands.
+                let at = line_of(m.id.name.as_ptr() as usize - source.as_ptr() as usize);
                 let vars = m.value.as_ref().map(variables).unwrap_or_default();
-                out.insert(m.id.name.to_string(), (at, vars));
+                // Fluent keeps the last of two; which one a person reads
+                // should not depend on where an edit landed.
+                if let Some((first, _)) = out.insert(m.id.name.to_string(), (at, vars)) {
+                    return Err((
+                        at,
+                        format!("{} is defined twice (first on line {first})", m.id.name),
+                    ));
+                }
             }
             Entry::Term(t) => {
                 let at = source.find(&format!("-{}", t.id.name)).map_or(1, line_of);
