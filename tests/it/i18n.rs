@@ -290,6 +290,10 @@ fn branding_shows_in_the_email_and_hostile_values_are_refused() {
         ("footer = \"line\\nbreak\"", "[branding] footer"),
         ("name = \"\"", "[branding] name"),
         ("name = \"a\\u0007b\"", "[branding] name"),
+        // A direction override would turn the rest of a subject around.
+        ("name = \"Acme \\u202Eeciovni\"", "[branding] name"),
+        ("footer = \"Acme \\u2028Inc\"", "[branding] footer"),
+        ("name = \"Acme \\uFFFF\"", "[branding] name"),
     ] {
         std::fs::write(&plain.config, format!("[branding]\n{bad}\n")).unwrap();
         let out = plain.run(&["check"]);

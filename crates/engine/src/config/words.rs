@@ -71,7 +71,10 @@ fn bad(key: &str, what: &str) -> Error {
 impl BrandingConfig {
     pub(super) fn check(&self) -> Result<()> {
         let n = self.name.chars().count();
-        if n == 0 || n > MAX_NAME || self.name.chars().any(char::is_control) {
+        // No control character, line or direction override (a name goes
+        // in subjects and titles), as a change's values.
+        let plain = |s: &str| crate::validate::value("", s, usize::MAX).is_ok();
+        if n == 0 || n > MAX_NAME || !plain(&self.name) {
             return Err(bad(
                 "name",
                 &format!("must be 1-{MAX_NAME} characters of plain text on one line"),
@@ -95,7 +98,7 @@ impl BrandingConfig {
                 return Err(bad("accent", "must be a colour #rrggbb (or empty)"));
             }
         }
-        if self.footer.chars().count() > MAX_FOOTER || self.footer.chars().any(char::is_control) {
+        if self.footer.chars().count() > MAX_FOOTER || !plain(&self.footer) {
             return Err(bad(
                 "footer",
                 &format!("must be at most {MAX_FOOTER} characters of plain text on one line"),
