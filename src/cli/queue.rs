@@ -268,16 +268,32 @@ pub fn test_alert(a: TestAlertArgs, ctx: &mut Ctx) -> Result<()> {
         parties::Channel::Matrix => {
             let rt = ctx.handle()?;
             let mut conn = ctx.conn()?;
-            queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &rt, &a.to, now)?
+            queue::test_alert_matrix(&mut conn, &cfg.matrix, &cfg.email, &rt, &a.to, now)
+                .map_err(|e| named_not_addressed(e, &a))?
         }
         url => {
             let rt = ctx.handle()?;
             let mut conn = ctx.conn()?;
-            queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &rt, &a.to, now)?
+            queue::test_alert_webhook(&mut conn, url, &cfg.webhook, &cfg.email, &rt, &a.to, now)
+                .map_err(|e| named_not_addressed(e, &a))?
         }
     };
     writeln!(ctx.out, "{report}")?;
     Ok(())
+}
+
+/// For Matrix and the webhooks `--to` names a user or group, whose contact
+/// point is used: one given a Matrix ID or a URL is told so.
+fn named_not_addressed(e: crate::error::Error, a: &TestAlertArgs) -> crate::error::Error {
+    let address = a.to.starts_with(['@', '!']) || a.to.contains("://");
+    match e {
+        crate::error::Error::NotFound(m) if address => crate::error::Error::NotFound(format!(
+            "{m}: with --channel {}, --to names the user or group whose contact point is used \
+             (set with digestd contact), not the address",
+            a.channel
+        )),
+        e => e,
+    }
 }
 
 /// `report`: the operator's daily report as of now, as text (in `[i18n]

@@ -368,4 +368,16 @@ fn hostile_ids_are_refused_by_the_cli_and_nothing_is_written() {
         said.starts_with("sent to @alice:example.org: written to"),
         "{said}"
     );
+    // --to names the user; a Matrix ID there is told so, in one line.
+    let out = run(&[
+        "test-alert",
+        "--channel",
+        "matrix",
+        "--to",
+        "@alice:example.org",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("--to names the user or group"), "{err}");
 }
