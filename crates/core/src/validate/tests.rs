@@ -309,7 +309,7 @@ fn a_quoted_value_escapes_each_character_once() {
     assert_eq!(quoted("a\"b\\c"), r#""a\"b\\c""#);
     // Direction overrides and line separators never reach a terminal raw.
     let q = quoted("x\u{202e}y\u{2028}z\u{1b}[2J");
-    assert!(!q.chars().any(|c| is_hostile_char(c)), "{q}");
+    assert!(!q.chars().any(is_hostile_char), "{q}");
     assert_eq!(q.matches('\\').count(), 3, "{q}");
     // The validators that quote what they refuse escape it once.
     let e = quiet_hours("22:00-07:00\n").unwrap_err();
