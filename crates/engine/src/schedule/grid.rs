@@ -181,18 +181,18 @@ impl WeekGrid {
     }
 
     /// A 7 × 24 table of counts in `w`'s words; the days' names are padded
-    /// to the longest (by characters).
+    /// to the longest, by the columns a terminal gives them ([`columns`]).
     pub fn to_text_in(&self, title: &str, w: &dyn GridWords) -> String {
         let width = self.peak().1.to_string().len().max(2);
         let days: Vec<_> = (0..7).map(|d| w.day(d)).collect();
-        let dw = days.iter().map(|d| d.chars().count()).max().unwrap_or(3);
+        let dw = days.iter().map(|d| columns(d)).max().unwrap_or(3);
         let mut s = format!("{title}\n{:dw$}  ", "");
         for h in 0..24 {
             let _ = write!(s, " {h:>width$}");
         }
         let _ = writeln!(s, "   {}", w.total());
         for (d, name) in days.iter().enumerate() {
-            let pad = dw - name.chars().count();
+            let pad = dw - columns(name);
             let _ = write!(s, "{name}{:pad$}  ", "");
             let mut total = 0;
             for h in 0..24 {
@@ -468,6 +468,21 @@ pub fn build(
         }
     }
     Ok((local, server))
+}
+
+/// The columns `s` takes in a terminal: two for each East Asian wide or
+/// full-width character (`月`, `ｶ`'s full-width forms, Hangul), one for
+/// the others. Enough for day names; not a full `wcwidth`.
+fn columns(s: &str) -> usize {
+    s.chars()
+        .map(|c| {
+            let wide = matches!(c as u32,
+                0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF
+                | 0x4E00..=0x9FFF | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF
+                | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6);
+            1 + usize::from(wide)
+        })
+        .sum()
 }
 
 #[cfg(test)]

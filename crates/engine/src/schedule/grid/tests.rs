@@ -255,3 +255,61 @@ fn a_grid_in_other_words_says_every_word_of_theirs_and_keeps_its_columns() {
         g.to_svg_in("T", GridTime::Local, &English)
     );
 }
+
+/// Days named in a wide script: the hours stay in their columns.
+struct Wide;
+
+impl GridWords for Wide {
+    fn day(&self, d: usize) -> std::borrow::Cow<'_, str> {
+        ["月", "火曜", "水", "木", "金", "土", "日"][d].into()
+    }
+    fn time(&self, t: GridTime) -> std::borrow::Cow<'_, str> {
+        English.time(t)
+    }
+    fn subtitle(&self, time: &str) -> String {
+        English.subtitle(time)
+    }
+    fn cell(&self, day: &str, hour: u8, time: &str, n: usize, e: usize) -> String {
+        English.cell(day, hour, time, n, e)
+    }
+    fn dot(&self, e: usize) -> String {
+        English.dot(e)
+    }
+    fn hour_axis(&self, time: &str) -> String {
+        English.hour_axis(time)
+    }
+    fn day_axis(&self) -> std::borrow::Cow<'_, str> {
+        English.day_axis()
+    }
+    fn scale(&self) -> std::borrow::Cow<'_, str> {
+        English.scale()
+    }
+    fn empty_runs(&self, n: usize) -> String {
+        English.empty_runs(n)
+    }
+    fn peak(&self, day: &str, hour: u8, n: usize, total: usize) -> String {
+        English.peak(day, hour, n, total)
+    }
+    fn total(&self) -> std::borrow::Cow<'_, str> {
+        "合計".into()
+    }
+}
+
+#[test]
+fn wide_day_names_keep_the_hours_in_their_columns() {
+    let mut g = WeekGrid::default();
+    g.insert(Bucket::new(1, 3).unwrap(), SubscriptionId(1));
+    let text = g.to_text_in("T", &Wide);
+    let lines: Vec<&str> = text.lines().collect();
+    // "火曜" is four columns wide; "月" two, padded by two spaces: each
+    // day's first cell stands under the header's hour 0.
+    let at = |line: &str, c: char| columns(&line[..line.find(c).unwrap()]);
+    assert_eq!(at(lines[1], '0'), 8, "{text}");
+    assert_eq!(at(lines[2], '.'), 8, "{text}");
+    assert_eq!(at(lines[3], '.'), 8, "{text}");
+    assert!(lines[2].starts_with("月    "), "{text}");
+    assert!(lines[3].starts_with("火曜  "), "{text}");
+    assert_eq!(columns("Mon"), 3);
+    assert_eq!(columns("日曜日"), 6);
+    assert_eq!(columns("ｶﾀ"), 2, "half-width katakana is narrow");
+}
