@@ -97,6 +97,8 @@ mod matrix;
 mod matrix_crash;
 mod matrix_race;
 mod quiet_hours;
+mod quiet_hours_change;
+mod quiet_hours_change_web;
 mod quiet_hours_web;
 mod readme;
 mod report;

@@ -15,8 +15,7 @@ use common::web::{each_backend, Web};
 use digestd::access::Scope;
 use digestd::config::EmailConfig;
 use digestd::deliver::queue::{self, Delivery};
-use digestd::manage;
-use digestd::parties::{self, UserChanges};
+use digestd::parties;
 use serde_json::{json, Value};
 
 const HOSTILE: [&str; 6] = [
@@ -249,19 +248,7 @@ fn the_admin_request_page_shows_a_held_rows_reason() {
     each_backend(at(NOW), |web| {
         let mut c = web.db.conn();
         world(&mut c);
-        let ch = UserChanges {
-            quiet_hours: Some("00:00-12:00".into()),
-            ..Default::default()
-        };
-        manage::update_user(&mut c, "asha", &ch).unwrap();
-        let n = queue::NewNotification {
-            from: "bo".into(),
-            to: "asha".into(),
-            subject: "Rota".into(),
-            message: "Changed.".into(),
-            ..Default::default()
-        };
-        let r = queue::post_request(&mut c, &EmailConfig::default(), &n, at(NOW)).unwrap();
+        let r = crate::quiet_hours_change_web::quiet_asha_notified(&mut c);
         let dir = tempfile::tempdir().unwrap();
         let email = EmailConfig {
             dir: dir.path().display().to_string(),

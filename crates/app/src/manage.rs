@@ -2,12 +2,17 @@
 //! (through the command line, and soon the pages and the API) does to their
 //! subscriptions and preferences, where the table's owner validates and
 //! writes and the scheduler says when digests fall due, in one transaction.
+//! A change of a party's quiet hours or zone makes the notifications held
+//! for their quiet hours due at once, in the same transaction
+//! ([`queue::release_held_in_tx`]): they follow the quiet hours the party
+//! has now.
 
 use chrono::{DateTime, Utc};
 
 use std::collections::HashMap;
 
 use crate::db::DbConn;
+use crate::deliver::queue;
 use crate::error::{Error, Result};
 use crate::ids::{PartyId, SubscriptionId};
 use crate::parties::{self, NewGroup, UserChanges, UserPut};
@@ -43,14 +48,25 @@ pub fn resume(conn: &mut DbConn, id: SubscriptionId, now: DateTime<Utc>) -> Resu
 }
 
 /// Changes a user's preferences and reschedules their subscriptions in the
-/// same transaction, so a new timezone neither loses nor doubles a period.
+/// same transaction, so a new timezone neither loses nor doubles a period;
+/// new quiet hours or a new zone release their held notifications.
 pub fn update_user(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<PartyId> {
     let valid = ch.validate()?;
     conn.write_tx(|c| {
         let id = parties::apply_user_changes_in_tx(c, name, &valid)?;
         reschedule_party(c, id)?;
+        release_if(c, valid.moves_quiet_hours(), id)?;
         Ok(id)
     })
+}
+
+/// Releases the held notifications to `id` when `moved` (its quiet hours
+/// or zone changed), in the caller's transaction.
+fn release_if(c: &mut DbConn, moved: bool, id: PartyId) -> Result<()> {
+    if moved {
+        queue::release_held_in_tx(c, &[id])?;
+    }
+    Ok(())
 }
 
 /// Changes a group's preferences and reschedules its subscriptions in the
@@ -60,6 +76,7 @@ pub fn update_group(conn: &mut DbConn, name: &str, ch: &UserChanges) -> Result<P
     conn.write_tx(|c| {
         let id = parties::apply_group_changes_in_tx(c, name, &valid)?;
         reschedule_party(c, id)?;
+        release_if(c, valid.moves_quiet_hours(), id)?;
         Ok(id)
     })
 }
@@ -75,6 +92,7 @@ pub fn put_group(conn: &mut DbConn, now: DateTime<Utc>, g: &NewGroup) -> Result<
         Ok((id, kind)) if kind == "group" => {
             parties::apply_group_changes_in_tx(c, valid.name(), valid.prefs())?;
             reschedule_party(c, id)?;
+            release_if(c, valid.prefs().moves_quiet_hours(), id)?;
             Ok((id, false))
         }
         Ok(_) => Err(Error::conflict(format!(
@@ -137,13 +155,18 @@ pub fn put_users(conn: &mut DbConn, now: DateTime<Utc>, puts: &[UserPut]) -> Res
             return Ok(Err(bad));
         }
         let mut done = Vec::new();
+        let mut moved = Vec::new();
         for (_, v) in &valid {
             let (id, created) = parties::put_user_in_tx(c, now_n, v)?;
             if !created {
                 reschedule_party(c, id)?;
+                if v.changes().moves_quiet_hours() {
+                    moved.push(id);
+                }
             }
             done.push((id, created));
         }
+        queue::release_held_in_tx(c, &moved)?;
         Ok(Ok(done))
     })
 }

@@ -28,7 +28,7 @@ use crate::DbConn;
 /// Rows per kept multi-row statement into the temporary tables (SQLite).
 /// A claim's six columns: 768 parameters.
 const NEXT_ROWS: usize = 128;
-/// An outcome's twelve columns: 768 parameters.
+/// An outcome's thirteen columns: 832 parameters.
 const OUTCOME_ROWS: usize = 64;
 /// Outcomes per pair of statements on PostgreSQL.
 const PG_OUTCOMES: usize = 10_000;
@@ -156,6 +156,7 @@ diesel::table! {
         address -> Nullable<Text>,
         outcome -> Text,
         remote -> Nullable<Text>,
+        held -> Bool,
     }
 }
 
@@ -187,6 +188,9 @@ pub struct Settled {
     pub outcome: &'static str,
     #[diesel(column_name = remote)]
     pub remote_id: Option<String>,
+    /// Held for the recipient's quiet hours (`nt_queue.held`): false for
+    /// every other outcome, which clears the mark.
+    pub held: bool,
 }
 
 /// Writes each row's new state into `nt_queue` (its claim released, its
@@ -216,9 +220,9 @@ fn settle_pg(pg: &mut PgConnection, chunk: &[Settled], now: NaiveDateTime) -> Re
         "UPDATE nt_queue AS q SET is_successful = v.ok, gave_up = v.gave_up, \
              retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = $10, \
              smtp_reply_code = v.code, smtp_reply_message = v.text, \
-             claimed_by = NULL, claimed_until = NULL \
-         FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-             AS v(req, party, ch, ok, gave_up, retries, next, code, text) \
+             claimed_by = NULL, claimed_until = NULL, held = v.held \
+         FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $11) \
+             AS v(req, party, ch, ok, gave_up, retries, next, code, text, held) \
          WHERE q.request_id = v.req AND q.party_to = v.party AND q.channel = v.ch",
     )
     .bind::<Array<BigInt>, _>(&reqs)
@@ -236,6 +240,7 @@ fn settle_pg(pg: &mut PgConnection, chunk: &[Settled], now: NaiveDateTime) -> Re
     .bind::<Array<Nullable<Integer>>, _>(&codes)
     .bind::<Array<Text>, _>(col(|u| &u.text))
     .bind::<Timestamp, _>(now)
+    .bind::<Array<Bool>, _>(chunk.iter().map(|u| u.held).collect::<Vec<_>>())
     .execute(pg)?;
     diesel::sql_query(
         "INSERT INTO delivery_log (request_id, party_to, channel, address, attempted_at, \
@@ -266,7 +271,7 @@ fn settle_sqlite(c: &mut SqliteConnection, rows: &[Settled], now: NaiveDateTime)
              party INTEGER NOT NULL, ch TEXT NOT NULL, ok INTEGER NOT NULL, \
              gave_up INTEGER NOT NULL, retries INTEGER NOT NULL, next TEXT NOT NULL, \
              code INTEGER, text TEXT NOT NULL, address TEXT, outcome TEXT NOT NULL, \
-             remote TEXT); \
+             remote TEXT, held INTEGER NOT NULL); \
          DELETE FROM temp.settle_rows;",
     )?;
     crate::sqlite_insert_kept!(c, settle_rows::table, rows, OUTCOME_ROWS);
@@ -275,7 +280,7 @@ fn settle_sqlite(c: &mut SqliteConnection, rows: &[Settled], now: NaiveDateTime)
         "UPDATE nt_queue SET is_successful = v.ok, gave_up = v.gave_up, \
              retry_count = v.retries, next_attempt_at = v.next, last_attempt_at = ?, \
              smtp_reply_code = v.code, smtp_reply_message = v.text, \
-             claimed_by = NULL, claimed_until = NULL \
+             claimed_by = NULL, claimed_until = NULL, held = v.held \
          FROM temp.settle_rows AS v \
          WHERE nt_queue.request_id = v.req AND nt_queue.party_to = v.party \
              AND nt_queue.channel = v.ch",

@@ -217,6 +217,7 @@ diesel::table! {
         last_attempt_at -> Nullable<Timestamp>,
         claimed_by -> Nullable<Text>,
         claimed_until -> Nullable<Timestamp>,
+        held -> Bool,
     }
 }
 

@@ -121,6 +121,9 @@ pub fn write(
     let now_n = now.naive_utc();
     conn.write_tx(|c| {
         let mut done = Imported::default();
+        // Stored users whose quiet hours or zone the lines set: their held
+        // notifications are released, as `user set` releases them.
+        let mut moved = Vec::new();
         for chunk in checked.puts.chunks(CHUNK) {
             let names: Vec<&str> = chunk.iter().map(|p| p.name()).collect();
             let stored = parties::kinds_by_name(c, &names)?;
@@ -132,11 +135,15 @@ pub fn write(
             for p in &old {
                 let (id, _) = parties::put_user_in_tx(c, now_n, p)?;
                 reschedule_party(c, id)?;
+                if p.changes().moves_quiet_hours() {
+                    moved.push(id);
+                }
             }
             done.created += new.len();
             done.updated += old.len();
             progress(done.created + done.updated);
         }
+        crate::deliver::queue::release_held_in_tx(c, &moved)?;
         Ok(done)
     })
 }

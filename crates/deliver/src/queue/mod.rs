@@ -25,6 +25,7 @@
 //! - [`build`]: one message per (sender, recipient) group;
 //! - [`cancel`]: requests cancelled while their round is in flight;
 //! - [`settle`]: write outcomes, retries and backoff, final statuses;
+//! - [`held`]: rows held for quiet hours made due when those change;
 //! - [`purge`]: finished requests older than a cutoff, and all of theirs;
 //! - [`withdraw`]: requests to a deleted party or of an ended subscription;
 //!   a member's rows of a group digest they opted out of.
@@ -34,6 +35,7 @@ mod build;
 mod cancel;
 mod email;
 mod expand;
+mod held;
 mod journal;
 mod list;
 mod member;
@@ -46,6 +48,7 @@ mod withdraw;
 
 pub use address::{post_system_email_in, post_to_address};
 pub use expand::expand;
+pub use held::{release_held_in_tx, RELEASED};
 pub use list::{attempts, count_by_status, list, Attempt, RequestFilter, RequestRow};
 pub use post::{
     cancel_request, post_request, show, status, test_alert, test_alert_matrix, test_alert_sms,

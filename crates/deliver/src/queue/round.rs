@@ -261,12 +261,13 @@ impl email::Source for Rounds<'_> {
                 continue;
             }
             // Notifications to recipients inside their quiet hours wait.
-            let held = quiet::take_held(self.conn, self.now, &mut round)?;
-            if !held.is_empty() {
-                self.write_with_rooms(&held, &[])?;
-                if round.rows.is_empty() {
-                    continue;
-                }
+            let policy = self.d.settle_policy();
+            let (now, report) = (self.now, &mut *self.report);
+            let held = quiet::take_held(self.conn, now, &mut round, |c, held| {
+                write_outcomes(c, policy, held, now, report)
+            })?;
+            if held > 0 && round.rows.is_empty() {
+                continue;
             }
             self.rows += round.rows.len();
             let (jobs, pushes) = self.plan(&round)?;

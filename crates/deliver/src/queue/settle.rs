@@ -96,6 +96,8 @@ struct RowUpdate {
     address: Option<String>,
     logged: LogOutcome,
     remote_id: Option<String>,
+    /// Held for the recipient's quiet hours (`nt_queue.held`).
+    held: bool,
 }
 
 pub(super) fn write_outcomes(
@@ -164,6 +166,7 @@ fn row_updates(
                     Outcome::Sent { remote_id, .. } => remote_id.clone(),
                     _ => None,
                 },
+                held: false,
             };
             match &s.outcome {
                 Outcome::Sent { .. } => {
@@ -180,6 +183,7 @@ fn row_updates(
                     u.next_attempt_at = (now + wait).naive_utc();
                     u.retry_count = s.retry_counts[k];
                     u.logged = LogOutcome::Transient;
+                    u.held = true;
                     report.held += 1;
                 }
                 Outcome::Transient {
@@ -299,6 +303,7 @@ fn write_rows(c: &mut DbConn, ups: &[RowUpdate], now_n: NaiveDateTime) -> Result
             address: u.address.clone(),
             outcome: u.logged.as_str(),
             remote_id: u.remote_id.clone(),
+            held: u.held,
         })
         .collect();
     crate::db::settle_queue_rows(c, &rows, now_n)

@@ -103,6 +103,11 @@ pub(super) fn apply_changes_by_id(c: &mut DbConn, id: PartyId, ch: &ValidChanges
 }
 
 impl ValidChanges {
+    /// Whether these changes name quiet hours or a zone: what the
+    /// notifications held for quiet hours wait on.
+    pub fn moves_quiet_hours(&self) -> bool {
+        self.quiet_hours.is_some() || self.timezone.is_some()
+    }
     pub(super) fn timezone_name(&self) -> Option<&'static str> {
         self.timezone.map(|t| t.name())
     }

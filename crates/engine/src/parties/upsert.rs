@@ -65,6 +65,10 @@ impl ValidPut {
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// The preferences it sets.
+    pub fn changes(&self) -> &ValidChanges {
+        &self.changes
+    }
 }
 
 /// Whether [`put_user_in_tx`] would create or update `p`, or why it cannot

@@ -1,0 +1,2 @@
+DROP INDEX nt_queue_held;
+ALTER TABLE nt_queue DROP COLUMN held;
