@@ -74,6 +74,14 @@ fn groups_are_made_filled_expanded_and_deleted() {
         refused(w, 400, "request body", || {
             w.post("/api/v1/subscriptions", Some(&admin), "{")
         });
+        // No channel at all is refused; leaving channels out means email.
+        refused(w, 400, "at least one channel", || {
+            w.post(
+                "/api/v1/subscriptions",
+                Some(&admin),
+                r#"{"party":"ann","frequency":"daily","kind":"modification","all":true,"channels":[]}"#,
+            )
+        });
         refused(w, 404, "no user or group", || {
             w.put("/api/v1/groups/nope/members/ann", Some(&admin), "")
         });

@@ -127,6 +127,7 @@ fn hostile_requests_are_refused_and_write_nothing() {
             (with("max_retries", json!(0)), 400, "use 1-100"),
             (with("max_retries", json!("3")), 400, "invalid type"),
             (with("channels", json!(["pigeon"])), 400, "pigeon"),
+            (with("channels", json!([])), 400, "at least one channel"),
             (with("channels", json!("email")), 400, "invalid type"),
             (with("expand_group", json!(true)), 400, "is not a group"),
             (with("cc", json!("x")), 400, "unknown field `cc`"),

@@ -127,3 +127,17 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
             .map_err(|e| ApiError::bad_request(e.body_text()))
     }
 }
+
+/// A body's `channels` as given: absent is none (the default, email), but
+/// an empty list is refused, as the CLI and the manage page refuse no
+/// channel: `[]` reads as "no channel", never as email.
+pub fn channels_given(v: Option<Vec<String>>) -> Result<Vec<String>, ApiError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(v) if v.is_empty() => Err(ApiError::bad_request(
+            "channels: give at least one channel (email, xmpp, sms, webhook, slack, discord, \
+             teams, ntfy or matrix), or leave channels out for email",
+        )),
+        Some(v) => Ok(v),
+    }
+}

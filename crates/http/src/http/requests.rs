@@ -53,9 +53,9 @@ pub struct NewRequest {
     pub subject: String,
     /// The text (at most 256 KiB; tabs and line breaks allowed).
     pub message: String,
-    /// `email`, `xmpp`, `sms` (default `["email"]`).
-    #[serde(default)]
-    pub channels: Vec<String>,
+    /// `email`, `xmpp`, `sms`, `webhook`, `slack`, `discord`, `teams`,
+    /// `ntfy`, `matrix` (left out: `["email"]`; empty: refused).
+    pub channels: Option<Vec<String>>,
     /// Send to every user inside the group instead of the group's address.
     #[serde(default)]
     pub expand_group: bool,
@@ -121,7 +121,10 @@ async fn notify(
             subject: r.subject,
             message: r.message,
             max_retries: r.max_retries,
-            channels: r.channels,
+            channels: match super::body::channels_given(r.channels) {
+                Ok(c) => c,
+                Err(e) => return Ok(Err(e)),
+            },
             urgent: r.urgent,
         };
         idempotency::once(c, key.as_ref(), now, keep, |c| {

@@ -59,9 +59,9 @@ pub struct SubscribeBody {
     collection: Option<String>,
     #[serde(default)]
     all: bool,
-    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy, matrix (default email).
-    #[serde(default)]
-    channels: Vec<String>,
+    /// email, xmpp, sms, webhook, slack, discord, teams, ntfy, matrix
+    /// (left out: email; empty: refused).
+    channels: Option<Vec<String>>,
     /// Local hour 0-23 (default: the user's daily hour).
     hour: Option<i64>,
     /// mon..sun, weekly only (default: the user's first day of week).
@@ -205,7 +205,7 @@ async fn subscribe(
         frequency: b.frequency,
         kind: b.kind,
         collection,
-        channels: b.channels,
+        channels: super::body::channels_given(b.channels)?,
         hour: b.hour,
         day: b.day,
         include_own: b.include_own,
