@@ -209,10 +209,16 @@ fn tokens_are_made_listed_and_revoked_by_the_cli() {
     assert!(m.lines().last().unwrap().starts_with("dgt_"), "{m}");
     assert!(env.ok(&["token", "list"]).contains("prom\tmetrics\t"));
     env.ok(&["token", "revoke", "prom"]);
+    // The field is named once: "invalid token name", not "token name name".
     env.refused(
         &["token", "add", "a\nb", "--scope", "read"],
         b"",
-        "token name",
+        "digestd: invalid token name \"a\\nb\": use 1-64 letters",
+    );
+    env.refused(
+        &["token", "revoke", "a\r\nb"],
+        b"",
+        "digestd: invalid token name \"a\\r\\nb\": use 1-64 letters",
     );
     env.refused(&["token", "revoke", "nobody"], b"", "no token named nobody");
     // The secret works over HTTP until it is revoked, and using it is seen.

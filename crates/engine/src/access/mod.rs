@@ -123,7 +123,7 @@ pub fn add_token(
     name: &str,
     scope: Scope,
 ) -> Result<(Token, String)> {
-    let name = validate::name("token name", name)?;
+    let name = validate::name("token", name)?;
     let secret = new_secret(TOKEN_PREFIX);
     let hash = hash_secret(&secret);
     let id = conn.write_tx(|c| {
@@ -186,7 +186,7 @@ pub fn list_tokens(conn: &mut DbConn) -> Result<Vec<Token>> {
 
 /// Deletes a token: its secret stops working at once.
 pub fn revoke_token(conn: &mut DbConn, name: &str) -> Result<()> {
-    let name = validate::name("token name", name)?;
+    let name = validate::name("token", name)?;
     let n = conn.write_tx(|c| {
         Ok(diesel::delete(api_tokens::table.filter(api_tokens::name.eq(&name))).execute(c)?)
     })?;
