@@ -334,6 +334,22 @@ pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
         .user
         .as_deref()
         .map_or("all users".to_string(), |u| format!("user {u}"));
+    // The file first: an --svg that cannot be written is refused before
+    // anything is printed.
+    if let Some(path) = &a.svg {
+        let title = format!(
+            "digestd: digests in the week of {} ({scope})",
+            start.format("%Y-%m-%d")
+        );
+        let g = match time {
+            schedule::grid::GridTime::Local => &local,
+            schedule::grid::GridTime::Server => &server,
+        };
+        std::fs::write(path, g.to_svg(&title, time)).map_err(|e| {
+            let name = validate::quoted(&path.display().to_string());
+            Error::invalid(format!("cannot write the SVG {name}: {e}"))
+        })?;
+    }
     writeln!(
         ctx.out,
         "{}",
@@ -347,16 +363,7 @@ pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
         "{}",
         server.to_text("the same digests by server time (UTC)")
     )?;
-    if let Some(path) = a.svg {
-        let title = format!(
-            "digestd: digests in the week of {} ({scope})",
-            start.format("%Y-%m-%d")
-        );
-        let g = match time {
-            schedule::grid::GridTime::Local => &local,
-            schedule::grid::GridTime::Server => &server,
-        };
-        std::fs::write(&path, g.to_svg(&title, time))?;
+    if let Some(path) = &a.svg {
         writeln!(ctx.out, "wrote {}", path.display())?;
     }
     Ok(())

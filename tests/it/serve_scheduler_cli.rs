@@ -273,6 +273,9 @@ const HOSTILE: &[&[&str]] = &[
     &["grid", "--week", "next week"],
     &["grid", "--user", "nobody"],
     &["grid", "--svg", "x.svg", "--svg-time", "moon"],
+    // An --svg that cannot be written: refused before the grid is printed.
+    &["grid", "--svg", "no-such-dir/x.svg"],
+    &["grid", "--svg", "."],
     &["user", "set", "kiri", "--tz", "Europe/Atlantis"],
     &["user", "set", "kiri", "--tz", "UTC\r\nX: y"],
     &["user", "set", "kiri", "--week-start", "someday"],
@@ -313,6 +316,12 @@ fn hostile_scheduler_input_exits_2_and_writes_nothing() {
     assert!(
         !dir.path().join("x.svg").exists(),
         "a bad --svg-time writes no file"
+    );
+    let out = digestd(dir.path(), &["grid", "--svg", "no-such-dir/x.svg"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("digestd: cannot write the SVG \"no-such-dir/x.svg\": "),
+        "names the file: {err}"
     );
     // A bad cron expression in the config is refused before anything runs.
     std::fs::write(
