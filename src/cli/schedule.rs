@@ -364,7 +364,9 @@ pub fn grid(a: GridArgs, ctx: &mut Ctx) -> Result<()> {
         server.to_text("the same digests by server time (UTC)")
     )?;
     if let Some(path) = &a.svg {
-        writeln!(ctx.out, "wrote {}", path.display())?;
+        // A name may hold CR/LF: one line on the terminal, escaped.
+        let shown = validate::escape_for_line(&path.display().to_string());
+        writeln!(ctx.out, "wrote {shown}")?;
     }
     Ok(())
 }

@@ -211,6 +211,10 @@ fn grid_prints_both_views_and_an_svg() {
     ));
     let local = std::fs::read_to_string(dir.path().join("local.svg")).unwrap();
     assert!(local.contains("hour of the day (local time)"), "{local}");
+    // A file name with CR/LF is written as given and said on one line.
+    let out = ok(&digestd(dir.path(), &["grid", "--svg", "a\r\nb.svg"]));
+    assert!(out.ends_with("wrote a\\r\\nb.svg\n"), "{out:?}");
+    assert!(dir.path().join("a\r\nb.svg").exists());
 }
 
 /// Scheduler command lines that must exit 2 and write nothing.
