@@ -88,10 +88,15 @@ impl Channel {
             .into_iter()
             .find(|c| c.as_str() == s)
             .ok_or_else(|| {
-                Error::invalid(format!(
-                    "unknown channel {s:?}: use email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix"
-                ))
+                Error::invalid(format!("unknown channel {s:?}: use {}", Channel::named()))
             })
+    }
+
+    /// Every channel's name for a refusal: "email, xmpp, … or matrix".
+    pub fn named() -> String {
+        let names: Vec<&str> = Channel::ALL.iter().map(|c| c.as_str()).collect();
+        let (last, rest) = names.split_last().expect("there are channels");
+        format!("{} or {last}", rest.join(", "))
     }
 
     /// Validates and normalises an address for this channel. A webhook
@@ -127,5 +132,23 @@ impl Channel {
             }
             None => "***".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_every_channel_in_order() {
+        assert_eq!(
+            Channel::named(),
+            "email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix"
+        );
+        let e = Channel::parse("pigeon").unwrap_err().to_string();
+        assert!(
+            e.ends_with(&format!("\"pigeon\": use {}", Channel::named())),
+            "{e}"
+        );
     }
 }

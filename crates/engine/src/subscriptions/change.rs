@@ -204,9 +204,10 @@ pub fn retime_in_tx(c: &mut DbConn, id: SubscriptionId, r: &Retime) -> Result<()
     if r.channels.as_ref().is_some_and(Vec::is_empty) {
         // `subscribe` reads no channels as email; here they replace the
         // subscription's, and none would silently turn it into email.
-        return Err(Error::invalid(
-            "channels: give at least one channel (email, xmpp, sms, webhook, slack, discord, teams, ntfy or matrix)",
-        ));
+        return Err(Error::invalid(format!(
+            "channels: give at least one channel ({})",
+            Channel::named()
+        )));
     }
     let channels = r.channels.as_deref().map(parse_channels).transpose()?;
     let s = get(c, id)?;

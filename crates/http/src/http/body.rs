@@ -134,10 +134,10 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
 pub fn channels_given(v: Option<Vec<String>>) -> Result<Vec<String>, ApiError> {
     match v {
         None => Ok(Vec::new()),
-        Some(v) if v.is_empty() => Err(ApiError::bad_request(
-            "channels: give at least one channel (email, xmpp, sms, webhook, slack, discord, \
-             teams, ntfy or matrix), or leave channels out for email",
-        )),
+        Some(v) if v.is_empty() => Err(ApiError::bad_request(format!(
+            "channels: give at least one channel ({}), or leave channels out for email",
+            crate::parties::Channel::named()
+        ))),
         Some(v) => Ok(v),
     }
 }
